@@ -1,0 +1,1 @@
+//! Subcommands, one file each.

@@ -1,0 +1,133 @@
+//! Configuration: the YAML schema, its defaults, and loading with `file:line:col` errors.
+//!
+//! This is the lowest layer: plain data that every other layer reads. Loading, validation and
+//! `${VAR}` expansion live in `load.rs`; the location index that gives every node its line and
+//! column lives in `spans.rs` (serde_yaml exposes no spans).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration file, validated and with `${VAR}` expanded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where the config was read from (absolute).
+    pub path: PathBuf,
+    pub mcp: McpConfig,
+    pub policy: PolicyConfig,
+}
+
+/// The `mcp:` section.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct McpConfig {
+    pub servers: Vec<ServerConfig>,
+    /// Optional operator cap on the start-up deadline (`mcp.startup_budget`).
+    pub startup_budget: Option<Duration>,
+}
+
+/// One entry of `mcp.servers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// Matches `^[a-z0-9]([a-z0-9-]*[a-z0-9])?$` (checked at load).
+    pub name: String,
+    pub transport: TransportKind,
+    /// stdio: the program to run (required for stdio).
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+    /// streamable_http / sse: the endpoint (required for those).
+    pub url: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    /// Deadline of every request to this server, the handshake included. Default 30 s.
+    pub request_timeout: Duration,
+    pub annotation_trust: AnnotationTrust,
+    pub enabled: bool,
+}
+
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TransportKind {
+    Stdio,
+    StreamableHttp,
+    Sse,
+}
+
+impl TransportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Stdio => "stdio",
+            TransportKind::StreamableHttp => "streamable_http",
+            TransportKind::Sse => "sse",
+        }
+    }
+}
+
+/// How far a server's tool annotations are believed (DESIGN §3). `Ignore` is the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnnotationTrust {
+    #[default]
+    Ignore,
+    Trust,
+}
+
+impl AnnotationTrust {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnnotationTrust::Ignore => "ignore",
+            AnnotationTrust::Trust => "trust",
+        }
+    }
+}
+
+/// The `policy:` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PolicyConfig {
+    pub side_effect_ceiling: SideEffectCeiling,
+    pub approval: ApprovalPolicy,
+}
+
+/// The highest side-effect level any call may have; above it a call is refused without a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffectCeiling {
+    ReadOnly,
+    #[default]
+    Mutating,
+}
+
+impl SideEffectCeiling {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SideEffectCeiling::ReadOnly => "read_only",
+            SideEffectCeiling::Mutating => "mutating",
+        }
+    }
+}
+
+/// Which calls wait for the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Mutating calls ask; read-only calls run.
+    #[default]
+    AskMutating,
+    /// Every call asks.
+    AskAll,
+    /// Nothing asks (the ceiling still holds).
+    Never,
+}
+
+impl ApprovalPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::AskMutating => "ask_mutating",
+            ApprovalPolicy::AskAll => "ask_all",
+            ApprovalPolicy::Never => "never",
+        }
+    }
+}

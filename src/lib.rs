@@ -1,0 +1,11 @@
+//! aimon-console as a library: the layers of DESIGN §2, re-exported for the binary and the tests.
+//!
+//! Dependencies point down only: `cli` → `runtime` → `approval` / `mcp` → `tool` → `config`.
+
+pub mod approval;
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod mcp;
+pub mod runtime;
+pub mod tool;

@@ -1,0 +1,1 @@
+//! Everything on the client side that knows MCP exists. With `demo/`, the only modules importing rmcp.

@@ -1,0 +1,64 @@
+//! `ToolRegistry`: the set of callable tools, handed out as immutable snapshots.
+//!
+//! Separate from the trait so that registration rules (unique names, snapshotting) live in one place.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+use super::Tool;
+
+/// A point-in-time view of the registry: cheap to clone, never changes under the holder.
+pub type ToolSnapshot = Arc<BTreeMap<String, Arc<dyn Tool>>>;
+
+/// Registration failed because the name is taken; the first holder keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a tool named {0} is already registered")]
+pub struct DuplicateTool(pub String);
+
+/// The registry of callable tools. Writers replace the map; readers take snapshots.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: RwLock<ToolSnapshot>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool; a name already present is refused and the existing tool kept.
+    pub fn register(&self, tool: Arc<dyn Tool>) -> Result<(), DuplicateTool> {
+        let name = tool.descriptor().name.clone();
+        let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        if guard.contains_key(&name) {
+            return Err(DuplicateTool(name));
+        }
+        Arc::make_mut(&mut guard).insert(name, tool);
+        Ok(())
+    }
+
+    /// Removes every tool whose name starts with `prefix` (used when a server's tools are replaced).
+    pub fn remove_prefixed(&self, prefix: &str) -> usize {
+        let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        let before = guard.len();
+        Arc::make_mut(&mut guard).retain(|name, _| !name.starts_with(prefix));
+        before - guard.len()
+    }
+
+    /// The current set of tools, sorted by name.
+    pub fn snapshot(&self) -> ToolSnapshot {
+        self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.snapshot().get(name).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.snapshot().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
