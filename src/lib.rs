@@ -8,4 +8,5 @@ pub mod config;
 pub mod demo;
 pub mod mcp;
 pub mod runtime;
+pub mod text;
 pub mod tool;

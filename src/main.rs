@@ -1,2 +1,111 @@
 //! aimon-console: parse the command line, set up file logging, dispatch to a command. Nothing else.
-fn main() {}
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use aimon_console::cli::{self, ConfigArgs};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+/// Terminal operator console for MCP tool servers.
+#[derive(Parser, Debug)]
+#[command(name = "aimon-console", version, about, long_about = None)]
+struct Cli {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Log file (see the default below).
+    #[arg(long, global = true, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start every server, print the start-up report; exit 0 all ready, 1 any failed, 2 bad config.
+    Check(cli::check::CheckArgs),
+    /// Start every server and print the tool table with each tool's traits and why.
+    Tools(cli::tools::ToolsArgs),
+    /// Call one tool through the approval gate.
+    Call(cli::call::CallArgs),
+    /// Run the built-in demo MCP server on stdio (for config.example.yaml and tests).
+    DemoServer(cli::demo_server::DemoServerArgs),
+}
+
+fn default_log_file() -> PathBuf {
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("aimon-console")
+        .join("aimon-console.log")
+}
+
+/// Logs go to a file, never to the screen; the guard flushes on drop.
+fn init_logging(path: &PathBuf) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = path.parent()?;
+    std::fs::create_dir_all(dir).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AIMON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}
+
+fn main() -> ExitCode {
+    let log_default = default_log_file();
+    let command = Cli::command().after_help(format!(
+        "Logs go to {} (--log-file overrides; AIMON_LOG sets the level, e.g. debug).\n\
+         With no command, prints the start-up report (same as `check`).",
+        log_default.display()
+    ));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+
+    if let Some(Command::DemoServer(args)) = cli.command {
+        // The demo server's stdout is the protocol; it logs only where asked.
+        let _guard = cli.log_file.as_ref().and_then(init_logging);
+        return match cli::demo_server::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                cli::output::error_line(&format!("demo-server: {e:#}"));
+                ExitCode::from(1)
+            }
+        };
+    }
+
+    let _guard = init_logging(cli.log_file.as_ref().unwrap_or(&log_default));
+    let config = match cli::load_config(cli.config.config.as_deref()) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            cli::output::error_line(&format!("error: cannot start the async runtime: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async move {
+        match cli.command {
+            None => cli::check::run(config, cli::check::CheckArgs::default()).await,
+            Some(Command::Check(args)) => cli::check::run(config, args).await,
+            Some(Command::Tools(args)) => cli::tools::run(config, args).await,
+            Some(Command::Call(args)) => cli::call::run(config, args).await,
+            Some(Command::DemoServer(_)) => ExitCode::SUCCESS,
+        }
+    });
+    // Anything still running (abandoned starts) is dropped here, which kills its process group.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
+}

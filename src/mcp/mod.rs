@@ -1,1 +1,11 @@
 //! Everything on the client side that knows MCP exists. With `demo/`, the only modules importing rmcp.
+
+pub mod annotations;
+pub mod client;
+pub mod events;
+pub mod manager;
+pub mod notify;
+mod start;
+pub mod tool;
+pub mod traits;
+pub mod transport;

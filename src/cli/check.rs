@@ -1,0 +1,81 @@
+//! `aimon-console check [--json]`: start everything, print the start-up report, exit 0 when all
+//! enabled servers are ready, 1 when any failed, 2 on a config error.
+
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+
+use super::output::{self, Style};
+use crate::config::Config;
+use crate::mcp::events::ServerStatus;
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CheckArgs {
+    /// Print the report as JSON (shape in README).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Starts a runtime on `config` with local tools, for the headless commands.
+pub async fn start_runtime(config: &Config) -> Result<AgentRuntime, ExitCode> {
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    // Headless commands read results, not the stream: drain it so nothing piles up.
+    let drain = CancellationToken::new();
+    let stop = drain.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                event = stream.recv() => if event.is_none() { break },
+                () = stop.cancelled() => break,
+            }
+        }
+    });
+    let runtime = AgentRuntimeFactory::create(config, RuntimeOptions::default(), events).await;
+    runtime.map_err(|err| {
+        output::error_line(&format!("error: {err}"));
+        ExitCode::from(1)
+    })
+}
+
+pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
+    let runtime = match start_runtime(&config).await {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let summary = runtime.start_summary().clone();
+    let tools = runtime.tools();
+    runtime.close().await;
+
+    if args.json {
+        let value = output::check_json(&summary, &tools);
+        output::print(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+    } else {
+        let style = Style::for_stdout();
+        let ready = summary
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Ready)
+            .count();
+        let enabled = summary
+            .servers
+            .iter()
+            .filter(|s| s.status != ServerStatus::Disabled)
+            .count();
+        output::print(&format!(
+            "{}  {}  {ready}/{enabled} ready  took {}  (deadline {})\n\n",
+            style.bold("aimon-console check"),
+            config.path.display(),
+            crate::text::fmt_duration(summary.elapsed),
+            crate::text::fmt_duration(summary.deadline),
+        ));
+        output::print(&output::render_servers(&summary, style));
+        output::print("\n");
+        output::print(&output::render_tools(&tools, style));
+    }
+    if summary.servers.iter().any(|s| s.status == ServerStatus::Failed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

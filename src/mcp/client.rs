@@ -1,0 +1,380 @@
+//! The MCP client: the handshake (both eras), `tools/list` over all pages, and `tools/call`
+//! with a deadline and cancellation, each request bounded (DESIGN §4.5–6).
+//!
+//! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
+//! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
+//! one does not grow (DESIGN §3).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, Implementation, JsonObject, ListToolsRequest, PaginatedRequestParams,
+    ProtocolVersion, ServerResult,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RoleClient, RunningService,
+    ServiceError,
+};
+use rmcp::transport::Transport;
+use rmcp::ClientHandler;
+use rmcp::service::ClientInitializeError;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::transport::lines::StdoutIssues;
+use super::transport::process::{ExitInfo, ServerProcess};
+
+/// Most pages of `tools/list` followed before giving up (a server looping on cursors).
+const MAX_TOOL_PAGES: usize = 1_000;
+/// How long a clean exit may take after stdin closes before the group is signalled.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// Why an MCP request failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McpError {
+    #[error("server {server} is disconnected")]
+    Disconnected { server: String },
+    #[error("no answer within {}", crate::text::fmt_duration(*.0))]
+    Timeout(Duration),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("server error {code}: {message}")]
+    Server { code: i32, message: String },
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    #[error("transport error: {0}")]
+    Transport(String),
+}
+
+impl McpError {
+    fn from_service(server: &str, err: ServiceError) -> Self {
+        match err {
+            ServiceError::McpError(data) => McpError::Server {
+                code: data.code.0,
+                message: crate::text::sanitize_line(&data.message, 500),
+            },
+            ServiceError::TransportClosed => McpError::Disconnected {
+                server: server.to_string(),
+            },
+            ServiceError::TransportSend(e) => McpError::Transport(e.to_string()),
+            ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
+            ServiceError::Cancelled { .. } => McpError::Cancelled,
+            ServiceError::UnexpectedResponse => {
+                McpError::Protocol("the server sent an unexpected response".into())
+            }
+            other => McpError::Protocol(other.to_string()),
+        }
+    }
+}
+
+/// What a server said about itself in the handshake.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerIdentity {
+    pub protocol_version: String,
+    pub name: String,
+    pub version: String,
+}
+
+/// The narrow client interface: what `McpTool` and the manager need, and nothing more.
+#[async_trait::async_trait]
+pub trait McpClient: Send + Sync {
+    /// The configured server name.
+    fn server(&self) -> &str;
+    /// False once the connection or the process is gone.
+    fn is_connected(&self) -> bool;
+    /// Every tool, following `nextCursor` over all pages; each page under the request deadline.
+    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError>;
+    /// One `tools/call` under the request deadline; `cancel` sends `notifications/cancelled`.
+    async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult, McpError>;
+    /// Closes the connection and ends the server (its whole process group for stdio).
+    async fn close(&self) -> Result<(), McpError>;
+}
+
+/// Our side of the MCP session: identity and (for now) no optional capabilities.
+#[derive(Debug, Clone, Default)]
+pub struct AimonClientHandler;
+
+impl ClientHandler for AimonClientHandler {
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
+        );
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
+        config
+    }
+}
+
+/// Why a handshake failed, before classification by the manager.
+#[derive(Debug)]
+pub enum HandshakeError {
+    /// No answer within the request deadline.
+    Timeout(Duration),
+    /// The connection closed or the server answered something we cannot use.
+    Failed(String),
+}
+
+/// The rmcp-backed client of one server.
+pub struct DefaultMcpClient {
+    server: String,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, AimonClientHandler>>>,
+    process: Option<ServerProcess>,
+    request_timeout: Duration,
+    identity: ServerIdentity,
+    stdout_issues: Arc<Mutex<StdoutIssues>>,
+}
+
+impl DefaultMcpClient {
+    /// Runs the handshake over `transport` under `timeout`: `server/discover` first (the
+    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it.
+    pub async fn handshake<T>(
+        server: &str,
+        transport: T,
+        process: Option<ServerProcess>,
+        request_timeout: Duration,
+        stdout_issues: Arc<Mutex<StdoutIssues>>,
+    ) -> Result<DefaultMcpClient, (HandshakeError, Option<ServerProcess>)>
+    where
+        T: Transport<RoleClient> + 'static,
+    {
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        let serve = AimonClientHandler.serve_with_lifecycle(transport, lifecycle);
+        let service = match tokio::time::timeout(request_timeout, serve).await {
+            Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
+            Ok(Err(err)) => return Err((HandshakeError::Failed(describe_init_error(&err)), process)),
+            Ok(Ok(service)) => service,
+        };
+        let peer = service.peer().clone();
+        // Timings and errors must be real: no cached answers (DESIGN §4.6).
+        peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled())
+            .await;
+        let identity = match peer.peer_info() {
+            Some(info) => ServerIdentity {
+                protocol_version: info.protocol_version.to_string(),
+                name: info
+                    .server_info
+                    .as_ref()
+                    .map(|i| crate::text::sanitize_line(&i.name, 100))
+                    .unwrap_or_default(),
+                version: info
+                    .server_info
+                    .as_ref()
+                    .map(|i| crate::text::sanitize_line(&i.version, 50))
+                    .unwrap_or_default(),
+            },
+            None => ServerIdentity {
+                protocol_version: String::new(),
+                name: String::new(),
+                version: String::new(),
+            },
+        };
+        Ok(DefaultMcpClient {
+            server: server.to_string(),
+            peer,
+            service: tokio::sync::Mutex::new(Some(service)),
+            process,
+            request_timeout,
+            identity,
+            stdout_issues,
+        })
+    }
+
+    pub fn identity(&self) -> &ServerIdentity {
+        &self.identity
+    }
+
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// The process, for stdio servers.
+    pub fn process(&self) -> Option<&ServerProcess> {
+        self.process.as_ref()
+    }
+
+    /// How the process ended, if it has.
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.process.as_ref().and_then(ServerProcess::exit_info)
+    }
+
+    /// Warnings about what the server wrote on stdout besides JSON-RPC.
+    pub fn stdout_warnings(&self) -> Vec<String> {
+        self.stdout_issues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .warnings()
+    }
+
+    async fn request(
+        &self,
+        request: ClientRequest,
+        cancel: Option<&CancellationToken>,
+    ) -> Result<ServerResult, McpError> {
+        if !self.is_connected() {
+            return Err(self.disconnected());
+        }
+        let options = PeerRequestOptions::with_timeout(self.request_timeout);
+        let handle = self
+            .peer
+            .send_cancellable_request(request, options)
+            .await
+            .map_err(|e| self.map_err(e))?;
+        let Some(cancel) = cancel else {
+            return handle.await_response().await.map_err(|e| self.map_err(e));
+        };
+        let peer = handle.peer.clone();
+        let id = handle.id.clone();
+        tokio::select! {
+            result = handle.await_response() => result.map_err(|e| self.map_err(e)),
+            () = cancel.cancelled() => {
+                let params = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled by the operator".into()),
+                );
+                let _ = peer.notify_cancelled(params).await;
+                Err(McpError::Cancelled)
+            }
+        }
+    }
+
+    fn map_err(&self, err: ServiceError) -> McpError {
+        match McpError::from_service(&self.server, err) {
+            McpError::Disconnected { .. } => self.disconnected(),
+            other => other,
+        }
+    }
+
+    fn disconnected(&self) -> McpError {
+        McpError::Disconnected {
+            server: match self.exit_info() {
+                Some(info) => format!("{} ({info})", self.server),
+                None => self.server.clone(),
+            },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl McpClient for DefaultMcpClient {
+    fn server(&self) -> &str {
+        &self.server
+    }
+
+    fn is_connected(&self) -> bool {
+        !self.peer.is_transport_closed() && self.exit_info().is_none()
+    }
+
+    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_TOOL_PAGES {
+            let request = match cursor.take() {
+                None => ListToolsRequest::default(),
+                Some(c) => {
+                    let mut params = PaginatedRequestParams::default();
+                    params.cursor = Some(c);
+                    ListToolsRequest::with_param(params)
+                }
+            };
+            match self
+                .request(ClientRequest::ListToolsRequest(request), None)
+                .await?
+            {
+                ServerResult::ListToolsResult(page) => {
+                    tools.extend(page.tools);
+                    match page.next_cursor {
+                        Some(next) if !next.is_empty() => cursor = Some(next),
+                        _ => return Ok(tools),
+                    }
+                }
+                _ => {
+                    return Err(McpError::Protocol(
+                        "tools/list was answered with something other than a tool list".into(),
+                    ));
+                }
+            }
+        }
+        Err(McpError::Protocol(format!(
+            "tools/list did not end after {MAX_TOOL_PAGES} pages"
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult, McpError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        params.arguments = Some(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        match self.request(request, Some(&cancel)).await? {
+            ServerResult::CallToolResult(result) => Ok(result),
+            other => Err(McpError::Protocol(format!(
+                "tools/call was answered with {}",
+                result_kind(&other)
+            ))),
+        }
+    }
+
+    async fn close(&self) -> Result<(), McpError> {
+        let service = self.service.lock().await.take();
+        let mut outcome = Ok(());
+        if let Some(mut service) = service {
+            match service.close_with_timeout(CLOSE_GRACE).await {
+                Ok(_) => {}
+                Err(e) => outcome = Err(McpError::Transport(e.to_string())),
+            }
+        }
+        if let Some(process) = &self.process {
+            process.shutdown(CLOSE_GRACE).await;
+        }
+        outcome
+    }
+}
+
+fn result_kind(result: &ServerResult) -> String {
+    serde_json::to_value(result)
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
+        .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
+        .unwrap_or_else(|| "an unexpected result".into())
+}
+
+/// Words for a failed handshake, without rmcp's debug dumps of whole messages.
+fn describe_init_error(err: &ClientInitializeError) -> String {
+    match err {
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the server closed the connection during the handshake".into()
+        }
+        ClientInitializeError::JsonRpcError(data) => format!(
+            "the server refused the handshake: {} (code {})",
+            crate::text::sanitize_line(&data.message, 300),
+            data.code.0
+        ),
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => describe_init_error(fallback),
+        ClientInitializeError::ExpectedInitResponse(_) | ClientInitializeError::ExpectedInitResult(_) => {
+            "the server answered the handshake with something else".into()
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } => format!(
+            "no protocol version in common (server supports {})",
+            server_supported
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => crate::text::sanitize_line(&other.to_string(), 300),
+    }
+}

@@ -1,0 +1,180 @@
+//! What the MCP layer reports while it works: start phases, reports, stderr lines.
+//!
+//! The runtime wraps these in its own `RuntimeEvent`; they are defined here so the arrow points
+//! down (the MCP layer never imports the runtime).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::transport::process::ExitInfo;
+use crate::config::TransportKind;
+
+/// A start phase, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartPhase {
+    /// Starting the process (stdio) or opening the connection (HTTP).
+    Spawn,
+    /// `server/discover` or `initialize`.
+    Handshake,
+    /// `tools/list`, all pages.
+    ListTools,
+}
+
+impl StartPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartPhase::Spawn => "spawn",
+            StartPhase::Handshake => "handshake",
+            StartPhase::ListTools => "list_tools",
+        }
+    }
+}
+
+/// Why a server did not become ready. Each class has a hint for the operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    CommandNotFound,
+    SpawnFailed,
+    Exited,
+    HandshakeTimeout,
+    ListTimeout,
+    Deadline,
+    ProtocolError,
+    DuplicateName,
+    UnsupportedTransport,
+}
+
+impl FailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::CommandNotFound => "command_not_found",
+            FailureClass::SpawnFailed => "spawn_failed",
+            FailureClass::Exited => "exited",
+            FailureClass::HandshakeTimeout => "handshake_timeout",
+            FailureClass::ListTimeout => "list_timeout",
+            FailureClass::Deadline => "deadline",
+            FailureClass::ProtocolError => "protocol_error",
+            FailureClass::DuplicateName => "duplicate_name",
+            FailureClass::UnsupportedTransport => "unsupported_transport",
+        }
+    }
+
+    /// What to do about it, in one sentence.
+    pub fn hint(self) -> &'static str {
+        match self {
+            FailureClass::CommandNotFound => {
+                "check `command`: it is not on PATH (or the path is wrong); install the server or give an absolute path"
+            }
+            FailureClass::SpawnFailed => {
+                "the OS refused to start it: check that `command` is executable and `cwd` exists"
+            }
+            FailureClass::Exited => {
+                "the server exited by itself: read its stderr tail; run the command by hand to reproduce"
+            }
+            FailureClass::HandshakeTimeout => {
+                "the server started but did not answer the handshake in time: raise `request_timeout` or check it speaks MCP on stdio"
+            }
+            FailureClass::ListTimeout => {
+                "the server did not answer tools/list in time: raise `request_timeout` or look at its stderr"
+            }
+            FailureClass::Deadline => {
+                "the whole start-up deadline passed first: raise `mcp.startup_budget` or the server's `request_timeout`"
+            }
+            FailureClass::ProtocolError => {
+                "the server broke the protocol: check it writes only JSON-RPC on stdout (logs belong on stderr)"
+            }
+            FailureClass::DuplicateName => {
+                "two servers share this name: rename one (names must be unique)"
+            }
+            FailureClass::UnsupportedTransport => {
+                "this transport is not supported yet: use a stdio server"
+            }
+        }
+    }
+}
+
+/// Why one server failed, with what it left behind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    pub class: FailureClass,
+    /// The phase it was in (`null` when it never started, e.g. a duplicate name).
+    pub phase: Option<StartPhase>,
+    pub message: String,
+    /// How the process ended, when it did.
+    pub exit_status: Option<ExitInfo>,
+    /// The last stderr lines (sanitized).
+    pub stderr_tail: Vec<String>,
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerStatus {
+    Starting,
+    Ready,
+    Failed,
+    Disabled,
+}
+
+/// Phase end times, each measured from that server's own start; `None` when not reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct PhaseTimes {
+    pub spawn_ms: Option<u64>,
+    pub handshake_ms: Option<u64>,
+    pub list_tools_ms: Option<u64>,
+}
+
+/// What the server said about itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// The start-up report of one server (the `servers[]` objects of `check --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerReport {
+    pub name: String,
+    pub transport: TransportKind,
+    pub status: ServerStatus,
+    pub protocol_version: Option<String>,
+    pub server_info: Option<ServerInfo>,
+    pub phases: PhaseTimes,
+    pub tools: usize,
+    pub warnings: Vec<String>,
+    pub failure: Option<Failure>,
+}
+
+/// One event of the MCP layer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpEvent {
+    /// A server entered a start phase, `elapsed` after its own start.
+    PhaseStarted {
+        server: String,
+        phase: StartPhase,
+        elapsed: Duration,
+    },
+    /// A server finished starting (ready, failed or disabled).
+    ServerStarted(Box<ServerReport>),
+    /// A line a server wrote on stderr (sanitized).
+    Stderr { server: String, line: String },
+    /// A server was closed.
+    ServerClosed { server: String },
+}
+
+/// Where MCP events go. Must not block.
+pub type EventSink = Arc<dyn Fn(McpEvent) + Send + Sync>;
+
+/// A sink that drops everything.
+pub fn null_sink() -> EventSink {
+    Arc::new(|_| {})
+}
+
+/// Milliseconds of a duration, for reports.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

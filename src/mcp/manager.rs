@@ -1,0 +1,370 @@
+//! `McpClientManager`: starts every server at once under one deadline, keeps the ready clients,
+//! registers their tools (resolving traits once, DESIGN §3), and closes everything.
+//!
+//! The per-server start sequence and its failure classification live in `start.rs`; this file
+//! owns the parallelism, the deadline, name uniqueness and the race discard.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{DefaultMcpClient, McpClient, McpError};
+use super::events::{
+    EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, ServerStatus, millis,
+};
+use super::notify::NotificationTap;
+use super::start::{StartOutcome, start_server};
+use super::tool::McpTool;
+use super::transport::stderr::StderrRing;
+use crate::config::ServerConfig;
+use crate::tool::ToolRegistry;
+
+/// Allowance for starting processes, added to the largest request timeout (DESIGN §3).
+pub const STARTUP_SPAWN_ALLOWANCE: Duration = Duration::from_secs(30);
+/// How long cleanup of servers abandoned at the deadline may take during `close_all`.
+const ABANDONED_CLEANUP: Duration = Duration::from_secs(3);
+
+/// The single start-up deadline: `max(request_timeout) + 30 s`, capped by the budget.
+pub fn startup_deadline(servers: &[ServerConfig], budget: Option<Duration>) -> Duration {
+    let max_timeout = servers
+        .iter()
+        .filter(|s| s.enabled)
+        .map(|s| s.request_timeout)
+        .max()
+        .unwrap_or(Duration::ZERO);
+    let deadline = max_timeout + STARTUP_SPAWN_ALLOWANCE;
+    match budget {
+        Some(budget) => deadline.min(budget),
+        None => deadline,
+    }
+}
+
+/// The outcome of `start_all`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartSummary {
+    pub deadline: Duration,
+    pub elapsed: Duration,
+    /// One report per configured server, in config order.
+    pub servers: Vec<ServerReport>,
+}
+
+struct ReadyServer {
+    client: Arc<DefaultMcpClient>,
+    config: ServerConfig,
+    tools: Vec<rmcp::model::Tool>,
+}
+
+/// Owns every MCP connection of one runtime.
+pub struct McpClientManager {
+    ready: Mutex<BTreeMap<String, ReadyServer>>,
+    reports: Mutex<Vec<ServerReport>>,
+    /// stderr rings by server name; they survive restarts.
+    stderr: Mutex<HashMap<String, Arc<StderrRing>>>,
+    abandoned: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    sink: EventSink,
+    tap: NotificationTap,
+}
+
+impl McpClientManager {
+    pub fn new(sink: EventSink, tap: NotificationTap) -> Self {
+        McpClientManager {
+            ready: Mutex::new(BTreeMap::new()),
+            reports: Mutex::new(Vec::new()),
+            stderr: Mutex::new(HashMap::new()),
+            abandoned: Mutex::new(Vec::new()),
+            sink,
+            tap,
+        }
+    }
+
+    /// Starts every enabled server at once and waits until all have finished starting or the
+    /// deadline passes. Servers still starting then are reported `deadline` and cleaned up in
+    /// the background; a client that succeeds after that is closed, never registered.
+    pub async fn start_all(&self, servers: &[ServerConfig], budget: Option<Duration>) -> StartSummary {
+        let started = Instant::now();
+        let deadline = startup_deadline(servers, budget);
+        let deadline_at = tokio::time::Instant::now() + deadline;
+        let mut reports: Vec<Option<ServerReport>> = vec![None; servers.len()];
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut tasks: JoinSet<(usize, StartOutcome)> = JoinSet::new();
+        let mut progress: Vec<Arc<Mutex<PhaseTimes>>> = Vec::with_capacity(servers.len());
+        let cancel = CancellationToken::new();
+
+        for (index, config) in servers.iter().enumerate() {
+            let phases = Arc::new(Mutex::new(PhaseTimes::default()));
+            progress.push(phases.clone());
+            if !config.enabled {
+                reports[index] = Some(disabled_report(config));
+                continue;
+            }
+            // Second of the three name checks: a duplicate in the list never starts.
+            if let Some(first) = seen.get(config.name.as_str()) {
+                reports[index] = Some(failed_report(
+                    config,
+                    PhaseTimes::default(),
+                    Failure {
+                        class: FailureClass::DuplicateName,
+                        phase: None,
+                        message: format!(
+                            "server name {} is already used by server #{} in the list",
+                            config.name,
+                            first + 1
+                        ),
+                        exit_status: None,
+                        stderr_tail: Vec::new(),
+                    },
+                ));
+                continue;
+            }
+            seen.insert(config.name.as_str(), index);
+            let ring = self.stderr_ring(&config.name);
+            let config = config.clone();
+            let sink = self.sink.clone();
+            let tap = self.tap.clone();
+            let cancel = cancel.child_token();
+            tasks.spawn(async move {
+                let outcome = start_server(&config, ring, sink, tap, phases, cancel).await;
+                (index, outcome)
+            });
+        }
+
+        loop {
+            let next = tokio::time::timeout_at(deadline_at, tasks.join_next()).await;
+            match next {
+                Ok(None) => break,
+                Ok(Some(Ok((index, outcome)))) => {
+                    reports[index] = Some(self.accept(&servers[index], outcome).await);
+                }
+                Ok(Some(Err(join_error))) => {
+                    tracing::error!(%join_error, "a server start task failed");
+                }
+                Err(_elapsed) => break,
+            }
+        }
+
+        // Whoever is still starting missed the deadline.
+        let late = !tasks.is_empty();
+        for (index, slot) in reports.iter_mut().enumerate() {
+            if slot.is_none() {
+                let config = &servers[index];
+                let phases = *progress[index].lock().unwrap_or_else(|e| e.into_inner());
+                let phase = if phases.handshake_ms.is_some() {
+                    super::events::StartPhase::ListTools
+                } else if phases.spawn_ms.is_some() {
+                    super::events::StartPhase::Handshake
+                } else {
+                    super::events::StartPhase::Spawn
+                };
+                let report = failed_report(
+                    config,
+                    phases,
+                    Failure {
+                        class: FailureClass::Deadline,
+                        phase: Some(phase),
+                        message: format!(
+                            "still in {} when the start-up deadline of {} passed",
+                            phase.as_str(),
+                            crate::text::fmt_duration(deadline)
+                        ),
+                        exit_status: None,
+                        stderr_tail: self.stderr_ring(&config.name).tail(20),
+                    },
+                );
+                (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+                *slot = Some(report);
+            }
+        }
+        if late {
+            cancel.cancel();
+            let handle = tokio::spawn(discard_late(tasks));
+            self.abandoned
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(handle);
+        }
+
+        let servers: Vec<ServerReport> = reports.into_iter().flatten().collect();
+        *self.reports.lock().unwrap_or_else(|e| e.into_inner()) = servers.clone();
+        StartSummary {
+            deadline,
+            elapsed: started.elapsed(),
+            servers,
+        }
+    }
+
+    /// Takes a finished start: a ready client joins the set unless its name is taken (the
+    /// last of the three name checks: the first holder wins, the later one is closed).
+    async fn accept(&self, config: &ServerConfig, outcome: StartOutcome) -> ServerReport {
+        match outcome {
+            StartOutcome::Failed(report) => *report,
+            StartOutcome::Ready {
+                client,
+                tools,
+                report,
+            } => {
+                let duplicate = {
+                    let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+                    if ready.contains_key(&config.name) {
+                        true
+                    } else {
+                        ready.insert(
+                            config.name.clone(),
+                            ReadyServer {
+                                client: client.clone(),
+                                config: config.clone(),
+                                tools,
+                            },
+                        );
+                        false
+                    }
+                };
+                if duplicate {
+                    let _ = client.close().await;
+                    let report = failed_report(
+                        config,
+                        report.phases,
+                        Failure {
+                            class: FailureClass::DuplicateName,
+                            phase: None,
+                            message: format!("a server named {} is already registered", config.name),
+                            exit_status: None,
+                            stderr_tail: Vec::new(),
+                        },
+                    );
+                    (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+                    return report;
+                }
+                *report
+            }
+        }
+    }
+
+    /// Registers every ready server's tools, resolving each tool's traits once from its
+    /// annotations and the server's trust. Returns the names that could not be registered.
+    pub fn register_all_tools(&self, registry: &ToolRegistry) -> Vec<String> {
+        let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        let mut refused = Vec::new();
+        for (name, server) in ready.iter() {
+            let client: Arc<dyn McpClient> = server.client.clone();
+            for tool in &server.tools {
+                let mcp_tool = McpTool::new(name, server.config.annotation_trust, tool, client.clone());
+                if let Err(dup) = registry.register(Arc::new(mcp_tool)) {
+                    tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
+                    refused.push(dup.0);
+                }
+            }
+        }
+        refused
+    }
+
+    /// The start-up reports of the last `start_all`.
+    pub fn reports(&self) -> Vec<ServerReport> {
+        self.reports.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The stderr ring of a server (created on first use; it survives restarts).
+    pub fn stderr_ring(&self, server: &str) -> Arc<StderrRing> {
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(server.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// The ready client of a server.
+    pub fn client(&self, server: &str) -> Option<Arc<dyn McpClient>> {
+        self.ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server)
+            .map(|s| s.client.clone() as Arc<dyn McpClient>)
+    }
+
+    /// Closes every server, all at once; one failing close does not stop the others. Returns
+    /// the failures, by server.
+    pub async fn close_all(&self) -> Vec<(String, McpError)> {
+        let servers: Vec<(String, Arc<DefaultMcpClient>)> = {
+            let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *ready)
+                .into_iter()
+                .map(|(name, s)| (name, s.client))
+                .collect()
+        };
+        let mut closing = JoinSet::new();
+        for (name, client) in servers {
+            closing.spawn(async move {
+                let result = client.close().await;
+                (name, result)
+            });
+        }
+        let mut failures = Vec::new();
+        while let Some(joined) = closing.join_next().await {
+            match joined {
+                Ok((name, Ok(()))) => (self.sink)(McpEvent::ServerClosed { server: name }),
+                Ok((name, Err(e))) => {
+                    tracing::warn!(server = %name, error = %e, "close failed");
+                    (self.sink)(McpEvent::ServerClosed { server: name.clone() });
+                    failures.push((name, e));
+                }
+                Err(join_error) => {
+                    tracing::error!(%join_error, "a close task failed");
+                    failures.push(("?".into(), McpError::Transport(join_error.to_string())));
+                }
+            }
+        }
+        let abandoned: Vec<_> =
+            std::mem::take(&mut *self.abandoned.lock().unwrap_or_else(|e| e.into_inner()));
+        for handle in abandoned {
+            let _ = tokio::time::timeout(ABANDONED_CLEANUP, handle).await;
+        }
+        failures
+    }
+}
+
+/// Waits for starts abandoned at the deadline and closes any that succeeded anyway.
+async fn discard_late(mut tasks: JoinSet<(usize, StartOutcome)>) {
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((_, StartOutcome::Ready { client, report, .. })) = joined {
+            tracing::info!(server = %report.name, "closing a server that became ready after the deadline");
+            let _ = client.close().await;
+        }
+    }
+}
+
+fn disabled_report(config: &ServerConfig) -> ServerReport {
+    ServerReport {
+        name: config.name.clone(),
+        transport: config.transport,
+        status: ServerStatus::Disabled,
+        protocol_version: None,
+        server_info: None,
+        phases: PhaseTimes::default(),
+        tools: 0,
+        warnings: Vec::new(),
+        failure: None,
+    }
+}
+
+/// A failed report for `config`.
+pub(crate) fn failed_report(config: &ServerConfig, phases: PhaseTimes, failure: Failure) -> ServerReport {
+    ServerReport {
+        name: config.name.clone(),
+        transport: config.transport,
+        status: ServerStatus::Failed,
+        protocol_version: None,
+        server_info: None,
+        phases,
+        tools: 0,
+        warnings: Vec::new(),
+        failure: Some(failure),
+    }
+}
+
+/// Convenience for reports: milliseconds since `start`.
+pub(crate) fn since(start: Instant) -> Option<u64> {
+    Some(millis(start.elapsed()))
+}

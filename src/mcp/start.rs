@@ -1,0 +1,296 @@
+//! The start of one server, phase by phase (spawn, handshake, tools listed), and the
+//! classification of whatever goes wrong into a `FailureClass` with the evidence attached.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::client::{DefaultMcpClient, HandshakeError, McpClient, McpError};
+use super::events::{
+    EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus,
+    StartPhase,
+};
+use super::manager::{failed_report, since};
+use super::notify::NotificationTap;
+use super::transport::lines::{LineContext, LineTransport, StdoutIssues};
+use super::transport::process::{ServerProcess, SpawnError, SpawnSpec};
+use super::transport::stderr::StderrRing;
+use crate::config::{ServerConfig, TransportKind};
+
+/// stderr lines attached to a failure.
+const STDERR_TAIL: usize = 20;
+/// After a failed handshake, how long to wait for the process to be seen exiting.
+const EXIT_SETTLE: Duration = Duration::from_millis(300);
+
+/// How one start ended.
+pub enum StartOutcome {
+    Ready {
+        client: Arc<DefaultMcpClient>,
+        tools: Vec<rmcp::model::Tool>,
+        report: Box<ServerReport>,
+    },
+    Failed(Box<ServerReport>),
+}
+
+struct Starter<'a> {
+    config: &'a ServerConfig,
+    ring: Arc<StderrRing>,
+    sink: EventSink,
+    phases: Arc<Mutex<PhaseTimes>>,
+    t0: Instant,
+}
+
+impl Starter<'_> {
+    fn enter(&self, phase: StartPhase) {
+        (self.sink)(McpEvent::PhaseStarted {
+            server: self.config.name.clone(),
+            phase,
+            elapsed: self.t0.elapsed(),
+        });
+    }
+
+    fn finish(&self, phase: StartPhase) {
+        let mut phases = self.phases.lock().unwrap_or_else(|e| e.into_inner());
+        let at = since(self.t0);
+        match phase {
+            StartPhase::Spawn => phases.spawn_ms = at,
+            StartPhase::Handshake => phases.handshake_ms = at,
+            StartPhase::ListTools => phases.list_tools_ms = at,
+        }
+    }
+
+    fn phases(&self) -> PhaseTimes {
+        *self.phases.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    async fn fail(
+        &self,
+        class: FailureClass,
+        phase: StartPhase,
+        message: String,
+        process: Option<&ServerProcess>,
+    ) -> StartOutcome {
+        let exit_status = process.and_then(ServerProcess::exit_info);
+        if let Some(process) = process {
+            process.wait_stderr_drained(Duration::from_millis(200)).await;
+        }
+        let report = failed_report(
+            self.config,
+            self.phases(),
+            Failure {
+                class,
+                phase: Some(phase),
+                message,
+                exit_status,
+                stderr_tail: self.ring.tail(STDERR_TAIL),
+            },
+        );
+        (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+        StartOutcome::Failed(Box::new(report))
+    }
+}
+
+/// Starts one server. Cancelling `cancel` abandons the start (the process group is killed).
+pub async fn start_server(
+    config: &ServerConfig,
+    ring: Arc<StderrRing>,
+    sink: EventSink,
+    tap: NotificationTap,
+    phases: Arc<Mutex<PhaseTimes>>,
+    cancel: CancellationToken,
+) -> StartOutcome {
+    let starter = Starter {
+        config,
+        ring,
+        sink,
+        phases,
+        t0: Instant::now(),
+    };
+    tokio::select! {
+        outcome = start_inner(&starter, tap) => outcome,
+        () = cancel.cancelled() => {
+            starter.fail(
+                FailureClass::Deadline,
+                StartPhase::Spawn,
+                "abandoned at the start-up deadline".into(),
+                None,
+            ).await
+        }
+    }
+}
+
+async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcome {
+    let config = starter.config;
+    match config.transport {
+        TransportKind::Stdio => {}
+        TransportKind::StreamableHttp | TransportKind::Sse => {
+            return starter
+                .fail(
+                    FailureClass::UnsupportedTransport,
+                    StartPhase::Spawn,
+                    format!(
+                        "transport {} is not supported yet; only stdio servers start",
+                        config.transport.as_str()
+                    ),
+                    None,
+                )
+                .await;
+        }
+    }
+
+    // Phase 1: spawn.
+    starter.enter(StartPhase::Spawn);
+    let Some(command) = config.command.clone() else {
+        return starter
+            .fail(
+                FailureClass::SpawnFailed,
+                StartPhase::Spawn,
+                "no command configured".into(),
+                None,
+            )
+            .await;
+    };
+    let spec = SpawnSpec {
+        command,
+        args: config.args.clone(),
+        env: config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        cwd: config.cwd.clone(),
+    };
+    let server = config.name.clone();
+    let sink = starter.sink.clone();
+    let on_line: Arc<dyn Fn(String) + Send + Sync> = Arc::new(move |line| {
+        sink(McpEvent::Stderr {
+            server: server.clone(),
+            line,
+        })
+    });
+    let (process, pipes) = match ServerProcess::spawn(&spec, starter.ring.clone(), on_line) {
+        Ok(spawned) => spawned,
+        Err(err) => {
+            let class = match &err {
+                SpawnError::NotFound { .. } => FailureClass::CommandNotFound,
+                SpawnError::Other { .. } => FailureClass::SpawnFailed,
+            };
+            return starter
+                .fail(class, StartPhase::Spawn, err.to_string(), None)
+                .await;
+        }
+    };
+    starter.finish(StartPhase::Spawn);
+
+    // Phase 2: handshake.
+    starter.enter(StartPhase::Handshake);
+    let issues = Arc::new(Mutex::new(StdoutIssues::default()));
+    let mut exit = process.exit_watch();
+    let closed = async move {
+        let _ = exit.wait_for(Option::is_some).await;
+    };
+    let transport = LineTransport::new(
+        pipes.stdout,
+        pipes.stdin,
+        closed,
+        LineContext {
+            server: config.name.clone(),
+            tap,
+            issues: issues.clone(),
+        },
+    );
+    let client = match DefaultMcpClient::handshake(
+        &config.name,
+        transport,
+        Some(process),
+        config.request_timeout,
+        issues.clone(),
+    )
+    .await
+    {
+        Ok(client) => client,
+        Err((err, process)) => {
+            let process = process.as_ref();
+            let exited = match process {
+                Some(p) => p.wait_exit(EXIT_SETTLE).await,
+                None => None,
+            };
+            let garbage = issues
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .warnings();
+            let (class, mut message) = match (exited, err) {
+                (Some(info), _) => (
+                    FailureClass::Exited,
+                    format!("the server exited during the handshake ({info})"),
+                ),
+                (None, HandshakeError::Timeout(d)) => (
+                    FailureClass::HandshakeTimeout,
+                    format!(
+                        "no answer to the handshake within request_timeout ({})",
+                        crate::text::fmt_duration(d)
+                    ),
+                ),
+                (None, HandshakeError::Failed(why)) => (FailureClass::ProtocolError, why),
+            };
+            if !garbage.is_empty() {
+                message = format!("{message}; {}", garbage.join("; "));
+            }
+            return starter
+                .fail(class, StartPhase::Handshake, message, process)
+                .await;
+        }
+    };
+    starter.finish(StartPhase::Handshake);
+
+    // Phase 3: tools/list, all pages.
+    starter.enter(StartPhase::ListTools);
+    let tools = match client.list_tools().await {
+        Ok(tools) => tools,
+        Err(err) => {
+            let exited = match client.process() {
+                Some(p) => p.wait_exit(EXIT_SETTLE).await,
+                None => None,
+            };
+            let (class, message) = match (exited, &err) {
+                (Some(info), _) => (
+                    FailureClass::Exited,
+                    format!("the server exited while listing tools ({info})"),
+                ),
+                (None, McpError::Timeout(d)) => (
+                    FailureClass::ListTimeout,
+                    format!(
+                        "no answer to tools/list within request_timeout ({})",
+                        crate::text::fmt_duration(*d)
+                    ),
+                ),
+                (None, other) => (FailureClass::ProtocolError, format!("tools/list failed: {other}")),
+            };
+            let outcome = starter
+                .fail(class, StartPhase::ListTools, message, client.process())
+                .await;
+            let _ = client.close().await;
+            return outcome;
+        }
+    };
+    starter.finish(StartPhase::ListTools);
+
+    let identity = client.identity().clone();
+    let report = ServerReport {
+        name: config.name.clone(),
+        transport: config.transport,
+        status: ServerStatus::Ready,
+        protocol_version: Some(identity.protocol_version),
+        server_info: Some(ServerInfo {
+            name: identity.name,
+            version: identity.version,
+        }),
+        phases: starter.phases(),
+        tools: tools.len(),
+        warnings: client.stdout_warnings(),
+        failure: None,
+    };
+    (starter.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+    StartOutcome::Ready {
+        client: Arc::new(client),
+        tools,
+        report: Box::new(report),
+    }
+}

@@ -1,0 +1,164 @@
+//! `McpTool`: a remote tool as an ordinary `Tool` (DESIGN §1). It names the tool, carries the
+//! traits resolved once at registration, and delegates calls; every failure becomes a
+//! `ToolResult::error` (fail-safe execute).
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+use super::annotations::McpToolAnnotations;
+use super::client::McpClient;
+use super::traits::McpToolTraits;
+use crate::config::AnnotationTrust;
+use crate::tool::{Tool, ToolContext, ToolDescriptor, ToolInput, ToolOrigin, ToolResult};
+
+/// Longest name an LLM tool-calling API accepts.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// `mcp__<server>__<tool>`, or a deterministic safe name when that would be over 64 characters
+/// or hold characters outside `[A-Za-z0-9_-]`. The raw name is always kept beside it.
+pub fn qualified_name(server: &str, tool: &str) -> String {
+    let plain = format!("mcp__{server}__{tool}");
+    let clean = plain
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if clean && plain.len() <= MAX_TOOL_NAME {
+        return plain;
+    }
+    let safe_tool: String = tool
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect();
+    let hash = fnv1a(tool.as_bytes());
+    let suffix = format!("_{:08x}", hash as u32);
+    let prefix = format!("mcp__{server}__");
+    let room = MAX_TOOL_NAME.saturating_sub(prefix.len() + suffix.len());
+    let kept: String = safe_tool.chars().take(room).collect();
+    format!("{prefix}{kept}{suffix}")
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// A tool served by an MCP server.
+pub struct McpTool {
+    descriptor: ToolDescriptor,
+    raw_name: String,
+    client: Arc<dyn McpClient>,
+}
+
+impl McpTool {
+    /// Builds the tool from what the server listed, resolving its traits under `trust`.
+    pub fn new(
+        server: &str,
+        trust: AnnotationTrust,
+        tool: &rmcp::model::Tool,
+        client: Arc<dyn McpClient>,
+    ) -> Self {
+        let annotations = tool.annotations.as_ref().map(McpToolAnnotations::from_rmcp);
+        let traits = McpToolTraits::resolve(annotations.as_ref(), trust);
+        let raw_name = tool.name.to_string();
+        let descriptor = ToolDescriptor {
+            name: qualified_name(server, &raw_name),
+            description: tool.description.as_deref().unwrap_or_default().to_string(),
+            input_schema: Value::Object((*tool.input_schema).clone()),
+            side_effect: traits.side_effect,
+            destructive: traits.destructive,
+            provenance: traits.provenance,
+            origin: Some(ToolOrigin {
+                server: server.to_string(),
+                tool: raw_name.clone(),
+                trust,
+                annotations: annotations.as_ref().map(McpToolAnnotations::to_json),
+            }),
+        };
+        McpTool {
+            descriptor,
+            raw_name,
+            client,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.descriptor
+    }
+
+    async fn execute(&self, input: ToolInput, ctx: ToolContext) -> ToolResult {
+        let server = self.client.server().to_string();
+        if !self.client.is_connected() {
+            return ToolResult::error(format!(
+                "server {server} is disconnected; restart it to use {}",
+                self.descriptor.name
+            ));
+        }
+        match self.client.call_tool(&self.raw_name, input.0, ctx.cancel).await {
+            Ok(result) => convert_result(result),
+            Err(err) => ToolResult::error(format!("{server}: {err}")),
+        }
+    }
+}
+
+/// Text of every content block, joined; non-text blocks are summarised.
+fn convert_result(result: CallToolResult) -> ToolResult {
+    let mut parts = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        parts.push(match block {
+            ContentBlock::Text(t) => t.text.clone(),
+            ContentBlock::Image(i) => format!("[image {}, {} bytes base64]", i.mime_type, i.data.len()),
+            ContentBlock::Audio(a) => format!("[audio {}, {} bytes base64]", a.mime_type, a.data.len()),
+            ContentBlock::Resource(r) => match serde_json::to_value(&r.resource) {
+                Ok(v) => match (v.get("uri"), v.get("text")) {
+                    (Some(uri), Some(Value::String(text))) => format!("[resource {uri}]\n{text}"),
+                    (Some(uri), _) => format!("[resource {uri}]"),
+                    _ => "[resource]".to_string(),
+                },
+                Err(_) => "[resource]".to_string(),
+            },
+            ContentBlock::ResourceLink(link) => format!("[link {}]", link.uri),
+            // rmcp may add block kinds; show that something arrived rather than nothing.
+            _ => "[content of an unknown kind]".to_string(),
+        });
+    }
+    let is_error = result.is_error.unwrap_or(false);
+    let mut text = parts.join("\n");
+    if text.is_empty() {
+        if let Some(structured) = &result.structured_content {
+            text = structured.to_string();
+        } else if is_error {
+            text = "the tool reported an error without a message".into();
+        }
+    }
+    ToolResult {
+        is_error,
+        text,
+        structured: result.structured_content,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_plain_when_they_can_be() {
+        assert_eq!(qualified_name("demo", "echo"), "mcp__demo__echo");
+    }
+
+    #[test]
+    fn odd_or_long_names_get_a_deterministic_safe_name() {
+        let a = qualified_name("demo", "weird name/with.dots");
+        assert!(a.starts_with("mcp__demo__weird_name_with_dots_"), "{a}");
+        assert_eq!(a, qualified_name("demo", "weird name/with.dots"));
+        let long = "x".repeat(100);
+        let b = qualified_name("demo", &long);
+        assert_eq!(b.len(), MAX_TOOL_NAME);
+        assert_ne!(b, qualified_name("demo", &format!("{long}y")));
+    }
+}

@@ -1,0 +1,335 @@
+//! Newline-delimited JSON-RPC framing over any pipe pair, as an rmcp `Transport` of ours.
+//!
+//! It owns what rmcp would hide: every stdout line is classified (message, blank, not JSON,
+//! not a message, over the size limit) and what is not a message is reported, not silently
+//! dropped; notifications go to the tap in wire order before rmcp sees them (DESIGN §4.4); and
+//! the inbound side closes when the process exits even if a grandchild still holds stdout open.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::mcp::notify::{McpNotification, NotificationTap};
+use crate::text;
+
+/// Lines longer than this are dropped and reported (rmcp's own limit, `DEFAULT_MAX_LINE_LENGTH`).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// How long the reader keeps draining stdout after the process exited.
+const EXIT_DRAIN: Duration = Duration::from_millis(150);
+/// Characters of a bad line quoted in warnings.
+const QUOTE_CHARS: usize = 80;
+
+/// What one stdout line turned out to be.
+#[derive(Debug)]
+pub enum LineKind {
+    /// A JSON-RPC message for rmcp.
+    Message(Box<ServerJsonRpcMessage>),
+    /// An empty line (ignored).
+    Blank,
+    /// Not JSON at all (a banner, a log line printed to the wrong stream).
+    NotJson,
+    /// JSON, but not a JSON-RPC message we understand.
+    NotAMessage(String),
+}
+
+/// Classifies one line (without its newline). Never panics, whatever the bytes.
+pub fn classify_line(line: &[u8]) -> LineKind {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return LineKind::Blank;
+    }
+    match serde_json::from_slice::<ServerJsonRpcMessage>(trimmed) {
+        Ok(message) => LineKind::Message(Box::new(message)),
+        Err(err) => match serde_json::from_slice::<serde::de::IgnoredAny>(trimmed) {
+            Ok(_) => LineKind::NotAMessage(err.to_string()),
+            Err(_) => LineKind::NotJson,
+        },
+    }
+}
+
+/// What went wrong on a server's stdout, kept for warnings and failure messages.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct StdoutIssues {
+    /// Lines that were not JSON.
+    pub not_json: u64,
+    /// The first such line, quoted and sanitized.
+    pub first_not_json: Option<String>,
+    /// JSON lines that were not JSON-RPC messages.
+    pub not_a_message: u64,
+    pub first_not_a_message: Option<String>,
+    /// Lines over `MAX_LINE_BYTES`, dropped.
+    pub oversized: u64,
+    pub largest_oversized: usize,
+}
+
+impl StdoutIssues {
+    /// One warning per kind of problem, in words an operator can act on.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(first) = &self.first_not_json {
+            out.push(format!(
+                "{} non-JSON line{} on stdout (a server must write only JSON-RPC there), first: {first}",
+                self.not_json,
+                plural(self.not_json)
+            ));
+        }
+        if let Some(first) = &self.first_not_a_message {
+            out.push(format!(
+                "{} JSON line{} on stdout that {} not JSON-RPC messages, first: {first}",
+                self.not_a_message,
+                plural(self.not_a_message),
+                if self.not_a_message == 1 { "is" } else { "are" }
+            ));
+        }
+        if self.oversized > 0 {
+            out.push(format!(
+                "{} line{} over the {} MiB frame limit dropped (largest {} bytes)",
+                self.oversized,
+                plural(self.oversized),
+                MAX_LINE_BYTES / (1024 * 1024),
+                self.largest_oversized
+            ));
+        }
+        out
+    }
+}
+
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// The client side of a newline-delimited JSON-RPC connection.
+pub struct LineTransport {
+    inbound: mpsc::Receiver<ServerJsonRpcMessage>,
+    writer: Arc<tokio::sync::Mutex<Option<BoxWriter>>>,
+}
+
+/// Reader-side context: who the server is and where notifications and problems go.
+pub struct LineContext {
+    pub server: String,
+    pub tap: NotificationTap,
+    pub issues: Arc<Mutex<StdoutIssues>>,
+}
+
+impl LineTransport {
+    /// Starts the reader task. `closed` resolves when the other end is known to be gone (the
+    /// process exited); the reader then drains for a moment and ends the inbound stream.
+    pub fn new<R, W, F>(read: R, write: W, closed: F, ctx: LineContext) -> Self
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let (tx, inbound) = mpsc::channel(256);
+        tokio::spawn(read_loop(BufReader::new(read), tx, closed, ctx));
+        LineTransport {
+            inbound,
+            writer: Arc::new(tokio::sync::Mutex::new(Some(Box::new(write)))),
+        }
+    }
+}
+
+async fn read_loop<R, F>(
+    mut reader: BufReader<R>,
+    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    closed: F,
+    ctx: LineContext,
+) where
+    R: AsyncRead + Unpin,
+    F: Future<Output = ()>,
+{
+    let drain_deadline = async {
+        closed.await;
+        tokio::time::sleep(EXIT_DRAIN).await;
+    };
+    tokio::pin!(drain_deadline);
+    let mut buf = Vec::with_capacity(8 * 1024);
+    loop {
+        let read = tokio::select! {
+            biased;
+            read = read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES) => read,
+            () = &mut drain_deadline => break,
+        };
+        match read {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::TooLong(len)) => {
+                tracing::warn!(server = %ctx.server, len, "dropped an oversized stdout line");
+                let mut issues = ctx.issues.lock().unwrap_or_else(|e| e.into_inner());
+                issues.oversized += 1;
+                issues.largest_oversized = issues.largest_oversized.max(len);
+            }
+            Ok(Line::Complete) => match classify_line(&buf) {
+                LineKind::Message(message) => {
+                    if let rmcp::model::JsonRpcMessage::Notification(n) = message.as_ref() {
+                        tap_notification(&ctx, n);
+                    }
+                    if tx.send(*message).await.is_err() {
+                        break;
+                    }
+                }
+                LineKind::Blank => {}
+                LineKind::NotJson => {
+                    let quoted = text::quote_bytes(&buf, QUOTE_CHARS);
+                    tracing::warn!(server = %ctx.server, line = %quoted, "non-JSON line on stdout");
+                    let mut issues = ctx.issues.lock().unwrap_or_else(|e| e.into_inner());
+                    issues.not_json += 1;
+                    issues.first_not_json.get_or_insert(quoted);
+                }
+                LineKind::NotAMessage(why) => {
+                    let quoted = text::quote_bytes(&buf, QUOTE_CHARS);
+                    tracing::warn!(server = %ctx.server, line = %quoted, %why, "JSON line on stdout is not a JSON-RPC message");
+                    let mut issues = ctx.issues.lock().unwrap_or_else(|e| e.into_inner());
+                    issues.not_a_message += 1;
+                    issues.first_not_a_message.get_or_insert(quoted);
+                }
+            },
+        }
+    }
+}
+
+fn tap_notification<N: serde::Serialize>(ctx: &LineContext, n: &N) {
+    let Ok(Value::Object(mut map)) = serde_json::to_value(n) else {
+        return;
+    };
+    let method = match map.remove("method") {
+        Some(Value::String(m)) => m,
+        _ => return,
+    };
+    let params = map.remove("params").unwrap_or(Value::Null);
+    ctx.tap.deliver(&McpNotification {
+        server: ctx.server.clone(),
+        method,
+        params,
+    });
+}
+
+enum Line {
+    Complete,
+    TooLong(usize),
+    Eof,
+}
+
+/// Reads one line into `buf` (without the newline), refusing to hold more than `max` bytes: a
+/// longer line is consumed and reported as `TooLong` with its length.
+async fn read_line_bounded<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    buf.clear();
+    let mut too_long: Option<usize> = None;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match too_long {
+                Some(len) => Line::TooLong(len),
+                None if buf.is_empty() => Line::Eof,
+                None => Line::Complete,
+            });
+        }
+        let (chunk, found) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (&available[..i], Some(i)),
+            None => (available, None),
+        };
+        let chunk_len = chunk.len();
+        match too_long.as_mut() {
+            Some(len) => *len += chunk_len,
+            None if buf.len() + chunk_len > max => {
+                too_long = Some(buf.len() + chunk_len);
+                buf.clear();
+            }
+            None => buf.extend_from_slice(chunk),
+        }
+        reader.consume(found.map_or(chunk_len, |i| i + 1));
+        if found.is_some() {
+            return Ok(match too_long {
+                Some(len) => Line::TooLong(len),
+                None => Line::Complete,
+            });
+        }
+    }
+}
+
+impl Transport<RoleClient> for LineTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        async move {
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let mut guard = writer.lock().await;
+            let Some(w) = guard.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "connection closed",
+                ));
+            };
+            w.write_all(&bytes).await?;
+            w.flush().await
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inbound.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Dropping the writer closes the server's stdin: the polite way to ask a stdio server
+        // to exit. The reader ends on EOF or when the process is seen to exit.
+        if let Some(mut w) = self.writer.lock().await.take() {
+            let _ = w.shutdown().await;
+        }
+        self.inbound.close();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_lines() {
+        assert!(matches!(classify_line(b"  \r"), LineKind::Blank));
+        assert!(matches!(classify_line(b"hello world"), LineKind::NotJson));
+        assert!(matches!(classify_line(b"{\"a\":1}"), LineKind::NotAMessage(_)));
+        assert!(matches!(classify_line(b"\xff\xfe"), LineKind::NotJson));
+        assert!(matches!(
+            classify_line(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#),
+            LineKind::Message(_)
+        ));
+        assert!(matches!(
+            classify_line(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#),
+            LineKind::Message(_)
+        ));
+    }
+
+    #[tokio::test]
+    async fn bounded_reader_drops_long_lines_and_keeps_the_rest() {
+        let data = format!("short\n{}\nafter\nlast", "x".repeat(100));
+        let mut reader = BufReader::with_capacity(16, data.as_bytes());
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            match read_line_bounded(&mut reader, &mut buf, 50).await.unwrap() {
+                Line::Complete => seen.push(String::from_utf8(buf.clone()).unwrap()),
+                Line::TooLong(n) => seen.push(format!("<too long {n}>")),
+                Line::Eof => break,
+            }
+        }
+        assert_eq!(seen, vec!["short", "<too long 100>", "after", "last"]);
+    }
+}

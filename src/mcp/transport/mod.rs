@@ -1,0 +1,7 @@
+//! Transports: how bytes reach a server. Each one hands rmcp a `Transport` of ours, so that the
+//! wrapper points of DESIGN §4 (stderr, process group, exit watchdog, wire-order tap, framing
+//! checks) hold whatever rmcp does.
+
+pub mod lines;
+pub mod process;
+pub mod stderr;

@@ -1,0 +1,187 @@
+//! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
+//! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{EventBus, RuntimeEvent};
+use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
+use crate::tool::{ToolContext, ToolInput, ToolRegistry, ToolResult, schema};
+
+/// Where a call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    /// Waiting for the operator's decision.
+    AwaitingApproval,
+    Running,
+    Ok,
+    /// The tool ran and failed, or could not be called.
+    Error,
+    /// The operator said no.
+    Denied,
+    /// Above the side-effect ceiling: refused without asking.
+    Refused,
+    /// Cancelled before it ended.
+    Cancelled,
+}
+
+impl CallStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::AwaitingApproval => "awaiting approval",
+            CallStatus::Running => "running",
+            CallStatus::Ok => "ok",
+            CallStatus::Error => "error",
+            CallStatus::Denied => "denied",
+            CallStatus::Refused => "refused",
+            CallStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// True once the call has ended.
+    pub fn is_final(self) -> bool {
+        match self {
+            CallStatus::AwaitingApproval | CallStatus::Running => false,
+            CallStatus::Ok
+            | CallStatus::Error
+            | CallStatus::Denied
+            | CallStatus::Refused
+            | CallStatus::Cancelled => true,
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallOutcome {
+    pub id: u64,
+    pub tool: String,
+    pub status: CallStatus,
+    pub result: ToolResult,
+    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(crate::mcp::events::millis(*d))
+}
+
+/// Runs calls for one runtime.
+pub(crate) struct Executor {
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) gate: Arc<ApprovalGate>,
+    pub(crate) bus: EventBus,
+    pub(crate) next_id: AtomicU64,
+    /// Parent of every call's cancellation: cancelled when the runtime closes.
+    pub(crate) all_calls: CancellationToken,
+}
+
+impl Executor {
+    pub(crate) async fn call(&self, tool_name: &str, arguments: Value, cancel: CancellationToken) -> CallOutcome {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let started = Instant::now();
+        self.bus.send(RuntimeEvent::CallStarted {
+            id,
+            tool: tool_name.to_string(),
+            arguments: arguments.clone(),
+        });
+        let (status, result) = self.decide_and_run(id, tool_name, arguments, cancel).await;
+        let outcome = CallOutcome {
+            id,
+            tool: tool_name.to_string(),
+            status,
+            result,
+            elapsed: started.elapsed(),
+        };
+        self.bus.send(RuntimeEvent::CallFinished {
+            id,
+            status,
+            result: outcome.result.clone(),
+            elapsed_ms: crate::mcp::events::millis(outcome.elapsed),
+        });
+        outcome
+    }
+
+    async fn decide_and_run(
+        &self,
+        id: u64,
+        tool_name: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> (CallStatus, ToolResult) {
+        let Some(tool) = self.registry.get(tool_name) else {
+            return (
+                CallStatus::Error,
+                ToolResult::error(format!("no tool named {tool_name} (see `aimon-console tools`)")),
+            );
+        };
+        let descriptor = tool.descriptor().clone();
+        if let Err(problems) = schema::validate(&descriptor.input_schema, &arguments) {
+            return (
+                CallStatus::Error,
+                ToolResult::error(format!(
+                    "arguments do not match the input schema of {tool_name}: {}",
+                    problems.join("; ")
+                )),
+            );
+        }
+        let input = match ToolInput::from_value(arguments.clone()) {
+            Ok(input) => input,
+            Err(why) => return (CallStatus::Error, ToolResult::error(why)),
+        };
+        match self.gate.evaluate(&descriptor) {
+            GateVerdict::Refuse { why } => return (CallStatus::Refused, ToolResult::error(why)),
+            GateVerdict::Run { .. } => {}
+            GateVerdict::Ask { why } => {
+                self.bus.send(RuntimeEvent::CallStatus {
+                    id,
+                    status: CallStatus::AwaitingApproval,
+                });
+                let (request, reply) = ApprovalRequest::new(id, descriptor.clone(), arguments, why);
+                self.bus.send(RuntimeEvent::ApprovalRequested(request));
+                let decision = tokio::select! {
+                    decision = reply => decision.unwrap_or(ApprovalDecision::Deny),
+                    () = cancel.cancelled() => {
+                        return (CallStatus::Cancelled, ToolResult::error("cancelled while awaiting approval"));
+                    }
+                };
+                match decision {
+                    ApprovalDecision::Deny => {
+                        return (
+                            CallStatus::Denied,
+                            ToolResult::error(format!("denied by the operator: {tool_name}")),
+                        );
+                    }
+                    ApprovalDecision::AllowOnce => {}
+                    ApprovalDecision::AllowForSession => {
+                        if let Err(e) = self.gate.record(&descriptor, ApprovalDecision::AllowForSession) {
+                            tracing::warn!(tool = %tool_name, error = %e, "session approval not remembered");
+                        }
+                    }
+                }
+            }
+        }
+        self.bus.send(RuntimeEvent::CallStatus {
+            id,
+            status: CallStatus::Running,
+        });
+        let ctx = ToolContext {
+            cancel: cancel.clone(),
+        };
+        let result = tool.execute(input, ctx).await;
+        let status = if cancel.is_cancelled() {
+            CallStatus::Cancelled
+        } else if result.is_error {
+            CallStatus::Error
+        } else {
+            CallStatus::Ok
+        };
+        (status, result)
+    }
+}

@@ -1,0 +1,210 @@
+//! Who creates what and who closes it (DESIGN §3 Lifecycle): the factory creates the manager
+//! and hands it to both the tool registration and the runtime; if building the runtime fails,
+//! the factory closes the manager itself; `AgentRuntime::close` closes a written-out list.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{EventBus, EventStream};
+use super::executor::{CallOutcome, Executor};
+use crate::approval::ApprovalGate;
+use crate::config::Config;
+use crate::mcp::manager::{McpClientManager, StartSummary};
+use crate::mcp::notify::NotificationTap;
+use crate::tool::local::{BashTool, ReadTool};
+use crate::tool::registry::DuplicateTool;
+use crate::tool::{Tool, ToolDescriptor, ToolRegistry};
+
+/// Why a runtime could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot register tool: {0}")]
+    DuplicateTool(#[from] DuplicateTool),
+}
+
+/// What goes into a runtime besides the config.
+pub struct RuntimeOptions {
+    /// Register the local tools `read` and `bash`.
+    pub local_tools: bool,
+    /// More tools to register (embedders, tests).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            local_tools: true,
+            extra_tools: Vec::new(),
+        }
+    }
+}
+
+/// One step of `AgentRuntime::close`, and how it went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CloseStep {
+    pub what: &'static str,
+    pub result: Result<(), String>,
+}
+
+/// Builds runtimes.
+pub struct AgentRuntimeFactory;
+
+impl AgentRuntimeFactory {
+    /// A new event stream and the sender a runtime will publish on; create the stream first so a
+    /// driver sees servers join while they start.
+    pub fn events() -> (RuntimeEvents, EventStream) {
+        let (bus, stream) = EventBus::new();
+        (RuntimeEvents(bus), stream)
+    }
+
+    /// Starts every configured server, registers the tools and builds the runtime.
+    pub async fn create(
+        config: &Config,
+        options: RuntimeOptions,
+        events: RuntimeEvents,
+    ) -> Result<AgentRuntime, RuntimeError> {
+        let bus = events.0;
+        // 1. The factory creates the manager ...
+        let manager = Arc::new(McpClientManager::new(
+            bus.mcp_sink(),
+            NotificationTap::new(Arc::new(bus.clone())),
+        ));
+        // 2. ... hands it to the tool registration ...
+        let summary = manager
+            .start_all(&config.mcp.servers, config.mcp.startup_budget)
+            .await;
+        let registry = Arc::new(ToolRegistry::new());
+        manager.register_all_tools(&registry);
+        // 3. ... and to the runtime. If building it fails, nobody owns the manager yet: close it.
+        match build(manager.clone(), registry, config, options, bus, summary) {
+            Ok(runtime) => Ok(runtime),
+            Err(err) => {
+                for (server, e) in manager.close_all().await {
+                    tracing::warn!(%server, error = %e, "close after a failed runtime build");
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+/// The sending side of a runtime's event stream, handed to `AgentRuntimeFactory::create`.
+pub struct RuntimeEvents(EventBus);
+
+fn build(
+    manager: Arc<McpClientManager>,
+    registry: Arc<ToolRegistry>,
+    config: &Config,
+    options: RuntimeOptions,
+    bus: EventBus,
+    summary: StartSummary,
+) -> Result<AgentRuntime, RuntimeError> {
+    if options.local_tools {
+        registry.register(Arc::new(ReadTool::new()))?;
+        registry.register(Arc::new(BashTool::new()))?;
+    }
+    for tool in options.extra_tools {
+        registry.register(tool)?;
+    }
+    let gate = Arc::new(ApprovalGate::new(config.policy));
+    Ok(AgentRuntime {
+        manager,
+        executor: Executor {
+            registry,
+            gate,
+            bus,
+            next_id: AtomicU64::new(0),
+            all_calls: CancellationToken::new(),
+        },
+        summary,
+    })
+}
+
+/// One runtime: servers, tools, gate and the event stream.
+pub struct AgentRuntime {
+    manager: Arc<McpClientManager>,
+    executor: Executor,
+    summary: StartSummary,
+}
+
+impl AgentRuntime {
+    /// How start-up went.
+    pub fn start_summary(&self) -> &StartSummary {
+        &self.summary
+    }
+
+    /// Every registered tool, sorted by name.
+    pub fn tools(&self) -> Vec<ToolDescriptor> {
+        self.executor
+            .registry
+            .snapshot()
+            .values()
+            .map(|t| t.descriptor().clone())
+            .collect()
+    }
+
+    pub fn gate(&self) -> &ApprovalGate {
+        &self.executor.gate
+    }
+
+    pub fn manager(&self) -> &McpClientManager {
+        &self.manager
+    }
+
+    /// Runs one call through the gate. Mutating calls publish an `ApprovalRequested` event and
+    /// wait for its answer; `cancel` (or closing the runtime) ends the call as cancelled.
+    pub async fn call(&self, tool: &str, arguments: Value, cancel: CancellationToken) -> CallOutcome {
+        let token = self.executor.all_calls.child_token();
+        let forward = token.clone();
+        let watcher = tokio::spawn(async move {
+            cancel.cancelled().await;
+            forward.cancel();
+        });
+        let outcome = self.executor.call(tool, arguments, token).await;
+        watcher.abort();
+        outcome
+    }
+
+    /// Closes, in this order: (1) the MCP manager, every server and its process group;
+    /// (2) every call still running (local tool processes are killed); (3) the event stream.
+    /// A failing step is logged and the rest still run.
+    pub async fn close(self) -> Vec<CloseStep> {
+        let mut steps = Vec::with_capacity(3);
+
+        let failures = self.manager.close_all().await;
+        steps.push(CloseStep {
+            what: "mcp manager",
+            result: if failures.is_empty() {
+                Ok(())
+            } else {
+                Err(failures
+                    .iter()
+                    .map(|(server, e)| format!("{server}: {e}"))
+                    .collect::<Vec<_>>()
+                    .join("; "))
+            },
+        });
+
+        self.executor.all_calls.cancel();
+        steps.push(CloseStep {
+            what: "running calls",
+            result: Ok(()),
+        });
+
+        drop(self.executor.bus);
+        steps.push(CloseStep {
+            what: "event stream",
+            result: Ok(()),
+        });
+
+        for step in &steps {
+            if let Err(e) = &step.result {
+                tracing::warn!(step = step.what, error = %e, "close step failed");
+            }
+        }
+        steps
+    }
+}

@@ -1,0 +1,135 @@
+//! Text from servers made safe to show: control and escape sequences removed, length bounded.
+//!
+//! Lives at the bottom layer because the MCP layer quotes server output in warnings and failure
+//! messages, the CLI prints it, and the TUI draws it: all must show the same, harmless text.
+
+/// Removes every terminal control sequence (CSI, OSC, DCS, single-character escapes) and every
+/// other control character except tab, which becomes a space. Newlines are kept only when
+/// `keep_newlines`; otherwise they become `⏎`.
+pub fn sanitize(input: &str, keep_newlines: bool) -> String {
+    let mut out = String::with_capacity(input.len());
+    let mut chars = input.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            // C1 CSI / OSC / DCS introducers.
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{9d}' | '\u{90}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            '\n' if keep_newlines => out.push('\n'),
+            '\n' => out.push('⏎'),
+            '\t' => out.push(' '),
+            c if c.is_control() => {}
+            // Bidirectional overrides can reorder what the operator reads.
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `sanitize` on one line, cut to at most `max_chars` characters (with `…` when cut).
+pub fn sanitize_line(input: &str, max_chars: usize) -> String {
+    truncate(&sanitize(input, false), max_chars)
+}
+
+/// Cuts `s` to at most `max_chars` characters, marking the cut with `…`.
+pub fn truncate(s: &str, max_chars: usize) -> String {
+    if s.chars().count() <= max_chars {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max_chars.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Quotes the first bytes of raw output (possibly not UTF-8) for a message.
+pub fn quote_bytes(bytes: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    format!("\"{}\"", sanitize_line(text.trim_end(), max_chars))
+}
+
+/// A duration for people: `850ms`, `2.0s`, `1m30s`.
+pub fn fmt_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1_000)
+    }
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek().copied() {
+        Some('[') => {
+            chars.next();
+            skip_csi(chars);
+        }
+        Some(']') | Some('P') | Some('X') | Some('^') | Some('_') => {
+            chars.next();
+            skip_string(chars);
+        }
+        // Two-character sequences (ESC c, ESC 7, ESC ( B ...): drop the next char, and a
+        // charset designator's argument too.
+        Some('(') | Some(')') | Some('*') | Some('+') | Some('#') | Some('%') => {
+            chars.next();
+            chars.next();
+        }
+        Some(_) => {
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+/// CSI: parameters and intermediates up to a final byte in `@`..=`~`.
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            break;
+        }
+    }
+}
+
+/// OSC / DCS / PM / APC: up to BEL or ST (`ESC \` or U+009C).
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => break,
+            '\u{1b}' => {
+                if chars.peek() == Some(&'\\') {
+                    chars.next();
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_osc_title_and_clear_screen() {
+        assert_eq!(sanitize("a\x1b]0;pwned\x07b\x1b[2Jc", false), "abc");
+        assert_eq!(sanitize("x\x1b]8;;http://e\x1b\\link\x1b]8;;\x1b\\y", false), "xlinky");
+    }
+
+    #[test]
+    fn strips_c0_c1_and_bidi_but_keeps_text() {
+        assert_eq!(sanitize("a\u{0}b\u{8}c\u{9b}31md\u{202e}e", false), "abcde");
+        assert_eq!(sanitize("héllo\twörld", false), "héllo wörld");
+        assert_eq!(sanitize("l1\nl2", true), "l1\nl2");
+        assert_eq!(sanitize("l1\nl2", false), "l1⏎l2");
+    }
+
+    #[test]
+    fn truncates_by_chars() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+        assert_eq!(quote_bytes(b"hi\xff there\n", 40), "\"hi\u{fffd} there\"");
+    }
+}
