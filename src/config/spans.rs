@@ -283,3 +283,119 @@ impl Builder {
         Role::Value(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "\
+# café config
+mcp:
+  servers:
+    - name: files   # the first
+      args: [a, \"b c\"]
+      annotation_trust: ignore
+    - name: über
+      env: {K: v}
+policy: {approval: never}
+";
+
+    fn slice<'a>(text: &'a str, node: &NodeSpan) -> &'a str {
+        &text[node.start.offset..node.end.offset]
+    }
+
+    #[test]
+    fn indexes_keys_and_values() {
+        let spans = Spans::parse(TEXT).expect("parses");
+        assert_eq!(spans.lookup("mcp.servers[0].name"), Some((4, 13)));
+        assert_eq!(
+            spans.key("mcp.servers[0].name"),
+            Some(Position {
+                line: 4,
+                column: 7,
+                // "# café config\n" is 15 bytes (é is two), "mcp:\n" 5, "  servers:\n" 11.
+                offset: 15 + 5 + 11 + 6,
+            })
+        );
+        assert_eq!(spans.lookup("mcp.servers[0]"), Some((4, 7)));
+        assert_eq!(spans.key("mcp.servers[0]"), None);
+        assert_eq!(spans.lookup("mcp.servers[1].name"), Some((7, 13)));
+        assert_eq!(spans.lookup("mcp.servers[1].env.K"), Some((8, 16)));
+        assert_eq!(spans.lookup("policy.approval"), Some((9, 20)));
+        assert_eq!(spans.lookup("mcp.servers[2]"), None);
+        assert_eq!(spans.lookup("nope"), None);
+        assert!(spans.get("").is_some());
+    }
+
+    #[test]
+    fn byte_offsets_cover_the_value() {
+        let spans = Spans::parse(TEXT).expect("parses");
+        let node = |path: &str| *spans.get(path).unwrap_or_else(|| panic!("{path}"));
+        assert_eq!(slice(TEXT, &node("mcp.servers[0].name")), "files");
+        assert_eq!(slice(TEXT, &node("mcp.servers[0].args[1]")), "\"b c\"");
+        assert_eq!(
+            slice(TEXT, &node("mcp.servers[0].annotation_trust")),
+            "ignore"
+        );
+        // After a multi-byte character on the same line, offsets are still byte offsets.
+        assert_eq!(slice(TEXT, &node("mcp.servers[1].name")), "über");
+        assert_eq!(slice(TEXT, &node("mcp.servers[1].env")), "{K: v}");
+        let trust = node("mcp.servers[0].annotation_trust");
+        let key = trust.key.expect("key");
+        assert_eq!(&TEXT[key.offset..trust.start.offset], "annotation_trust: ");
+    }
+
+    #[test]
+    fn collections_end_after_they_start() {
+        let spans = Spans::parse(TEXT).expect("parses");
+        for (path, node) in spans.iter() {
+            assert!(node.end >= node.start, "{path}: {node:?}");
+        }
+    }
+
+    #[test]
+    fn first_duplicate_key_wins() {
+        let spans = Spans::parse("a: 1\na: 2\n").expect("parses");
+        assert_eq!(spans.lookup("a"), Some((1, 4)));
+    }
+
+    #[test]
+    fn complex_keys_and_aliases_do_not_derail_the_walk() {
+        let text = "? [x, y]\n: 1\nbase: &b {k: v}\ncopy: *b\nafter: {z: 2}\n";
+        let spans = Spans::parse(text).expect("parses");
+        assert_eq!(spans.lookup("copy"), Some((4, 7)));
+        assert_eq!(spans.lookup("after.z"), Some((5, 12)));
+        assert_eq!(spans.lookup("x"), None);
+    }
+
+    #[test]
+    fn only_the_first_document_is_indexed() {
+        let spans = Spans::parse("a: 1\n---\nb: 2\n").expect("parses");
+        assert!(spans.lookup("a").is_some());
+        assert_eq!(spans.lookup("b"), None);
+    }
+
+    #[test]
+    fn empty_text_has_no_root() {
+        let spans = Spans::parse("").expect("parses");
+        assert_eq!(spans.get(""), None);
+        assert_eq!(spans.iter().count(), 0);
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        let err = Spans::parse("a:\n  b: 1\n c: [\n").expect_err("bad yaml");
+        assert_eq!(err.position.line, 3);
+        assert!(err.position.column >= 1);
+        assert!(!err.message.is_empty());
+        let err = Spans::parse("k: \"unterminated\n").expect_err("bad yaml");
+        assert_eq!((err.position.line, err.position.column), (1, 4), "{err:?}");
+    }
+
+    #[test]
+    fn path_helpers() {
+        assert_eq!(child_path("", "mcp"), "mcp");
+        assert_eq!(child_path("mcp", "servers"), "mcp.servers");
+        assert_eq!(index_path("mcp.servers", 3), "mcp.servers[3]");
+    }
+}
