@@ -203,6 +203,11 @@ pub fn is_valid_server_name(name: &str) -> bool {
     }
 }
 
+/// A missing or whitespace-only value.
+fn is_blank(value: Option<&str>) -> bool {
+    value.is_none_or(|v| v.trim().is_empty())
+}
+
 /// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
 /// symlink).
 fn relative_to(base: &Path, path: &Path) -> PathBuf {
@@ -364,8 +369,10 @@ impl Context<'_> {
             )
         };
         match transport {
-            TransportKind::Stdio if raw.command.is_none() => return Err(missing("command")),
-            TransportKind::StreamableHttp | TransportKind::Sse if raw.url.is_none() => {
+            TransportKind::Stdio if is_blank(raw.command.as_deref()) => {
+                return Err(missing("command"))
+            }
+            TransportKind::StreamableHttp | TransportKind::Sse if is_blank(raw.url.as_deref()) => {
                 return Err(missing("url"))
             }
             TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}

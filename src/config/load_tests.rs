@@ -349,6 +349,22 @@ fn schema_errors_are_located() {
 }
 
 #[test]
+fn blank_command_or_url_counts_as_missing() {
+    let err = load_text("mcp:\n  servers:\n    - name: a\n      command: \"\"\n")
+        .expect_err("blank command");
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:3:7: server \"a\" uses transport stdio but has no `command`"
+    );
+    let err = load_text("mcp:\n  servers:\n    - {name: b, transport: sse, url: ' '}\n")
+        .expect_err("blank url");
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:3:8: server \"b\" uses transport sse but has no `url`"
+    );
+}
+
+#[test]
 fn scalar_strings_accept_numbers() {
     let config = load_text(
         "mcp:\n  servers:\n    - name: a\n      command: x\n      args: [1, 2.5]\n      env: {PORT: 8080}\n",
