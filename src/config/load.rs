@@ -1,0 +1,527 @@
+//! Loading the config: find the file, read it, deserialize it strictly, validate it and expand
+//! `${VAR}`, with every error located as `file:line:col`.
+//!
+//! serde_yaml does the typed decoding (unknown keys, types, enum values); the [`Spans`] index
+//! locates everything checked afterwards (names, durations, transport requirements, variables).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::error::{ConfigError, ConfigErrorKind};
+use super::expand::{expand, ExpandError};
+use super::spans::{child_path, index_path, Position, Spans};
+use super::{
+    AnnotationTrust, ApprovalPolicy, Config, McpConfig, PolicyConfig, ServerConfig,
+    SideEffectCeiling, TransportKind,
+};
+
+/// `request_timeout` when the config gives none.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The file name looked for in the current directory.
+pub const LOCAL_CONFIG_NAME: &str = "aimon.yaml";
+
+/// The rule a server name must follow, as shown in errors.
+pub const SERVER_NAME_RULE: &str = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
+
+/// Read the file at `path` and load it with the real environment. `${AIMON_CONSOLE}` is the
+/// `AIMON_CONSOLE` variable if set, else the running binary.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::read(path, e))?;
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .map(|v| v.to_string_lossy().into_owned())
+            .or_else(|| {
+                (name == "AIMON_CONSOLE")
+                    .then(std::env::current_exe)
+                    .and_then(Result::ok)
+                    .map(|exe| exe.to_string_lossy().into_owned())
+            })
+    };
+    load_str(path, &text, &env)
+}
+
+/// Load config `text` that was read from `path`, looking `${VAR}`s up through `env`. Errors name
+/// `path` as given; `Config::path` is made absolute.
+pub fn load_str(
+    path: &Path,
+    text: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigError> {
+    let spans = Spans::parse(text).map_err(|e| {
+        ConfigError::at(
+            ConfigErrorKind::Syntax,
+            path,
+            e.position,
+            format!("invalid YAML: {}", e.message),
+        )
+    })?;
+    let raw = if is_empty_document(&spans, text) {
+        RawConfig::default()
+    } else {
+        serde_yaml::from_str::<RawConfig>(text).map_err(|e| serde_error(path, &spans, &e))?
+    };
+    let cx = Context {
+        path,
+        spans: &spans,
+        env,
+    };
+    let absolute = std::path::absolute(path).map_err(|e| ConfigError::read(path, e))?;
+    let base = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let mcp = cx.mcp(raw.mcp.unwrap_or_default(), &base)?;
+    let policy = raw.policy.unwrap_or_default();
+    Ok(Config {
+        path: absolute,
+        mcp,
+        policy: PolicyConfig {
+            side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
+            approval: policy.approval.unwrap_or_default(),
+        },
+    })
+}
+
+/// Where the config is: `explicit` (`--config`), else `$AIMON_CONFIG`, else `./aimon.yaml` if
+/// it exists, else `aimon-console/config.yaml` under the user config folder
+/// (`$XDG_CONFIG_HOME`). An explicit or `$AIMON_CONFIG` path is returned as is (reading it
+/// reports a missing file); otherwise the error names every place looked at.
+pub fn resolve_path(explicit: Option<&Path>) -> Result<PathBuf, ConfigError> {
+    let from_env = std::env::var_os("AIMON_CONFIG").map(PathBuf::from);
+    let cwd = std::env::current_dir().ok();
+    resolve_path_from(explicit, from_env, cwd.as_deref(), dirs::config_dir())
+}
+
+/// [`resolve_path`] with its inputs passed in.
+fn resolve_path_from(
+    explicit: Option<&Path>,
+    from_env: Option<PathBuf>,
+    cwd: Option<&Path>,
+    config_dir: Option<PathBuf>,
+) -> Result<PathBuf, ConfigError> {
+    if let Some(path) = explicit {
+        return Ok(path.to_path_buf());
+    }
+    if let Some(path) = from_env.filter(|p| !p.as_os_str().is_empty()) {
+        return Ok(path);
+    }
+    let mut looked_at = Vec::new();
+    let local = match cwd {
+        Some(cwd) => cwd.join(LOCAL_CONFIG_NAME),
+        None => PathBuf::from(LOCAL_CONFIG_NAME),
+    };
+    if local.is_file() {
+        return Ok(local);
+    }
+    looked_at.push(local.display().to_string());
+    match config_dir {
+        Some(dir) => {
+            let user = dir.join("aimon-console").join("config.yaml");
+            if user.is_file() {
+                return Ok(user);
+            }
+            looked_at.push(user.display().to_string());
+        }
+        None => looked_at.push(
+            "$XDG_CONFIG_HOME/aimon-console/config.yaml (no config folder known)".to_string(),
+        ),
+    }
+    looked_at.push("--config (not given)".to_string());
+    looked_at.push("$AIMON_CONFIG (not set)".to_string());
+    Err(ConfigError::not_found(&looked_at))
+}
+
+/// Parse a duration: a number followed by `ms`, `s`, `m` or `h` (`500ms`, `10s`, `1.5s`, `2m`,
+/// `1h`); a plain number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let text = s.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let bad_number = || {
+        format!(
+            "invalid duration {s:?}: expected a number then ms, s, m or h (e.g. 500ms, 10s, 1.5s)"
+        )
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return Err(bad_number());
+    }
+    if !whole
+        .chars()
+        .chain(fraction.chars())
+        .all(|c| c.is_ascii_digit())
+    {
+        return Err(bad_number());
+    }
+    let unit_nanos: u128 = match unit.trim_start() {
+        "ms" => 1_000_000,
+        "" | "s" => 1_000_000_000,
+        "m" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        other => {
+            return Err(format!(
+                "invalid duration {s:?}: unknown unit {other:?} (use ms, s, m or h; a plain number is seconds)"
+            ))
+        }
+    };
+    let too_long = || format!("invalid duration {s:?}: too long");
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| too_long())?
+    };
+    // Fixed-point: digits past nanosecond precision are dropped.
+    let mut fraction_nanos: u128 = 0;
+    let mut scale = unit_nanos;
+    for digit in fraction.chars().filter_map(|c| c.to_digit(10)) {
+        scale /= 10;
+        fraction_nanos += u128::from(digit) * scale;
+    }
+    let nanos = whole
+        .checked_mul(unit_nanos)
+        .and_then(|n| n.checked_add(fraction_nanos))
+        .ok_or_else(too_long)?;
+    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_long())?;
+    // The remainder is below 1e9, so it fits.
+    let sub = u32::try_from(nanos % 1_000_000_000).unwrap_or(0);
+    Ok(Duration::new(secs, sub))
+}
+
+/// Whether a server name follows [`SERVER_NAME_RULE`].
+pub fn is_valid_server_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let inner_ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
+    let end_ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => end_ok(first) && end_ok(last) && bytes.iter().all(inner_ok),
+        _ => false,
+    }
+}
+
+/// A missing or whitespace-only value.
+fn is_blank(value: Option<&str>) -> bool {
+    value.is_none_or(|v| v.trim().is_empty())
+}
+
+/// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
+/// symlink).
+fn relative_to(base: &Path, path: &Path) -> PathBuf {
+    base.join(path)
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
+}
+
+/// A document with no content (empty, comments only, or a bare `~`/`null`) is an empty config.
+fn is_empty_document(spans: &Spans, text: &str) -> bool {
+    match spans.get("") {
+        None => true,
+        Some(root) => {
+            let value = text.get(root.start.offset..root.end.offset).unwrap_or("");
+            matches!(value.trim(), "" | "~" | "null" | "Null" | "NULL")
+        }
+    }
+}
+
+/// A serde_yaml error as a located [`ConfigError`]; its own " at line L column C" suffix is
+/// dropped since the location leads.
+fn serde_error(path: &Path, spans: &Spans, err: &serde_yaml::Error) -> ConfigError {
+    let mut message = err.to_string();
+    let position = match err.location() {
+        Some(loc) => {
+            let suffix = format!(" at line {} column {}", loc.line(), loc.column());
+            if let Some(stripped) = message.strip_suffix(&suffix) {
+                message = stripped.to_string();
+            }
+            Position {
+                line: loc.line(),
+                column: loc.column(),
+                offset: loc.index(),
+            }
+        }
+        None => spans.value("").unwrap_or(Position {
+            line: 1,
+            column: 1,
+            offset: 0,
+        }),
+    };
+    ConfigError::at(ConfigErrorKind::Schema, path, position, message)
+}
+
+/// What the checks after deserialization need: the file, its location index and the variables.
+struct Context<'a> {
+    path: &'a Path,
+    spans: &'a Spans,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Context<'_> {
+    /// Where the value at `node` starts; falls back to its parents, then to 1:1.
+    fn value_at(&self, node: &str) -> Position {
+        let mut path = node;
+        loop {
+            if let Some(position) = self.spans.value(path) {
+                return position;
+            }
+            match path.rfind(['.', '[']) {
+                Some(cut) => path = &path[..cut],
+                None => {
+                    return self.spans.value("").unwrap_or(Position {
+                        line: 1,
+                        column: 1,
+                        offset: 0,
+                    })
+                }
+            }
+        }
+    }
+
+    fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
+        ConfigError::at(kind, self.path, self.value_at(node), message)
+    }
+
+    fn place(&self, position: Position) -> String {
+        format!(
+            "{}:{}:{}",
+            self.path.display(),
+            position.line,
+            position.column
+        )
+    }
+
+    /// Expand `${VAR}`s in the string value at `node`.
+    fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
+        expand(value, self.env).map_err(|e: ExpandError| {
+            self.error(ConfigErrorKind::Expansion, node, format!("{e} (in {node})"))
+        })
+    }
+
+    fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
+        parse_duration(&raw.0)
+            .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
+    }
+
+    fn mcp(&self, raw: RawMcp, base: &Path) -> Result<McpConfig, ConfigError> {
+        let startup_budget = raw
+            .startup_budget
+            .as_ref()
+            .map(|d| self.duration("mcp.startup_budget", d))
+            .transpose()?;
+        let mut servers = Vec::new();
+        let mut first_seen: HashMap<String, Position> = HashMap::new();
+        for (i, server) in raw.servers.unwrap_or_default().into_iter().enumerate() {
+            let node = index_path("mcp.servers", i);
+            let name_node = child_path(&node, "name");
+            let name_at = self.value_at(&name_node);
+            if let Some(first) = first_seen.get(&server.name) {
+                return Err(ConfigError::at(
+                    ConfigErrorKind::DuplicateName,
+                    self.path,
+                    name_at,
+                    format!(
+                        "duplicate server name {:?} (first defined at {})",
+                        server.name,
+                        self.place(*first)
+                    ),
+                ));
+            }
+            first_seen.insert(server.name.clone(), name_at);
+            servers.push(self.server(&node, server, base)?);
+        }
+        Ok(McpConfig {
+            servers,
+            startup_budget,
+        })
+    }
+
+    fn server(&self, node: &str, raw: RawServer, base: &Path) -> Result<ServerConfig, ConfigError> {
+        let name_node = child_path(node, "name");
+        if !is_valid_server_name(&raw.name) {
+            return Err(self.error(
+                ConfigErrorKind::Invalid,
+                &name_node,
+                format!(
+                    "invalid server name {:?}: a name must match {SERVER_NAME_RULE} (lowercase letters, digits and inner hyphens)",
+                    raw.name
+                ),
+            ));
+        }
+        let entry_at = self
+            .spans
+            .key(&name_node)
+            .unwrap_or_else(|| self.value_at(node));
+        let transport = raw.transport.unwrap_or(TransportKind::Stdio);
+        let missing = |field: &str| {
+            ConfigError::at(
+                ConfigErrorKind::Invalid,
+                self.path,
+                entry_at,
+                format!(
+                    "server {:?} uses transport {} but has no `{field}`",
+                    raw.name,
+                    transport.as_str()
+                ),
+            )
+        };
+        match transport {
+            TransportKind::Stdio if is_blank(raw.command.as_deref()) => {
+                return Err(missing("command"))
+            }
+            TransportKind::StreamableHttp | TransportKind::Sse if is_blank(raw.url.as_deref()) => {
+                return Err(missing("url"))
+            }
+            TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}
+        }
+        let field = |name: &str| child_path(node, name);
+        let opt = |name: &str, value: Option<String>| {
+            value.map(|v| self.expand(&field(name), &v)).transpose()
+        };
+        let command = opt("command", raw.command)?;
+        let url = opt("url", raw.url)?;
+        let cwd = opt("cwd", raw.cwd)?.map(|dir| relative_to(base, Path::new(&dir)));
+        let args = raw
+            .args
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(j, arg)| self.expand(&index_path(&field("args"), j), arg))
+            .collect::<Result<Vec<_>, _>>()?;
+        let env = self.map(&field("env"), raw.env.unwrap_or_default())?;
+        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default())?;
+        let request_timeout = match &raw.request_timeout {
+            Some(d) => self.duration(&field("request_timeout"), d)?,
+            None => DEFAULT_REQUEST_TIMEOUT,
+        };
+        Ok(ServerConfig {
+            name: raw.name,
+            transport,
+            command,
+            args,
+            env,
+            cwd,
+            url,
+            headers,
+            request_timeout,
+            annotation_trust: raw.annotation_trust.unwrap_or_default(),
+            enabled: raw.enabled.unwrap_or(true),
+        })
+    }
+
+    /// Expand the values (not the keys) of a string map.
+    fn map(
+        &self,
+        node: &str,
+        raw: BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
+        raw.into_iter()
+            .map(|(k, v)| {
+                let value = self.expand(&child_path(node, &k), &v)?;
+                Ok((k, value))
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `mcp` and `policy` sections"
+)]
+struct RawConfig {
+    #[serde(default)]
+    mcp: Option<RawMcp>,
+    #[serde(default)]
+    policy: Option<RawPolicy>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `servers` and `startup_budget`"
+)]
+struct RawMcp {
+    #[serde(default)]
+    startup_budget: Option<DurationText>,
+    #[serde(default)]
+    servers: Option<Vec<RawServer>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a server mapping (name, transport, command, url, …)"
+)]
+struct RawServer {
+    name: String,
+    #[serde(default)]
+    transport: Option<TransportKind>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    request_timeout: Option<DurationText>,
+    #[serde(default)]
+    annotation_trust: Option<AnnotationTrust>,
+    #[serde(default)]
+    enabled: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `side_effect_ceiling` and `approval`"
+)]
+struct RawPolicy {
+    #[serde(default)]
+    side_effect_ceiling: Option<SideEffectCeiling>,
+    #[serde(default)]
+    approval: Option<ApprovalPolicy>,
+}
+
+/// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so
+/// the error can say which key it is.
+#[derive(Debug)]
+struct DurationText(String);
+
+impl<'de> Deserialize<'de> for DurationText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = DurationText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration such as 500ms, 10s, 2m or 1h")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationText, E> {
+                Ok(DurationText(v.to_string()))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+#[path = "load_tests.rs"]
+mod tests;
