@@ -1,1 +1,3 @@
 //! Subcommands, one file each.
+
+pub mod demo_server;
