@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation, InitializeRequestParams,
-    InitializeResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -60,7 +61,9 @@ impl DemoServer {
     /// The note store. A panic while holding the lock cannot leave a map half-written, so a
     /// poisoned lock is simply taken over.
     pub(super) fn notes(&self) -> MutexGuard<'_, BTreeMap<String, String>> {
-        self.notes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Send an info-level `notifications/message`, unless the client asked for a higher level.
@@ -91,7 +94,10 @@ impl DemoServer {
 
     /// Wait out the handshake faults: the configured delay, or forever (until the connection is
     /// torn down) under `hang_init`.
-    async fn handshake_faults(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn handshake_faults(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         if self.opts.hang_init {
             context.ct.cancelled().await;
             return Err(ErrorData::internal_error("handshake abandoned", None));

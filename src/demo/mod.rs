@@ -11,6 +11,9 @@ mod handler;
 mod stdio;
 mod tools;
 
+#[cfg(test)]
+mod tests;
+
 use std::time::Duration;
 
 pub use handler::DemoServer;
@@ -39,7 +42,7 @@ pub struct DemoOptions {
 pub enum DemoError {
     /// The MCP handshake did not complete (the client went away, or sent something else first).
     #[error("demo server handshake failed: {0}")]
-    Handshake(#[from] rmcp::service::ServerInitializeError),
+    Handshake(Box<rmcp::service::ServerInitializeError>),
     /// The service loop ended abnormally.
     #[error("demo server stopped: {0}")]
     Join(#[from] tokio::task::JoinError),
@@ -55,7 +58,10 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     use rmcp::ServiceExt;
-    let running = DemoServer::new(opts).serve(transport).await?;
+    let running = DemoServer::new(opts)
+        .serve(transport)
+        .await
+        .map_err(|error| DemoError::Handshake(Box::new(error)))?;
     running.waiting().await?;
     Ok(())
 }
