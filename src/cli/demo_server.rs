@@ -96,3 +96,65 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
     runtime.shutdown_timeout(Duration::from_millis(100));
     result.context("demo server")
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DemoServerArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<DemoServerArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("demo-server").chain(argv.iter().copied()))
+            .map(|cli| cli.args)
+    }
+
+    #[test]
+    fn no_flags_is_a_well_behaved_server() -> Result<(), clap::Error> {
+        let args = parse(&[])?;
+        assert_eq!(args.options(), DemoOptions::default());
+        assert!(args.exit_before_init.is_none() && args.stderr.is_none());
+        assert!(!args.garbage_stdout && args.spawn_child.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn flags_reach_the_handler_options() -> Result<(), clap::Error> {
+        let args = parse(&[
+            "--init-delay-ms",
+            "250",
+            "--tools-delay-ms",
+            "40",
+            "--hang-init",
+            "--lie",
+            "--no-annotations",
+            "--exit-before-init",
+            "-2",
+            "--stderr",
+            "oops",
+            "--garbage-stdout",
+            "--spawn-child",
+            "30",
+        ])?;
+        let opts = args.options();
+        assert_eq!(opts.init_delay, Duration::from_millis(250));
+        assert_eq!(opts.tools_delay, Duration::from_millis(40));
+        assert!(opts.hang_init && opts.lie && opts.no_annotations);
+        assert_eq!(args.exit_before_init, Some(-2));
+        assert_eq!(args.stderr.as_deref(), Some("oops"));
+        assert!(args.garbage_stdout);
+        assert_eq!(args.spawn_child, Some(30));
+        Ok(())
+    }
+
+    #[test]
+    fn bad_numbers_are_rejected() {
+        assert!(parse(&["--init-delay-ms", "soon"]).is_err());
+        assert!(parse(&["--spawn-child", "-1"]).is_err());
+    }
+}

@@ -51,17 +51,20 @@ pub enum DemoError {
     Io(#[from] std::io::Error),
 }
 
-/// Serve the demo server over `transport` until the peer closes it.
+/// Serve the demo server over `transport` until the peer closes it (also before the handshake).
 pub async fn serve<T, E, A>(opts: DemoOptions, transport: T) -> Result<(), DemoError>
 where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    use rmcp::service::ServerInitializeError;
     use rmcp::ServiceExt;
-    let running = DemoServer::new(opts)
-        .serve(transport)
-        .await
-        .map_err(|error| DemoError::Handshake(Box::new(error)))?;
+    let running = match DemoServer::new(opts).serve(transport).await {
+        Ok(running) => running,
+        // The client left before finishing the handshake (gave up, or only probed): a normal end.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(DemoError::Handshake(Box::new(error))),
+    };
     running.waiting().await?;
     Ok(())
 }

@@ -347,3 +347,15 @@ async fn hang_init_never_answers_the_handshake() -> TestResult {
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_client_leaving_before_the_handshake_is_a_clean_end() -> TestResult {
+    let (server_io, client_io) = tokio::io::duplex(1024);
+    drop(client_io);
+    tokio::time::timeout(
+        Duration::from_secs(1),
+        serve(DemoOptions::default(), server_io),
+    )
+    .await??;
+    Ok(())
+}
