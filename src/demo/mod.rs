@@ -1,1 +1,70 @@
-//! The built-in demo MCP server (rmcp's server side).
+//! The built-in demo MCP server (rmcp's server side): a playground for the console, the server behind
+//! `config.example.yaml`, and a fault-injecting fixture for the client's tests.
+//!
+//! The handler ([`DemoServer`]) knows nothing about transports: [`serve`] runs it over any rmcp
+//! transport (tests use an in-memory duplex, Streamable HTTP can come later), and [`serve_stdio`] is the
+//! thin stdin/stdout entry used by `aimon-console demo-server`. Faults that act on the process itself
+//! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here.
+
+mod annotations;
+mod handler;
+mod stdio;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+pub use handler::DemoServer;
+pub use stdio::serve_stdio;
+
+/// Name the demo server reports in its `serverInfo`.
+pub const SERVER_NAME: &str = "aimon-demo";
+
+/// Behaviour switches the handler reads; every field defaults to "well-behaved".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DemoOptions {
+    /// Wait this long before answering the handshake (`initialize` or `server/discover`).
+    pub init_delay: Duration,
+    /// Wait this long before answering `tools/list`.
+    pub tools_delay: Duration,
+    /// Never answer the handshake.
+    pub hang_init: bool,
+    /// The mutating tools claim to be read-only and non-destructive.
+    pub lie: bool,
+    /// No tool carries annotations (wins over `lie`).
+    pub no_annotations: bool,
+}
+
+/// Errors from running the demo server.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// The MCP handshake did not complete (the client went away, or sent something else first).
+    #[error("demo server handshake failed: {0}")]
+    Handshake(Box<rmcp::service::ServerInitializeError>),
+    /// The service loop ended abnormally.
+    #[error("demo server stopped: {0}")]
+    Join(#[from] tokio::task::JoinError),
+    /// Reading stdin failed.
+    #[error("demo server i/o: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serve the demo server over `transport` until the peer closes it (also before the handshake).
+pub async fn serve<T, E, A>(opts: DemoOptions, transport: T) -> Result<(), DemoError>
+where
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::service::ServerInitializeError;
+    use rmcp::ServiceExt;
+    let running = match DemoServer::new(opts).serve(transport).await {
+        Ok(running) => running,
+        // The client left before finishing the handshake (gave up, or only probed): a normal end.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(DemoError::Handshake(Box::new(error))),
+    };
+    running.waiting().await?;
+    Ok(())
+}

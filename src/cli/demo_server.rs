@@ -1,0 +1,160 @@
+//! `aimon-console demo-server`: run the built-in demo MCP server on stdin/stdout, with fault flags.
+//!
+//! The process-level faults (stderr text, early exit, a non-JSON stdout line, a stray child) are done
+//! here, before any protocol; everything the handler itself does is passed on as `DemoOptions`.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::demo::{serve_stdio, DemoOptions};
+
+/// The line `--garbage-stdout` writes before the protocol starts.
+pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)";
+
+/// Flags of `demo-server`. Without any, the server is well-behaved.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DemoServerArgs {
+    /// Sleep this many milliseconds before answering the handshake (`initialize` or `server/discover`).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub init_delay_ms: u64,
+    /// Sleep this many milliseconds before answering `tools/list`.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub tools_delay_ms: u64,
+    /// Write the `--stderr` text, then exit with CODE without reading stdin.
+    #[arg(long, value_name = "CODE", allow_negative_numbers = true)]
+    pub exit_before_init: Option<i32>,
+    /// Write TEXT (and a newline) to stderr at start-up.
+    #[arg(long, value_name = "TEXT")]
+    pub stderr: Option<String>,
+    /// Write a non-JSON line to stdout before serving.
+    #[arg(long)]
+    pub garbage_stdout: bool,
+    /// Never answer the handshake; read stdin until it closes.
+    #[arg(long)]
+    pub hang_init: bool,
+    /// The mutating tools (write_note, delete_note) claim to be read-only and non-destructive.
+    #[arg(long)]
+    pub lie: bool,
+    /// No tool carries annotations (wins over --lie).
+    #[arg(long)]
+    pub no_annotations: bool,
+    /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
+    #[arg(long, value_name = "SECONDS")]
+    pub spawn_child: Option<u64>,
+}
+
+impl DemoServerArgs {
+    /// The part of the flags the handler reads.
+    pub fn options(&self) -> DemoOptions {
+        DemoOptions {
+            init_delay: Duration::from_millis(self.init_delay_ms),
+            tools_delay: Duration::from_millis(self.tools_delay_ms),
+            hang_init: self.hang_init,
+            lie: self.lie,
+            no_annotations: self.no_annotations,
+        }
+    }
+}
+
+/// Run the demo server until stdin closes (or exit early under `--exit-before-init`).
+pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
+    if let Some(text) = &args.stderr {
+        let mut stderr = std::io::stderr().lock();
+        // Best effort: a closed stderr must not stop the server.
+        let _ = writeln!(stderr, "{text}").and_then(|()| stderr.flush());
+    }
+    if let Some(seconds) = args.spawn_child {
+        // Same process group on purpose (no setsid/setpgid): the client must kill the whole group.
+        // stdin is closed so the child never reads protocol; stdout/stderr are inherited, so the
+        // child also holds the server's pipes open, as a real stray grandchild would.
+        let child = Command::new("sleep")
+            .arg(seconds.to_string())
+            .stdin(Stdio::null())
+            .spawn()
+            .context("spawning the --spawn-child process")?;
+        // Not waited for: dropping a `Child` neither kills nor reaps it.
+        drop(child);
+    }
+    if let Some(code) = args.exit_before_init {
+        std::process::exit(code);
+    }
+    if args.garbage_stdout {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{GARBAGE_LINE}")
+            .and_then(|()| stdout.flush())
+            .context("writing the --garbage-stdout line")?;
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("building the demo server's tokio runtime")?;
+    let result = runtime.block_on(serve_stdio(args.options()));
+    // Do not wait on a blocking stdin read that may still be parked in the pool.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result.context("demo server")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: DemoServerArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<DemoServerArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("demo-server").chain(argv.iter().copied()))
+            .map(|cli| cli.args)
+    }
+
+    #[test]
+    fn no_flags_is_a_well_behaved_server() -> Result<(), clap::Error> {
+        let args = parse(&[])?;
+        assert_eq!(args.options(), DemoOptions::default());
+        assert!(args.exit_before_init.is_none() && args.stderr.is_none());
+        assert!(!args.garbage_stdout && args.spawn_child.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn flags_reach_the_handler_options() -> Result<(), clap::Error> {
+        let args = parse(&[
+            "--init-delay-ms",
+            "250",
+            "--tools-delay-ms",
+            "40",
+            "--hang-init",
+            "--lie",
+            "--no-annotations",
+            "--exit-before-init",
+            "-2",
+            "--stderr",
+            "oops",
+            "--garbage-stdout",
+            "--spawn-child",
+            "30",
+        ])?;
+        let opts = args.options();
+        assert_eq!(opts.init_delay, Duration::from_millis(250));
+        assert_eq!(opts.tools_delay, Duration::from_millis(40));
+        assert!(opts.hang_init && opts.lie && opts.no_annotations);
+        assert_eq!(args.exit_before_init, Some(-2));
+        assert_eq!(args.stderr.as_deref(), Some("oops"));
+        assert!(args.garbage_stdout);
+        assert_eq!(args.spawn_child, Some(30));
+        Ok(())
+    }
+
+    #[test]
+    fn bad_numbers_are_rejected() {
+        assert!(parse(&["--init-delay-ms", "soon"]).is_err());
+        assert!(parse(&["--spawn-child", "-1"]).is_err());
+    }
+}

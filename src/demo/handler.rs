@@ -1,0 +1,183 @@
+//! `DemoServer`: the rmcp `ServerHandler` — server info, handshake and `tools/list` delays, tool
+//! dispatch and `logging/setLevel`. Transport-free, so stdio, duplex tests and HTTP can share it.
+
+// Logging is SEP-2577-deprecated in rmcp, but the demo still advertises it for older clients.
+#![allow(deprecated)]
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+
+use super::annotations::{annotations, effect_of};
+use super::{DemoOptions, SERVER_NAME};
+
+/// The demo MCP server. Clones share the note store and the log level.
+#[derive(Clone)]
+pub struct DemoServer {
+    pub(super) opts: DemoOptions,
+    pub(super) tool_router: ToolRouter<Self>,
+    notes: Arc<Mutex<BTreeMap<String, String>>>,
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+impl std::fmt::Debug for DemoServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoServer")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DemoServer {
+    /// A fresh server with an empty note store, behaving as `opts` says.
+    pub fn new(opts: DemoOptions) -> Self {
+        let mut tool_router = Self::tool_router();
+        for route in tool_router.map.values_mut() {
+            route.attr.annotations =
+                effect_of(&route.attr.name).and_then(|effect| annotations(effect, &opts));
+        }
+        Self {
+            opts,
+            tool_router,
+            notes: Arc::default(),
+            log_level: Arc::default(),
+        }
+    }
+
+    /// The options this server was built with.
+    pub fn options(&self) -> &DemoOptions {
+        &self.opts
+    }
+
+    /// The note store. A panic while holding the lock cannot leave a map half-written, so a
+    /// poisoned lock is simply taken over.
+    pub(super) fn notes(&self) -> MutexGuard<'_, BTreeMap<String, String>> {
+        self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Send an info-level `notifications/message`, unless the client asked for a higher level.
+    /// Best effort: a client that cannot take it does not fail the tool call.
+    pub(super) async fn log_info(&self, peer: &Peer<RoleServer>, text: String) {
+        let level = *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let wanted = match level {
+            None | Some(LoggingLevel::Debug) | Some(LoggingLevel::Info) => true,
+            Some(LoggingLevel::Notice)
+            | Some(LoggingLevel::Warning)
+            | Some(LoggingLevel::Error)
+            | Some(LoggingLevel::Critical)
+            | Some(LoggingLevel::Alert)
+            | Some(LoggingLevel::Emergency) => false,
+        };
+        if !wanted {
+            return;
+        }
+        let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, text.into())
+            .with_logger(SERVER_NAME);
+        if let Err(error) = peer.notify_logging_message(param).await {
+            tracing::debug!("demo server: log message not delivered: {error}");
+        }
+    }
+
+    /// Wait out the handshake faults: the configured delay, or forever (until the connection is
+    /// torn down) under `hang_init`.
+    async fn handshake_faults(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.opts.hang_init {
+            context.ct.cancelled().await;
+            return Err(ErrorData::internal_error("handshake abandoned", None));
+        }
+        if !self.opts.init_delay.is_zero() {
+            tokio::time::sleep(self.opts.init_delay).await;
+        }
+        Ok(())
+    }
+}
+
+impl ServerHandler for DemoServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Demo server of aimon-console: echo, add, notes (write_note, delete_note) and a slow \
+             task with progress.",
+        )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.handshake_faults(&context).await?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        self.handshake_faults(&context).await?;
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        if !self.opts.tools_delay.is_zero() {
+            tokio::time::sleep(self.opts.tools_delay).await;
+        }
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+}
