@@ -245,32 +245,20 @@ fn check_number(schema: &Map<String, Value>, value: &Value, path: &str, errors: 
     let Some(n) = value.as_f64() else {
         return;
     };
-    let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
-    let p = display_path(path);
-    if let Some(min) = bound("minimum") {
-        if n < min {
-            errors.push(format!("{p}: must be at least {}", schema["minimum"]));
-        }
-    }
-    if let Some(max) = bound("maximum") {
-        if n > max {
-            errors.push(format!("{p}: must be at most {}", schema["maximum"]));
-        }
-    }
-    if let Some(min) = bound("exclusiveMinimum") {
-        if n <= min {
-            errors.push(format!(
-                "{p}: must be greater than {}",
-                schema["exclusiveMinimum"]
-            ));
-        }
-    }
-    if let Some(max) = bound("exclusiveMaximum") {
-        if n >= max {
-            errors.push(format!(
-                "{p}: must be less than {}",
-                schema["exclusiveMaximum"]
-            ));
+    type Violated = fn(f64, f64) -> bool;
+    let bounds: [(&str, Violated, &str); 4] = [
+        ("minimum", |n, b| n < b, "at least"),
+        ("maximum", |n, b| n > b, "at most"),
+        ("exclusiveMinimum", |n, b| n <= b, "greater than"),
+        ("exclusiveMaximum", |n, b| n >= b, "less than"),
+    ];
+    for (key, violated, phrase) in bounds {
+        // Only numeric bounds count (draft-4 boolean exclusives are ignored).
+        let Some(bound) = schema.get(key).filter(|b| b.is_number()) else {
+            continue;
+        };
+        if bound.as_f64().is_some_and(|b| violated(n, b)) {
+            errors.push(format!("{}: must be {phrase} {bound}", display_path(path)));
         }
     }
 }
