@@ -1,1 +1,64 @@
 //! Approval: the side-effect ceiling, the approval policy, the session ledger and the gate.
+//!
+//! `gate.rs` decides (run, ask or refuse) from a `ToolDescriptor` alone, never from where the tool
+//! came from (DESIGN §1); `ledger.rs` remembers session approvals keyed by a descriptor
+//! fingerprint; `request.rs` is the question the runtime sends to whoever answers approvals.
+
+mod gate;
+mod ledger;
+mod request;
+
+pub use gate::ApprovalGate;
+pub use ledger::{DescriptorFingerprint, LedgerEntry, LedgerError};
+pub use request::{await_decision, ApprovalRequest};
+
+/// The operator's answer to one approval request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ApprovalDecision {
+    /// Run this call only.
+    AllowOnce,
+    /// Run this call and, for the rest of the session, every call of this exact tool
+    /// (never offered for destructive tools).
+    AllowForSession,
+    /// Do not run this call.
+    Deny,
+}
+
+impl ApprovalDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalDecision::AllowOnce => "allow_once",
+            ApprovalDecision::AllowForSession => "allow_for_session",
+            ApprovalDecision::Deny => "deny",
+        }
+    }
+
+    /// Whether the call this answers may run.
+    pub fn allows(self) -> bool {
+        match self {
+            ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession => true,
+            ApprovalDecision::Deny => false,
+        }
+    }
+}
+
+/// What the gate says about a call, with the reason in words for the operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateVerdict {
+    /// Run without asking.
+    Run { why: String },
+    /// Ask the operator first.
+    Ask { why: String },
+    /// Never run: above the side-effect ceiling.
+    Refuse { why: String },
+}
+
+impl GateVerdict {
+    pub fn why(&self) -> &str {
+        match self {
+            GateVerdict::Run { why } | GateVerdict::Ask { why } | GateVerdict::Refuse { why } => {
+                why
+            }
+        }
+    }
+}
