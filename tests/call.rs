@@ -1,0 +1,95 @@
+//! `call` end to end: the gate, the ceiling, approval without a terminal, `--yes`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+fn config(ceiling: &str, m: &str) -> TempConfig {
+    let mut yaml = String::from("mcp:\n  servers:\n");
+    yaml.push_str(&demo_server("demo", &[], "annotation_trust: trust", m));
+    yaml.push_str(&format!("policy:\n  side_effect_ceiling: {ceiling}\n"));
+    write_config(&yaml)
+}
+
+#[test]
+fn read_only_call_runs_without_asking() {
+    let m = marker("call-ro");
+    let cfg = config("mutating", &m);
+    let out = run(
+        &["call", "mcp__demo__add", "--args", r#"{"a":2,"b":3}"#],
+        Some(&cfg.path),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5");
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}
+
+#[test]
+fn mutating_call_without_a_terminal_is_refused_and_runs_with_yes() {
+    let m = marker("call-mut");
+    let cfg = config("mutating", &m);
+    let args = r#"{"title":"t","body":"b"}"#;
+    let out = run(&["call", "mcp__demo__write_note", "--args", args], Some(&cfg.path));
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused") && err.contains("--yes"), "{err}");
+    assert!(out.stdout.is_empty());
+
+    let out = run(
+        &["call", "mcp__demo__write_note", "--args", args, "--yes"],
+        Some(&cfg.path),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("saved note"));
+}
+
+#[test]
+fn ceiling_read_only_refuses_mutating_calls_without_a_prompt() {
+    let m = marker("call-ceiling");
+    let cfg = config("read_only", &m);
+    let out = run(
+        &["call", "mcp__demo__write_note", "--args", r#"{"title":"t","body":"b"}"#, "--yes"],
+        Some(&cfg.path),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("side_effect_ceiling") && err.contains("read_only"), "{err}");
+    assert!(!err.contains("allow this call"), "no prompt expected: {err}");
+}
+
+#[test]
+fn a_tool_error_and_bad_arguments_exit_1() {
+    let m = marker("call-err");
+    let cfg = config("mutating", &m);
+    let out = run(
+        &["call", "mcp__demo__delete_note", "--args", r#"{"title":"nope"}"#, "--yes"],
+        Some(&cfg.path),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error:"));
+
+    let out = run(&["call", "mcp__demo__add", "--args", r#"{"a":"x"}"#], Some(&cfg.path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("input schema"));
+
+    let out = run(&["call", "mcp__demo__nope"], Some(&cfg.path));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tool named"));
+}
+
+#[test]
+fn call_json_reports_status_and_result() {
+    let m = marker("call-json");
+    let cfg = config("mutating", &m);
+    let out = run(
+        &["call", "mcp__demo__echo", "--args", r#"{"text":"hi"}"#, "--json"],
+        Some(&cfg.path),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["result"]["text"], "hi");
+    assert_eq!(v["result"]["is_error"], false);
+}

@@ -1,0 +1,135 @@
+//! Shared helpers for the integration tests: the real binary, temporary configs, process scans.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The aimon-console binary built for this test run.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_aimon-console")
+}
+
+/// A unique marker for the processes of one test (put in a server's env, found in /proc).
+pub fn marker(name: &str) -> String {
+    format!("aimon-test-{name}-{}-{}", std::process::id(), rand_suffix())
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// A temp dir holding `aimon.yaml` with `yaml` in it.
+pub struct TempConfig {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+pub fn write_config(yaml: &str) -> TempConfig {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("aimon.yaml");
+    std::fs::write(&path, yaml).expect("write config");
+    TempConfig { dir, path }
+}
+
+/// One demo server entry (YAML list item) with the given flags and options.
+pub fn demo_server(name: &str, flags: &[&str], extra: &str, marker: &str) -> String {
+    let args: Vec<String> = std::iter::once("demo-server".to_string())
+        .chain(flags.iter().map(|f| format!("{f:?}")))
+        .collect();
+    let mut s = format!(
+        "    - name: {name}\n      command: {}\n      args: [{}]\n      env: {{AIMON_TEST_MARKER: {marker}}}\n",
+        bin(),
+        args.join(", ")
+    );
+    for line in extra.lines().filter(|l| !l.trim().is_empty()) {
+        s.push_str(&format!("      {}\n", line.trim()));
+    }
+    s
+}
+
+/// Runs the binary with `args`, stdin closed, and a logfile in a temp place.
+pub fn run(args: &[&str], config: Option<&Path>) -> Output {
+    let mut cmd = Command::new(bin());
+    if let Some(c) = config {
+        cmd.arg("--config").arg(c);
+    }
+    let log = std::env::temp_dir().join(format!("aimon-test-{}.log", std::process::id()));
+    cmd.arg("--log-file").arg(log);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run aimon-console")
+}
+
+/// `check --json` on a config: (exit code, parsed JSON).
+pub fn check_json(config: &Path) -> (i32, Value) {
+    let out = run(&["check", "--json"], Some(config));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "check --json printed no JSON ({e}):\nstdout: {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), value)
+}
+
+/// The `servers[]` entry named `name`.
+pub fn server<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["servers"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("no server {name} in {report:#}"))
+}
+
+/// The `tools[]` entry named `name`.
+pub fn tool<'a>(list: &'a Value, name: &str) -> &'a Value {
+    list.as_array()
+        .and_then(|a| a.iter().find(|t| t["name"] == name))
+        .unwrap_or_else(|| panic!("no tool {name} in {list:#}"))
+}
+
+/// Pids of live processes whose environment holds `marker` (zombies excluded).
+pub fn processes_with(marker: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+            continue;
+        }
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
+            if env
+                .split(|b| *b == 0)
+                .any(|kv| kv == format!("AIMON_TEST_MARKER={marker}").as_bytes())
+            {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Waits up to `timeout` for every process with `marker` to be gone; returns the survivors.
+pub fn wait_gone(marker: &str, timeout: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() || start.elapsed() > timeout {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,215 @@
+//! The runtime as a library: lifecycle (close order, a failed build closes the manager), the
+//! approval request answered by the driver, the manager's last name check, fail-safe execute.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aimon_console::approval::ApprovalDecision;
+use aimon_console::config::{
+    AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
+};
+use aimon_console::mcp::events::{McpEvent, ServerStatus, null_sink};
+use aimon_console::mcp::manager::McpClientManager;
+use aimon_console::mcp::notify::NotificationTap;
+use aimon_console::runtime::{
+    AgentRuntimeFactory, CallStatus, RuntimeError, RuntimeEvent, RuntimeOptions,
+};
+use aimon_console::tool::local::ReadTool;
+use aimon_console::tool::{Tool, ToolRegistry};
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn demo(name: &str, flags: &[&str], trust: AnnotationTrust, marker: &str) -> ServerConfig {
+    let mut env = BTreeMap::new();
+    env.insert("AIMON_TEST_MARKER".to_string(), marker.to_string());
+    ServerConfig {
+        name: name.to_string(),
+        transport: TransportKind::Stdio,
+        command: Some(bin().to_string()),
+        args: std::iter::once("demo-server")
+            .chain(flags.iter().copied())
+            .map(String::from)
+            .collect(),
+        env,
+        cwd: None,
+        url: None,
+        headers: BTreeMap::new(),
+        request_timeout: Duration::from_secs(10),
+        annotation_trust: trust,
+        enabled: true,
+    }
+}
+
+fn config(servers: Vec<ServerConfig>) -> Config {
+    Config {
+        path: PathBuf::from("/dev/null"),
+        mcp: McpConfig {
+            servers,
+            startup_budget: None,
+        },
+        policy: PolicyConfig::default(),
+    }
+}
+
+#[tokio::test]
+async fn close_closes_the_manager_first_and_leaves_no_process() {
+    let m = marker("close-order");
+    let cfg = config(vec![demo("a", &["--spawn-child", "991"], AnnotationTrust::Ignore, &m)]);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+    assert!(!processes_with(&m).is_empty(), "server should be running");
+    let steps = runtime.close().await;
+    let order: Vec<&str> = steps.iter().map(|s| s.what).collect();
+    assert_eq!(order, vec!["mcp manager", "running calls", "event stream"]);
+    assert!(steps.iter().all(|s| s.result.is_ok()), "{steps:?}");
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}
+
+#[tokio::test]
+async fn a_failed_runtime_build_closes_the_manager() {
+    let m = marker("build-fail");
+    let cfg = config(vec![demo("a", &["--spawn-child", "992"], AnnotationTrust::Ignore, &m)]);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    // A second `read` collides with the local one: building the runtime fails after start.
+    let options = RuntimeOptions {
+        local_tools: true,
+        extra_tools: vec![Arc::new(ReadTool::new()) as Arc<dyn Tool>],
+    };
+    let result = AgentRuntimeFactory::create(&cfg, options, events).await;
+    assert!(matches!(result, Err(RuntimeError::DuplicateTool(_))));
+    assert!(
+        wait_gone(&m, Duration::from_secs(1)).is_empty(),
+        "the factory must close the manager it created"
+    );
+}
+
+#[tokio::test]
+async fn approvals_are_asked_of_the_driver_and_honoured() {
+    let m = marker("approve");
+    let cfg = config(vec![demo("demo", &[], AnnotationTrust::Trust, &m)]);
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+
+    // The driver: allow the first request, deny the second; remember what was asked.
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let driver = tokio::spawn(async move {
+        let mut n = 0;
+        while let Some(event) = stream.recv().await {
+            if let RuntimeEvent::ApprovalRequested(request) = event {
+                seen.lock().unwrap().push((request.tool.name.clone(), request.why.clone()));
+                n += 1;
+                request.respond(if n == 1 {
+                    ApprovalDecision::AllowOnce
+                } else {
+                    ApprovalDecision::Deny
+                });
+            }
+        }
+    });
+
+    let args = json!({"title": "t", "body": "b"});
+    let first = runtime
+        .call("mcp__demo__write_note", args.clone(), CancellationToken::new())
+        .await;
+    assert_eq!(first.status, CallStatus::Ok, "{first:?}");
+    let second = runtime
+        .call("mcp__demo__write_note", args, CancellationToken::new())
+        .await;
+    assert_eq!(second.status, CallStatus::Denied, "{second:?}");
+    // Read-only under trust: runs without asking.
+    let echo = runtime
+        .call("mcp__demo__echo", json!({"text": "x"}), CancellationToken::new())
+        .await;
+    assert_eq!(echo.status, CallStatus::Ok);
+
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].0, "mcp__demo__write_note");
+    assert!(asked[0].1.to_lowercase().contains("mutating"), "{asked:?}");
+    runtime.close().await;
+    driver.abort();
+}
+
+#[tokio::test]
+async fn a_dead_server_makes_its_tools_fail_safe() {
+    let m = marker("dead");
+    let cfg = config(vec![demo("demo", &[], AnnotationTrust::Trust, &m)]);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+    for pid in processes_with(&m) {
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = runtime
+        .call("mcp__demo__echo", json!({"text": "x"}), CancellationToken::new())
+        .await;
+    assert_eq!(out.status, CallStatus::Error);
+    assert!(out.result.is_error);
+    assert!(out.result.text.contains("disconnected"), "{}", out.result.text);
+    runtime.close().await;
+}
+
+#[tokio::test]
+async fn duplicate_names_never_overwrite_the_first_holder() {
+    let m = marker("dup");
+    let manager = McpClientManager::new(null_sink(), NotificationTap::none());
+    let servers = vec![
+        demo("same", &[], AnnotationTrust::Ignore, &m),
+        demo("same", &["--lie"], AnnotationTrust::Trust, &m),
+    ];
+    let summary = manager.start_all(&servers, None).await;
+    assert_eq!(summary.servers[0].status, ServerStatus::Ready);
+    assert_eq!(summary.servers[1].status, ServerStatus::Failed);
+    assert_eq!(
+        summary.servers[1].failure.as_ref().unwrap().class.as_str(),
+        "duplicate_name"
+    );
+    let registry = ToolRegistry::new();
+    manager.register_all_tools(&registry);
+    // The first holder's (untrusted) traits are the ones registered.
+    let tool = registry.get("mcp__same__write_note").unwrap();
+    assert_eq!(tool.descriptor().provenance.contains("ignore"), true);
+    assert!(manager.close_all().await.is_empty());
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}
+
+#[tokio::test]
+async fn phases_are_published_as_events_while_servers_start() {
+    let m = marker("events");
+    let cfg = config(vec![demo("demo", &["--stderr", "hello from demo"], AnnotationTrust::Ignore, &m)]);
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+    runtime.close().await;
+    let mut phases = Vec::new();
+    let mut stderr = Vec::new();
+    let mut started = 0;
+    while let Some(event) = stream.recv().await {
+        if let RuntimeEvent::Mcp(e) = event {
+            match e {
+                McpEvent::PhaseStarted { phase, .. } => phases.push(phase.as_str()),
+                McpEvent::Stderr { line, .. } => stderr.push(line),
+                McpEvent::ServerStarted(_) => started += 1,
+                McpEvent::ServerClosed { .. } => {}
+            }
+        }
+    }
+    assert_eq!(phases, vec!["spawn", "handshake", "list_tools"]);
+    assert_eq!(started, 1);
+    assert!(stderr.iter().any(|l| l == "hello from demo"), "{stderr:?}");
+}
