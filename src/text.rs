@@ -115,7 +115,10 @@ mod tests {
     #[test]
     fn strips_osc_title_and_clear_screen() {
         assert_eq!(sanitize("a\x1b]0;pwned\x07b\x1b[2Jc", false), "abc");
-        assert_eq!(sanitize("x\x1b]8;;http://e\x1b\\link\x1b]8;;\x1b\\y", false), "xlinky");
+        assert_eq!(
+            sanitize("x\x1b]8;;http://e\x1b\\link\x1b]8;;\x1b\\y", false),
+            "xlinky"
+        );
     }
 
     #[test]

@@ -31,7 +31,10 @@ fn mutating_call_without_a_terminal_is_refused_and_runs_with_yes() {
     let m = marker("call-mut");
     let cfg = config("mutating", &m);
     let args = r#"{"title":"t","body":"b"}"#;
-    let out = run(&["call", "mcp__demo__write_note", "--args", args], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__demo__write_note", "--args", args],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused") && err.contains("--yes"), "{err}");
@@ -50,13 +53,25 @@ fn ceiling_read_only_refuses_mutating_calls_without_a_prompt() {
     let m = marker("call-ceiling");
     let cfg = config("read_only", &m);
     let out = run(
-        &["call", "mcp__demo__write_note", "--args", r#"{"title":"t","body":"b"}"#, "--yes"],
+        &[
+            "call",
+            "mcp__demo__write_note",
+            "--args",
+            r#"{"title":"t","body":"b"}"#,
+            "--yes",
+        ],
         Some(&cfg.path),
     );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("side_effect_ceiling") && err.contains("read_only"), "{err}");
-    assert!(!err.contains("allow this call"), "no prompt expected: {err}");
+    assert!(
+        err.contains("side_effect_ceiling") && err.contains("read_only"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("allow this call"),
+        "no prompt expected: {err}"
+    );
 }
 
 #[test]
@@ -64,13 +79,22 @@ fn a_tool_error_and_bad_arguments_exit_1() {
     let m = marker("call-err");
     let cfg = config("mutating", &m);
     let out = run(
-        &["call", "mcp__demo__delete_note", "--args", r#"{"title":"nope"}"#, "--yes"],
+        &[
+            "call",
+            "mcp__demo__delete_note",
+            "--args",
+            r#"{"title":"nope"}"#,
+            "--yes",
+        ],
         Some(&cfg.path),
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error:"));
 
-    let out = run(&["call", "mcp__demo__add", "--args", r#"{"a":"x"}"#], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__demo__add", "--args", r#"{"a":"x"}"#],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("input schema"));
 
@@ -84,7 +108,13 @@ fn call_json_reports_status_and_result() {
     let m = marker("call-json");
     let cfg = config("mutating", &m);
     let out = run(
-        &["call", "mcp__demo__echo", "--args", r#"{"text":"hi"}"#, "--json"],
+        &[
+            "call",
+            "mcp__demo__echo",
+            "--args",
+            r#"{"text":"hi"}"#,
+            "--json",
+        ],
         Some(&cfg.path),
     );
     assert_eq!(out.status.code(), Some(0));

@@ -27,7 +27,10 @@ fn example_config_starts_every_demo_server() {
         assert_eq!(s["server_info"]["name"], "aimon-demo");
     }
     let slow = server(&report, "slow-start");
-    assert!(slow["phases"]["handshake_ms"].as_u64().unwrap() >= 800, "{slow:#}");
+    assert!(
+        slow["phases"]["handshake_ms"].as_u64().unwrap() >= 800,
+        "{slow:#}"
+    );
     let chatty = server(&report, "chatty");
     assert!(
         chatty["warnings"][0].as_str().unwrap().contains("not JSON"),
@@ -42,8 +45,15 @@ fn human_report_shows_phases_and_traits() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     for needle in [
-        "SERVER", "HANDSHAKE", "TOOLS LISTED", "notes-trusted", "ready", "SIDE EFFECT",
-        "DESTRUCTIVE", "mcp__notes-trusted__echo", "readOnlyHint=true",
+        "SERVER",
+        "HANDSHAKE",
+        "TOOLS LISTED",
+        "notes-trusted",
+        "ready",
+        "SIDE EFFECT",
+        "DESTRUCTIVE",
+        "mcp__notes-trusted__echo",
+        "readOnlyHint=true",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
@@ -54,7 +64,12 @@ fn five_slow_servers_start_in_parallel() {
     let m = marker("parallel");
     let mut yaml = String::from("mcp:\n  servers:\n");
     for i in 0..5 {
-        yaml.push_str(&demo_server(&format!("slow{i}"), &["--init-delay-ms", "1000"], "", &m));
+        yaml.push_str(&demo_server(
+            &format!("slow{i}"),
+            &["--init-delay-ms", "1000"],
+            "",
+            &m,
+        ));
     }
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
@@ -74,13 +89,28 @@ fn every_fault_gets_its_class_and_the_rest_start_anyway() {
     let m = marker("faults");
     let mut yaml = String::from("mcp:\n  servers:\n");
     yaml.push_str(&demo_server("good", &[], "", &m));
-    yaml.push_str(&demo_server("exits", &["--exit-before-init", "3", "--stderr", "boom"], "", &m));
+    yaml.push_str(&demo_server(
+        "exits",
+        &["--exit-before-init", "3", "--stderr", "boom"],
+        "",
+        &m,
+    ));
     yaml.push_str(&format!(
         "    - name: missing\n      command: /nonexistent\n      env: {{AIMON_TEST_MARKER: {m}}}\n"
     ));
-    yaml.push_str(&demo_server("hangs", &["--hang-init"], "request_timeout: 2s", &m));
+    yaml.push_str(&demo_server(
+        "hangs",
+        &["--hang-init"],
+        "request_timeout: 2s",
+        &m,
+    ));
     yaml.push_str(&demo_server("banner", &["--garbage-stdout"], "", &m));
-    yaml.push_str(&demo_server("slowlist", &["--tools-delay-ms", "5000"], "request_timeout: 1s", &m));
+    yaml.push_str(&demo_server(
+        "slowlist",
+        &["--tools-delay-ms", "5000"],
+        "request_timeout: 1s",
+        &m,
+    ));
     yaml.push_str(&demo_server("child", &["--spawn-child", "987"], "", &m));
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
@@ -103,7 +133,10 @@ fn every_fault_gets_its_class_and_the_rest_start_anyway() {
     assert!(tail.iter().any(|l| l.contains("boom")), "{exits:#}");
 
     let missing = server(&report, "missing");
-    assert_eq!(missing["failure"]["class"], "command_not_found", "{missing:#}");
+    assert_eq!(
+        missing["failure"]["class"], "command_not_found",
+        "{missing:#}"
+    );
     assert_eq!(missing["failure"]["phase"], "spawn");
     assert!(missing["phases"]["spawn_ms"].is_null());
 
@@ -134,7 +167,12 @@ fn startup_budget_caps_the_deadline_and_abandoned_servers_are_killed() {
     let m = marker("budget");
     let mut yaml = String::from("mcp:\n  startup_budget: 1500ms\n  servers:\n");
     yaml.push_str(&demo_server("quick", &[], "", &m));
-    yaml.push_str(&demo_server("late", &["--init-delay-ms", "4000", "--spawn-child", "988"], "", &m));
+    yaml.push_str(&demo_server(
+        "late",
+        &["--init-delay-ms", "4000", "--spawn-child", "988"],
+        "",
+        &m,
+    ));
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 1);
@@ -153,8 +191,18 @@ fn lying_annotations_are_ignored_unless_trusted() {
     let m = marker("lie");
     let mut yaml = String::from("mcp:\n  servers:\n");
     yaml.push_str(&demo_server("liar", &["--lie"], "", &m));
-    yaml.push_str(&demo_server("trusted-liar", &["--lie"], "annotation_trust: trust", &m));
-    yaml.push_str(&demo_server("bare", &["--no-annotations"], "annotation_trust: trust", &m));
+    yaml.push_str(&demo_server(
+        "trusted-liar",
+        &["--lie"],
+        "annotation_trust: trust",
+        &m,
+    ));
+    yaml.push_str(&demo_server(
+        "bare",
+        &["--no-annotations"],
+        "annotation_trust: trust",
+        &m,
+    ));
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 0, "{report:#}");
@@ -164,7 +212,10 @@ fn lying_annotations_are_ignored_unless_trusted() {
         assert_eq!(t["side_effect"], "mutating", "{t:#}");
         assert_eq!(t["destructive"], true, "{t:#}");
         assert_eq!(t["trust"], "ignore");
-        assert!(t["provenance"].as_str().unwrap().contains("ignore"), "{t:#}");
+        assert!(
+            t["provenance"].as_str().unwrap().contains("ignore"),
+            "{t:#}"
+        );
     }
     for name in ["write_note", "delete_note"] {
         let t = tool(tools, &format!("mcp__trusted-liar__{name}"));
@@ -188,12 +239,17 @@ fn streamable_http_is_validated_but_unsupported_for_now() {
     let m = marker("http");
     let mut yaml = String::from("mcp:\n  servers:\n");
     yaml.push_str(&demo_server("local", &[], "", &m));
-    yaml.push_str("    - name: remote\n      transport: streamable_http\n      url: http://127.0.0.1:9/mcp\n");
+    yaml.push_str(
+        "    - name: remote\n      transport: streamable_http\n      url: http://127.0.0.1:9/mcp\n",
+    );
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 1);
     assert_eq!(server(&report, "local")["status"], "ready");
-    assert_eq!(server(&report, "remote")["failure"]["class"], "unsupported_transport");
+    assert_eq!(
+        server(&report, "remote")["failure"]["class"],
+        "unsupported_transport"
+    );
 }
 
 #[test]
@@ -212,5 +268,9 @@ fn an_empty_server_list_is_valid() {
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 0);
     assert_eq!(report["servers"].as_array().unwrap().len(), 0);
-    assert_eq!(report["tools"].as_array().unwrap().len(), 2, "read and bash");
+    assert_eq!(
+        report["tools"].as_array().unwrap().len(),
+        2,
+        "read and bash"
+    );
 }

@@ -38,14 +38,14 @@ fn third_party_servers_start_list_tools_and_resolve_traits() {
     yaml.push_str(&node_server(
         "files",
         "@modelcontextprotocol/server-filesystem/dist/index.js",
-        &[files_dir.clone()],
+        std::slice::from_ref(&files_dir),
         "annotation_trust: trust",
         &m,
     ));
     yaml.push_str(&node_server(
         "files-untrusted",
         "@modelcontextprotocol/server-filesystem/dist/index.js",
-        &[files_dir.clone()],
+        std::slice::from_ref(&files_dir),
         "",
         &m,
     ));
@@ -60,7 +60,10 @@ fn third_party_servers_start_list_tools_and_resolve_traits() {
 
     let everything = server(&report, "everything");
     assert_eq!(everything["status"], "ready");
-    assert!(everything["tools"].as_u64().unwrap() >= 13, "{everything:#}");
+    assert!(
+        everything["tools"].as_u64().unwrap() >= 13,
+        "{everything:#}"
+    );
     assert_eq!(everything["protocol_version"], "2025-11-25");
     assert_eq!(everything["server_info"]["name"], "mcp-servers/everything");
     let echo = tool(tools, "mcp__everything__echo");
@@ -82,9 +85,16 @@ fn third_party_servers_start_list_tools_and_resolve_traits() {
     let time = server(&report, "time");
     assert_eq!(time["status"], "ready", "{time:#}");
     assert_eq!(time["protocol_version"], "2026-07-28", "{time:#}");
-    assert!(tools.as_array().unwrap().iter().any(|t| t["name"] == "mcp__time__get_current_time"));
+    assert!(tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "mcp__time__get_current_time"));
 
-    assert!(wait_gone(&m, Duration::from_secs(2)).is_empty(), "peer processes left");
+    assert!(
+        wait_gone(&m, Duration::from_secs(2)).is_empty(),
+        "peer processes left"
+    );
 }
 
 #[test]
@@ -96,7 +106,7 @@ fn calls_reach_third_party_servers_through_the_gate() {
     yaml.push_str(&node_server(
         "files",
         "@modelcontextprotocol/server-filesystem/dist/index.js",
-        &[files_dir.clone()],
+        std::slice::from_ref(&files_dir),
         "annotation_trust: trust",
         &m,
     ));
@@ -109,27 +119,45 @@ fn calls_reach_third_party_servers_through_the_gate() {
     let args = serde_json::json!({"path": target, "content": "hi from aimon"}).to_string();
 
     // Destructive: refused without a terminal, runs with --yes.
-    let out = run(&["call", "mcp__files__write_file", "--args", &args], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__files__write_file", "--args", &args],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(!std::path::Path::new(&target).exists());
-    let out = run(&["call", "mcp__files__write_file", "--args", &args, "--yes"], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__files__write_file", "--args", &args, "--yes"],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi from aimon");
 
     // Read-only under trust: no approval needed.
     let args = serde_json::json!({"path": target}).to_string();
-    let out = run(&["call", "mcp__files__read_text_file", "--args", &args], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__files__read_text_file", "--args", &args],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("hi from aimon"));
 
     // Outside the allowed folder: the server's isError becomes a failed call.
     let args = serde_json::json!({"path": "/etc/hostname"}).to_string();
-    let out = run(&["call", "mcp__files__read_text_file", "--args", &args], Some(&cfg.path));
+    let out = run(
+        &["call", "mcp__files__read_text_file", "--args", &args],
+        Some(&cfg.path),
+    );
     assert_eq!(out.status.code(), Some(1));
 
     // The Python server, 2026-07-28 era; untrusted, so --yes.
     let out = run(
-        &["call", "mcp__time__get_current_time", "--args", r#"{"timezone":"UTC"}"#, "--yes"],
+        &[
+            "call",
+            "mcp__time__get_current_time",
+            "--args",
+            r#"{"timezone":"UTC"}"#,
+            "--yes",
+        ],
         Some(&cfg.path),
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");

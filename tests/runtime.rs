@@ -12,7 +12,7 @@ use aimon_console::approval::ApprovalDecision;
 use aimon_console::config::{
     AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
 };
-use aimon_console::mcp::events::{McpEvent, ServerStatus, null_sink};
+use aimon_console::mcp::events::{null_sink, McpEvent, ServerStatus};
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
 use aimon_console::runtime::{
@@ -59,7 +59,12 @@ fn config(servers: Vec<ServerConfig>) -> Config {
 #[tokio::test]
 async fn close_closes_the_manager_first_and_leaves_no_process() {
     let m = marker("close-order");
-    let cfg = config(vec![demo("a", &["--spawn-child", "991"], AnnotationTrust::Ignore, &m)]);
+    let cfg = config(vec![demo(
+        "a",
+        &["--spawn-child", "991"],
+        AnnotationTrust::Ignore,
+        &m,
+    )]);
     let (events, _stream) = AgentRuntimeFactory::events();
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
@@ -75,7 +80,12 @@ async fn close_closes_the_manager_first_and_leaves_no_process() {
 #[tokio::test]
 async fn a_failed_runtime_build_closes_the_manager() {
     let m = marker("build-fail");
-    let cfg = config(vec![demo("a", &["--spawn-child", "992"], AnnotationTrust::Ignore, &m)]);
+    let cfg = config(vec![demo(
+        "a",
+        &["--spawn-child", "992"],
+        AnnotationTrust::Ignore,
+        &m,
+    )]);
     let (events, _stream) = AgentRuntimeFactory::events();
     // A second `read` collides with the local one: building the runtime fails after start.
     let options = RuntimeOptions {
@@ -106,7 +116,9 @@ async fn approvals_are_asked_of_the_driver_and_honoured() {
         let mut n = 0;
         while let Some(event) = stream.recv().await {
             if let RuntimeEvent::ApprovalRequested(request) = event {
-                seen.lock().unwrap().push((request.tool.name.clone(), request.why.clone()));
+                seen.lock()
+                    .unwrap()
+                    .push((request.tool.name.clone(), request.why.clone()));
                 n += 1;
                 request.respond(if n == 1 {
                     ApprovalDecision::AllowOnce
@@ -119,7 +131,11 @@ async fn approvals_are_asked_of_the_driver_and_honoured() {
 
     let args = json!({"title": "t", "body": "b"});
     let first = runtime
-        .call("mcp__demo__write_note", args.clone(), CancellationToken::new())
+        .call(
+            "mcp__demo__write_note",
+            args.clone(),
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(first.status, CallStatus::Ok, "{first:?}");
     let second = runtime
@@ -128,7 +144,11 @@ async fn approvals_are_asked_of_the_driver_and_honoured() {
     assert_eq!(second.status, CallStatus::Denied, "{second:?}");
     // Read-only under trust: runs without asking.
     let echo = runtime
-        .call("mcp__demo__echo", json!({"text": "x"}), CancellationToken::new())
+        .call(
+            "mcp__demo__echo",
+            json!({"text": "x"}),
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(echo.status, CallStatus::Ok);
 
@@ -155,11 +175,19 @@ async fn a_dead_server_makes_its_tools_fail_safe() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     let out = runtime
-        .call("mcp__demo__echo", json!({"text": "x"}), CancellationToken::new())
+        .call(
+            "mcp__demo__echo",
+            json!({"text": "x"}),
+            CancellationToken::new(),
+        )
         .await;
     assert_eq!(out.status, CallStatus::Error);
     assert!(out.result.is_error);
-    assert!(out.result.text.contains("disconnected"), "{}", out.result.text);
+    assert!(
+        out.result.text.contains("disconnected"),
+        "{}",
+        out.result.text
+    );
     runtime.close().await;
 }
 
@@ -182,7 +210,7 @@ async fn duplicate_names_never_overwrite_the_first_holder() {
     manager.register_all_tools(&registry);
     // The first holder's (untrusted) traits are the ones registered.
     let tool = registry.get("mcp__same__write_note").unwrap();
-    assert_eq!(tool.descriptor().provenance.contains("ignore"), true);
+    assert!(tool.descriptor().provenance.contains("ignore"));
     assert!(manager.close_all().await.is_empty());
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
 }
@@ -190,7 +218,12 @@ async fn duplicate_names_never_overwrite_the_first_holder() {
 #[tokio::test]
 async fn phases_are_published_as_events_while_servers_start() {
     let m = marker("events");
-    let cfg = config(vec![demo("demo", &["--stderr", "hello from demo"], AnnotationTrust::Ignore, &m)]);
+    let cfg = config(vec![demo(
+        "demo",
+        &["--stderr", "hello from demo"],
+        AnnotationTrust::Ignore,
+        &m,
+    )]);
     let (events, mut stream) = AgentRuntimeFactory::events();
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await

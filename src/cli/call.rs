@@ -31,7 +31,9 @@ pub struct CallArgs {
 
 /// The server a qualified tool name belongs to (`mcp__<server>__…`); server names have no `_`.
 fn server_of(tool: &str) -> Option<&str> {
-    tool.strip_prefix("mcp__")?.split_once("__").map(|(server, _)| server)
+    tool.strip_prefix("mcp__")?
+        .split_once("__")
+        .map(|(server, _)| server)
 }
 
 pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
@@ -44,7 +46,10 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     };
     // Only the server that serves the tool needs to start.
     let wanted = server_of(&args.tool).map(str::to_string);
-    config.mcp.servers.retain(|s| Some(&s.name) == wanted.as_ref());
+    config
+        .mcp
+        .servers
+        .retain(|s| Some(&s.name) == wanted.as_ref());
 
     let (events, mut stream) = AgentRuntimeFactory::events();
     let yes = args.yes;
@@ -55,13 +60,14 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
             }
         }
     });
-    let runtime = match AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await {
-        Ok(r) => r,
-        Err(err) => {
-            output::error_line(&format!("error: {err}"));
-            return ExitCode::from(1);
-        }
-    };
+    let runtime =
+        match AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await {
+            Ok(r) => r,
+            Err(err) => {
+                output::error_line(&format!("error: {err}"));
+                return ExitCode::from(1);
+            }
+        };
     if let Some(failed) = runtime
         .start_summary()
         .servers
@@ -89,7 +95,10 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
 
     if args.json {
         let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
-        output::print(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+        output::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
     } else if outcome.status == CallStatus::Ok {
         output::print(&format!("{}\n", safe_text(&outcome.result.text)));
     } else {

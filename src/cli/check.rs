@@ -49,7 +49,10 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
 
     if args.json {
         let value = output::check_json(&summary, &tools);
-        output::print(&format!("{}\n", serde_json::to_string_pretty(&value).unwrap_or_default()));
+        output::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
     } else {
         let style = Style::for_stdout();
         let ready = summary
@@ -73,7 +76,11 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
         output::print("\n");
         output::print(&output::render_tools(&tools, style));
     }
-    if summary.servers.iter().any(|s| s.status == ServerStatus::Failed) {
+    if summary
+        .servers
+        .iter()
+        .any(|s| s.status == ServerStatus::Failed)
+    {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use serde_json::{Value, json};
+use serde_json::{json, Value};
 
 use crate::mcp::events::{ServerReport, ServerStatus};
 use crate::mcp::manager::StartSummary;
@@ -114,7 +114,12 @@ impl Table {
             }
         };
         let mut out = String::new();
-        let header: Vec<String> = self.header.iter().enumerate().map(|(i, h)| pad(h, i)).collect();
+        let header: Vec<String> = self
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| pad(h, i))
+            .collect();
         out.push_str(&style.bold(header.join("  ").trim_end()));
         out.push('\n');
         for (r, row) in self.rows.iter().enumerate() {
@@ -138,7 +143,16 @@ fn ms(v: Option<u64>) -> String {
 /// The human start-up report: one row per server, then failures and warnings in full.
 pub fn render_servers(summary: &StartSummary, style: Style) -> String {
     let mut table = Table::new(
-        vec!["SERVER", "STATUS", "TRANSPORT", "SPAWN", "HANDSHAKE", "TOOLS LISTED", "TOOLS", "PROTOCOL"],
+        vec![
+            "SERVER",
+            "STATUS",
+            "TRANSPORT",
+            "SPAWN",
+            "HANDSHAKE",
+            "TOOLS LISTED",
+            "TOOLS",
+            "PROTOCOL",
+        ],
         vec![false, false, false, true, true, true, true, false],
     );
     for s in &summary.servers {
@@ -169,7 +183,11 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
                 style.red("✗"),
                 style.bold(&s.name),
                 style.red(f.class.as_str()),
-                if phase.is_empty() { String::new() } else { format!(" in {phase}") }
+                if phase.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {phase}")
+                }
             ));
             out.push_str(&format!("  {}\n", sanitize_line(&f.message, 400)));
             if let Some(exit) = &f.exit_status {
@@ -217,7 +235,11 @@ pub fn render_tools(tools: &[ToolDescriptor], style: Style) -> String {
                 SideEffectLevel::ReadOnly => "read-only".into(),
                 SideEffectLevel::Mutating => "MUTATING".into(),
             },
-            if t.destructive.is_destructive() { "yes".into() } else { "no".into() },
+            if t.destructive.is_destructive() {
+                "yes".into()
+            } else {
+                "no".into()
+            },
             t.origin
                 .as_ref()
                 .map_or_else(|| "local".to_string(), |o| o.trust.as_str().to_string()),

@@ -23,7 +23,10 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
     runtime.close().await;
     if args.json {
         let list: Vec<_> = tools.iter().map(output::tool_json).collect();
-        output::print(&format!("{}\n", serde_json::to_string_pretty(&list).unwrap_or_default()));
+        output::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        ));
     } else {
         output::print(&output::render_tools(&tools, Style::for_stdout()));
         for s in summary.servers.iter().filter(|s| s.failure.is_some()) {

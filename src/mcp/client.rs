@@ -13,13 +13,13 @@ use rmcp::model::{
     ClientRequest, Implementation, JsonObject, ListToolsRequest, PaginatedRequestParams,
     ProtocolVersion, ServerResult,
 };
+use rmcp::service::ClientInitializeError;
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RoleClient, RunningService,
     ServiceError,
 };
 use rmcp::transport::Transport;
 use rmcp::ClientHandler;
-use rmcp::service::ClientInitializeError;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -152,7 +152,9 @@ impl DefaultMcpClient {
         let serve = AimonClientHandler.serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
-            Ok(Err(err)) => return Err((HandshakeError::Failed(describe_init_error(&err)), process)),
+            Ok(Err(err)) => {
+                return Err((HandshakeError::Failed(describe_init_error(&err)), process))
+            }
             Ok(Ok(service)) => service,
         };
         let peer = service.peer().clone();
@@ -363,11 +365,16 @@ fn describe_init_error(err: &ClientInitializeError) -> String {
             crate::text::sanitize_line(&data.message, 300),
             data.code.0
         ),
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => describe_init_error(fallback),
-        ClientInitializeError::ExpectedInitResponse(_) | ClientInitializeError::ExpectedInitResult(_) => {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            describe_init_error(fallback)
+        }
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_) => {
             "the server answered the handshake with something else".into()
         }
-        ClientInitializeError::NoCompatibleProtocolVersion { server_supported, .. } => format!(
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => format!(
             "no protocol version in common (server supports {})",
             server_supported
                 .iter()

@@ -13,10 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{DefaultMcpClient, McpClient, McpError};
 use super::events::{
-    EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, ServerStatus, millis,
+    millis, EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, ServerStatus,
 };
 use super::notify::NotificationTap;
-use super::start::{StartOutcome, start_server};
+use super::start::{start_server, StartOutcome};
 use super::tool::McpTool;
 use super::transport::stderr::StderrRing;
 use crate::config::ServerConfig;
@@ -83,7 +83,11 @@ impl McpClientManager {
     /// Starts every enabled server at once and waits until all have finished starting or the
     /// deadline passes. Servers still starting then are reported `deadline` and cleaned up in
     /// the background; a client that succeeds after that is closed, never registered.
-    pub async fn start_all(&self, servers: &[ServerConfig], budget: Option<Duration>) -> StartSummary {
+    pub async fn start_all(
+        &self,
+        servers: &[ServerConfig],
+        budget: Option<Duration>,
+    ) -> StartSummary {
         let started = Instant::now();
         let deadline = startup_deadline(servers, budget);
         let deadline_at = tokio::time::Instant::now() + deadline;
@@ -229,7 +233,10 @@ impl McpClientManager {
                         Failure {
                             class: FailureClass::DuplicateName,
                             phase: None,
-                            message: format!("a server named {} is already registered", config.name),
+                            message: format!(
+                                "a server named {} is already registered",
+                                config.name
+                            ),
                             exit_status: None,
                             stderr_tail: Vec::new(),
                         },
@@ -250,7 +257,8 @@ impl McpClientManager {
         for (name, server) in ready.iter() {
             let client: Arc<dyn McpClient> = server.client.clone();
             for tool in &server.tools {
-                let mcp_tool = McpTool::new(name, server.config.annotation_trust, tool, client.clone());
+                let mcp_tool =
+                    McpTool::new(name, server.config.annotation_trust, tool, client.clone());
                 if let Err(dup) = registry.register(Arc::new(mcp_tool)) {
                     tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
                     refused.push(dup.0);
@@ -262,7 +270,10 @@ impl McpClientManager {
 
     /// The start-up reports of the last `start_all`.
     pub fn reports(&self) -> Vec<ServerReport> {
-        self.reports.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.reports
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The stderr ring of a server (created on first use; it survives restarts).
@@ -307,7 +318,9 @@ impl McpClientManager {
                 Ok((name, Ok(()))) => (self.sink)(McpEvent::ServerClosed { server: name }),
                 Ok((name, Err(e))) => {
                     tracing::warn!(server = %name, error = %e, "close failed");
-                    (self.sink)(McpEvent::ServerClosed { server: name.clone() });
+                    (self.sink)(McpEvent::ServerClosed {
+                        server: name.clone(),
+                    });
                     failures.push((name, e));
                 }
                 Err(join_error) => {
@@ -350,7 +363,11 @@ fn disabled_report(config: &ServerConfig) -> ServerReport {
 }
 
 /// A failed report for `config`.
-pub(crate) fn failed_report(config: &ServerConfig, phases: PhaseTimes, failure: Failure) -> ServerReport {
+pub(crate) fn failed_report(
+    config: &ServerConfig,
+    phases: PhaseTimes,
+    failure: Failure,
+) -> ServerReport {
     ServerReport {
         name: config.name.clone(),
         transport: config.transport,

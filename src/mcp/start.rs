@@ -73,7 +73,9 @@ impl Starter<'_> {
     ) -> StartOutcome {
         let exit_status = process.and_then(ServerProcess::exit_info);
         if let Some(process) = process {
-            process.wait_stderr_drained(Duration::from_millis(200)).await;
+            process
+                .wait_stderr_drained(Duration::from_millis(200))
+                .await;
         }
         let report = failed_report(
             self.config,
@@ -154,7 +156,11 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
     let spec = SpawnSpec {
         command,
         args: config.args.clone(),
-        env: config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        env: config
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         cwd: config.cwd.clone(),
     };
     let server = config.name.clone();
@@ -208,14 +214,13 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
         Ok(client) => client,
         Err((err, process)) => {
             let process = process.as_ref();
-            let exited = match process {
-                Some(p) => p.wait_exit(EXIT_SETTLE).await,
-                None => None,
+            // A timed-out handshake closed the server's stdin on the way out, so an exit seen
+            // now is our doing: only a failed handshake waits to see whether the server died.
+            let exited = match (&err, process) {
+                (HandshakeError::Failed(_), Some(p)) => p.wait_exit(EXIT_SETTLE).await,
+                (HandshakeError::Timeout(_), _) | (_, None) => None,
             };
-            let garbage = issues
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .warnings();
+            let garbage = issues.lock().unwrap_or_else(|e| e.into_inner()).warnings();
             let (class, mut message) = match (exited, err) {
                 (Some(info), _) => (
                     FailureClass::Exited,
@@ -261,7 +266,10 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
                         crate::text::fmt_duration(*d)
                     ),
                 ),
-                (None, other) => (FailureClass::ProtocolError, format!("tools/list failed: {other}")),
+                (None, other) => (
+                    FailureClass::ProtocolError,
+                    format!("tools/list failed: {other}"),
+                ),
             };
             let outcome = starter
                 .fail(class, StartPhase::ListTools, message, client.process())

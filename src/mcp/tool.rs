@@ -28,7 +28,13 @@ pub fn qualified_name(server: &str, tool: &str) -> String {
     }
     let safe_tool: String = tool
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let hash = fnv1a(tool.as_bytes());
     let suffix = format!("_{:08x}", hash as u32);
@@ -98,7 +104,11 @@ impl Tool for McpTool {
                 self.descriptor.name
             ));
         }
-        match self.client.call_tool(&self.raw_name, input.0, ctx.cancel).await {
+        match self
+            .client
+            .call_tool(&self.raw_name, input.0, ctx.cancel)
+            .await
+        {
             Ok(result) => convert_result(result),
             Err(err) => ToolResult::error(format!("{server}: {err}")),
         }
@@ -111,8 +121,12 @@ fn convert_result(result: CallToolResult) -> ToolResult {
     for block in &result.content {
         parts.push(match block {
             ContentBlock::Text(t) => t.text.clone(),
-            ContentBlock::Image(i) => format!("[image {}, {} bytes base64]", i.mime_type, i.data.len()),
-            ContentBlock::Audio(a) => format!("[audio {}, {} bytes base64]", a.mime_type, a.data.len()),
+            ContentBlock::Image(i) => {
+                format!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
+            }
+            ContentBlock::Audio(a) => {
+                format!("[audio {}, {} bytes base64]", a.mime_type, a.data.len())
+            }
             ContentBlock::Resource(r) => match serde_json::to_value(&r.resource) {
                 Ok(v) => match (v.get("uri"), v.get("text")) {
                     (Some(uri), Some(Value::String(text))) => format!("[resource {uri}]\n{text}"),

@@ -1,8 +1,8 @@
 //! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
 //! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{EventBus, RuntimeEvent};
 use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
-use crate::tool::{ToolContext, ToolInput, ToolRegistry, ToolResult, schema};
+use crate::tool::{schema, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -83,7 +83,12 @@ pub(crate) struct Executor {
 }
 
 impl Executor {
-    pub(crate) async fn call(&self, tool_name: &str, arguments: Value, cancel: CancellationToken) -> CallOutcome {
+    pub(crate) async fn call(
+        &self,
+        tool_name: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
         self.bus.send(RuntimeEvent::CallStarted {
@@ -118,7 +123,9 @@ impl Executor {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
                 CallStatus::Error,
-                ToolResult::error(format!("no tool named {tool_name} (see `aimon-console tools`)")),
+                ToolResult::error(format!(
+                    "no tool named {tool_name} (see `aimon-console tools`)"
+                )),
             );
         };
         let descriptor = tool.descriptor().clone();
@@ -160,7 +167,10 @@ impl Executor {
                     }
                     ApprovalDecision::AllowOnce => {}
                     ApprovalDecision::AllowForSession => {
-                        if let Err(e) = self.gate.record(&descriptor, ApprovalDecision::AllowForSession) {
+                        if let Err(e) = self
+                            .gate
+                            .record(&descriptor, ApprovalDecision::AllowForSession)
+                        {
                             tracing::warn!(tool = %tool_name, error = %e, "session approval not remembered");
                         }
                     }

@@ -2,8 +2,8 @@
 //! and hands it to both the tool registration and the runtime; if building the runtime fails,
 //! the factory closes the manager itself; `AgentRuntime::close` closes a written-out list.
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -156,7 +156,12 @@ impl AgentRuntime {
 
     /// Runs one call through the gate. Mutating calls publish an `ApprovalRequested` event and
     /// wait for its answer; `cancel` (or closing the runtime) ends the call as cancelled.
-    pub async fn call(&self, tool: &str, arguments: Value, cancel: CancellationToken) -> CallOutcome {
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+    ) -> CallOutcome {
         let token = self.executor.all_calls.child_token();
         let forward = token.clone();
         let watcher = tokio::spawn(async move {

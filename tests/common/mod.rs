@@ -107,7 +107,11 @@ pub fn processes_with(marker: &str) -> Vec<i32> {
             continue;
         };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')) {
+        if stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        {
             continue;
         }
         if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {

@@ -32,7 +32,11 @@ pub fn npm() -> &'static Path {
     static DONE: OnceLock<PathBuf> = OnceLock::new();
     DONE.get_or_init(|| {
         let dir = root().join("npm");
-        let stamp = dir.join(format!(".installed-{}-{}", sanitize(SERVER_EVERYTHING), sanitize(SERVER_FILESYSTEM)));
+        let stamp = dir.join(format!(
+            ".installed-{}-{}",
+            sanitize(SERVER_EVERYTHING),
+            sanitize(SERVER_FILESYSTEM)
+        ));
         if !stamp.exists() {
             std::fs::create_dir_all(&dir).expect("peers dir");
             run(
@@ -56,7 +60,10 @@ pub fn python() -> &'static Path {
         let stamp = venv.join(format!(".installed-{}", sanitize(MCP_SERVER_TIME)));
         if !stamp.exists() {
             std::fs::create_dir_all(root()).expect("peers dir");
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv), "python3 -m venv");
+            run(
+                Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                "python3 -m venv",
+            );
             run(
                 Command::new(venv.join("bin/pip")).args(["install", "-q", MCP_SERVER_TIME]),
                 "pip install",
@@ -68,5 +75,7 @@ pub fn python() -> &'static Path {
 }
 
 fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }

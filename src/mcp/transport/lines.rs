@@ -102,7 +102,11 @@ impl StdoutIssues {
 }
 
 fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
@@ -305,7 +309,10 @@ mod tests {
     fn classifies_lines() {
         assert!(matches!(classify_line(b"  \r"), LineKind::Blank));
         assert!(matches!(classify_line(b"hello world"), LineKind::NotJson));
-        assert!(matches!(classify_line(b"{\"a\":1}"), LineKind::NotAMessage(_)));
+        assert!(matches!(
+            classify_line(b"{\"a\":1}"),
+            LineKind::NotAMessage(_)
+        ));
         assert!(matches!(classify_line(b"\xff\xfe"), LineKind::NotJson));
         assert!(matches!(
             classify_line(br#"{"jsonrpc":"2.0","id":0,"result":{}}"#),
