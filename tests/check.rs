@@ -106,6 +106,12 @@ fn every_fault_gets_its_class_and_the_rest_start_anyway() {
     ));
     yaml.push_str(&demo_server("banner", &["--garbage-stdout"], "", &m));
     yaml.push_str(&demo_server(
+        "banner-hangs",
+        &["--garbage-stdout", "--hang-init"],
+        "request_timeout: 1s",
+        &m,
+    ));
+    yaml.push_str(&demo_server(
         "slowlist",
         &["--tools-delay-ms", "5000"],
         "request_timeout: 1s",
@@ -148,6 +154,17 @@ fn every_fault_gets_its_class_and_the_rest_start_anyway() {
     let banner = server(&report, "banner");
     let warning = banner["warnings"][0].as_str().unwrap_or_default();
     assert!(warning.contains("demo-server: starting up"), "{banner:#}");
+
+    // A handshake that fails after garbage on stdout quotes the garbage in its message.
+    let banner_hangs = server(&report, "banner-hangs");
+    assert_eq!(banner_hangs["failure"]["class"], "handshake_timeout");
+    let message = banner_hangs["failure"]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("demo-server: starting up"),
+        "{banner_hangs:#}"
+    );
 
     let slowlist = server(&report, "slowlist");
     assert_eq!(slowlist["failure"]["class"], "list_timeout", "{slowlist:#}");
