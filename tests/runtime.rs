@@ -53,6 +53,7 @@ fn config(servers: Vec<ServerConfig>) -> Config {
             startup_budget: None,
         },
         policy: PolicyConfig::default(),
+        source_digest: 0,
     }
 }
 

@@ -82,6 +82,7 @@ pub fn load_str(
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
         },
+        source_digest: super::write::digest(text),
     })
 }
 

@@ -14,6 +14,7 @@ mod error;
 mod expand;
 mod load;
 pub mod spans;
+mod write;
 
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
@@ -22,6 +23,7 @@ pub use load::{
     LOCAL_CONFIG_NAME, SERVER_NAME_RULE,
 };
 pub use spans::{NodeSpan, Position, Spans};
+pub use write::{digest, set_server_trust, TrustWriteError};
 
 /// The whole configuration file, validated and with `${VAR}` expanded.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +32,9 @@ pub struct Config {
     pub path: PathBuf,
     pub mcp: McpConfig,
     pub policy: PolicyConfig,
+    /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
+    /// digest changed since (someone else edited it).
+    pub source_digest: u64,
 }
 
 /// The `mcp:` section.
