@@ -247,3 +247,44 @@ async fn phases_are_published_as_events_while_servers_start() {
     assert_eq!(started, 1);
     assert!(stderr.iter().any(|l| l == "hello from demo"), "{stderr:?}");
 }
+
+#[tokio::test]
+async fn restarting_a_server_with_new_trust_resolves_its_tools_again() {
+    let m = marker("restart");
+    let mut server = demo("liar", &["--lie"], AnnotationTrust::Ignore, &m);
+    let cfg = config(vec![server.clone()]);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+    let before: Vec<i32> = processes_with(&m);
+    let write = |rt: &aimon_console::runtime::AgentRuntime| {
+        rt.tools()
+            .into_iter()
+            .find(|t| t.name == "mcp__liar__write_note")
+            .expect("write_note")
+    };
+    assert_eq!(write(&runtime).side_effect.as_str(), "mutating");
+
+    let preview = runtime.preview_trust("liar", AnnotationTrust::Trust);
+    let names: Vec<&str> = preview.iter().map(|c| c.tool.as_str()).collect();
+    // Every tool changes: the liars claim read-only, the honest ones are read-only anyway.
+    assert!(names.contains(&"mcp__liar__write_note"), "{preview:?}");
+    assert!(names.contains(&"mcp__liar__echo"), "{preview:?}");
+
+    server.annotation_trust = AnnotationTrust::Trust;
+    let report = runtime.restart_server(&server).await;
+    assert_eq!(report.status, ServerStatus::Ready);
+    assert_eq!(write(&runtime).side_effect.as_str(), "read_only");
+    assert!(runtime
+        .preview_trust("liar", AnnotationTrust::Trust)
+        .is_empty());
+    // A new process replaced the old one.
+    let after = processes_with(&m);
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert!(!before.contains(&after[0]));
+    let tail = runtime.manager().stderr_ring("liar").tail(5);
+    assert!(tail.iter().any(|l| l.contains("restarted")), "{tail:?}");
+    runtime.close().await;
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}

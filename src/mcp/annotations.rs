@@ -57,6 +57,21 @@ impl McpToolAnnotations {
         Value::Object(map)
     }
 
+    /// Reads back what `to_json` wrote (a hint that is not a boolean counts as absent).
+    pub fn from_json(value: &Value) -> Self {
+        let hint = |key: &str| value.get(key).and_then(Value::as_bool);
+        McpToolAnnotations {
+            read_only_hint: hint("readOnlyHint"),
+            destructive_hint: hint("destructiveHint"),
+            idempotent_hint: hint("idempotentHint"),
+            open_world_hint: hint("openWorldHint"),
+            title: value
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        }
+    }
+
     /// True when the server sent none of the four hints.
     pub fn has_no_hints(&self) -> bool {
         self.read_only_hint.is_none()
@@ -119,6 +134,18 @@ mod tests {
         let ours = McpToolAnnotations::from_rmcp(&raw).to_json();
         let theirs = serde_json::to_value(&raw).unwrap_or(Value::Null);
         assert_eq!(ours, theirs);
+    }
+
+    #[test]
+    fn from_json_reads_back_to_json() {
+        let a = McpToolAnnotations {
+            read_only_hint: Some(true),
+            destructive_hint: None,
+            idempotent_hint: Some(false),
+            open_world_hint: Some(true),
+            title: Some("T".into()),
+        };
+        assert_eq!(McpToolAnnotations::from_json(&a.to_json()), a);
     }
 
     #[test]

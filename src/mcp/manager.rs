@@ -252,20 +252,108 @@ impl McpClientManager {
     /// Registers every ready server's tools, resolving each tool's traits once from its
     /// annotations and the server's trust. Returns the names that could not be registered.
     pub fn register_all_tools(&self, registry: &ToolRegistry) -> Vec<String> {
+        let names: Vec<String> = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        names
+            .iter()
+            .flat_map(|name| self.register_server_tools(name, registry))
+            .collect()
+    }
+
+    /// Registers one ready server's tools (see `register_all_tools`).
+    fn register_server_tools(&self, name: &str, registry: &ToolRegistry) -> Vec<String> {
         let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(server) = ready.get(name) else {
+            return Vec::new();
+        };
+        let client: Arc<dyn McpClient> = server.client.clone();
         let mut refused = Vec::new();
-        for (name, server) in ready.iter() {
-            let client: Arc<dyn McpClient> = server.client.clone();
-            for tool in &server.tools {
-                let mcp_tool =
-                    McpTool::new(name, server.config.annotation_trust, tool, client.clone());
-                if let Err(dup) = registry.register(Arc::new(mcp_tool)) {
-                    tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
-                    refused.push(dup.0);
-                }
+        for tool in &server.tools {
+            let mcp_tool = McpTool::new(name, server.config.annotation_trust, tool, client.clone());
+            if let Err(dup) = registry.register(Arc::new(mcp_tool)) {
+                tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
+                refused.push(dup.0);
             }
         }
         refused
+    }
+
+    /// Restarts one server with `config` (which may differ from the one it started with, e.g.
+    /// a new trust): closes it if it runs, removes its tools from `registry`, starts it under
+    /// its own deadline and registers its tools again, resolved anew.
+    pub async fn restart_server(
+        &self,
+        config: &ServerConfig,
+        registry: &ToolRegistry,
+    ) -> ServerReport {
+        let old = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&config.name);
+        if let Some(old) = old {
+            if let Err(e) = old.client.close().await {
+                tracing::warn!(server = %config.name, error = %e, "close before restart failed");
+            }
+            (self.sink)(McpEvent::ServerClosed {
+                server: config.name.clone(),
+            });
+        }
+        registry.remove_prefixed(&format!("mcp__{}__", config.name));
+        // The ring survives the restart; a marker shows where the new process begins.
+        let marker = self.stderr_ring(&config.name).push("──── restarted ────");
+        (self.sink)(McpEvent::Stderr {
+            server: config.name.clone(),
+            line: marker,
+        });
+        let phases = Arc::new(Mutex::new(PhaseTimes::default()));
+        let deadline = startup_deadline(std::slice::from_ref(config), None);
+        let cancel = CancellationToken::new();
+        let start = start_server(
+            config,
+            self.stderr_ring(&config.name),
+            self.sink.clone(),
+            self.tap.clone(),
+            phases.clone(),
+            cancel.clone(),
+        );
+        let report = if !config.enabled {
+            disabled_report(config)
+        } else {
+            match tokio::time::timeout(deadline, start).await {
+                Ok(outcome) => self.accept(config, outcome).await,
+                Err(_) => {
+                    let report = failed_report(
+                        config,
+                        *phases.lock().unwrap_or_else(|e| e.into_inner()),
+                        Failure {
+                            class: FailureClass::Deadline,
+                            phase: None,
+                            message: format!(
+                                "restart did not finish within {}",
+                                crate::text::fmt_duration(deadline)
+                            ),
+                            exit_status: None,
+                            stderr_tail: self.stderr_ring(&config.name).tail(20),
+                        },
+                    );
+                    (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+                    report
+                }
+            }
+        };
+        self.register_server_tools(&config.name, registry);
+        let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
+        match reports.iter_mut().find(|r| r.name == config.name) {
+            Some(slot) => *slot = report.clone(),
+            None => reports.push(report.clone()),
+        }
+        report
     }
 
     /// The start-up reports of the last `start_all`.

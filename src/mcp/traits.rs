@@ -5,7 +5,7 @@
 //! traits on the `ToolDescriptor`.
 
 use crate::config::AnnotationTrust;
-use crate::tool::{DestructiveBehavior, SideEffectLevel};
+use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
 use super::annotations::{McpToolAnnotations, DEFAULT_DESTRUCTIVE_HINT, DEFAULT_READ_ONLY_HINT};
 
@@ -94,6 +94,17 @@ fn describe(name: &str, hint: Option<bool>, default: bool) -> String {
         Some(value) => format!("{name}={value}"),
         None => format!("{name} missing (default {default})"),
     }
+}
+
+/// The traits `tool` would have under `trust`, for previewing a trust change; `None` for a tool
+/// that did not come from an MCP server. Goes through `resolve`, the one place trust is decided.
+pub fn preview(tool: &ToolDescriptor, trust: AnnotationTrust) -> Option<McpToolTraits> {
+    let origin = tool.origin.as_ref()?;
+    let annotations = origin
+        .annotations
+        .as_ref()
+        .map(McpToolAnnotations::from_json);
+    Some(McpToolTraits::resolve(annotations.as_ref(), trust))
 }
 
 #[cfg(test)]

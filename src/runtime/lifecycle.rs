@@ -11,12 +11,13 @@ use tokio_util::sync::CancellationToken;
 use super::events::{EventBus, EventStream};
 use super::executor::{CallOutcome, Executor};
 use crate::approval::ApprovalGate;
-use crate::config::Config;
+use crate::config::{AnnotationTrust, Config, ServerConfig};
+use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartSummary};
 use crate::mcp::notify::NotificationTap;
 use crate::tool::local::{BashTool, ReadTool};
 use crate::tool::registry::DuplicateTool;
-use crate::tool::{Tool, ToolDescriptor, ToolRegistry};
+use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
 
 /// Why a runtime could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +155,21 @@ impl AgentRuntime {
         &self.manager
     }
 
+    /// Restarts one server with `config` (e.g. re-read from the file, with a new trust); its
+    /// tools are listed and resolved again. Remembered approvals of tools whose traits,
+    /// schema or description changed no longer apply (the ledger compares fingerprints).
+    pub async fn restart_server(&self, config: &ServerConfig) -> ServerReport {
+        self.manager
+            .restart_server(config, &self.executor.registry)
+            .await
+    }
+
+    /// What trusting (or not) `server` would change: each of its tools whose side effect or
+    /// destructiveness differs under `trust`, with the traits before and after.
+    pub fn preview_trust(&self, server: &str, trust: AnnotationTrust) -> Vec<TraitChange> {
+        trust_changes(&self.tools(), server, trust)
+    }
+
     /// Runs one call through the gate. Mutating calls publish an `ApprovalRequested` event and
     /// wait for its answer; `cancel` (or closing the runtime) ends the call as cancelled.
     pub async fn call(
@@ -212,4 +228,37 @@ impl AgentRuntime {
         }
         steps
     }
+}
+
+/// One tool whose traits a trust change would change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraitChange {
+    pub tool: String,
+    pub before: (SideEffectLevel, DestructiveBehavior),
+    pub after: (SideEffectLevel, DestructiveBehavior),
+    /// Why, under the new trust.
+    pub provenance: String,
+}
+
+/// The tools of `server` among `tools` whose traits differ under `trust`.
+pub fn trust_changes(
+    tools: &[ToolDescriptor],
+    server: &str,
+    trust: AnnotationTrust,
+) -> Vec<TraitChange> {
+    tools
+        .iter()
+        .filter(|t| t.origin.as_ref().is_some_and(|o| o.server == server))
+        .filter_map(|t| {
+            let after = crate::mcp::traits::preview(t, trust)?;
+            let before = (t.side_effect, t.destructive);
+            let now = (after.side_effect, after.destructive);
+            (before != now).then(|| TraitChange {
+                tool: t.name.clone(),
+                before,
+                after: now,
+                provenance: after.provenance,
+            })
+        })
+        .collect()
 }

@@ -10,4 +10,7 @@ mod lifecycle;
 
 pub use events::{EventStream, RuntimeEvent};
 pub use executor::{CallOutcome, CallStatus};
-pub use lifecycle::{AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeOptions};
+pub use lifecycle::{
+    trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
+    RuntimeOptions, TraitChange,
+};
