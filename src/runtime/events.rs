@@ -1,6 +1,6 @@
 //! `RuntimeEvent`: the one stream every driver (TUI, headless commands) consumes.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -41,19 +41,27 @@ pub enum RuntimeEvent {
 /// The receiving end of a runtime's events.
 pub type EventStream = mpsc::UnboundedReceiver<RuntimeEvent>;
 
-/// The sending end, shared by the runtime's parts.
+/// The sending end, shared by the runtime's parts. Closing it (once, from `AgentRuntime::close`)
+/// ends the stream for the driver even while parts of the runtime still hold clones.
 #[derive(Clone)]
-pub(crate) struct EventBus(mpsc::UnboundedSender<RuntimeEvent>);
+pub(crate) struct EventBus(Arc<Mutex<Option<mpsc::UnboundedSender<RuntimeEvent>>>>);
 
 impl EventBus {
     pub(crate) fn new() -> (EventBus, EventStream) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (EventBus(tx), rx)
+        (EventBus(Arc::new(Mutex::new(Some(tx)))), rx)
     }
 
-    /// Sends an event; a driver that stopped listening loses nothing it wanted.
+    /// Sends an event; after `close`, or once the driver stopped listening, it goes nowhere.
     pub(crate) fn send(&self, event: RuntimeEvent) {
-        let _ = self.0.send(event);
+        if let Some(tx) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = tx.send(event);
+        }
+    }
+
+    /// Ends the stream: the driver's `recv` returns `None` once it has read what was sent.
+    pub(crate) fn close(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// The bus as an MCP event sink.

@@ -192,7 +192,7 @@ impl AgentRuntime {
     /// Closes, in this order: (1) the MCP manager, every server and its process group;
     /// (2) every call still running (local tool processes are killed); (3) the event stream.
     /// A failing step is logged and the rest still run.
-    pub async fn close(self) -> Vec<CloseStep> {
+    pub async fn close(&self) -> Vec<CloseStep> {
         let mut steps = Vec::with_capacity(3);
 
         let failures = self.manager.close_all().await;
@@ -215,7 +215,7 @@ impl AgentRuntime {
             result: Ok(()),
         });
 
-        drop(self.executor.bus);
+        self.executor.bus.close();
         steps.push(CloseStep {
             what: "event stream",
             result: Ok(()),
