@@ -10,3 +10,4 @@ pub mod mcp;
 pub mod runtime;
 pub mod text;
 pub mod tool;
+pub mod tui;

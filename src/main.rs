@@ -64,7 +64,7 @@ fn main() -> ExitCode {
     let log_default = default_log_file();
     let command = Cli::command().after_help(format!(
         "Logs go to {} (--log-file overrides; AIMON_LOG sets the level, e.g. debug).\n\
-         With no command, prints the start-up report (same as `check`).",
+         With no command, opens the console (on a terminal; elsewhere prints the `check` report).",
         log_default.display()
     ));
     let cli = match Cli::from_arg_matches(&command.get_matches()) {
@@ -101,6 +101,10 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async move {
         match cli.command {
+            None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+                aimon_console::tui::run(config).await
+            }
+            // Not on a terminal (a pipe, CI): the start-up report instead of a screen.
             None => cli::check::run(config, cli::check::CheckArgs::default()).await,
             Some(Command::Check(args)) => cli::check::run(config, args).await,
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,

@@ -131,6 +131,15 @@ pub struct AgentRuntime {
     summary: StartSummary,
 }
 
+impl std::fmt::Debug for AgentRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentRuntime")
+            .field("servers", &self.summary.servers.len())
+            .field("tools", &self.executor.registry.len())
+            .finish()
+    }
+}
+
 impl AgentRuntime {
     /// How start-up went.
     pub fn start_summary(&self) -> &StartSummary {

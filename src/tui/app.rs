@@ -1,0 +1,407 @@
+//! The console's one `App`: all UI state, changed only by handlers (runtime events, app events,
+//! keys), drawn by `render(&self)`. Work that takes time is not done here: handlers return
+//! `Effect`s that the event loop runs in the background.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::modals::editor::ArgsEditor;
+use super::modals::Modal;
+use super::state::{CallList, ServerRow, ToolRow};
+use super::theme::Theme;
+use crate::approval::ApprovalRequest;
+use crate::config::{AnnotationTrust, Config};
+use crate::mcp::events::{McpEvent, ServerReport, ServerStatus};
+use crate::mcp::manager::startup_deadline;
+use crate::runtime::{AgentRuntime, RuntimeEvent};
+use crate::text::sanitize;
+use crate::tool::{DestructiveBehavior, SideEffectLevel};
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Servers,
+    Details,
+    Tools,
+    Calls,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 4] = [Pane::Servers, Pane::Details, Pane::Tools, Pane::Calls];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Servers => "Servers",
+            Pane::Details => "Details",
+            Pane::Tools => "Tools",
+            Pane::Calls => "Calls",
+        }
+    }
+}
+
+/// Work for the event loop to run outside the handlers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Run a call through the runtime (and so through the gate).
+    Call { tool: String, arguments: Value },
+    /// Write `annotation_trust` for `server` into the config file.
+    WriteTrust {
+        server: String,
+        trust: AnnotationTrust,
+        digest: u64,
+    },
+    /// Restart one server with its entry re-read from the config file.
+    RestartServer { server: String },
+    /// Close everything, re-read the config, start again.
+    RestartAll,
+    /// Leave (closing the runtime first).
+    Quit,
+}
+
+/// Events the event loop feeds back into the app.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// An event of the runtime of `generation` (older generations are stale).
+    Runtime(u64, RuntimeEvent),
+    /// The runtime of `generation` finished starting (or could not be built).
+    RuntimeReady(u64, Result<Arc<AgentRuntime>, String>),
+    /// A restart-all re-read the config: the new generation starts with it.
+    Restarting(u64, Result<Box<Config>, String>),
+    /// One server restarted.
+    ServerRestarted(ServerReport),
+    /// The trust write finished: the new file digest, or why nothing was written.
+    TrustWritten {
+        server: String,
+        trust: AnnotationTrust,
+        result: Result<u64, String>,
+    },
+}
+
+/// How serious a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Where the runtime is.
+pub enum RuntimeState {
+    Starting,
+    Ready(Arc<AgentRuntime>),
+    Failed(String),
+}
+
+/// All UI state.
+pub struct App {
+    pub(super) theme: Theme,
+    /// "Now" for rendering (elapsed times, spinners); set by the loop before each draw.
+    pub(super) now: Instant,
+    pub(super) config_path: PathBuf,
+    pub(super) config_digest: u64,
+    pub(super) deadline: Duration,
+    pub(super) generation: u64,
+    pub(super) runtime: RuntimeState,
+    pub(super) servers: Vec<ServerRow>,
+    pub(super) tools: Vec<ToolRow>,
+    pub(super) calls: super::state::CallList,
+    pub(super) approvals: VecDeque<ApprovalRequest>,
+    pub(super) focus: Pane,
+    pub(super) server_sel: usize,
+    pub(super) tool_sel: usize,
+    pub(super) call_sel: usize,
+    /// Lines scrolled up from the bottom of the details pane's stderr.
+    pub(super) details_scroll: usize,
+    pub(super) tool_filter: String,
+    pub(super) filter_editing: bool,
+    pub(super) modal: Option<Modal>,
+    /// Lines scrolled in the approval modal's arguments.
+    pub(super) approval_scroll: u16,
+    pub(super) notice: Option<(Level, String)>,
+    pub(super) quit: bool,
+    /// Tool traits before a restart-all, to highlight what changed once tools are back.
+    pub(super) previous_traits: HashMap<String, Traits>,
+}
+
+/// A tool's two traits.
+pub(super) type Traits = (SideEffectLevel, DestructiveBehavior);
+
+fn traits_by_name<'a>(tools: impl Iterator<Item = &'a ToolRow>) -> HashMap<String, Traits> {
+    tools
+        .map(|t| (t.name.clone(), (t.side_effect, t.destructive)))
+        .collect()
+}
+
+/// The runtime's tools as rows, those whose traits differ from `before` marked changed.
+fn tool_rows(runtime: &AgentRuntime, before: &HashMap<String, Traits>) -> Vec<ToolRow> {
+    runtime
+        .tools()
+        .iter()
+        .map(|d| {
+            let mut row = ToolRow::from_descriptor(d);
+            row.changed = before
+                .get(&row.name)
+                .is_some_and(|old| *old != (row.side_effect, row.destructive));
+            row
+        })
+        .collect()
+}
+
+impl App {
+    pub fn new(config: &Config, theme: Theme, now: Instant) -> App {
+        App {
+            theme,
+            now,
+            config_path: config.path.clone(),
+            config_digest: config.source_digest,
+            deadline: startup_deadline(&config.mcp.servers, config.mcp.startup_budget),
+            generation: 0,
+            runtime: RuntimeState::Starting,
+            servers: config.mcp.servers.iter().map(ServerRow::from_config).collect(),
+            tools: Vec::new(),
+            calls: CallList::default(),
+            approvals: VecDeque::new(),
+            focus: Pane::Servers,
+            server_sel: 0,
+            tool_sel: 0,
+            call_sel: 0,
+            details_scroll: 0,
+            tool_filter: String::new(),
+            filter_editing: false,
+            modal: None,
+            approval_scroll: 0,
+            notice: None,
+            quit: false,
+            previous_traits: HashMap::new(),
+        }
+    }
+
+    pub fn set_now(&mut self, now: Instant) {
+        self.now = now;
+    }
+
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn config_path(&self) -> &PathBuf {
+        &self.config_path
+    }
+
+    pub fn runtime(&self) -> Option<&Arc<AgentRuntime>> {
+        match &self.runtime {
+            RuntimeState::Ready(rt) => Some(rt),
+            RuntimeState::Starting | RuntimeState::Failed(_) => None,
+        }
+    }
+
+    /// True while something moves on screen (a spinner, an elapsed counter).
+    pub fn animating(&self) -> bool {
+        self.servers.iter().any(|s| s.status == ServerStatus::Starting)
+            || self.calls.running() > 0
+            || matches!(self.runtime, RuntimeState::Starting)
+    }
+
+    pub(super) fn notify(&mut self, level: Level, text: impl Into<String>) {
+        self.notice = Some((level, text.into()));
+    }
+
+    /// Tools shown under the current filter.
+    pub(super) fn visible_tools(&self) -> Vec<&ToolRow> {
+        self.tools.iter().filter(|t| t.matches(&self.tool_filter)).collect()
+    }
+
+    pub(super) fn selected_server(&self) -> Option<&ServerRow> {
+        self.servers.get(self.server_sel)
+    }
+
+    fn server_mut(&mut self, name: &str) -> Option<&mut ServerRow> {
+        self.servers.iter_mut().find(|s| s.name == name)
+    }
+
+    /// One event from the runtime.
+    pub fn on_runtime_event(&mut self, event: RuntimeEvent) {
+        match event {
+            RuntimeEvent::Mcp(McpEvent::PhaseStarted {
+                server,
+                phase,
+                elapsed,
+            }) => {
+                let now = self.now;
+                if let Some(row) = self.server_mut(&server) {
+                    if row.started.is_none() || row.phase.is_none() && row.report.is_some() {
+                        row.started = Some(now.checked_sub(elapsed).unwrap_or(now));
+                        row.report = None;
+                    }
+                    row.status = ServerStatus::Starting;
+                    row.phase = Some((phase, elapsed));
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => {
+                if let Some(row) = self.server_mut(&report.name.clone()) {
+                    row.set_report(*report);
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
+                if let Some(row) = self.server_mut(&server) {
+                    row.push_stderr(line);
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::ServerClosed { .. }) => {}
+            RuntimeEvent::Notification(_) => {}
+            RuntimeEvent::CallStarted {
+                id,
+                tool,
+                arguments,
+            } => {
+                let now = self.now;
+                self.calls.start(id, &tool, &arguments, now);
+            }
+            RuntimeEvent::CallStatus { id, status } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.status = status;
+                }
+            }
+            RuntimeEvent::CallFinished {
+                id,
+                status,
+                result,
+                elapsed_ms,
+            } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.status = status;
+                    row.elapsed = Some(Duration::from_millis(elapsed_ms));
+                    row.result = sanitize(&result.text, true);
+                }
+                // A call that ended while its approval was still queued (cancelled) drops out.
+                self.approvals.retain(|a| a.id != id);
+            }
+            RuntimeEvent::ApprovalRequested(request) => {
+                if self.approvals.is_empty() {
+                    self.approval_scroll = 0;
+                }
+                self.approvals.push_back(request);
+            }
+        }
+    }
+
+    /// One event from the background work the loop runs.
+    pub fn on_app_event(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Runtime(generation, event) => {
+                if generation == self.generation {
+                    self.on_runtime_event(event);
+                }
+            }
+            AppEvent::RuntimeReady(generation, result) => {
+                if generation != self.generation {
+                    return;
+                }
+                match result {
+                    Ok(runtime) => {
+                        for report in runtime.manager().reports() {
+                            if let Some(row) = self.server_mut(&report.name.clone()) {
+                                if row.report.is_none() {
+                                    row.set_report(report);
+                                }
+                            }
+                        }
+                        let previous = std::mem::take(&mut self.previous_traits);
+                        self.tools = tool_rows(&runtime, &previous);
+                        self.runtime = RuntimeState::Ready(runtime);
+                    }
+                    Err(e) => {
+                        self.notify(Level::Error, format!("the runtime could not start: {e}"));
+                        self.runtime = RuntimeState::Failed(e);
+                    }
+                }
+            }
+            AppEvent::Restarting(generation, result) => match result {
+                Ok(config) => self.reset(*config, generation),
+                Err(e) => self.notify(
+                    Level::Error,
+                    format!("cannot restart: the config does not load: {e}"),
+                ),
+            },
+            AppEvent::ServerRestarted(report) => {
+                let name = report.name.clone();
+                let old = traits_by_name(
+                    self.tools
+                        .iter()
+                        .filter(|t| t.server.as_deref() == Some(&name)),
+                );
+                if let Some(row) = self.server_mut(&name) {
+                    if let Some(trust) = row.restart_pending.take() {
+                        row.trust = trust;
+                    }
+                    row.set_report(report);
+                }
+                if let Some(runtime) = self.runtime().cloned() {
+                    self.tools = tool_rows(&runtime, &old);
+                }
+                self.notify(Level::Info, format!("server {name} restarted"));
+            }
+            AppEvent::TrustWritten {
+                server,
+                trust,
+                result,
+            } => match result {
+                Ok(digest) => {
+                    self.config_digest = digest;
+                    if let Some(row) = self.server_mut(&server) {
+                        row.restart_pending = (row.trust != trust).then_some(trust);
+                    }
+                    self.notify(
+                        Level::Info,
+                        format!(
+                            "wrote annotation_trust: {} for {server}; press r (this server) or R (all) to apply",
+                            trust.as_str()
+                        ),
+                    );
+                }
+                Err(e) => self.notify(Level::Error, e),
+            },
+        }
+    }
+
+    /// A new runtime generation with `config`: servers back to starting, tools cleared;
+    /// calls stay listed; unanswered approvals of the old runtime are denied (dropped).
+    fn reset(&mut self, config: Config, generation: u64) {
+        let old_tools = traits_by_name(self.tools.iter());
+        let mut servers: Vec<ServerRow> = config.mcp.servers.iter().map(ServerRow::from_config).collect();
+        for row in &mut servers {
+            if let Some(old) = self.servers.iter_mut().find(|s| s.name == row.name) {
+                row.stderr = std::mem::take(&mut old.stderr);
+            }
+        }
+        self.servers = servers;
+        self.previous_traits = old_tools;
+        self.tools.clear();
+        self.approvals.clear();
+        self.config_path = config.path.clone();
+        self.config_digest = config.source_digest;
+        self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);
+        self.generation = generation;
+        self.runtime = RuntimeState::Starting;
+        self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
+        self.tool_sel = 0;
+        self.details_scroll = 0;
+        self.notify(Level::Info, "restarting every server with the config as it is on disk");
+    }
+
+    /// Opens the argument editor for the selected tool.
+    pub(super) fn open_editor(&mut self) {
+        let Some(tool) = self.visible_tools().get(self.tool_sel).map(|t| (*t).clone()) else {
+            return;
+        };
+        self.modal = Some(Modal::Editor(ArgsEditor::new(&tool.name, tool.schema.clone())));
+    }
+}

@@ -1,0 +1,95 @@
+//! The frame requester: handlers ask for a frame, the scheduler coalesces requests into at most
+//! one draw per interval and never ticks on its own, so an idle console uses no CPU.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Frames are never drawn closer together than this (~60 per second).
+const MIN_INTERVAL: Duration = Duration::from_millis(16);
+
+/// Asks for frames. Cheap to clone; every handler that changes what is shown calls it.
+#[derive(Clone, Debug)]
+pub struct FrameRequester {
+    tx: mpsc::UnboundedSender<Instant>,
+}
+
+impl FrameRequester {
+    /// A requester and the receiver of draw notifications (one per coalesced frame).
+    pub fn new() -> (FrameRequester, mpsc::Receiver<()>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (draw_tx, draw_rx) = mpsc::channel(1);
+        tokio::spawn(schedule(rx, draw_tx));
+        (FrameRequester { tx }, draw_rx)
+    }
+
+    /// A frame as soon as possible.
+    pub fn schedule_frame(&self) {
+        let _ = self.tx.send(Instant::now());
+    }
+
+    /// A frame after `delay` (spinners, elapsed counters).
+    pub fn schedule_frame_in(&self, delay: Duration) {
+        let _ = self.tx.send(Instant::now() + delay);
+    }
+}
+
+/// Keeps the earliest requested time, sleeps until then, sends one draw notification.
+async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Sender<()>) {
+    let mut next: Option<Instant> = None;
+    let mut last_draw = Instant::now() - MIN_INTERVAL;
+    loop {
+        let wait = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at.max(last_draw + MIN_INTERVAL)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            request = requests.recv() => match request {
+                Some(at) => next = Some(next.map_or(at, |n| n.min(at))),
+                None => return,
+            },
+            () = wait => {
+                next = None;
+                last_draw = Instant::now();
+                // A full channel means a draw is already pending: this request is covered.
+                let _ = draw.try_send(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn coalesces_a_burst_into_one_frame() {
+        let (requester, mut draws) = FrameRequester::new();
+        for _ in 0..100 {
+            requester.schedule_frame();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(draws.try_recv().is_ok());
+        assert!(draws.try_recv().is_err(), "one frame for the whole burst");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stays_quiet_without_requests() {
+        let (_requester, mut draws) = FrameRequester::new();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(draws.try_recv().is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_delayed_request_waits() {
+        let (requester, mut draws) = FrameRequester::new();
+        requester.schedule_frame_in(Duration::from_millis(500));
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(draws.try_recv().is_err());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(draws.try_recv().is_ok());
+    }
+}

@@ -1,0 +1,294 @@
+//! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
+//! an open modal, then the filter line, then the focused pane.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::app::{App, Effect, Level, Pane};
+use super::modals::editor::EditorOutcome;
+use super::modals::trust::TrustPreview;
+use super::modals::Modal;
+use crate::approval::ApprovalDecision;
+use crate::config::AnnotationTrust;
+use crate::runtime::trust_changes;
+use crate::tool::{ToolDescriptor, ToolOrigin};
+
+/// Rows a page key moves.
+const PAGE: usize = 10;
+
+impl App {
+    /// One key press. Returns the work for the event loop.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        if !self.approvals.is_empty() {
+            if ctrl_c {
+                return self.ask_quit();
+            }
+            self.approval_key(key);
+            return Vec::new();
+        }
+        if self.modal.is_some() {
+            return self.modal_key(key, ctrl_c);
+        }
+        if ctrl_c {
+            return self.ask_quit();
+        }
+        if self.filter_editing {
+            self.filter_key(key);
+            return Vec::new();
+        }
+        self.notice = None;
+        match key.code {
+            KeyCode::Char('q') => return self.ask_quit(),
+            KeyCode::Char('?') => self.modal = Some(Modal::Help { scroll: 0 }),
+            KeyCode::Tab => self.cycle_focus(1),
+            KeyCode::BackTab => self.cycle_focus(Pane::ALL.len() - 1),
+            KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
+            KeyCode::PageUp => self.page(-1),
+            KeyCode::PageDown => self.page(1),
+            KeyCode::Char('R') => return vec![Effect::RestartAll],
+            KeyCode::Char('L') => self.open_ledger(),
+            KeyCode::Char('t') if self.focus == Pane::Servers => self.open_trust_preview(),
+            KeyCode::Char('r') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                if let Some(s) = self.selected_server() {
+                    let server = s.name.clone();
+                    self.notify(Level::Info, format!("restarting {server}…"));
+                    return vec![Effect::RestartServer { server }];
+                }
+            }
+            KeyCode::Char('/') if self.focus == Pane::Tools => self.filter_editing = true,
+            KeyCode::Enter => match self.focus {
+                Pane::Tools => self.open_editor(),
+                Pane::Calls => {
+                    if let Some(row) = self.calls.rows.get(self.call_sel) {
+                        self.modal = Some(Modal::Result {
+                            call: row.id,
+                            scroll: 0,
+                        });
+                    }
+                }
+                Pane::Servers => self.focus = Pane::Details,
+                Pane::Details => {}
+            },
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn ask_quit(&mut self) -> Vec<Effect> {
+        if self.calls.running() > 0 && !matches!(self.modal, Some(Modal::Quit)) {
+            self.modal = Some(Modal::Quit);
+            return Vec::new();
+        }
+        self.quit = true;
+        vec![Effect::Quit]
+    }
+
+    fn cycle_focus(&mut self, step: usize) {
+        let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
+        self.focus = Pane::ALL[(i + step) % Pane::ALL.len()];
+    }
+
+    fn move_selection(&mut self, delta: isize) {
+        let step = |sel: usize, len: usize| -> usize {
+            if len == 0 {
+                0
+            } else {
+                sel.saturating_add_signed(delta).min(len - 1)
+            }
+        };
+        match self.focus {
+            Pane::Servers => {
+                let before = self.server_sel;
+                self.server_sel = step(self.server_sel, self.servers.len());
+                if before != self.server_sel {
+                    self.details_scroll = 0;
+                }
+            }
+            Pane::Details => self.scroll_details(-delta),
+            Pane::Tools => self.tool_sel = step(self.tool_sel, self.visible_tools().len()),
+            Pane::Calls => self.call_sel = step(self.call_sel, self.calls.rows.len()),
+        }
+    }
+
+    fn page(&mut self, dir: isize) {
+        match self.focus {
+            Pane::Servers | Pane::Details => self.scroll_details(-dir * PAGE as isize),
+            Pane::Tools | Pane::Calls => {
+                for _ in 0..PAGE {
+                    self.move_selection(dir);
+                }
+            }
+        }
+    }
+
+    /// Scrolls the stderr tail: positive goes back in time.
+    fn scroll_details(&mut self, lines: isize) {
+        let total = self.selected_server().map_or(0, |s| s.stderr.len());
+        self.details_scroll = self.details_scroll.saturating_add_signed(lines).min(total);
+    }
+
+    fn filter_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Enter => self.filter_editing = false,
+            KeyCode::Esc => {
+                self.filter_editing = false;
+                self.tool_filter.clear();
+            }
+            KeyCode::Backspace => {
+                self.tool_filter.pop();
+            }
+            KeyCode::Char(c) => self.tool_filter.push(c),
+            _ => {}
+        }
+        self.tool_sel = 0;
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) {
+        let decision = match key.code {
+            KeyCode::Char('y') => ApprovalDecision::AllowOnce,
+            KeyCode::Char('a') => match self.approvals.front() {
+                Some(r) if r.session_approval_allowed() => ApprovalDecision::AllowForSession,
+                _ => {
+                    self.notify(Level::Warn, "no session approval for destructive tools: y allows once");
+                    return;
+                }
+            },
+            KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.approval_scroll = self.approval_scroll.saturating_sub(1);
+                return;
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.approval_scroll = self.approval_scroll.saturating_add(1);
+                return;
+            }
+            _ => return,
+        };
+        if let Some(request) = self.approvals.pop_front() {
+            request.respond(decision);
+        }
+        self.approval_scroll = 0;
+    }
+
+    fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
+        let Some(modal) = self.modal.as_mut() else {
+            return Vec::new();
+        };
+        match modal {
+            Modal::Editor(editor) => {
+                if ctrl_c {
+                    self.modal = None;
+                    return Vec::new();
+                }
+                match editor.on_key(key) {
+                    EditorOutcome::Continue => {}
+                    EditorOutcome::Cancel => self.modal = None,
+                    EditorOutcome::Submit(arguments) => {
+                        let tool = editor.tool.clone();
+                        self.modal = None;
+                        self.focus = Pane::Calls;
+                        self.call_sel = self.calls.rows.len();
+                        return vec![Effect::Call { tool, arguments }];
+                    }
+                }
+            }
+            Modal::Quit => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('q') => {
+                    self.quit = true;
+                    return vec![Effect::Quit];
+                }
+                KeyCode::Char('c') if ctrl_c => {
+                    self.quit = true;
+                    return vec![Effect::Quit];
+                }
+                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
+                _ => {}
+            },
+            Modal::Trust(preview) => match key.code {
+                KeyCode::Char('y') | KeyCode::Enter => {
+                    let effect = Effect::WriteTrust {
+                        server: preview.server.clone(),
+                        trust: preview.to,
+                        digest: self.config_digest,
+                    };
+                    self.modal = None;
+                    return vec![effect];
+                }
+                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
+                _ if ctrl_c => self.modal = None,
+                _ => {}
+            },
+            Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
+                KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+                KeyCode::PageUp => *scroll = scroll.saturating_sub(PAGE as u16),
+                KeyCode::PageDown => *scroll = scroll.saturating_add(PAGE as u16),
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => self.modal = None,
+                _ if ctrl_c => self.modal = None,
+                _ => {}
+            },
+            Modal::Ledger { entries, selected } => match key.code {
+                KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
+                KeyCode::Down | KeyCode::Char('j') => {
+                    *selected = (*selected + 1).min(entries.len().saturating_sub(1))
+                }
+                KeyCode::Char('d') | KeyCode::Delete => {
+                    if let Some(entry) = entries.get(*selected) {
+                        let name = entry.tool_name.clone();
+                        if let Some(rt) = self.runtime().cloned() {
+                            rt.gate().revoke(&name);
+                            self.notify(Level::Info, format!("revoked the session approval of {name}"));
+                        }
+                        self.open_ledger();
+                    }
+                }
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('L') => self.modal = None,
+                _ if ctrl_c => self.modal = None,
+                _ => {}
+            },
+        }
+        Vec::new()
+    }
+
+    fn open_ledger(&mut self) {
+        let entries = self.runtime().map_or_else(Vec::new, |rt| rt.gate().ledger());
+        let selected = match &self.modal {
+            Some(Modal::Ledger { selected, .. }) => (*selected).min(entries.len().saturating_sub(1)),
+            _ => 0,
+        };
+        self.modal = Some(Modal::Ledger { entries, selected });
+    }
+
+    /// `t`: the preview of toggling the selected server's trust, computed from the tools as
+    /// listed (through the same `resolve` the registry used).
+    fn open_trust_preview(&mut self) {
+        let Some(server) = self.selected_server() else {
+            return;
+        };
+        let name = server.name.clone();
+        let from = server.restart_pending.unwrap_or(server.trust);
+        let to = match from {
+            AnnotationTrust::Ignore => AnnotationTrust::Trust,
+            AnnotationTrust::Trust => AnnotationTrust::Ignore,
+        };
+        let descriptors: Vec<ToolDescriptor> = match self.runtime() {
+            Some(rt) => rt.tools(),
+            None => Vec::new(),
+        };
+        let tools = descriptors
+            .iter()
+            .filter(|d| d.origin.as_ref().is_some_and(|o: &ToolOrigin| o.server == name))
+            .count();
+        self.modal = Some(Modal::Trust(TrustPreview {
+            server: name.clone(),
+            from,
+            to,
+            changes: trust_changes(&descriptors, &name, to),
+            tools,
+        }));
+    }
+}

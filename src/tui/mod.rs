@@ -1,0 +1,256 @@
+//! The console: the terminal, the event loop and the effects it runs. `App` (app.rs) holds the
+//! state, `keys.rs` maps keys, `view.rs` and `panes/`, `modals/` draw.
+//!
+//! The loop `select!`s over terminal events, app events (runtime events forwarded with their
+//! runtime's generation, and the results of background work) and draw requests. It draws only
+//! when asked (`frame.rs`), so an idle console uses no CPU.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod app;
+mod frame;
+mod keys;
+pub mod modals;
+pub mod panes;
+pub mod state;
+pub mod theme;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Stdout};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream};
+use crossterm::execute;
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use futures::StreamExt;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use self::app::{App, AppEvent, Effect};
+use self::frame::FrameRequester;
+use self::theme::Theme;
+use crate::config::{self, Config};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
+
+/// How long closing the runtime may take when quitting.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// While something moves, frames come this often.
+const ANIMATION: Duration = Duration::from_millis(100);
+
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Restores the terminal on every way out: drop (return, `?`, panic unwinding).
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> io::Result<(TerminalGuard, Term)> {
+        enable_raw_mode()?;
+        let guard = TerminalGuard;
+        execute!(io::stdout(), EnterAlternateScreen, crossterm::cursor::Hide)?;
+        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        Ok((guard, terminal))
+    }
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Restores the terminal before the panic message is printed.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+}
+
+/// Runs the console on `config` until the operator quits.
+pub async fn run(config: Config) -> ExitCode {
+    install_panic_hook();
+    let (guard, mut terminal) = match TerminalGuard::enter() {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot set up the terminal");
+            restore_terminal();
+            return ExitCode::from(1);
+        }
+    };
+    let code = event_loop(&mut terminal, config).await;
+    drop(guard);
+    code
+}
+
+async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
+    let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
+    let (frames, mut draw_rx) = FrameRequester::new();
+    let mut app = App::new(&config, Theme::from_env(), Instant::now());
+    start_runtime(config, 0, app_tx.clone());
+    let mut term_events = EventStream::new();
+    frames.schedule_frame();
+
+    loop {
+        tokio::select! {
+            event = term_events.next() => match event {
+                Some(Ok(Event::Key(key))) => {
+                    for effect in app.on_key(key) {
+                        run_effect(effect, &app, &app_tx);
+                    }
+                    frames.schedule_frame();
+                }
+                Some(Ok(Event::Resize(..))) => frames.schedule_frame(),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::error!(error = %e, "terminal input failed");
+                    break;
+                }
+                None => break,
+            },
+            Some(event) = app_rx.recv() => {
+                app.set_now(Instant::now());
+                app.on_app_event(event);
+                frames.schedule_frame();
+            }
+            Some(()) = draw_rx.recv() => {
+                app.set_now(Instant::now());
+                if let Err(e) = terminal.draw(|f| app.render(f)) {
+                    tracing::error!(error = %e, "drawing failed");
+                    break;
+                }
+                if app.animating() {
+                    frames.schedule_frame_in(ANIMATION);
+                }
+            }
+        }
+        if app.should_quit() {
+            break;
+        }
+    }
+    if let Some(runtime) = app.runtime().cloned() {
+        let _ = terminal.draw(|f| {
+            let area = f.area();
+            f.render_widget(ratatui::widgets::Paragraph::new("closing servers…"), area)
+        });
+        if tokio::time::timeout(CLOSE_TIMEOUT, runtime.close()).await.is_err() {
+            tracing::warn!("closing the runtime took too long");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Starts runtime `generation` in the background; its events and its arrival come back as
+/// app events.
+fn start_runtime(config: Config, generation: u64, app_tx: mpsc::UnboundedSender<AppEvent>) {
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    let forward = app_tx.clone();
+    tokio::spawn(async move {
+        while let Some(event) = stream.recv().await {
+            if forward.send(AppEvent::Runtime(generation, event)).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let result = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
+            .await
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        let _ = app_tx.send(AppEvent::RuntimeReady(generation, result));
+    });
+}
+
+/// Runs one effect in the background; results come back as app events.
+fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent>) {
+    let runtime: Option<Arc<AgentRuntime>> = app.runtime().cloned();
+    let tx = app_tx.clone();
+    match effect {
+        Effect::Quit => {}
+        Effect::Call { tool, arguments } => {
+            if let Some(rt) = runtime {
+                tokio::spawn(async move {
+                    rt.call(&tool, arguments, CancellationToken::new()).await;
+                });
+            }
+        }
+        Effect::WriteTrust {
+            server,
+            trust,
+            digest,
+        } => {
+            let path = app.config_path().clone();
+            tokio::spawn(async move {
+                let result = tokio::task::spawn_blocking({
+                    let server = server.clone();
+                    move || config::set_server_trust(&path, digest, &server, trust)
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()));
+                let _ = tx.send(AppEvent::TrustWritten {
+                    server,
+                    trust,
+                    result,
+                });
+            });
+        }
+        Effect::RestartServer { server } => {
+            let path = app.config_path().clone();
+            tokio::spawn(async move {
+                let Some(rt) = runtime else { return };
+                let loaded = tokio::task::spawn_blocking(move || config::load(&path)).await;
+                let entry = match loaded {
+                    Ok(Ok(cfg)) => cfg.mcp.servers.into_iter().find(|s| s.name == server),
+                    Ok(Err(e)) => {
+                        tracing::warn!(error = %e, "config does not load; restarting with the old entry");
+                        None
+                    }
+                    Err(_) => None,
+                };
+                let Some(entry) = entry else {
+                    tracing::warn!(%server, "server not in the config any more; not restarted");
+                    return;
+                };
+                let report = rt.restart_server(&entry).await;
+                let _ = tx.send(AppEvent::ServerRestarted(report));
+            });
+        }
+        Effect::RestartAll => {
+            let path = app.config_path().clone();
+            let generation = app.generation() + 1;
+            tokio::spawn(async move {
+                let loaded = tokio::task::spawn_blocking(move || config::load(&path))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| e.to_string()));
+                let config = match loaded {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(AppEvent::Restarting(generation, Err(e)));
+                        return;
+                    }
+                };
+                if let Some(rt) = runtime {
+                    rt.close().await;
+                }
+                let _ = tx.send(AppEvent::Restarting(generation, Ok(Box::new(config.clone()))));
+                start_runtime(config, generation, tx);
+            });
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Modals: the dialogs drawn over the panes. The approval modal is not here in `Modal`: pending
+//! approvals queue in the app and always come first.
+
+pub mod approval;
+pub mod editor;
+pub mod help;
+pub mod ledger;
+pub mod result;
+pub mod trust;
+
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+
+use crate::approval::LedgerEntry;
+
+/// The dialog open over the panes, if any.
+#[derive(Debug)]
+pub enum Modal {
+    /// `?`: the keys.
+    Help { scroll: u16 },
+    /// `t`: what trusting (or ignoring) a server's annotations would change, before writing.
+    Trust(trust::TrustPreview),
+    /// Enter on a tool: the call's arguments.
+    Editor(editor::ArgsEditor),
+    /// Enter on a call: its whole result.
+    Result { call: u64, scroll: u16 },
+    /// `q` while calls run.
+    Quit,
+    /// `L`: the approvals remembered for this session.
+    Ledger {
+        entries: Vec<LedgerEntry>,
+        selected: usize,
+    },
+}
+
+/// A centred rectangle of `percent_x` × `percent_y` of `area`, at least `min_w` × `min_h`.
+pub fn centered(area: Rect, percent_x: u16, percent_y: u16, min_w: u16, min_h: u16) -> Rect {
+    let w = (area.width * percent_x / 100).max(min_w).min(area.width);
+    let h = (area.height * percent_y / 100).max(min_h).min(area.height);
+    let [row] = Layout::vertical([Constraint::Length(h)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(w)])
+        .flex(Flex::Center)
+        .areas(row);
+    rect
+}

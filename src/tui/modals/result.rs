@@ -1,0 +1,39 @@
+//! The full result of one call, scrollable.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::tui::panes::calls::status_style;
+use crate::tui::state::CallRow;
+use crate::tui::theme::Theme;
+
+pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme: Theme) {
+    frame.render_widget(Clear, area);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.focus_border())
+        .title(format!(" Call #{} {}  (Esc closes, ↑↓ scroll) ", call.id, call.tool));
+    let mut lines = vec![
+        Line::from(vec![
+            Span::raw("status: "),
+            Span::styled(call.status.as_str(), status_style(call.status, theme)),
+            Span::raw(match call.elapsed {
+                Some(d) => format!("   took {}", crate::text::fmt_duration(d)),
+                None => String::new(),
+            }),
+        ]),
+        Line::styled("arguments:", theme.dim()),
+    ];
+    lines.extend(call.arguments.lines().map(|l| Line::raw(format!("  {l}"))));
+    lines.push(Line::styled("result:", theme.dim()));
+    lines.extend(call.result.lines().map(|l| Line::raw(format!("  {l}"))));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        area,
+    );
+}

@@ -1,0 +1,94 @@
+//! The calls pane: every call, live: awaiting approval, running (with elapsed), ok, error,
+//! denied, refused (ceiling), cancelled; duration and a result preview. Enter opens it whole.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{cell, fit, pane_block, scroll_offset, spinner};
+use crate::runtime::CallStatus;
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+/// The colour of a call status.
+pub fn status_style(status: CallStatus, theme: Theme) -> Style {
+    match status {
+        CallStatus::Ok => theme.ok(),
+        CallStatus::Error | CallStatus::Denied | CallStatus::Refused => theme.bad(),
+        CallStatus::AwaitingApproval => theme.warn(),
+        CallStatus::Running => theme.accent(),
+        CallStatus::Cancelled => theme.dim(),
+    }
+}
+
+fn mark(status: CallStatus) -> &'static str {
+    match status {
+        CallStatus::Ok => "✓",
+        CallStatus::Error => "✗",
+        CallStatus::Denied => "⊘",
+        CallStatus::Refused => "⛔",
+        CallStatus::AwaitingApproval => "?",
+        CallStatus::Cancelled => "-",
+        CallStatus::Running => "",
+    }
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let theme = app.theme;
+    let running = app.calls.running();
+    let title = if running > 0 {
+        format!(" Calls {} · {running} running ", app.calls.rows.len())
+    } else {
+        format!(" Calls {} ", app.calls.rows.len())
+    };
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if app.calls.rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                "No calls yet: pick a tool in Tools and press Enter.",
+                theme.dim(),
+            )),
+            inner,
+        );
+        return;
+    }
+    let height = inner.height as usize;
+    let offset = scroll_offset(app.call_sel, height, app.calls.rows.len());
+    let tool_w = 30.min(inner.width as usize / 3).max(8);
+    let lines: Vec<Line> = app
+        .calls
+        .rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, c)| {
+            let live = app.now.saturating_duration_since(c.started);
+            let symbol = match c.status {
+                CallStatus::Running => spinner(live),
+                other => mark(other),
+            };
+            let elapsed = c.elapsed.unwrap_or(live);
+            let style = status_style(c.status, theme);
+            let row_style = match (i == app.call_sel, focused) {
+                (true, true) => theme.selected(),
+                (true, false) => theme.selected_unfocused(),
+                (false, _) => Style::default(),
+            };
+            let preview_w = (inner.width as usize).saturating_sub(tool_w + 34);
+            Line::from(vec![
+                Span::styled(format!("{symbol} "), style),
+                Span::styled(format!("#{:<3} {}", c.id, cell(&c.tool, tool_w)), row_style),
+                Span::raw(" "),
+                Span::styled(cell(c.status.as_str(), 17), style),
+                Span::raw(format!("{:>6} ", crate::text::fmt_duration(elapsed))),
+                Span::styled(fit(&c.preview(), preview_w), theme.dim()),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

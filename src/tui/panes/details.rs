@@ -1,0 +1,114 @@
+//! The details of the selected server: for a failed one its class, phase, message, exit status,
+//! a hint for what to do, and the stderr tail (scrollable); for the others what they said about
+//! themselves, their phases, warnings and stderr.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::pane_block;
+use crate::mcp::events::ServerStatus;
+use crate::tui::app::App;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let theme = app.theme;
+    let Some(s) = app.selected_server() else {
+        frame.render_widget(pane_block(" Details ".into(), focused, theme), area);
+        return;
+    };
+    let block = pane_block(format!(" Details: {} ", s.name), focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+
+    let mut lines: Vec<Line> = Vec::new();
+    let ms = |v: Option<u64>| v.map_or("-".to_string(), |m| format!("{m}ms"));
+    match (&s.report, s.status) {
+        (_, ServerStatus::Disabled) => {
+            lines.push(Line::styled("disabled (enabled: false in the config)", theme.dim()))
+        }
+        (None, _) => lines.push(Line::styled("starting…", theme.accent())),
+        (Some(r), _) => {
+            if let Some(info) = &r.server_info {
+                lines.push(Line::raw(format!(
+                    "{} {} · protocol {}",
+                    info.name,
+                    info.version,
+                    r.protocol_version.as_deref().unwrap_or("?")
+                )));
+            }
+            lines.push(Line::raw(format!(
+                "phases: spawn {} · handshake {} · tools listed {}",
+                ms(r.phases.spawn_ms),
+                ms(r.phases.handshake_ms),
+                ms(r.phases.list_tools_ms)
+            )));
+            if let Some(f) = &r.failure {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("✗ {}", f.class.as_str()), theme.bad().patch(theme.bold())),
+                    Span::raw(match f.phase {
+                        Some(p) => format!(" in {}", p.as_str()),
+                        None => String::new(),
+                    }),
+                ]));
+                lines.push(Line::raw(f.message.clone()));
+                if let Some(exit) = &f.exit_status {
+                    lines.push(Line::raw(format!("exit status: {exit}")));
+                }
+                lines.push(Line::from(vec![
+                    Span::styled("what to do: ", theme.dim()),
+                    Span::raw(f.class.hint()),
+                ]));
+            }
+            for w in &r.warnings {
+                lines.push(Line::styled(format!("! {w}"), theme.warn()));
+            }
+        }
+    }
+    let trust = match s.restart_pending {
+        Some(p) => format!(
+            "trust: {} (the config says {}: restart pending, press r)",
+            s.trust.as_str(),
+            p.as_str()
+        ),
+        None => format!("trust: {}", s.trust.as_str()),
+    };
+    lines.push(Line::styled(trust, theme.dim()));
+
+    // What is left below the summary shows the stderr tail, scrolled from the bottom.
+    let width = usize::from(inner.width.max(1));
+    let wrapped: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
+    let summary_h = (wrapped as u16).min(inner.height);
+    let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
+    frame.render_widget(summary, Rect { height: summary_h, ..inner });
+    let rest = Rect {
+        y: inner.y + summary_h,
+        height: inner.height - summary_h,
+        ..inner
+    };
+    if rest.height < 2 {
+        return;
+    }
+    let total = s.stderr.len();
+    let room = rest.height as usize - 1;
+    let end = total.saturating_sub(app.details_scroll.min(total.saturating_sub(room.min(total))));
+    let start = end.saturating_sub(room);
+    let mut tail = vec![Line::styled(
+        if total == 0 {
+            "stderr: (nothing)".to_string()
+        } else if app.details_scroll > 0 {
+            format!("stderr: lines {}-{} of {total} (PgDn for newer)", start + 1, end)
+        } else {
+            format!("stderr: last {} of {total} lines (PgUp for older)", end - start)
+        },
+        theme.dim(),
+    )];
+    tail.extend(
+        s.stderr
+            .iter()
+            .skip(start)
+            .take(end - start)
+            .map(|l| Line::raw(format!("│ {l}"))),
+    );
+    frame.render_widget(Paragraph::new(tail), rest);
+}

@@ -1,0 +1,68 @@
+//! The footer: the keys that work right now, and the last notice.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::tui::app::{App, Level, Pane};
+use crate::tui::modals::Modal;
+
+fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
+    if let Some(request) = app.approvals.front() {
+        let mut k = vec![("y", "allow once")];
+        if request.session_approval_allowed() {
+            k.push(("a", "allow for session"));
+        }
+        k.extend([("n/Esc", "deny"), ("↑↓", "scroll")]);
+        return k;
+    }
+    match &app.modal {
+        Some(Modal::Editor(_)) => return vec![("Ctrl-S", "send"), ("Esc", "cancel")],
+        Some(Modal::Trust(_)) => return vec![("y/Enter", "write"), ("n/Esc", "cancel")],
+        Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
+        Some(Modal::Ledger { .. }) => return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")],
+        Some(Modal::Help { .. }) | Some(Modal::Result { .. }) => {
+            return vec![("↑↓", "scroll"), ("Esc", "close")];
+        }
+        None => {}
+    }
+    if app.filter_editing {
+        return vec![("Enter", "keep filter"), ("Esc", "clear")];
+    }
+    let mut k = match app.focus {
+        Pane::Servers => vec![("t", "trust"), ("r", "restart"), ("R", "restart all")],
+        Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart")],
+        Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
+        Pane::Calls => vec![("Enter", "result")],
+    };
+    k.extend([("Tab", "pane"), ("L", "approvals"), ("?", "help"), ("q", "quit")]);
+    k
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = app.theme;
+    let mut spans = Vec::new();
+    for (key, what) in keys(app) {
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::raw(format!(" {what}  ")));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The notice line above the footer (empty when there is none).
+pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
+    let theme = app.theme;
+    let Some((level, text)) = &app.notice else {
+        return;
+    };
+    let style = match level {
+        Level::Info => theme.dim(),
+        Level::Warn => theme.warn(),
+        Level::Error => theme.bad(),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(super::fit(text, area.width as usize), style)),
+        area,
+    );
+}

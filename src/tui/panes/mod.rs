@@ -1,0 +1,51 @@
+//! The four panes and the footer. Each is a function of the app's state: nothing here changes it.
+
+pub mod calls;
+pub mod details;
+pub mod footer;
+pub mod servers;
+pub mod tools;
+
+use std::time::Duration;
+
+use ratatui::widgets::{Block, Borders};
+
+use super::theme::Theme;
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The spinner frame for something running for `elapsed`.
+pub fn spinner(elapsed: Duration) -> &'static str {
+    SPINNER[(elapsed.as_millis() / 100 % SPINNER.len() as u128) as usize]
+}
+
+/// A pane's block: bold cyan border when focused.
+pub fn pane_block(title: String, focused: bool, theme: Theme) -> Block<'static> {
+    let block = Block::default().borders(Borders::ALL).title(title);
+    if focused {
+        block.border_style(theme.focus_border())
+    } else {
+        block
+    }
+}
+
+/// The first row to show so that `selected` stays visible in `height` rows.
+pub fn scroll_offset(selected: usize, height: usize, len: usize) -> usize {
+    if height == 0 || len <= height {
+        return 0;
+    }
+    let max = len - height;
+    selected.saturating_sub(height - 1).min(max)
+}
+
+/// Cuts `s` to `width` characters with `…`.
+pub fn fit(s: &str, width: usize) -> String {
+    crate::text::truncate(s, width)
+}
+
+/// `s` padded or cut to exactly `width` characters.
+pub fn cell(s: &str, width: usize) -> String {
+    let cut = fit(s, width);
+    let len = cut.chars().count();
+    format!("{cut}{}", " ".repeat(width.saturating_sub(len)))
+}

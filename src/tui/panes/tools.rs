@@ -1,0 +1,133 @@
+//! The tools pane: qualified and raw name, side effect, destructive, trust and why; filter
+//! with `/`; Enter opens the argument editor.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{cell, fit, pane_block, scroll_offset};
+use crate::tool::SideEffectLevel;
+use crate::tui::app::{App, RuntimeState};
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let theme = app.theme;
+    let tools = app.visible_tools();
+    let title = if app.tool_filter.is_empty() {
+        format!(" Tools {} ", app.tools.len())
+    } else {
+        format!(" Tools {} of {} ", tools.len(), app.tools.len())
+    };
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    let mut y = inner.y;
+    let mut height = inner.height;
+    if app.filter_editing || !app.tool_filter.is_empty() {
+        let cursor = if app.filter_editing { "▏" } else { "" };
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled("/", theme.key()),
+                Span::raw(format!("{}{cursor}", app.tool_filter)),
+            ])),
+            Rect { y, height: 1, ..inner },
+        );
+        y += 1;
+        height -= 1;
+    }
+    if tools.is_empty() {
+        let text = match &app.runtime {
+            RuntimeState::Starting => "waiting for the servers to start…",
+            RuntimeState::Failed(_) => "no tools: the runtime did not start",
+            RuntimeState::Ready(_) if app.tools.is_empty() => "no tools",
+            RuntimeState::Ready(_) => "no tool matches the filter",
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, theme.dim())), Rect { y, height, ..inner });
+        return;
+    }
+    let wide = inner.width >= 70;
+    let name_w = tools
+        .iter()
+        .map(|t| t.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(8, if wide { 36 } else { 30 });
+    // Header, rows, and one line describing the selected tool.
+    let header = if wide {
+        format!("  {}  SIDE EFFECT  DESTR  TRUST   WHY", cell("TOOL", name_w))
+    } else {
+        format!("  {}  EFFECT     DESTR", cell("TOOL", name_w))
+    };
+    frame.render_widget(Paragraph::new(Line::styled(header, theme.dim())), Rect { y, height: 1, ..inner });
+    let rows_h = height.saturating_sub(3) as usize;
+    let offset = scroll_offset(app.tool_sel, rows_h, tools.len());
+    let lines: Vec<Line> = tools
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows_h)
+        .map(|(i, t)| {
+            let selected = i == app.tool_sel;
+            let name_style = match (selected, focused) {
+                (true, true) => theme.selected(),
+                (true, false) => theme.selected_unfocused(),
+                (false, _) => Style::default(),
+            };
+            let (effect, effect_style) = match t.side_effect {
+                SideEffectLevel::Mutating => ("MUTATING", theme.warn()),
+                SideEffectLevel::ReadOnly => ("read-only", theme.ok()),
+            };
+            let destructive = t.destructive.is_destructive();
+            let mut spans = vec![
+                Span::styled(if t.changed { "* " } else { "  " }, theme.warn()),
+                Span::styled(cell(&t.name, name_w), name_style),
+                Span::raw("  "),
+                Span::styled(cell(effect, if wide { 11 } else { 9 }), effect_style),
+                Span::raw("  "),
+                Span::styled(cell(if destructive { "yes" } else { "no" }, 5), if destructive { theme.bad() } else { Style::default() }),
+            ];
+            if wide {
+                let trust = t.trust.map_or("local", |tr| tr.as_str());
+                let why_w = (inner.width as usize).saturating_sub(name_w + 32);
+                spans.push(Span::styled(format!("  {}  ", cell(trust, 6)), theme.dim()));
+                spans.push(Span::styled(fit(&t.provenance, why_w), theme.dim()));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            y: y + 1,
+            height: rows_h as u16,
+            ..inner
+        },
+    );
+    if let Some(t) = tools.get(app.tool_sel) {
+        let raw = match &t.server {
+            Some(server) => format!("{server} calls it {}", t.raw),
+            None => "local tool".to_string(),
+        };
+        let desc = if t.description.is_empty() { String::new() } else { format!(" · {}", t.description) };
+        let width = inner.width as usize;
+        let about = vec![
+            Line::styled(fit(&format!("{raw}{desc}"), width), theme.dim()),
+            Line::from(vec![
+                Span::styled("why: ", theme.dim()),
+                Span::raw(fit(&t.provenance, width.saturating_sub(5))),
+            ]),
+        ];
+        frame.render_widget(
+            Paragraph::new(about),
+            Rect {
+                y: y + height.saturating_sub(2),
+                height: height.min(2),
+                ..inner
+            },
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! What the console shows, as plain data: one row per server, tool and call. Everything a
+//! server sent is sanitized on the way in, so rendering can draw it as is.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
+use crate::mcp::events::{ServerReport, ServerStatus, StartPhase};
+use crate::runtime::CallStatus;
+use crate::text::sanitize;
+use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+
+/// stderr lines kept per server for the details pane.
+pub const STDERR_KEEP: usize = 500;
+/// Calls kept in the list; the oldest finished ones go first.
+pub const CALLS_KEEP: usize = 10_000;
+
+/// One configured server.
+#[derive(Debug, Clone)]
+pub struct ServerRow {
+    pub name: String,
+    pub transport: TransportKind,
+    /// The trust its tools were resolved under.
+    pub trust: AnnotationTrust,
+    pub enabled: bool,
+    /// `Starting` until a report arrives.
+    pub status: ServerStatus,
+    /// The phase it is in while starting, and when (since its start) it entered it.
+    pub phase: Option<(StartPhase, Duration)>,
+    /// When its start began, to draw a live waterfall.
+    pub started: Option<Instant>,
+    pub report: Option<ServerReport>,
+    pub stderr: VecDeque<String>,
+    /// The config file now says another trust: a restart applies it.
+    pub restart_pending: Option<AnnotationTrust>,
+}
+
+impl ServerRow {
+    pub fn from_config(config: &ServerConfig) -> ServerRow {
+        ServerRow {
+            name: config.name.clone(),
+            transport: config.transport,
+            trust: config.annotation_trust,
+            enabled: config.enabled,
+            status: if config.enabled {
+                ServerStatus::Starting
+            } else {
+                ServerStatus::Disabled
+            },
+            phase: None,
+            started: None,
+            report: None,
+            stderr: VecDeque::new(),
+            restart_pending: None,
+        }
+    }
+
+    pub fn push_stderr(&mut self, line: String) {
+        if self.stderr.len() == STDERR_KEEP {
+            self.stderr.pop_front();
+        }
+        self.stderr.push_back(sanitize(&line, false));
+    }
+
+    /// Takes a finished start's report (sanitizing what came from the server).
+    pub fn set_report(&mut self, mut report: ServerReport) {
+        report.warnings = report.warnings.iter().map(|w| sanitize(w, false)).collect();
+        if let Some(f) = report.failure.as_mut() {
+            f.message = sanitize(&f.message, false);
+        }
+        if let Some(info) = report.server_info.as_mut() {
+            info.name = sanitize(&info.name, false);
+            info.version = sanitize(&info.version, false);
+        }
+        self.status = report.status;
+        self.phase = None;
+        self.report = Some(report);
+    }
+
+    pub fn tool_count(&self) -> usize {
+        self.report.as_ref().map_or(0, |r| r.tools)
+    }
+}
+
+/// One registered tool, as shown.
+#[derive(Debug, Clone)]
+pub struct ToolRow {
+    pub name: String,
+    /// The server's own name for it (the same as `name` for local tools).
+    pub raw: String,
+    pub server: Option<String>,
+    pub description: String,
+    pub side_effect: SideEffectLevel,
+    pub destructive: DestructiveBehavior,
+    pub trust: Option<AnnotationTrust>,
+    pub provenance: String,
+    pub schema: Value,
+    /// Marked when a change is highlighted (e.g. new traits after a restart).
+    pub changed: bool,
+}
+
+impl ToolRow {
+    pub fn from_descriptor(d: &ToolDescriptor) -> ToolRow {
+        ToolRow {
+            name: sanitize(&d.name, false),
+            raw: sanitize(d.origin.as_ref().map_or(&d.name, |o| &o.tool), false),
+            server: d.origin.as_ref().map(|o| o.server.clone()),
+            description: sanitize(&d.description, false),
+            side_effect: d.side_effect,
+            destructive: d.destructive,
+            trust: d.origin.as_ref().map(|o| o.trust),
+            provenance: sanitize(&d.provenance, false),
+            schema: d.input_schema.clone(),
+            changed: false,
+        }
+    }
+
+    pub fn matches(&self, filter: &str) -> bool {
+        if filter.is_empty() {
+            return true;
+        }
+        let f = filter.to_lowercase();
+        self.name.to_lowercase().contains(&f) || self.description.to_lowercase().contains(&f)
+    }
+}
+
+/// One call, from the gate to its end.
+#[derive(Debug, Clone)]
+pub struct CallRow {
+    pub id: u64,
+    pub tool: String,
+    /// Pretty, sanitized arguments.
+    pub arguments: String,
+    pub status: CallStatus,
+    pub started: Instant,
+    pub elapsed: Option<Duration>,
+    /// Sanitized result text (newlines kept).
+    pub result: String,
+}
+
+impl CallRow {
+    pub fn preview(&self) -> String {
+        self.result.lines().next().unwrap_or("").to_string()
+    }
+}
+
+/// The call list, bounded.
+#[derive(Debug, Default)]
+pub struct CallList {
+    pub rows: VecDeque<CallRow>,
+    /// Finished calls dropped to stay within `CALLS_KEEP`.
+    pub dropped: u64,
+}
+
+impl CallList {
+    pub fn start(&mut self, id: u64, tool: &str, arguments: &Value, now: Instant) {
+        if self.rows.len() >= CALLS_KEEP {
+            if let Some(pos) = self.rows.iter().position(|r| r.status.is_final()) {
+                self.rows.remove(pos);
+                self.dropped += 1;
+            }
+        }
+        self.rows.push_back(CallRow {
+            id,
+            tool: sanitize(tool, false),
+            arguments: sanitize(
+                &serde_json::to_string_pretty(arguments).unwrap_or_default(),
+                true,
+            ),
+            status: CallStatus::Running,
+            started: now,
+            elapsed: None,
+            result: String::new(),
+        });
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut CallRow> {
+        self.rows.iter_mut().rev().find(|r| r.id == id)
+    }
+
+    pub fn running(&self) -> usize {
+        self.rows.iter().filter(|r| !r.status.is_final()).count()
+    }
+}

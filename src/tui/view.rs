@@ -1,0 +1,148 @@
+//! Layout and drawing: `render(&self)` puts the panes, the notice, the footer and any modal on
+//! the frame. Large terminals get all four panes; small ones (80×24) the servers and one pane.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::app::{App, Pane};
+use super::modals::{self, centered, Modal};
+use super::panes;
+
+/// Terminals at least this large get the four-pane layout.
+const LARGE: (u16, u16) = (120, 32);
+
+impl App {
+    /// Draws the whole screen. Changes nothing.
+    pub fn render(&self, frame: &mut Frame) {
+        let area = frame.area();
+        let [body, notice, footer] = Layout::vertical([
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        if area.width >= LARGE.0 && area.height >= LARGE.1 {
+            self.render_large(frame, body);
+        } else {
+            self.render_compact(frame, body);
+        }
+        panes::footer::render_notice(self, frame, notice);
+        panes::footer::render(self, frame, footer);
+        self.render_modal(frame, area);
+    }
+
+    fn render_large(&self, frame: &mut Frame, area: Rect) {
+        let servers_h = (self.servers.len() as u16 + 2).clamp(5, area.height * 2 / 5);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Length(servers_h.max(12)), Constraint::Min(5)]).areas(area);
+        let [servers, details] =
+            Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
+        let [tools, calls] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(bottom);
+        panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
+        panes::details::render(self, frame, details, self.focus == Pane::Details);
+        panes::tools::render(self, frame, tools, self.focus == Pane::Tools);
+        panes::calls::render(self, frame, calls, self.focus == Pane::Calls);
+    }
+
+    fn render_compact(&self, frame: &mut Frame, area: Rect) {
+        let servers_h = (self.servers.len() as u16 + 2).clamp(3, 8).min(area.height / 2);
+        let [servers, tabs, lower] = Layout::vertical([
+            Constraint::Length(servers_h),
+            Constraint::Length(1),
+            Constraint::Min(3),
+        ])
+        .areas(area);
+        panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
+        let shown = match self.focus {
+            Pane::Servers | Pane::Details => Pane::Details,
+            Pane::Tools => Pane::Tools,
+            Pane::Calls => Pane::Calls,
+        };
+        let mut spans = Vec::new();
+        for pane in [Pane::Details, Pane::Tools, Pane::Calls] {
+            let style = if pane == shown { self.theme.key() } else { self.theme.dim() };
+            spans.push(Span::styled(format!(" {} ", pane.title()), style));
+        }
+        spans.push(Span::styled(" (Tab switches)", self.theme.dim()));
+        frame.render_widget(Paragraph::new(Line::from(spans)), tabs);
+        match shown {
+            Pane::Details | Pane::Servers => {
+                panes::details::render(self, frame, lower, self.focus == Pane::Details)
+            }
+            Pane::Tools => panes::tools::render(self, frame, lower, true),
+            Pane::Calls => panes::calls::render(self, frame, lower, true),
+        }
+    }
+
+    fn render_modal(&self, frame: &mut Frame, area: Rect) {
+        let theme = self.theme;
+        // A pending approval comes before anything else.
+        if let Some(request) = self.approvals.front() {
+            let rect = centered(area, 70, 60, 76.min(area.width), 16.min(area.height));
+            modals::approval::render(frame, rect, request, self.approvals.len(), self.approval_scroll, theme);
+            return;
+        }
+        let Some(modal) = &self.modal else {
+            return;
+        };
+        match modal {
+            Modal::Help { scroll } => {
+                modals::help::render(frame, centered(area, 70, 80, 78.min(area.width), 20.min(area.height)), *scroll, theme)
+            }
+            Modal::Trust(preview) => modals::trust::render(
+                frame,
+                centered(area, 70, 60, 78.min(area.width), 14.min(area.height)),
+                preview,
+                &self.config_path.display().to_string(),
+                theme,
+            ),
+            Modal::Editor(editor) => {
+                editor.render(frame, centered(area, 60, 60, 60.min(area.width), 12.min(area.height)), theme)
+            }
+            Modal::Result { call, scroll } => {
+                if let Some(row) = self.calls.rows.iter().find(|r| r.id == *call) {
+                    modals::result::render(frame, centered(area, 80, 80, 70.min(area.width), 14.min(area.height)), row, *scroll, theme);
+                }
+            }
+            Modal::Quit => {
+                let rect = centered(area, 40, 20, 50.min(area.width), 5.min(area.height));
+                frame.render_widget(ratatui::widgets::Clear, rect);
+                let running = self.calls.running();
+                frame.render_widget(
+                    Paragraph::new(vec![
+                        Line::raw(format!(
+                            "{running} call{} still running: quit and cancel {}?",
+                            if running == 1 { " is" } else { "s are" },
+                            if running == 1 { "it" } else { "them" }
+                        )),
+                        Line::from(vec![
+                            Span::styled("y", theme.key()),
+                            Span::raw(" quit   "),
+                            Span::styled("n", theme.key()),
+                            Span::raw("/"),
+                            Span::styled("Esc", theme.key()),
+                            Span::raw(" stay"),
+                        ]),
+                    ])
+                    .block(
+                        ratatui::widgets::Block::default()
+                            .borders(ratatui::widgets::Borders::ALL)
+                            .border_style(theme.warn())
+                            .title(" Quit? "),
+                    ),
+                    rect,
+                );
+            }
+            Modal::Ledger { entries, selected } => modals::ledger::render(
+                frame,
+                centered(area, 60, 50, 60.min(area.width), 10.min(area.height)),
+                entries,
+                *selected,
+                theme,
+            ),
+        }
+    }
+}
