@@ -161,7 +161,12 @@ impl App {
             deadline: startup_deadline(&config.mcp.servers, config.mcp.startup_budget),
             generation: 0,
             runtime: RuntimeState::Starting,
-            servers: config.mcp.servers.iter().map(ServerRow::from_config).collect(),
+            servers: config
+                .mcp
+                .servers
+                .iter()
+                .map(ServerRow::from_config)
+                .collect(),
             tools: Vec::new(),
             calls: CallList::default(),
             approvals: VecDeque::new(),
@@ -205,7 +210,9 @@ impl App {
 
     /// True while something moves on screen (a spinner, an elapsed counter).
     pub fn animating(&self) -> bool {
-        self.servers.iter().any(|s| s.status == ServerStatus::Starting)
+        self.servers
+            .iter()
+            .any(|s| s.status == ServerStatus::Starting)
             || self.calls.running() > 0
             || matches!(self.runtime, RuntimeState::Starting)
     }
@@ -216,7 +223,10 @@ impl App {
 
     /// Tools shown under the current filter.
     pub(super) fn visible_tools(&self) -> Vec<&ToolRow> {
-        self.tools.iter().filter(|t| t.matches(&self.tool_filter)).collect()
+        self.tools
+            .iter()
+            .filter(|t| t.matches(&self.tool_filter))
+            .collect()
     }
 
     pub(super) fn selected_server(&self) -> Option<&ServerRow> {
@@ -376,7 +386,12 @@ impl App {
     /// calls stay listed; unanswered approvals of the old runtime are denied (dropped).
     fn reset(&mut self, config: Config, generation: u64) {
         let old_tools = traits_by_name(self.tools.iter());
-        let mut servers: Vec<ServerRow> = config.mcp.servers.iter().map(ServerRow::from_config).collect();
+        let mut servers: Vec<ServerRow> = config
+            .mcp
+            .servers
+            .iter()
+            .map(ServerRow::from_config)
+            .collect();
         for row in &mut servers {
             if let Some(old) = self.servers.iter_mut().find(|s| s.name == row.name) {
                 row.stderr = std::mem::take(&mut old.stderr);
@@ -394,14 +409,24 @@ impl App {
         self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
         self.tool_sel = 0;
         self.details_scroll = 0;
-        self.notify(Level::Info, "restarting every server with the config as it is on disk");
+        self.notify(
+            Level::Info,
+            "restarting every server with the config as it is on disk",
+        );
     }
 
     /// Opens the argument editor for the selected tool.
     pub(super) fn open_editor(&mut self) {
-        let Some(tool) = self.visible_tools().get(self.tool_sel).map(|t| (*t).clone()) else {
+        let Some(tool) = self
+            .visible_tools()
+            .get(self.tool_sel)
+            .map(|t| (*t).clone())
+        else {
             return;
         };
-        self.modal = Some(Modal::Editor(ArgsEditor::new(&tool.name, tool.schema.clone())));
+        self.modal = Some(Modal::Editor(ArgsEditor::new(
+            &tool.name,
+            tool.schema.clone(),
+        )));
     }
 }

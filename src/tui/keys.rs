@@ -21,7 +21,8 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
-        let ctrl_c = key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if !self.approvals.is_empty() {
             if ctrl_c {
                 return self.ask_quit();
@@ -153,7 +154,10 @@ impl App {
             KeyCode::Char('a') => match self.approvals.front() {
                 Some(r) if r.session_approval_allowed() => ApprovalDecision::AllowForSession,
                 _ => {
-                    self.notify(Level::Warn, "no session approval for destructive tools: y allows once");
+                    self.notify(
+                        Level::Warn,
+                        "no session approval for destructive tools: y allows once",
+                    );
                     return;
                 }
             },
@@ -227,7 +231,9 @@ impl App {
                 KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
                 KeyCode::PageUp => *scroll = scroll.saturating_sub(PAGE as u16),
                 KeyCode::PageDown => *scroll = scroll.saturating_add(PAGE as u16),
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => self.modal = None,
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
+                    self.modal = None
+                }
                 _ if ctrl_c => self.modal = None,
                 _ => {}
             },
@@ -241,7 +247,10 @@ impl App {
                         let name = entry.tool_name.clone();
                         if let Some(rt) = self.runtime().cloned() {
                             rt.gate().revoke(&name);
-                            self.notify(Level::Info, format!("revoked the session approval of {name}"));
+                            self.notify(
+                                Level::Info,
+                                format!("revoked the session approval of {name}"),
+                            );
                         }
                         self.open_ledger();
                     }
@@ -255,9 +264,13 @@ impl App {
     }
 
     fn open_ledger(&mut self) {
-        let entries = self.runtime().map_or_else(Vec::new, |rt| rt.gate().ledger());
+        let entries = self
+            .runtime()
+            .map_or_else(Vec::new, |rt| rt.gate().ledger());
         let selected = match &self.modal {
-            Some(Modal::Ledger { selected, .. }) => (*selected).min(entries.len().saturating_sub(1)),
+            Some(Modal::Ledger { selected, .. }) => {
+                (*selected).min(entries.len().saturating_sub(1))
+            }
             _ => 0,
         };
         self.modal = Some(Modal::Ledger { entries, selected });
@@ -281,7 +294,11 @@ impl App {
         };
         let tools = descriptors
             .iter()
-            .filter(|d| d.origin.as_ref().is_some_and(|o: &ToolOrigin| o.server == name))
+            .filter(|d| {
+                d.origin
+                    .as_ref()
+                    .is_some_and(|o: &ToolOrigin| o.server == name)
+            })
             .count();
         self.modal = Some(Modal::Trust(TrustPreview {
             server: name.clone(),

@@ -147,7 +147,10 @@ async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
             let area = f.area();
             f.render_widget(ratatui::widgets::Paragraph::new("closing servers…"), area)
         });
-        if tokio::time::timeout(CLOSE_TIMEOUT, runtime.close()).await.is_err() {
+        if tokio::time::timeout(CLOSE_TIMEOUT, runtime.close())
+            .await
+            .is_err()
+        {
             tracing::warn!("closing the runtime took too long");
         }
     }
@@ -248,7 +251,10 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent
                 if let Some(rt) = runtime {
                     rt.close().await;
                 }
-                let _ = tx.send(AppEvent::Restarting(generation, Ok(Box::new(config.clone()))));
+                let _ = tx.send(AppEvent::Restarting(
+                    generation,
+                    Ok(Box::new(config.clone())),
+                ));
                 start_runtime(config, generation, tx);
             });
         }

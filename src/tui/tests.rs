@@ -1,1 +1,465 @@
 //! Snapshot tests of every pane and modal at 80×24 and 140×40 (ratatui TestBackend + insta).
+//! The states are built from the same events the runtime sends, with a fixed clock.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use serde_json::json;
+
+use super::app::{App, Pane};
+use super::modals::editor::ArgsEditor;
+use super::modals::trust::TrustPreview;
+use super::modals::Modal;
+use super::state::ToolRow;
+use super::theme::Theme;
+use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
+use crate::config::{
+    AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
+};
+use crate::mcp::events::{
+    Failure, FailureClass, McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus, StartPhase,
+};
+use crate::mcp::transport::process::ExitInfo;
+use crate::runtime::{CallStatus, RuntimeEvent, TraitChange};
+use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrigin, ToolResult};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
+
+fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
+    ServerConfig {
+        name: name.into(),
+        transport: TransportKind::Stdio,
+        command: Some("demo".into()),
+        args: Vec::new(),
+        env: Default::default(),
+        cwd: None,
+        url: None,
+        headers: Default::default(),
+        request_timeout: Duration::from_secs(10),
+        annotation_trust: trust,
+        enabled: true,
+    }
+}
+
+fn config() -> Config {
+    let mut parked = server("parked", AnnotationTrust::Ignore);
+    parked.enabled = false;
+    Config {
+        path: PathBuf::from("/home/op/aimon.yaml"),
+        mcp: McpConfig {
+            servers: vec![
+                server("notes", AnnotationTrust::Ignore),
+                server("notes-trusted", AnnotationTrust::Trust),
+                server("broken", AnnotationTrust::Ignore),
+                server("slow-start", AnnotationTrust::Ignore),
+                parked,
+            ],
+            startup_budget: None,
+        },
+        policy: PolicyConfig::default(),
+        source_digest: 1,
+    }
+}
+
+fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerReport {
+    ServerReport {
+        name: name.into(),
+        transport: TransportKind::Stdio,
+        status: ServerStatus::Ready,
+        protocol_version: Some("2026-07-28".into()),
+        server_info: Some(ServerInfo {
+            name: "aimon-demo".into(),
+            version: "0.1.0".into(),
+        }),
+        phases: PhaseTimes {
+            spawn_ms: Some(phases.0),
+            handshake_ms: Some(phases.1),
+            list_tools_ms: Some(phases.2),
+        },
+        tools: 5,
+        warnings,
+        failure: None,
+    }
+}
+
+fn failed() -> ServerReport {
+    ServerReport {
+        name: "broken".into(),
+        transport: TransportKind::Stdio,
+        status: ServerStatus::Failed,
+        protocol_version: None,
+        server_info: None,
+        phases: PhaseTimes {
+            spawn_ms: Some(2),
+            handshake_ms: None,
+            list_tools_ms: None,
+        },
+        tools: 0,
+        warnings: Vec::new(),
+        failure: Some(Failure {
+            class: FailureClass::Exited,
+            phase: Some(StartPhase::Handshake),
+            message: "the server exited during the handshake (exit code 3)".into(),
+            exit_status: Some(ExitInfo::Code(3)),
+            stderr_tail: vec!["boom".into()],
+        }),
+    }
+}
+
+fn descriptor(
+    server: &str,
+    tool: &str,
+    effect: SideEffectLevel,
+    destructive: bool,
+    trust: AnnotationTrust,
+    why: &str,
+) -> ToolDescriptor {
+    ToolDescriptor {
+        name: format!("mcp__{server}__{tool}"),
+        description: format!("The {tool} tool."),
+        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}),
+        side_effect: effect,
+        destructive: if destructive {
+            DestructiveBehavior::Destructive
+        } else {
+            DestructiveBehavior::NonDestructive
+        },
+        provenance: why.into(),
+        origin: Some(ToolOrigin {
+            server: server.into(),
+            tool: tool.into(),
+            trust,
+            annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive})),
+        }),
+    }
+}
+
+fn ignored(server: &str, tool: &str) -> ToolDescriptor {
+    descriptor(
+        server,
+        tool,
+        SideEffectLevel::Mutating,
+        true,
+        AnnotationTrust::Ignore,
+        "ignored: server trust is ignore (annotations present but not trusted)",
+    )
+}
+
+/// Servers ready and failed, tools listed, calls in every state, a clock at t0 + 4 s.
+fn populated() -> (App, Instant) {
+    let t0 = Instant::now();
+    let mut app = App::new(&config(), Theme::plain(), t0);
+    let feed = |app: &mut App, e: McpEvent| app.on_runtime_event(RuntimeEvent::Mcp(e));
+    feed(
+        &mut app,
+        McpEvent::ServerStarted(Box::new(ready("notes", (1, 6, 8), Vec::new()))),
+    );
+    feed(&mut app, McpEvent::ServerStarted(Box::new(ready("notes-trusted", (1, 5, 7), vec!["1 non-JSON line on stdout (a server must write only JSON-RPC there), first: \"banner\"".into()]))));
+    feed(
+        &mut app,
+        McpEvent::Stderr {
+            server: "broken".into(),
+            line: "starting broken".into(),
+        },
+    );
+    feed(
+        &mut app,
+        McpEvent::Stderr {
+            server: "broken".into(),
+            line: "boom".into(),
+        },
+    );
+    feed(&mut app, McpEvent::ServerStarted(Box::new(failed())));
+    app.set_now(t0);
+    feed(
+        &mut app,
+        McpEvent::PhaseStarted {
+            server: "slow-start".into(),
+            phase: StartPhase::Spawn,
+            elapsed: Duration::ZERO,
+        },
+    );
+    feed(
+        &mut app,
+        McpEvent::PhaseStarted {
+            server: "slow-start".into(),
+            phase: StartPhase::Handshake,
+            elapsed: Duration::from_millis(3),
+        },
+    );
+    app.tools = [
+        ignored("notes", "delete_note"),
+        ignored("notes", "echo"),
+        ignored("notes", "write_note"),
+        descriptor(
+            "notes-trusted",
+            "echo",
+            SideEffectLevel::ReadOnly,
+            false,
+            AnnotationTrust::Trust,
+            "readOnlyHint=true, trusted",
+        ),
+        descriptor(
+            "notes-trusted",
+            "write_note",
+            SideEffectLevel::Mutating,
+            false,
+            AnnotationTrust::Trust,
+            "readOnlyHint=false, destructiveHint=false, trusted",
+        ),
+    ]
+    .iter()
+    .map(ToolRow::from_descriptor)
+    .collect();
+    let statuses = [
+        (CallStatus::Ok, "saved note \"t\""),
+        (CallStatus::Error, "notes: server error -32602: no note titled \"x\""),
+        (CallStatus::Denied, "denied by the operator: mcp__notes__write_note"),
+        (CallStatus::Refused, "refused: mcp__notes__write_note is mutating and policy.side_effect_ceiling is read_only"),
+        (CallStatus::Cancelled, "cancelled"),
+    ];
+    for (i, (status, text)) in statuses.iter().enumerate() {
+        let id = i as u64 + 1;
+        app.on_runtime_event(RuntimeEvent::CallStarted {
+            id,
+            tool: "mcp__notes__write_note".into(),
+            arguments: json!({"title": "t", "body": "b"}),
+        });
+        app.on_runtime_event(RuntimeEvent::CallFinished {
+            id,
+            status: *status,
+            result: ToolResult::error(*text),
+            elapsed_ms: 12 * id,
+        });
+    }
+    app.on_runtime_event(RuntimeEvent::CallStarted {
+        id: 6,
+        tool: "mcp__notes-trusted__echo".into(),
+        arguments: json!({"text": "hi"}),
+    });
+    app.on_runtime_event(RuntimeEvent::CallStatus {
+        id: 6,
+        status: CallStatus::Running,
+    });
+    app.on_runtime_event(RuntimeEvent::CallStarted {
+        id: 7,
+        tool: "mcp__notes__delete_note".into(),
+        arguments: json!({"title": "t"}),
+    });
+    app.on_runtime_event(RuntimeEvent::CallStatus {
+        id: 7,
+        status: CallStatus::AwaitingApproval,
+    });
+    app.set_now(t0 + Duration::from_millis(1_500));
+    (app, t0)
+}
+
+fn draw(app: &App, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
+    terminal.draw(|f| app.render(f)).expect("draw");
+    terminal.backend().to_string()
+}
+
+fn snapshot(name: &str, app: &App) {
+    for size in SIZES {
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), draw(app, size));
+    }
+}
+
+#[test]
+fn starting() {
+    let t0 = Instant::now();
+    let mut app = App::new(&config(), Theme::plain(), t0);
+    for (i, name) in ["notes", "notes-trusted", "broken", "slow-start"]
+        .iter()
+        .enumerate()
+    {
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::PhaseStarted {
+            server: (*name).into(),
+            phase: StartPhase::Spawn,
+            elapsed: Duration::ZERO,
+        }));
+        let phase = [
+            StartPhase::Spawn,
+            StartPhase::Handshake,
+            StartPhase::ListTools,
+            StartPhase::Handshake,
+        ][i];
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::PhaseStarted {
+            server: (*name).into(),
+            phase,
+            elapsed: Duration::from_millis(2),
+        }));
+    }
+    app.set_now(t0 + Duration::from_millis(2_300));
+    snapshot("starting", &app);
+}
+
+#[test]
+fn servers_tools_and_calls() {
+    let (mut app, _) = populated();
+    app.focus = Pane::Tools;
+    app.tool_sel = 2;
+    snapshot("ready", &app);
+}
+
+#[test]
+fn failed_server_details() {
+    let (mut app, _) = populated();
+    app.server_sel = 2;
+    app.focus = Pane::Details;
+    snapshot("failed_details", &app);
+}
+
+#[test]
+fn calls_pane() {
+    let (mut app, _) = populated();
+    app.focus = Pane::Calls;
+    app.call_sel = 3;
+    snapshot("calls", &app);
+}
+
+#[test]
+fn tools_filter() {
+    let (mut app, _) = populated();
+    app.focus = Pane::Tools;
+    app.filter_editing = true;
+    app.tool_filter = "write".into();
+    snapshot("tools_filter", &app);
+}
+
+fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
+    let why = format!("{} is mutating; policy.approval is ask_mutating", tool.name);
+    ApprovalRequest::new(
+        id,
+        tool,
+        json!({"title": "groceries", "body": "milk\neggs"}),
+        why,
+    )
+    .0
+}
+
+#[test]
+fn queued_approvals() {
+    let (mut app, _) = populated();
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(approval(
+        7,
+        ignored("notes", "delete_note"),
+    )));
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(approval(
+        8,
+        ignored("notes", "write_note"),
+    )));
+    snapshot("approval_queued_destructive", &app);
+    // Answering the first shows the next, which offers a session approval.
+    let mut non_destructive = populated().0;
+    non_destructive.on_runtime_event(RuntimeEvent::ApprovalRequested(approval(
+        9,
+        descriptor(
+            "notes-trusted",
+            "write_note",
+            SideEffectLevel::Mutating,
+            false,
+            AnnotationTrust::Trust,
+            "readOnlyHint=false, destructiveHint=false, trusted",
+        ),
+    )));
+    snapshot("approval_session_offered", &non_destructive);
+}
+
+#[test]
+fn trust_preview() {
+    let (mut app, _) = populated();
+    app.modal = Some(Modal::Trust(TrustPreview {
+        server: "notes".into(),
+        from: AnnotationTrust::Ignore,
+        to: AnnotationTrust::Trust,
+        changes: vec![
+            TraitChange {
+                tool: "mcp__notes__echo".into(),
+                before: (SideEffectLevel::Mutating, DestructiveBehavior::Destructive),
+                after: (
+                    SideEffectLevel::ReadOnly,
+                    DestructiveBehavior::NonDestructive,
+                ),
+                provenance: "readOnlyHint=true, trusted".into(),
+            },
+            TraitChange {
+                tool: "mcp__notes__write_note".into(),
+                before: (SideEffectLevel::Mutating, DestructiveBehavior::Destructive),
+                after: (
+                    SideEffectLevel::Mutating,
+                    DestructiveBehavior::NonDestructive,
+                ),
+                provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
+            },
+        ],
+        tools: 5,
+    }));
+    snapshot("trust_preview", &app);
+    app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
+    app.modal = None;
+    snapshot("restart_pending", &app);
+}
+
+#[test]
+fn argument_editor() {
+    let (mut app, _) = populated();
+    let mut editor = ArgsEditor::new("mcp__notes__write_note", app.tools[2].schema.clone());
+    editor.errors = vec!["/title: expected a string, got a number".into()];
+    app.modal = Some(Modal::Editor(editor));
+    snapshot("editor", &app);
+}
+
+#[test]
+fn result_help_quit_and_ledger() {
+    let (mut app, _) = populated();
+    app.modal = Some(Modal::Result { call: 2, scroll: 0 });
+    snapshot("result", &app);
+    app.modal = Some(Modal::Help { scroll: 0 });
+    snapshot("help", &app);
+    app.modal = Some(Modal::Quit);
+    snapshot("quit", &app);
+    let tool = descriptor(
+        "notes-trusted",
+        "write_note",
+        SideEffectLevel::Mutating,
+        false,
+        AnnotationTrust::Trust,
+        "t",
+    );
+    app.modal = Some(Modal::Ledger {
+        entries: vec![LedgerEntry {
+            tool_name: tool.name.clone(),
+            fingerprint: DescriptorFingerprint::of(&tool),
+            approved_at: std::time::UNIX_EPOCH,
+        }],
+        selected: 0,
+    });
+    snapshot("ledger", &app);
+}
+
+#[test]
+fn server_text_cannot_reach_the_terminal() {
+    let (mut app, _) = populated();
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::Stderr {
+        server: "broken".into(),
+        line: "\x1b]0;pwned\x07evil\x1b[2J line".into(),
+    }));
+    app.tools.push(ToolRow::from_descriptor(&descriptor(
+        "notes",
+        "evil\x1b[31m",
+        SideEffectLevel::Mutating,
+        true,
+        AnnotationTrust::Ignore,
+        "x\x1b]0;t\x07",
+    )));
+    app.server_sel = 2;
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(!screen.contains('\x1b'), "{screen}");
+        assert!(screen.contains("evil line"), "{screen}");
+    }
+}

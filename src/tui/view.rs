@@ -36,11 +36,13 @@ impl App {
     fn render_large(&self, frame: &mut Frame, area: Rect) {
         let servers_h = (self.servers.len() as u16 + 2).clamp(5, area.height * 2 / 5);
         let [top, bottom] =
-            Layout::vertical([Constraint::Length(servers_h.max(12)), Constraint::Min(5)]).areas(area);
+            Layout::vertical([Constraint::Length(servers_h.max(12)), Constraint::Min(5)])
+                .areas(area);
         let [servers, details] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
         let [tools, calls] =
-            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(bottom);
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
+                .areas(bottom);
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
         panes::tools::render(self, frame, tools, self.focus == Pane::Tools);
@@ -48,7 +50,9 @@ impl App {
     }
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
-        let servers_h = (self.servers.len() as u16 + 2).clamp(3, 8).min(area.height / 2);
+        let servers_h = (self.servers.len() as u16 + 2)
+            .clamp(3, 8)
+            .min(area.height / 2);
         let [servers, tabs, lower] = Layout::vertical([
             Constraint::Length(servers_h),
             Constraint::Length(1),
@@ -63,7 +67,11 @@ impl App {
         };
         let mut spans = Vec::new();
         for pane in [Pane::Details, Pane::Tools, Pane::Calls] {
-            let style = if pane == shown { self.theme.key() } else { self.theme.dim() };
+            let style = if pane == shown {
+                self.theme.key()
+            } else {
+                self.theme.dim()
+            };
             spans.push(Span::styled(format!(" {} ", pane.title()), style));
         }
         spans.push(Span::styled(" (Tab switches)", self.theme.dim()));
@@ -82,29 +90,47 @@ impl App {
         // A pending approval comes before anything else.
         if let Some(request) = self.approvals.front() {
             let rect = centered(area, 70, 60, 76.min(area.width), 16.min(area.height));
-            modals::approval::render(frame, rect, request, self.approvals.len(), self.approval_scroll, theme);
+            modals::approval::render(
+                frame,
+                rect,
+                request,
+                self.approvals.len(),
+                self.approval_scroll,
+                theme,
+            );
             return;
         }
         let Some(modal) = &self.modal else {
             return;
         };
         match modal {
-            Modal::Help { scroll } => {
-                modals::help::render(frame, centered(area, 70, 80, 78.min(area.width), 20.min(area.height)), *scroll, theme)
-            }
+            Modal::Help { scroll } => modals::help::render(
+                frame,
+                centered(area, 60, 80, 80.min(area.width), 20.min(area.height)),
+                *scroll,
+                theme,
+            ),
             Modal::Trust(preview) => modals::trust::render(
                 frame,
-                centered(area, 70, 60, 78.min(area.width), 14.min(area.height)),
+                centered(area, 70, 60, 80.min(area.width), 18.min(area.height)),
                 preview,
                 &self.config_path.display().to_string(),
                 theme,
             ),
-            Modal::Editor(editor) => {
-                editor.render(frame, centered(area, 60, 60, 60.min(area.width), 12.min(area.height)), theme)
-            }
+            Modal::Editor(editor) => editor.render(
+                frame,
+                centered(area, 60, 60, 60.min(area.width), 12.min(area.height)),
+                theme,
+            ),
             Modal::Result { call, scroll } => {
                 if let Some(row) = self.calls.rows.iter().find(|r| r.id == *call) {
-                    modals::result::render(frame, centered(area, 80, 80, 70.min(area.width), 14.min(area.height)), row, *scroll, theme);
+                    modals::result::render(
+                        frame,
+                        centered(area, 80, 80, 70.min(area.width), 14.min(area.height)),
+                        row,
+                        *scroll,
+                        theme,
+                    );
                 }
             }
             Modal::Quit => {

@@ -51,11 +51,16 @@ pub fn render(
         SideEffectLevel::ReadOnly => Span::styled("read-only", theme.ok()),
     };
     let destructive = match tool.destructive {
-        DestructiveBehavior::Destructive => Span::styled(", DESTRUCTIVE", theme.bad().patch(theme.bold())),
+        DestructiveBehavior::Destructive => {
+            Span::styled(", DESTRUCTIVE", theme.bad().patch(theme.bold()))
+        }
         DestructiveBehavior::NonDestructive => Span::raw(", not destructive"),
     };
     head.push(Line::from(vec![Span::raw("effect  "), level, destructive]));
-    head.push(Line::raw(format!("why     {}", sanitize(&tool.provenance, false))));
+    head.push(Line::raw(format!(
+        "why     {}",
+        sanitize(&tool.provenance, false)
+    )));
     head.push(Line::styled("arguments:", theme.dim()));
 
     let choices = if request.session_approval_allowed() {
@@ -86,7 +91,10 @@ pub fn render(
     let head_h = (wrapped as u16).min(inner.height);
     frame.render_widget(
         Paragraph::new(head).wrap(Wrap { trim: false }),
-        Rect { height: head_h, ..inner },
+        Rect {
+            height: head_h,
+            ..inner
+        },
     );
     let args_h = inner.height.saturating_sub(head_h + 1);
     let args = sanitize(

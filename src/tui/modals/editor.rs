@@ -43,7 +43,11 @@ impl ArgsEditor {
         ArgsEditor {
             tool: tool.to_string(),
             schema,
-            lines: if lines.is_empty() { vec![String::new()] } else { lines },
+            lines: if lines.is_empty() {
+                vec![String::new()]
+            } else {
+                lines
+            },
             row,
             col,
             errors: Vec::new(),
@@ -57,13 +61,14 @@ impl ArgsEditor {
     /// Parses and checks the text; on failure keeps the problems for display.
     pub fn check(&mut self) -> Option<Value> {
         let text = self.text();
-        let value: Value = match serde_json::from_str(if text.trim().is_empty() { "{}" } else { &text }) {
-            Ok(v) => v,
-            Err(e) => {
-                self.errors = vec![format!("not valid JSON: {e}")];
-                return None;
-            }
-        };
+        let value: Value =
+            match serde_json::from_str(if text.trim().is_empty() { "{}" } else { &text }) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.errors = vec![format!("not valid JSON: {e}")];
+                    return None;
+                }
+            };
         if !value.is_object() {
             self.errors = vec!["the arguments must be a JSON object".into()];
             return None;
@@ -185,7 +190,13 @@ impl ArgsEditor {
             .take(text_h as usize)
             .map(|l| Line::raw(l.clone()))
             .collect();
-        frame.render_widget(Paragraph::new(lines), Rect { height: text_h, ..inner });
+        frame.render_widget(
+            Paragraph::new(lines),
+            Rect {
+                height: text_h,
+                ..inner
+            },
+        );
         let mut foot: Vec<Line> = self
             .errors
             .iter()

@@ -8,7 +8,13 @@ use ratatui::Frame;
 use crate::approval::LedgerEntry;
 use crate::tui::theme::Theme;
 
-pub fn render(frame: &mut Frame, area: Rect, entries: &[LedgerEntry], selected: usize, theme: Theme) {
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    entries: &[LedgerEntry],
+    selected: usize,
+    theme: Theme,
+) {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -23,10 +29,17 @@ pub fn render(frame: &mut Frame, area: Rect, entries: &[LedgerEntry], selected: 
         ));
     }
     for (i, e) in entries.iter().enumerate() {
-        let style = if i == selected { theme.selected() } else { Default::default() };
+        let style = if i == selected {
+            theme.selected()
+        } else {
+            Default::default()
+        };
         lines.push(Line::from(vec![
             Span::styled(format!(" {} ", e.tool_name), style),
-            Span::styled(format!("  fingerprint {}", e.fingerprint.short()), theme.dim()),
+            Span::styled(
+                format!("  fingerprint {}", e.fingerprint.short()),
+                theme.dim(),
+            ),
         ]));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);

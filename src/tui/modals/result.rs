@@ -14,7 +14,10 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
-        .title(format!(" Call #{} {}  (Esc closes, ↑↓ scroll) ", call.id, call.tool));
+        .title(format!(
+            " Call #{} {}  (Esc closes, ↑↓ scroll) ",
+            call.id, call.tool
+        ));
     let mut lines = vec![
         Line::from(vec![
             Span::raw("status: "),

@@ -62,7 +62,8 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
             preview.tools
         )));
         for c in &preview.changes {
-            let safer = c.after.0 == SideEffectLevel::ReadOnly && c.before.0 == SideEffectLevel::Mutating;
+            let safer =
+                c.after.0 == SideEffectLevel::ReadOnly && c.before.0 == SideEffectLevel::Mutating;
             let style = if safer { theme.warn() } else { theme.ok() };
             lines.push(Line::from(vec![
                 Span::raw(format!("  {}  ", c.tool)),
@@ -86,9 +87,10 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
         preview.to.as_str(),
         preview.server
     )));
-    lines.push(Line::raw("It takes effect when the server restarts (r, or R for all)."));
-    lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
+    lines.push(Line::raw(
+        "It takes effect when the server restarts (r, or R for all).",
+    ));
+    let choices = Line::from(vec![
         Span::styled("y", theme.key()),
         Span::raw("/"),
         Span::styled("Enter", theme.key()),
@@ -97,9 +99,24 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
         Span::raw("/"),
         Span::styled("Esc", theme.key()),
         Span::raw(" cancel"),
-    ]));
+    ]);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
     frame.render_widget(
-        Paragraph::new(lines).block(block).wrap(Wrap { trim: false }),
-        area,
+        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        Rect {
+            height: inner.height.saturating_sub(1),
+            ..inner
+        },
     );
+    if inner.height > 0 {
+        frame.render_widget(
+            Paragraph::new(choices),
+            Rect {
+                y: inner.y + inner.height - 1,
+                height: 1,
+                ..inner
+            },
+        );
+    }
 }

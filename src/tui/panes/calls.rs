@@ -28,10 +28,18 @@ fn mark(status: CallStatus) -> &'static str {
         CallStatus::Ok => "✓",
         CallStatus::Error => "✗",
         CallStatus::Denied => "⊘",
-        CallStatus::Refused => "⛔",
+        CallStatus::Refused => "⊗",
         CallStatus::AwaitingApproval => "?",
         CallStatus::Cancelled => "-",
         CallStatus::Running => "",
+    }
+}
+
+/// The status in one short word for the list (the result view spells it out).
+fn label(status: CallStatus) -> &'static str {
+    match status {
+        CallStatus::AwaitingApproval => "awaiting",
+        other => other.as_str(),
     }
 }
 
@@ -58,7 +66,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     let height = inner.height as usize;
     let offset = scroll_offset(app.call_sel, height, app.calls.rows.len());
-    let tool_w = 30.min(inner.width as usize / 3).max(8);
+    // mark, id, tool, status, elapsed, preview: the tool name gets what a preview can spare.
+    let longest = app
+        .calls
+        .rows
+        .iter()
+        .map(|c| c.tool.chars().count())
+        .max()
+        .unwrap_or(8);
+    let tool_w = longest
+        .min((inner.width as usize).saturating_sub(2 + 5 + 10 + 7 + 12))
+        .max(8);
     let lines: Vec<Line> = app
         .calls
         .rows
@@ -79,12 +97,12 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 (true, false) => theme.selected_unfocused(),
                 (false, _) => Style::default(),
             };
-            let preview_w = (inner.width as usize).saturating_sub(tool_w + 34);
+            let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
             Line::from(vec![
                 Span::styled(format!("{symbol} "), style),
                 Span::styled(format!("#{:<3} {}", c.id, cell(&c.tool, tool_w)), row_style),
                 Span::raw(" "),
-                Span::styled(cell(c.status.as_str(), 17), style),
+                Span::styled(cell(label(c.status), 9), style),
                 Span::raw(format!("{:>6} ", crate::text::fmt_duration(elapsed))),
                 Span::styled(fit(&c.preview(), preview_w), theme.dim()),
             ])

@@ -24,9 +24,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let mut lines: Vec<Line> = Vec::new();
     let ms = |v: Option<u64>| v.map_or("-".to_string(), |m| format!("{m}ms"));
     match (&s.report, s.status) {
-        (_, ServerStatus::Disabled) => {
-            lines.push(Line::styled("disabled (enabled: false in the config)", theme.dim()))
-        }
+        (_, ServerStatus::Disabled) => lines.push(Line::styled(
+            "disabled (enabled: false in the config)",
+            theme.dim(),
+        )),
         (None, _) => lines.push(Line::styled("starting…", theme.accent())),
         (Some(r), _) => {
             if let Some(info) = &r.server_info {
@@ -45,7 +46,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             )));
             if let Some(f) = &r.failure {
                 lines.push(Line::from(vec![
-                    Span::styled(format!("✗ {}", f.class.as_str()), theme.bad().patch(theme.bold())),
+                    Span::styled(
+                        format!("✗ {}", f.class.as_str()),
+                        theme.bad().patch(theme.bold()),
+                    ),
                     Span::raw(match f.phase {
                         Some(p) => format!(" in {}", p.as_str()),
                         None => String::new(),
@@ -80,7 +84,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let wrapped: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
     let summary_h = (wrapped as u16).min(inner.height);
     let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
-    frame.render_widget(summary, Rect { height: summary_h, ..inner });
+    frame.render_widget(
+        summary,
+        Rect {
+            height: summary_h,
+            ..inner
+        },
+    );
     let rest = Rect {
         y: inner.y + summary_h,
         height: inner.height - summary_h,
@@ -91,15 +101,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     let total = s.stderr.len();
     let room = rest.height as usize - 1;
-    let end = total.saturating_sub(app.details_scroll.min(total.saturating_sub(room.min(total))));
+    let end = total.saturating_sub(
+        app.details_scroll
+            .min(total.saturating_sub(room.min(total))),
+    );
     let start = end.saturating_sub(room);
     let mut tail = vec![Line::styled(
         if total == 0 {
             "stderr: (nothing)".to_string()
         } else if app.details_scroll > 0 {
-            format!("stderr: lines {}-{} of {total} (PgDn for newer)", start + 1, end)
+            format!(
+                "stderr: lines {}-{} of {total} (PgDn for newer)",
+                start + 1,
+                end
+            )
         } else {
-            format!("stderr: last {} of {total} lines (PgUp for older)", end - start)
+            format!(
+                "stderr: last {} of {total} lines (PgUp for older)",
+                end - start
+            )
         },
         theme.dim(),
     )];

@@ -21,7 +21,9 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Some(Modal::Editor(_)) => return vec![("Ctrl-S", "send"), ("Esc", "cancel")],
         Some(Modal::Trust(_)) => return vec![("y/Enter", "write"), ("n/Esc", "cancel")],
         Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
-        Some(Modal::Ledger { .. }) => return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")],
+        Some(Modal::Ledger { .. }) => {
+            return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")]
+        }
         Some(Modal::Help { .. }) | Some(Modal::Result { .. }) => {
             return vec![("↑↓", "scroll"), ("Esc", "close")];
         }
@@ -36,7 +38,12 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
         Pane::Calls => vec![("Enter", "result")],
     };
-    k.extend([("Tab", "pane"), ("L", "approvals"), ("?", "help"), ("q", "quit")]);
+    k.extend([
+        ("Tab", "pane"),
+        ("L", "approvals"),
+        ("?", "help"),
+        ("q", "quit"),
+    ]);
     k
 }
 

@@ -115,14 +115,24 @@ fn row(
         Span::styled(cell(&status, if wide { 17 } else { 13 }), status_style),
         Span::raw(" "),
     ];
-    spans.extend(waterfall(s, &phases, elapsed_live, app.deadline, fall_w, theme));
+    spans.extend(waterfall(
+        s,
+        &phases,
+        elapsed_live,
+        app.deadline,
+        fall_w,
+        theme,
+    ));
     spans.push(Span::raw(format!(
         " {:>7}",
         elapsed.map_or(String::new(), crate::text::fmt_duration)
     )));
     spans.push(Span::raw(format!(" {:>3} tools", s.tool_count())));
     if wide {
-        spans.push(Span::styled(format!("  {:<6}", s.trust.as_str()), theme.dim()));
+        spans.push(Span::styled(
+            format!("  {:<6}", s.trust.as_str()),
+            theme.dim(),
+        ));
     }
     if let Some(pending) = s.restart_pending {
         spans.push(Span::styled(
@@ -132,7 +142,13 @@ fn row(
     }
     let warnings = s.report.as_ref().map_or(0, |r| r.warnings.len());
     if warnings > 0 {
-        spans.push(Span::styled(format!("  ! {warnings} warning{}", if warnings == 1 { "" } else { "s" }), theme.warn()));
+        spans.push(Span::styled(
+            format!(
+                "  ! {warnings} warning{}",
+                if warnings == 1 { "" } else { "s" }
+            ),
+            theme.warn(),
+        ));
     }
     Line::from(spans)
 }
@@ -163,7 +179,11 @@ fn waterfall(
         (ServerStatus::Starting, Some((phase, _))) => match phase {
             StartPhase::Spawn => (Some(live_ms), None, None),
             StartPhase::Handshake => (p.spawn_ms.or(Some(0)), Some(live_ms), None),
-            StartPhase::ListTools => (p.spawn_ms.or(Some(0)), p.handshake_ms.or(Some(live_ms)), Some(live_ms)),
+            StartPhase::ListTools => (
+                p.spawn_ms.or(Some(0)),
+                p.handshake_ms.or(Some(live_ms)),
+                Some(live_ms),
+            ),
         },
         _ => (p.spawn_ms, p.handshake_ms, p.list_tools_ms),
     };
@@ -185,7 +205,11 @@ fn waterfall(
         cells[from] = ('✗', theme.bad());
     }
     let mut spans = vec![Span::styled("▕", theme.dim())];
-    spans.extend(cells.into_iter().map(|(c, st)| Span::styled(c.to_string(), st)));
+    spans.extend(
+        cells
+            .into_iter()
+            .map(|(c, st)| Span::styled(c.to_string(), st)),
+    );
     spans.push(Span::styled("▏", theme.dim()));
     spans
 }

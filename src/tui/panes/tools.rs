@@ -34,7 +34,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 Span::styled("/", theme.key()),
                 Span::raw(format!("{}{cursor}", app.tool_filter)),
             ])),
-            Rect { y, height: 1, ..inner },
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
         );
         y += 1;
         height -= 1;
@@ -46,7 +50,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             RuntimeState::Ready(_) if app.tools.is_empty() => "no tools",
             RuntimeState::Ready(_) => "no tool matches the filter",
         };
-        frame.render_widget(Paragraph::new(Line::styled(text, theme.dim())), Rect { y, height, ..inner });
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme.dim())),
+            Rect { y, height, ..inner },
+        );
         return;
     }
     let wide = inner.width >= 70;
@@ -58,11 +65,21 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .clamp(8, if wide { 36 } else { 30 });
     // Header, rows, and one line describing the selected tool.
     let header = if wide {
-        format!("  {}  SIDE EFFECT  DESTR  TRUST   WHY", cell("TOOL", name_w))
+        format!(
+            "  {}  SIDE EFFECT  DESTR  TRUST   WHY",
+            cell("TOOL", name_w)
+        )
     } else {
         format!("  {}  EFFECT     DESTR", cell("TOOL", name_w))
     };
-    frame.render_widget(Paragraph::new(Line::styled(header, theme.dim())), Rect { y, height: 1, ..inner });
+    frame.render_widget(
+        Paragraph::new(Line::styled(header, theme.dim())),
+        Rect {
+            y,
+            height: 1,
+            ..inner
+        },
+    );
     let rows_h = height.saturating_sub(3) as usize;
     let offset = scroll_offset(app.tool_sel, rows_h, tools.len());
     let lines: Vec<Line> = tools
@@ -88,7 +105,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 Span::raw("  "),
                 Span::styled(cell(effect, if wide { 11 } else { 9 }), effect_style),
                 Span::raw("  "),
-                Span::styled(cell(if destructive { "yes" } else { "no" }, 5), if destructive { theme.bad() } else { Style::default() }),
+                Span::styled(
+                    cell(if destructive { "yes" } else { "no" }, 5),
+                    if destructive {
+                        theme.bad()
+                    } else {
+                        Style::default()
+                    },
+                ),
             ];
             if wide {
                 let trust = t.trust.map_or("local", |tr| tr.as_str());
@@ -112,7 +136,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             Some(server) => format!("{server} calls it {}", t.raw),
             None => "local tool".to_string(),
         };
-        let desc = if t.description.is_empty() { String::new() } else { format!(" · {}", t.description) };
+        let desc = if t.description.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", t.description)
+        };
         let width = inner.width as usize;
         let about = vec![
             Line::styled(fit(&format!("{raw}{desc}"), width), theme.dim()),
