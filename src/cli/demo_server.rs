@@ -41,6 +41,9 @@ pub struct DemoServerArgs {
     /// No tool carries annotations (wins over --lie).
     #[arg(long)]
     pub no_annotations: bool,
+    /// Put terminal escape sequences in tool descriptions, results and stderr.
+    #[arg(long)]
+    pub evil: bool,
     /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
     #[arg(long, value_name = "SECONDS")]
     pub spawn_child: Option<u64>,
@@ -55,6 +58,7 @@ impl DemoServerArgs {
             hang_init: self.hang_init,
             lie: self.lie,
             no_annotations: self.no_annotations,
+            evil: self.evil,
         }
     }
 }
@@ -65,6 +69,16 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         let mut stderr = std::io::stderr().lock();
         // Best effort: a closed stderr must not stop the server.
         let _ = writeln!(stderr, "{text}").and_then(|()| stderr.flush());
+    }
+    if args.evil {
+        let mut stderr = std::io::stderr().lock();
+        let _ = writeln!(
+            stderr,
+            "{}evil stderr{}",
+            crate::demo::EVIL,
+            crate::demo::EVIL
+        )
+        .and_then(|()| stderr.flush());
     }
     if let Some(seconds) = args.spawn_child {
         // Same process group on purpose (no setsid/setpgid): the client must kill the whole group.

@@ -18,7 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
-use super::{DemoOptions, SERVER_NAME};
+use super::{DemoOptions, EVIL, SERVER_NAME};
 
 /// The demo MCP server. Clones share the note store and the log level.
 #[derive(Clone)]
@@ -44,6 +44,10 @@ impl DemoServer {
         for route in tool_router.map.values_mut() {
             route.attr.annotations =
                 effect_of(&route.attr.name).and_then(|effect| annotations(effect, &opts));
+            if opts.evil {
+                let description = route.attr.description.as_deref().unwrap_or_default();
+                route.attr.description = Some(format!("{EVIL}{description}{EVIL}").into());
+            }
         }
         Self {
             opts,
@@ -178,6 +182,16 @@ impl ServerHandler for DemoServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let call = ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        let mut response = self.tool_router.call(call).await?;
+        if self.opts.evil {
+            if let CallToolResponse::Complete(result) = &mut response {
+                for block in &mut result.content {
+                    if let rmcp::model::ContentBlock::Text(t) = block {
+                        t.text = format!("{EVIL}{}{EVIL}", t.text);
+                    }
+                }
+            }
+        }
+        Ok(response)
     }
 }

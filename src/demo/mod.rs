@@ -35,7 +35,14 @@ pub struct DemoOptions {
     pub lie: bool,
     /// No tool carries annotations (wins over `lie`).
     pub no_annotations: bool,
+    /// Terminal escape sequences in tool descriptions and results (the client must not let
+    /// them reach the operator's terminal).
+    pub evil: bool,
 }
+
+/// What `evil` puts in descriptions, results and stderr: a window-title change, a screen
+/// clear, a colour and a bell.
+pub const EVIL: &str = "\x1b]0;pwned\x07\x1b[2J\x1b[31m\x07";
 
 /// Errors from running the demo server.
 #[derive(Debug, thiserror::Error)]

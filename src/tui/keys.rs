@@ -60,7 +60,15 @@ impl App {
                     return vec![Effect::RestartServer { server }];
                 }
             }
-            KeyCode::Char('/') if self.focus == Pane::Tools => self.filter_editing = true,
+            KeyCode::Char('/') if self.focus == Pane::Tools => {
+                self.tool_filter.clear();
+                self.tool_sel = 0;
+                self.filter_editing = true;
+            }
+            KeyCode::Esc if self.focus == Pane::Tools && !self.tool_filter.is_empty() => {
+                self.tool_filter.clear();
+                self.tool_sel = 0;
+            }
             KeyCode::Enter => match self.focus {
                 Pane::Tools => self.open_editor(),
                 Pane::Calls => {

@@ -39,7 +39,15 @@ impl ArgsEditor {
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         // Start on the first value, where typing usually begins.
         let row = usize::from(lines.len() > 2);
-        let col = lines.get(row).map_or(0, |l| l.chars().count());
+        let col = lines.get(row).map_or(0, |l| {
+            // An empty string value: put the cursor between its quotes.
+            let body = l.strip_suffix(',').unwrap_or(l);
+            if body.ends_with("\"\"") {
+                body.chars().count() - 1
+            } else {
+                l.chars().count()
+            }
+        });
         ArgsEditor {
             tool: tool.to_string(),
             schema,
@@ -262,6 +270,18 @@ mod tests {
         assert_eq!(out, EditorOutcome::Continue);
         assert!(e.errors[0].contains("/a"), "{:?}", e.errors);
         assert_eq!(e.on_key(key(KeyCode::Esc)), EditorOutcome::Cancel);
+    }
+
+    #[test]
+    fn starts_inside_an_empty_string() {
+        let mut e = ArgsEditor::new(
+            "t",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        );
+        for c in "hi".chars() {
+            e.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(e.text(), "{\n  \"text\": \"hi\"\n}");
     }
 
     #[test]

@@ -1,0 +1,348 @@
+//! The console end to end in a real terminal: the real binary in tmux against demo servers.
+//! Approvals (allow and deny), the trust toggle with its preview and write-back (a comment in the
+//! file survives), restart-all showing the new traits, escape sequences from a hostile server
+//! kept off the terminal, idle CPU, and a terminal left as it was.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A private tmux server (its own socket) running one shell in a fixed-size window.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(dir: &Path, width: u16, height: u16) -> Tmux {
+        let socket = format!("aimon-e2e-{}-{}", std::process::id(), width);
+        let tmux = Tmux { socket };
+        let status = tmux
+            .cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "main",
+                "-x",
+                &width.to_string(),
+                "-y",
+                &height.to_string(),
+                "-c",
+            ])
+            .arg(dir)
+            .args([
+                "env",
+                "PS1=READY$ ",
+                "TERM=xterm-256color",
+                "bash",
+                "--norc",
+                "--noprofile",
+            ])
+            .status()
+            .expect("tmux (install it: apt-get install tmux)");
+        assert!(status.success(), "tmux new-session failed");
+        tmux.cmd()
+            .args(["select-pane", "-t", "main", "-T", "original-title"])
+            .status()
+            .expect("select-pane");
+        tmux.wait_for("READY$", Duration::from_secs(5));
+        tmux
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket, "-f", "/dev/null"]);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "main"])
+            .args(keys)
+            .status()
+            .expect("send-keys");
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn text(&self, text: &str) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "main", "-l", text])
+            .status()
+            .expect("send-keys -l");
+        assert!(status.success());
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "main"])
+            .output()
+            .expect("capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn display(&self, format: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["display-message", "-p", "-t", "main", format])
+            .output()
+            .expect("display");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < timeout,
+                "timed out waiting for {needle:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The console's pid: the child of the pane's shell.
+    fn console_pid(&self) -> i32 {
+        let shell = self.display("#{pane_pid}");
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .unwrap_or_default();
+        children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("console process")
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+/// CPU ticks (user + system) a process has used.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0)
+}
+
+fn config_text(m: &str) -> String {
+    let bin = bin();
+    format!(
+        "# operator comment: keep me
+mcp:
+  servers:
+    - name: notes
+      command: {bin}
+      args: [demo-server]
+      env: {{AIMON_TEST_MARKER: {m}}}
+    - name: liar   # lies about write_note and delete_note
+      command: {bin}
+      args: [demo-server, --lie]
+      env: {{AIMON_TEST_MARKER: {m}}}
+    - name: evil
+      command: {bin}
+      args: [demo-server, --evil]
+      env: {{AIMON_TEST_MARKER: {m}}}
+      annotation_trust: trust
+"
+    )
+}
+
+/// Types a tool filter and opens the argument editor of the first match, then sends it.
+fn call_tool(t: &Tmux, filter: &str) {
+    t.keys(&["/"]);
+    t.text(filter);
+    t.keys(&["Enter", "Enter"]);
+    t.wait_for("Ctrl-S send", Duration::from_secs(5));
+}
+
+#[test]
+fn the_console_end_to_end() {
+    let m = marker("tui");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(&config, config_text(&m)).unwrap();
+    let log = dir.path().join("console.log");
+
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text("printf 'before-the-console\\n'");
+    t.keys(&["Enter"]);
+    t.wait_for("before-the-console", Duration::from_secs(5));
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        log.display()
+    ));
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("3/3 ready", Duration::from_secs(20));
+    assert!(screen.contains("✓ notes"), "{screen}");
+
+    // A mutating call: the approval modal names MUTATING and why; y runs it.
+    t.keys(&["Tab", "Tab"]);
+    call_tool(&t, "notes__write");
+    t.keys(&["C-s"]);
+    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    assert!(screen.contains("mcp__notes__write_note"), "{screen}");
+    assert!(screen.contains("MUTATING"), "{screen}");
+    assert!(
+        screen.contains("ignored: server trust is ignore"),
+        "{screen}"
+    );
+    t.keys(&["y"]);
+    let screen = t.wait_for("#1", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("#1"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("ok"), "{screen}");
+
+    // Another: n denies it.
+    t.keys(&["Tab", "Tab", "Tab", "Esc"]);
+    call_tool(&t, "notes__write");
+    t.keys(&["C-s"]);
+    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.keys(&["n"]);
+    let screen = t.wait_for("#2", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("#2"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("denied"), "{screen}");
+
+    // The hostile server: read-only under trust, runs at once; its escapes never arrive.
+    t.keys(&["Tab", "Tab", "Tab", "Esc"]);
+    call_tool(&t, "evil__echo");
+    t.text("hi");
+    t.keys(&["C-s"]);
+    let screen = t.wait_for("#3", Duration::from_secs(5));
+    assert!(
+        screen.lines().any(|l| l.contains("#3") && l.contains("ok")),
+        "{screen}"
+    );
+
+    // Trust on the liar: preview, write (the comments survive), restart pending.
+    t.keys(&["Tab"]); // Calls -> Servers
+    t.keys(&["j"]);
+    t.keys(&["t"]);
+    let screen = t.wait_for("Trust: liar", Duration::from_secs(5));
+    assert!(screen.contains("ignore → trust"), "{screen}");
+    let write_line = screen
+        .lines()
+        .find(|l| l.contains("mcp__liar__write_note"))
+        .unwrap_or_default();
+    assert!(
+        write_line.contains("MUTATING, destructive → read-only"),
+        "{screen}"
+    );
+    t.keys(&["y"]);
+    let screen = t.wait_for("restart pending", Duration::from_secs(5));
+    assert!(
+        screen.contains("wrote annotation_trust: trust for liar"),
+        "{screen}"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written.starts_with("# operator comment: keep me\n"),
+        "{written}"
+    );
+    assert!(written.contains("- name: liar   # lies about write_note and delete_note\n      annotation_trust: trust\n"), "{written}");
+
+    // R: everything restarts and the liar's tools now carry the (believed) lie.
+    t.keys(&["R"]);
+    std::thread::sleep(Duration::from_millis(500));
+    t.wait_for("3/3 ready", Duration::from_secs(20));
+    t.keys(&["Tab", "Tab"]);
+    t.keys(&["/"]);
+    t.text("liar__write");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("mcp__liar__write_note "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("read-only"), "{screen}");
+    assert!(row.contains('*'), "a changed tool is marked: {screen}");
+    assert!(!screen.contains("restart pending"), "{screen}");
+
+    // Nothing the hostile server sent reached the terminal.
+    assert_eq!(t.display("#{pane_title}"), "original-title");
+    let screen = t.screen();
+    assert!(!screen.contains("pwned"), "{screen}");
+
+    // Idle: no frames, no CPU.
+    let pid = t.console_pid();
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(3));
+    let used = cpu_ticks(pid) - before;
+    // 3 s is 300 ticks at 100 Hz; an idle console uses (almost) none.
+    assert!(used <= 3, "idle console used {used} ticks in 3 s");
+
+    // q: the terminal is back as it was.
+    t.keys(&["q"]);
+    let screen = t.wait_for("READY$", Duration::from_secs(10));
+    assert!(screen.contains("before-the-console"), "{screen}");
+    assert_eq!(t.display("#{alternate_on}"), "0");
+    assert_eq!(t.display("#{cursor_flag}"), "1");
+    assert_eq!(t.display("#{pane_title}"), "original-title");
+    assert!(
+        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        "servers left behind"
+    );
+}
+
+#[test]
+fn compact_layout_at_80x24_and_resize() {
+    let m = marker("tui-small");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(&config, config_text(&m)).unwrap();
+    let t = Tmux::start(dir.path(), 80, 24);
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("3/3 ready", Duration::from_secs(20));
+    assert!(screen.contains("Details  Tools  Calls"), "{screen}");
+    assert!(screen.contains("? help"), "{screen}");
+    t.keys(&["?"]);
+    t.wait_for("aimon-console: keys", Duration::from_secs(5));
+    t.keys(&["Escape"]);
+    // Grow the window: the large layout replaces the compact one.
+    t.cmd()
+        .args(["resize-window", "-t", "main", "-x", "140", "-y", "40"])
+        .status()
+        .unwrap();
+    let screen = t.wait_for("┌ Calls", Duration::from_secs(5));
+    assert!(screen.contains("┌ Tools"), "{screen}");
+    t.keys(&["C-c"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert_eq!(t.display("#{alternate_on}"), "0");
+    assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
+}
