@@ -378,6 +378,40 @@ impl Context<'_> {
             TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}
         }
         let field = |name: &str| child_path(node, name);
+        // Keys of the other kind of transport would be silently ignored: refuse them instead.
+        let present: [(&str, bool); 7] = [
+            ("command", raw.command.is_some()),
+            ("args", raw.args.is_some()),
+            ("env", raw.env.is_some()),
+            ("cwd", raw.cwd.is_some()),
+            ("url", raw.url.is_some()),
+            ("headers", raw.headers.is_some()),
+            ("bearer_token", raw.bearer_token.is_some()),
+        ];
+        for (key, is_set) in present {
+            let http_only = matches!(key, "url" | "headers" | "bearer_token");
+            if is_set && http_only != transport.is_http() {
+                let at = self
+                    .spans
+                    .key(&field(key))
+                    .unwrap_or_else(|| self.value_at(&field(key)));
+                let belongs = if http_only {
+                    "streamable_http and sse servers"
+                } else {
+                    "stdio servers"
+                };
+                return Err(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    at,
+                    format!(
+                        "server {:?} uses transport {} but sets `{key}`, which only {belongs} use",
+                        raw.name,
+                        transport.as_str()
+                    ),
+                ));
+            }
+        }
         let opt = |name: &str, value: Option<String>| {
             value.map(|v| self.expand(&field(name), &v)).transpose()
         };
@@ -392,7 +426,47 @@ impl Context<'_> {
             .map(|(j, arg)| self.expand(&index_path(&field("args"), j), arg))
             .collect::<Result<Vec<_>, _>>()?;
         let env = self.map(&field("env"), raw.env.unwrap_or_default())?;
+        if let Some(url) = &url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &field("url"),
+                    format!("url {url:?} must start with http:// or https://"),
+                ));
+            }
+        }
         let headers = self.map(&field("headers"), raw.headers.unwrap_or_default())?;
+        for (name, value) in &headers {
+            let node = child_path(&field("headers"), name);
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    self.spans.key(&node).unwrap_or_else(|| self.value_at(&node)),
+                    format!("invalid header name {name:?}"),
+                ));
+            }
+            if http::HeaderValue::from_str(value).is_err() {
+                // The value itself may be a secret: name the header, never the value.
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &node,
+                    format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
+                ));
+            }
+        }
+        let bearer_token = opt("bearer_token", raw.bearer_token)?;
+        if let Some(token) = &bearer_token {
+            if token.trim().is_empty()
+                || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err()
+            {
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &field("bearer_token"),
+                    "bearer_token is empty or not a valid header value (control characters or non-ASCII)".to_string(),
+                ));
+            }
+        }
         let request_timeout = match &raw.request_timeout {
             Some(d) => self.duration(&field("request_timeout"), d)?,
             None => DEFAULT_REQUEST_TIMEOUT,
@@ -406,6 +480,7 @@ impl Context<'_> {
             cwd,
             url,
             headers,
+            bearer_token,
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
@@ -427,7 +502,8 @@ impl Context<'_> {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+// No Debug on the raw types: they hold headers and tokens before redaction.
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with `mcp` and `policy` sections"
@@ -439,7 +515,7 @@ struct RawConfig {
     policy: Option<RawPolicy>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with `servers` and `startup_budget`"
@@ -451,7 +527,7 @@ struct RawMcp {
     servers: Option<Vec<RawServer>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a server mapping (name, transport, command, url, …)"
@@ -472,6 +548,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    bearer_token: Option<String>,
     #[serde(default)]
     request_timeout: Option<DurationText>,
     #[serde(default)]
