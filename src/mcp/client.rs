@@ -59,7 +59,10 @@ impl McpError {
             ServiceError::TransportClosed => McpError::Disconnected {
                 server: server.to_string(),
             },
-            ServiceError::TransportSend(e) => McpError::Transport(e.to_string()),
+            // The inner error: the wrapper's message names rmcp's transport types.
+            ServiceError::TransportSend(e) => {
+                McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
+            }
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {
