@@ -115,7 +115,12 @@ fn demo_server_over_streamable_http_checks_and_calls() {
     let (_demo, url) = demo_http(&[]);
     let m = marker("http-demo");
     let mut yaml = String::from("mcp:\n  servers:\n");
-    yaml.push_str(&remote("remote", "streamable_http", &url, "annotation_trust: trust"));
+    yaml.push_str(&remote(
+        "remote",
+        "streamable_http",
+        &url,
+        "annotation_trust: trust",
+    ));
     yaml.push_str(&demo_server("local", &[], "", &m));
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
@@ -139,10 +144,18 @@ fn demo_server_over_streamable_http_checks_and_calls() {
 
     let human = run(&["check"], Some(&cfg.path));
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(text.contains("SPAWN/CONNECT") && text.contains("streamable_http"), "{text}");
+    assert!(
+        text.contains("SPAWN/CONNECT") && text.contains("streamable_http"),
+        "{text}"
+    );
 
     let out = run(
-        &["call", "mcp__remote__echo", "--args", r#"{"text":"over http"}"#],
+        &[
+            "call",
+            "mcp__remote__echo",
+            "--args",
+            r#"{"text":"over http"}"#,
+        ],
         Some(&cfg.path),
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -259,7 +272,10 @@ fn bearer_token_reaches_the_server_and_is_never_shown() {
     }
     let human = run_with(&["check"], &cfg.path, &log, &env);
     let text = String::from_utf8_lossy(&human.stdout);
-    assert!(text.contains("bearer_token"), "the 401 hint names bearer_token: {text}");
+    assert!(
+        text.contains("bearer_token"),
+        "the 401 hint names bearer_token: {text}"
+    );
 
     let logged = std::fs::read_to_string(&log).expect("log file");
     assert!(!logged.is_empty());

@@ -63,7 +63,9 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     let manager = McpClientManager::with_options(null_sink(), NotificationTap::none(), options);
     let summary = manager.start_all(&[server], None).await;
     let code = match summary.servers.first() {
-        Some(report) if report.status == ServerStatus::Ready => call_first(&manager, &scenario).await,
+        Some(report) if report.status == ServerStatus::Ready => {
+            call_first(&manager, &scenario).await
+        }
         Some(report) => {
             let why = report
                 .failure

@@ -10,17 +10,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod duration;
 mod error;
 mod expand;
 mod load;
 pub mod redact;
 pub mod spans;
 
+pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
-    is_valid_server_name, load, load_str, parse_duration, resolve_path, DEFAULT_REQUEST_TIMEOUT,
-    LOCAL_CONFIG_NAME, SERVER_NAME_RULE,
+    is_valid_server_name, load, load_str, resolve_path, DEFAULT_REQUEST_TIMEOUT, LOCAL_CONFIG_NAME,
+    SERVER_NAME_RULE,
 };
 pub use spans::{NodeSpan, Position, Spans};
 

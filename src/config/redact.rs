@@ -16,9 +16,11 @@ pub const REDACTED: &str = "<redacted>";
 /// `password` or `auth`.
 pub fn is_secret_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    ["token", "key", "secret", "password", "passwd", "auth", "cookie"]
-        .iter()
-        .any(|word| lower.contains(word))
+    [
+        "token", "key", "secret", "password", "passwd", "auth", "cookie",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
 }
 
 /// `value` as it may be shown under `name`: [`REDACTED`] when the name is a secret's.

@@ -54,7 +54,9 @@ pub async fn serve_http(
                 let shared = shared.clone();
                 async move {
                     let (service, bearer) = shared.as_ref();
-                    Ok::<Response<Body>, Infallible>(route(service, bearer.as_deref(), request).await)
+                    Ok::<Response<Body>, Infallible>(
+                        route(service, bearer.as_deref(), request).await,
+                    )
                 }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()

@@ -16,8 +16,8 @@ use super::events::{
 };
 use super::manager::{failed_report, since};
 use super::notify::NotificationTap;
-use super::transport::lines::{LineContext, LineTransport, StdoutIssues};
 use super::transport::http::HttpFailure;
+use super::transport::lines::{LineContext, LineTransport, StdoutIssues};
 use super::transport::process::{ServerProcess, SpawnError, SpawnSpec};
 use super::transport::stderr::StderrRing;
 use crate::config::{ServerConfig, TransportKind};
@@ -72,8 +72,14 @@ impl Starter<'_> {
 
     /// Fails the start with an HTTP failure.
     pub(super) async fn fail_http(&self, phase: StartPhase, failure: HttpFailure) -> StartOutcome {
-        self.fail_with(failure.class, phase, failure.message, None, failure.http_status)
-            .await
+        self.fail_with(
+            failure.class,
+            phase,
+            failure.message,
+            None,
+            failure.http_status,
+        )
+        .await
     }
 
     pub(super) async fn fail(

@@ -25,7 +25,11 @@ pub(super) async fn start_streamable_http(
     let watch = ConnectWatch::default();
     let client = match http::client(http::connect_timeout(config), watch.clone()) {
         Ok(client) => client,
-        Err(e) => return starter.fail_http(StartPhase::Connect, build_failure(e)).await,
+        Err(e) => {
+            return starter
+                .fail_http(StartPhase::Connect, build_failure(e))
+                .await
+        }
     };
     let transport = Tapped::new(http::streamable_http(config, client), &config.name, tap);
     handshake(starter, transport, Some(&watch)).await
@@ -39,7 +43,11 @@ pub(super) async fn start_sse(starter: &Starter<'_>, tap: NotificationTap) -> St
     starter.enter(StartPhase::Connect);
     let client = match http::client(http::connect_timeout(config), ConnectWatch::default()) {
         Ok(client) => client,
-        Err(e) => return starter.fail_http(StartPhase::Connect, build_failure(e)).await,
+        Err(e) => {
+            return starter
+                .fail_http(StartPhase::Connect, build_failure(e))
+                .await
+        }
     };
     let connect = SseTransport::connect(client, &url, http::headers(config, true), &config.name);
     let transport = match tokio::time::timeout(config.request_timeout, connect).await {

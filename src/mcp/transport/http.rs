@@ -80,7 +80,10 @@ impl ConnectWatch {
 }
 
 /// A reqwest client for one server: connect timeout, our resolver, the connect hook.
-pub fn client(connect_timeout: Duration, watch: ConnectWatch) -> Result<reqwest::Client, ClientBuildError> {
+pub fn client(
+    connect_timeout: Duration,
+    watch: ConnectWatch,
+) -> Result<reqwest::Client, ClientBuildError> {
     install_tls_provider();
     Ok(reqwest::Client::builder()
         .connect_timeout(connect_timeout)
@@ -121,11 +124,10 @@ pub fn streamable_http(
     config: &ServerConfig,
     client: reqwest::Client,
 ) -> StreamableHttpClientTransport<reqwest::Client> {
-    let mut transport = StreamableHttpClientTransportConfig::with_uri(
-        config.url.clone().unwrap_or_default(),
-    )
-    .custom_headers(headers(config, false))
-    .reinit_on_expired_session(true);
+    let mut transport =
+        StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
+            .custom_headers(headers(config, false))
+            .reinit_on_expired_session(true);
     if let Some(token) = &config.bearer_token {
         transport = transport.auth_header(token.clone());
     }
@@ -243,7 +245,10 @@ fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'stat
             return Some(inner as &(dyn StdError + 'static));
         }
         // `io::Error::source` skips the error it wraps (it returns that error's source).
-        if let Some(inner) = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
             return Some(inner as &(dyn StdError + 'static));
         }
         (*e).source()

@@ -57,8 +57,7 @@ impl SseTransport {
         headers: HashMap<HeaderName, HeaderValue>,
         server: &str,
     ) -> Result<SseTransport, SseError> {
-        let base =
-            reqwest::Url::parse(url).map_err(|_| SseError::BadEndpoint(quote(url)))?;
+        let base = reqwest::Url::parse(url).map_err(|_| SseError::BadEndpoint(quote(url)))?;
         let mut request = client
             .get(base.clone())
             .header(http::header::ACCEPT, "text/event-stream");
