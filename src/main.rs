@@ -27,8 +27,11 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
-    /// Run the built-in demo MCP server on stdio (for config.example.yaml and tests).
+    /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
+    /// The client under test of the MCP conformance suite (`.ci/run`).
+    #[command(hide = true)]
+    Conformance(cli::conformance::ConformanceArgs),
 }
 
 fn default_log_file() -> PathBuf {
@@ -85,10 +88,34 @@ fn main() -> ExitCode {
     }
 
     let _guard = init_logging(cli.log_file.as_ref().unwrap_or(&log_default));
+    let command = match cli.command {
+        // The conformance client needs no config file.
+        Some(Command::Conformance(args)) => {
+            return block_on(async move { cli::conformance::run(args).await })
+        }
+        other => other,
+    };
     let config = match cli::load_config(cli.config.config.as_deref()) {
         Ok(c) => c,
         Err(code) => return code,
     };
+    block_on(async move {
+        match command {
+            None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+                aimon_console::tui::run(config).await
+            }
+            // Not on a terminal (a pipe, CI): the start-up report instead of a screen.
+            None => cli::check::run(config, cli::check::CheckArgs::default()).await,
+            Some(Command::Check(args)) => cli::check::run(config, args).await,
+            Some(Command::Tools(args)) => cli::tools::run(config, args).await,
+            Some(Command::Call(args)) => cli::call::run(config, args).await,
+            Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
+        }
+    })
+}
+
+/// Runs a command on a multi-threaded runtime.
+fn block_on(command: impl std::future::Future<Output = ExitCode>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -99,19 +126,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(async move {
-        match cli.command {
-            None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-                aimon_console::tui::run(config).await
-            }
-            // Not on a terminal (a pipe, CI): the start-up report instead of a screen.
-            None => cli::check::run(config, cli::check::CheckArgs::default()).await,
-            Some(Command::Check(args)) => cli::check::run(config, args).await,
-            Some(Command::Tools(args)) => cli::tools::run(config, args).await,
-            Some(Command::Call(args)) => cli::call::run(config, args).await,
-            Some(Command::DemoServer(_)) => ExitCode::SUCCESS,
-        }
-    });
+    let code = runtime.block_on(command);
     // Anything still running (abandoned starts) is dropped here, which kills its process group.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code

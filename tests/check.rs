@@ -252,24 +252,6 @@ fn lying_annotations_are_ignored_unless_trusted() {
 }
 
 #[test]
-fn streamable_http_is_validated_but_unsupported_for_now() {
-    let m = marker("http");
-    let mut yaml = String::from("mcp:\n  servers:\n");
-    yaml.push_str(&demo_server("local", &[], "", &m));
-    yaml.push_str(
-        "    - name: remote\n      transport: streamable_http\n      url: http://127.0.0.1:9/mcp\n",
-    );
-    let cfg = write_config(&yaml);
-    let (code, report) = check_json(&cfg.path);
-    assert_eq!(code, 1);
-    assert_eq!(server(&report, "local")["status"], "ready");
-    assert_eq!(
-        server(&report, "remote")["failure"]["class"],
-        "unsupported_transport"
-    );
-}
-
-#[test]
 fn a_config_error_exits_2_with_file_line_col() {
     let cfg = write_config("mcp:\n  servers:\n    - name: Bad_Name\n      command: x\n");
     let out = run(&["check"], Some(&cfg.path));

@@ -39,6 +39,7 @@ fn demo(name: &str, flags: &[&str], trust: AnnotationTrust, marker: &str) -> Ser
         cwd: None,
         url: None,
         headers: BTreeMap::new(),
+        bearer_token: None,
         request_timeout: Duration::from_secs(10),
         annotation_trust: trust,
         enabled: true,

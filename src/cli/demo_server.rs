@@ -1,4 +1,5 @@
-//! `aimon-console demo-server`: run the built-in demo MCP server on stdin/stdout, with fault flags.
+//! `aimon-console demo-server`: run the built-in demo MCP server on stdin/stdout (or over Streamable
+//! HTTP with `--http`), with fault flags.
 //!
 //! The process-level faults (stderr text, early exit, a non-JSON stdout line, a stray child) are done
 //! here, before any protocol; everything the handler itself does is passed on as `DemoOptions`.
@@ -9,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::demo::{serve_stdio, DemoOptions};
+use crate::demo::{bind_address, serve_http, serve_stdio, DemoOptions, MCP_PATH};
 
 /// The line `--garbage-stdout` writes before the protocol starts.
 pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)";
@@ -47,6 +48,13 @@ pub struct DemoServerArgs {
     /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
     #[arg(long, value_name = "SECONDS")]
     pub spawn_child: Option<u64>,
+    /// Serve over Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, or a bare
+    /// PORT on 127.0.0.1 (port 0 picks a free one); the URL is printed on stdout once listening.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// With --http: answer 401 to any request without `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "TOKEN", requires = "http")]
+    pub require_bearer: Option<String>,
 }
 
 impl DemoServerArgs {
@@ -105,7 +113,26 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("building the demo server's tokio runtime")?;
-    let result = runtime.block_on(serve_stdio(args.options()));
+    let result = match &args.http {
+        None => runtime
+            .block_on(serve_stdio(args.options()))
+            .map_err(anyhow::Error::from),
+        Some(addr) => runtime.block_on(async {
+            let addr = bind_address(addr);
+            let listener = tokio::net::TcpListener::bind(&addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+            let local = listener.local_addr().context("reading the bound address")?;
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "listening on http://{local}{MCP_PATH}")
+                .and_then(|()| stdout.flush())
+                .context("writing the listening line")?;
+            drop(stdout);
+            serve_http(args.options(), listener, args.require_bearer.clone())
+                .await
+                .map_err(anyhow::Error::from)
+        }),
+    };
     // Do not wait on a blocking stdin read that may still be parked in the pool.
     runtime.shutdown_timeout(Duration::from_millis(100));
     result.context("demo server")

@@ -147,7 +147,7 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
             "SERVER",
             "STATUS",
             "TRANSPORT",
-            "SPAWN",
+            "SPAWN/CONNECT",
             "HANDSHAKE",
             "TOOLS LISTED",
             "TOOLS",
@@ -160,7 +160,7 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
             s.name.clone(),
             status_word(s).to_string(),
             s.transport.as_str().to_string(),
-            ms(s.phases.spawn_ms),
+            ms(s.phases.spawn_ms.or(s.phases.connect_ms)),
             ms(s.phases.handshake_ms),
             ms(s.phases.list_tools_ms),
             s.tools.to_string(),
@@ -199,7 +199,7 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
                     out.push_str(&format!("  │ {}\n", sanitize_line(line, 300)));
                 }
             }
-            out.push_str(&format!("  {} {}\n", style.dim("hint:"), f.class.hint()));
+            out.push_str(&format!("  {} {}\n", style.dim("hint:"), f.hint()));
         }
         for w in &s.warnings {
             out.push_str(&format!(

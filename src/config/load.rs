@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
 use super::spans::{child_path, index_path, Position, Spans};
@@ -133,64 +134,6 @@ fn resolve_path_from(
     looked_at.push("--config (not given)".to_string());
     looked_at.push("$AIMON_CONFIG (not set)".to_string());
     Err(ConfigError::not_found(&looked_at))
-}
-
-/// Parse a duration: a number followed by `ms`, `s`, `m` or `h` (`500ms`, `10s`, `1.5s`, `2m`,
-/// `1h`); a plain number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let text = s.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let bad_number = || {
-        format!(
-            "invalid duration {s:?}: expected a number then ms, s, m or h (e.g. 500ms, 10s, 1.5s)"
-        )
-    };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty() && fraction.is_empty() {
-        return Err(bad_number());
-    }
-    if !whole
-        .chars()
-        .chain(fraction.chars())
-        .all(|c| c.is_ascii_digit())
-    {
-        return Err(bad_number());
-    }
-    let unit_nanos: u128 = match unit.trim_start() {
-        "ms" => 1_000_000,
-        "" | "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        other => {
-            return Err(format!(
-                "invalid duration {s:?}: unknown unit {other:?} (use ms, s, m or h; a plain number is seconds)"
-            ))
-        }
-    };
-    let too_long = || format!("invalid duration {s:?}: too long");
-    let whole: u128 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| too_long())?
-    };
-    // Fixed-point: digits past nanosecond precision are dropped.
-    let mut fraction_nanos: u128 = 0;
-    let mut scale = unit_nanos;
-    for digit in fraction.chars().filter_map(|c| c.to_digit(10)) {
-        scale /= 10;
-        fraction_nanos += u128::from(digit) * scale;
-    }
-    let nanos = whole
-        .checked_mul(unit_nanos)
-        .and_then(|n| n.checked_add(fraction_nanos))
-        .ok_or_else(too_long)?;
-    let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_long())?;
-    // The remainder is below 1e9, so it fits.
-    let sub = u32::try_from(nanos % 1_000_000_000).unwrap_or(0);
-    Ok(Duration::new(secs, sub))
 }
 
 /// Whether a server name follows [`SERVER_NAME_RULE`].
@@ -379,6 +322,40 @@ impl Context<'_> {
             TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}
         }
         let field = |name: &str| child_path(node, name);
+        // Keys of the other kind of transport would be silently ignored: refuse them instead.
+        let present: [(&str, bool); 7] = [
+            ("command", raw.command.is_some()),
+            ("args", raw.args.is_some()),
+            ("env", raw.env.is_some()),
+            ("cwd", raw.cwd.is_some()),
+            ("url", raw.url.is_some()),
+            ("headers", raw.headers.is_some()),
+            ("bearer_token", raw.bearer_token.is_some()),
+        ];
+        for (key, is_set) in present {
+            let http_only = matches!(key, "url" | "headers" | "bearer_token");
+            if is_set && http_only != transport.is_http() {
+                let at = self
+                    .spans
+                    .key(&field(key))
+                    .unwrap_or_else(|| self.value_at(&field(key)));
+                let belongs = if http_only {
+                    "streamable_http and sse servers"
+                } else {
+                    "stdio servers"
+                };
+                return Err(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    at,
+                    format!(
+                        "server {:?} uses transport {} but sets `{key}`, which only {belongs} use",
+                        raw.name,
+                        transport.as_str()
+                    ),
+                ));
+            }
+        }
         let opt = |name: &str, value: Option<String>| {
             value.map(|v| self.expand(&field(name), &v)).transpose()
         };
@@ -393,7 +370,49 @@ impl Context<'_> {
             .map(|(j, arg)| self.expand(&index_path(&field("args"), j), arg))
             .collect::<Result<Vec<_>, _>>()?;
         let env = self.map(&field("env"), raw.env.unwrap_or_default())?;
+        if let Some(url) = &url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &field("url"),
+                    format!("url {url:?} must start with http:// or https://"),
+                ));
+            }
+        }
         let headers = self.map(&field("headers"), raw.headers.unwrap_or_default())?;
+        for (name, value) in &headers {
+            let node = child_path(&field("headers"), name);
+            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                return Err(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    self.spans
+                        .key(&node)
+                        .unwrap_or_else(|| self.value_at(&node)),
+                    format!("invalid header name {name:?}"),
+                ));
+            }
+            if http::HeaderValue::from_str(value).is_err() {
+                // The value itself may be a secret: name the header, never the value.
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &node,
+                    format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
+                ));
+            }
+        }
+        let bearer_token = opt("bearer_token", raw.bearer_token)?;
+        if let Some(token) = &bearer_token {
+            if token.trim().is_empty()
+                || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err()
+            {
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    &field("bearer_token"),
+                    "bearer_token is empty or not a valid header value (control characters or non-ASCII)".to_string(),
+                ));
+            }
+        }
         let request_timeout = match &raw.request_timeout {
             Some(d) => self.duration(&field("request_timeout"), d)?,
             None => DEFAULT_REQUEST_TIMEOUT,
@@ -407,6 +426,7 @@ impl Context<'_> {
             cwd,
             url,
             headers,
+            bearer_token,
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
@@ -428,7 +448,8 @@ impl Context<'_> {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+// No Debug on the raw types: they hold headers and tokens before redaction.
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with `mcp` and `policy` sections"
@@ -440,7 +461,7 @@ struct RawConfig {
     policy: Option<RawPolicy>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a mapping with `servers` and `startup_budget`"
@@ -452,7 +473,7 @@ struct RawMcp {
     servers: Option<Vec<RawServer>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a server mapping (name, transport, command, url, …)"
@@ -473,6 +494,8 @@ struct RawServer {
     url: Option<String>,
     #[serde(default)]
     headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    bearer_token: Option<String>,
     #[serde(default)]
     request_timeout: Option<DurationText>,
     #[serde(default)]

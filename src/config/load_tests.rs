@@ -40,8 +40,8 @@ fn error_fixtures_give_exact_located_messages() {
             "unknown_key.yaml",
             ConfigErrorKind::Schema,
             "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
-             `command`, `args`, `env`, `cwd`, `url`, `headers`, `request_timeout`, \
-             `annotation_trust`, `enabled`",
+             `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
+             `request_timeout`, `annotation_trust`, `enabled`",
         ),
         (
             "bad_name.yaml",
@@ -163,6 +163,7 @@ fn full_fixture_sets_every_key() {
             cwd: Some(fixture_dir().join("work")),
             url: None,
             headers: BTreeMap::new(),
+            bearer_token: None,
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
             enabled: false,
@@ -179,7 +180,7 @@ fn full_fixture_sets_every_key() {
     assert_eq!(remote.annotation_trust, AnnotationTrust::Ignore);
     assert!(remote.enabled);
     assert_eq!(legacy.transport, TransportKind::Sse);
-    assert_eq!(legacy.cwd, Some(PathBuf::from("/abs/dir")));
+    assert_eq!(legacy.bearer_token.as_deref(), Some("t0k"));
     assert_eq!(legacy.request_timeout, Duration::from_secs(2));
 }
 
@@ -362,6 +363,79 @@ fn blank_command_or_url_counts_as_missing() {
         err.to_string(),
         "/etc/aimon/cfg.yaml:3:8: server \"b\" uses transport sse but has no `url`"
     );
+}
+
+#[test]
+fn keys_of_the_other_transport_are_located_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "mcp:\n  servers:\n    - name: a\n      command: x\n      url: http://h/mcp\n",
+            "5:7: server \"a\" uses transport stdio but sets `url`, which only streamable_http \
+             and sse servers use",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: a\n      command: x\n      bearer_token: t\n",
+            "5:7: server \"a\" uses transport stdio but sets `bearer_token`, which only \
+             streamable_http and sse servers use",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: a\n      command: x\n      headers: {A: b}\n",
+            "5:7: server \"a\" uses transport stdio but sets `headers`, which only \
+             streamable_http and sse servers use",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: r\n      transport: streamable_http\n      \
+             url: http://h/mcp\n      command: x\n",
+            "6:7: server \"r\" uses transport streamable_http but sets `command`, which only \
+             stdio servers use",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: r\n      transport: sse\n      url: http://h/sse\n      \
+             env: {A: b}\n",
+            "6:7: server \"r\" uses transport sse but sets `env`, which only stdio servers use",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: r\n      transport: sse\n      url: ftp://h/sse\n",
+            "5:12: url \"ftp://h/sse\" must start with http:// or https://",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: r\n      transport: sse\n      url: http://h\n      \
+             headers: {\"bad name\": x}\n",
+            "6:17: invalid header name \"bad name\"",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: r\n      transport: sse\n      url: http://h\n      \
+             bearer_token: \"${EMPTY_TOKEN}\"\n",
+            "6:21: bearer_token is empty or not a valid header value (control characters or \
+             non-ASCII)",
+        ),
+    ];
+    let env = |name: &str| match name {
+        "EMPTY_TOKEN" => Some(String::new()),
+        other => test_env(other),
+    };
+    for (text, expected) in cases {
+        let err = load_str(Path::new("/etc/aimon/cfg.yaml"), text, &env).expect_err(text);
+        assert_eq!(
+            err.to_string(),
+            format!("/etc/aimon/cfg.yaml:{expected}"),
+            "{text:?}"
+        );
+        assert_eq!(err.kind(), ConfigErrorKind::Invalid);
+    }
+}
+
+#[test]
+fn bearer_token_expands_and_never_shows_in_debug() {
+    let text = "mcp:\n  servers:\n    - name: r\n      transport: streamable_http\n      \
+                url: http://h/mcp\n      bearer_token: ${TOKEN}\n      \
+                headers: {Authorization: \"Bearer ${TOKEN}\", X-Team: ops}\n";
+    let config = load_text(text).expect("loads");
+    let server = &config.mcp.servers[0];
+    assert_eq!(server.bearer_token.as_deref(), Some("t0k"));
+    let shown = format!("{config:?}");
+    assert!(!shown.contains("t0k"), "{shown}");
+    assert!(shown.contains("ops"), "{shown}");
 }
 
 #[test]

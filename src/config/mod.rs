@@ -10,17 +10,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod duration;
 mod error;
 mod expand;
 mod load;
+pub mod redact;
 pub mod spans;
 mod write;
 
+pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
-    is_valid_server_name, load, load_str, parse_duration, resolve_path, DEFAULT_REQUEST_TIMEOUT,
-    LOCAL_CONFIG_NAME, SERVER_NAME_RULE,
+    is_valid_server_name, load, load_str, resolve_path, DEFAULT_REQUEST_TIMEOUT, LOCAL_CONFIG_NAME,
+    SERVER_NAME_RULE,
 };
 pub use spans::{NodeSpan, Position, Spans};
 pub use write::{digest, set_server_trust, TrustWriteError};
@@ -45,8 +48,9 @@ pub struct McpConfig {
     pub startup_budget: Option<Duration>,
 }
 
-/// One entry of `mcp.servers`.
-#[derive(Debug, Clone, PartialEq)]
+/// One entry of `mcp.servers`. Its Debug output redacts secrets (`bearer_token`, and header and
+/// env values under secret names, see [`redact`]).
+#[derive(Clone, PartialEq)]
 pub struct ServerConfig {
     /// Matches `^[a-z0-9]([a-z0-9-]*[a-z0-9])?$` (checked at load).
     pub name: String,
@@ -58,11 +62,36 @@ pub struct ServerConfig {
     pub cwd: Option<PathBuf>,
     /// streamable_http / sse: the endpoint (required for those).
     pub url: Option<String>,
+    /// streamable_http / sse: sent with every request.
     pub headers: BTreeMap<String, String>,
+    /// streamable_http / sse: sent as `Authorization: Bearer …`. A secret: shown redacted.
+    pub bearer_token: Option<String>,
     /// Deadline of every request to this server, the handshake included. Default 30 s.
     pub request_timeout: Duration,
     pub annotation_trust: AnnotationTrust,
     pub enabled: bool,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("transport", &self.transport)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &redact::RedactedMap(&self.env))
+            .field("cwd", &self.cwd)
+            .field("url", &self.url)
+            .field("headers", &redact::RedactedMap(&self.headers))
+            .field(
+                "bearer_token",
+                &redact::RedactedSecret(self.bearer_token.as_deref()),
+            )
+            .field("request_timeout", &self.request_timeout)
+            .field("annotation_trust", &self.annotation_trust)
+            .field("enabled", &self.enabled)
+            .finish()
+    }
 }
 
 /// How a server is reached.
@@ -80,6 +109,14 @@ impl TransportKind {
             TransportKind::Stdio => "stdio",
             TransportKind::StreamableHttp => "streamable_http",
             TransportKind::Sse => "sse",
+        }
+    }
+
+    /// Whether the server is reached over HTTP (`streamable_http` or `sse`).
+    pub fn is_http(self) -> bool {
+        match self {
+            TransportKind::Stdio => false,
+            TransportKind::StreamableHttp | TransportKind::Sse => true,
         }
     }
 }

@@ -2,12 +2,13 @@
 //! `config.example.yaml`, and a fault-injecting fixture for the client's tests.
 //!
 //! The handler ([`DemoServer`]) knows nothing about transports: [`serve`] runs it over any rmcp
-//! transport (tests use an in-memory duplex, Streamable HTTP can come later), and [`serve_stdio`] is the
-//! thin stdin/stdout entry used by `aimon-console demo-server`. Faults that act on the process itself
+//! transport (tests use an in-memory duplex), [`serve_stdio`] is the thin stdin/stdout entry used by
+//! `aimon-console demo-server`, and [`serve_http`] serves it over Streamable HTTP (`--http`). Faults that act on the process itself
 //! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here.
 
 mod annotations;
 mod handler;
+mod http;
 mod stdio;
 mod tools;
 
@@ -17,6 +18,7 @@ mod tests;
 use std::time::Duration;
 
 pub use handler::DemoServer;
+pub use http::{bind_address, serve_http, MCP_PATH};
 pub use stdio::serve_stdio;
 
 /// Name the demo server reports in its `serverInfo`.

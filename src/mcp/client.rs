@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, Implementation, JsonObject, ListToolsRequest, PaginatedRequestParams,
-    ProtocolVersion, ServerResult,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ElicitationSchema, ErrorData, FormElicitationCapability, Implementation, JsonObject,
+    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
 };
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RoleClient, RunningService,
-    ServiceError,
+    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestContext, RoleClient,
+    RunningService, ServiceError,
 };
 use rmcp::transport::Transport;
 use rmcp::ClientHandler;
@@ -58,7 +59,10 @@ impl McpError {
             ServiceError::TransportClosed => McpError::Disconnected {
                 server: server.to_string(),
             },
-            ServiceError::TransportSend(e) => McpError::Transport(e.to_string()),
+            // The inner error: the wrapper's message names rmcp's transport types.
+            ServiceError::TransportSend(e) => {
+                McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
+            }
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {
@@ -97,28 +101,141 @@ pub trait McpClient: Send + Sync {
     async fn close(&self) -> Result<(), McpError>;
 }
 
-/// Our side of the MCP session: identity and (for now) no optional capabilities.
-#[derive(Debug, Clone, Default)]
-pub struct AimonClientHandler;
+/// How a client answers `elicitation/create`. The console's own elicitation UI comes later;
+/// until then it declines (the server carries on without the input).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ElicitationPolicy {
+    /// Decline every request.
+    #[default]
+    Decline,
+    /// Accept form requests with the requested schema's defaults (the conformance client).
+    AcceptDefaults,
+}
 
-impl ClientHandler for AimonClientHandler {
-    fn get_info(&self) -> ClientConfig {
-        let mut config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
-        );
-        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-        config
+/// Which handshake a client runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// `server/discover` (2026-07-28) first, falling back to `initialize` (DESIGN §4.6).
+    #[default]
+    Auto,
+    /// Only `initialize`, offering this protocol version (e.g. `2025-11-25`).
+    Initialize(String),
+}
+
+/// What a client declares and how it behaves; the console uses the default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientOptions {
+    pub lifecycle: Lifecycle,
+    pub elicitation: ElicitationPolicy,
+}
+
+/// Our side of the MCP session: identity, the elicitation capability and its answers.
+#[derive(Debug, Clone)]
+pub struct AimonClientHandler {
+    elicitation: ElicitationPolicy,
+    protocol_version: ProtocolVersion,
+}
+
+impl Default for AimonClientHandler {
+    fn default() -> Self {
+        AimonClientHandler::new(&ClientOptions::default())
     }
 }
 
-/// Why a handshake failed, before classification by the manager.
+impl AimonClientHandler {
+    pub fn new(options: &ClientOptions) -> Self {
+        let protocol_version = match &options.lifecycle {
+            Lifecycle::Auto => ProtocolVersion::LATEST_WITH_INITIALIZE,
+            Lifecycle::Initialize(version) => {
+                serde_json::from_value(serde_json::Value::String(version.clone()))
+                    .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
+            }
+        };
+        AimonClientHandler {
+            elicitation: options.elicitation,
+            protocol_version,
+        }
+    }
+}
+
+impl ClientHandler for AimonClientHandler {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation =
+            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        let mut config = ClientConfig::new(
+            capabilities,
+            Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
+        );
+        config.protocol_version = self.protocol_version.clone();
+        config
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        match (self.elicitation, request) {
+            (
+                ElicitationPolicy::AcceptDefaults,
+                ElicitRequestParams::FormElicitationParams {
+                    requested_schema, ..
+                },
+            ) => Ok(ElicitResult::new(ElicitationAction::Accept)
+                .with_content(schema_defaults(&requested_schema))),
+            (ElicitationPolicy::AcceptDefaults | ElicitationPolicy::Decline, _) => {
+                Ok(ElicitResult::new(ElicitationAction::Decline))
+            }
+        }
+    }
+}
+
+/// An object holding every property of `schema` that declares a `default`, set to it.
+fn schema_defaults(schema: &ElicitationSchema) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    if let Ok(serde_json::Value::Object(schema)) = serde_json::to_value(schema) {
+        if let Some(serde_json::Value::Object(properties)) = schema.get("properties") {
+            for (name, property) in properties {
+                if let Some(default) = property.get("default") {
+                    out.insert(name.clone(), default.clone());
+                }
+            }
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
+/// Why a handshake failed, before classification by the start sequence.
 #[derive(Debug)]
 pub enum HandshakeError {
     /// No answer within the request deadline.
     Timeout(Duration),
-    /// The connection closed or the server answered something we cannot use.
-    Failed(String),
+    /// The connection closed or the server answered something we cannot use; `cause` keeps
+    /// rmcp's error so that HTTP failures can be classified by type.
+    Failed {
+        message: String,
+        cause: Box<ClientInitializeError>,
+    },
+}
+
+impl HandshakeError {
+    /// The transport's own error inside a failed handshake (the legacy fallback's first).
+    pub fn transport_error(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        fn find(e: &ClientInitializeError) -> Option<&(dyn std::error::Error + 'static)> {
+            match e {
+                ClientInitializeError::TransportError { error, .. } => Some(error),
+                ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
+                    find(fallback).or_else(|| find(discover))
+                }
+                _ => None,
+            }
+        }
+        match self {
+            HandshakeError::Timeout(_) => None,
+            HandshakeError::Failed { cause, .. } => find(cause),
+        }
+    }
 }
 
 /// The rmcp-backed client of one server.
@@ -141,19 +258,27 @@ impl DefaultMcpClient {
         process: Option<ServerProcess>,
         request_timeout: Duration,
         stdout_issues: Arc<Mutex<StdoutIssues>>,
+        options: &ClientOptions,
     ) -> Result<DefaultMcpClient, (HandshakeError, Option<ServerProcess>)>
     where
         T: Transport<RoleClient> + 'static,
     {
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        let lifecycle = match &options.lifecycle {
+            Lifecycle::Auto => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+            },
+            Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
         };
-        let serve = AimonClientHandler.serve_with_lifecycle(transport, lifecycle);
+        let serve = AimonClientHandler::new(options).serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
             Ok(Err(err)) => {
-                return Err((HandshakeError::Failed(describe_init_error(&err)), process))
+                let failed = HandshakeError::Failed {
+                    message: describe_init_error(&err),
+                    cause: Box::new(err),
+                };
+                return Err((failed, process));
             }
             Ok(Ok(service)) => service,
         };

@@ -15,8 +15,11 @@ use crate::config::TransportKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartPhase {
-    /// Starting the process (stdio) or opening the connection (HTTP).
+    /// Starting the process (stdio servers).
     Spawn,
+    /// Opening the connection: DNS, TCP, TLS, and for legacy SSE the `endpoint` event (HTTP
+    /// servers).
+    Connect,
     /// `server/discover` or `initialize`.
     Handshake,
     /// `tools/list`, all pages.
@@ -27,8 +30,18 @@ impl StartPhase {
     pub fn as_str(self) -> &'static str {
         match self {
             StartPhase::Spawn => "spawn",
+            StartPhase::Connect => "connect",
             StartPhase::Handshake => "handshake",
             StartPhase::ListTools => "list_tools",
+        }
+    }
+
+    /// The phase a server of this transport starts in.
+    pub fn first(transport: TransportKind) -> StartPhase {
+        if transport.is_http() {
+            StartPhase::Connect
+        } else {
+            StartPhase::Spawn
         }
     }
 }
@@ -45,7 +58,16 @@ pub enum FailureClass {
     Deadline,
     ProtocolError,
     DuplicateName,
-    UnsupportedTransport,
+    /// HTTP: nothing accepted the TCP connection (refused, unreachable, reset).
+    ConnectRefused,
+    /// HTTP: the host name did not resolve.
+    DnsError,
+    /// HTTP: the TLS handshake failed (certificate, protocol).
+    TlsError,
+    /// HTTP: the server answered with an error status (`Failure::http_status` has the code).
+    HttpStatus,
+    /// HTTP: connecting, or an HTTP exchange, took longer than allowed.
+    Timeout,
 }
 
 impl FailureClass {
@@ -59,7 +81,11 @@ impl FailureClass {
             FailureClass::Deadline => "deadline",
             FailureClass::ProtocolError => "protocol_error",
             FailureClass::DuplicateName => "duplicate_name",
-            FailureClass::UnsupportedTransport => "unsupported_transport",
+            FailureClass::ConnectRefused => "connect_refused",
+            FailureClass::DnsError => "dns_error",
+            FailureClass::TlsError => "tls_error",
+            FailureClass::HttpStatus => "http_status",
+            FailureClass::Timeout => "timeout",
         }
     }
 
@@ -85,13 +111,25 @@ impl FailureClass {
                 "the whole start-up deadline passed first: raise `mcp.startup_budget` or the server's `request_timeout`"
             }
             FailureClass::ProtocolError => {
-                "the server broke the protocol: check it writes only JSON-RPC on stdout (logs belong on stderr)"
+                "the server broke the protocol: a stdio server must write only JSON-RPC on stdout (logs belong on stderr); an HTTP `url` must be the MCP endpoint itself"
             }
             FailureClass::DuplicateName => {
                 "two servers share this name: rename one (names must be unique)"
             }
-            FailureClass::UnsupportedTransport => {
-                "this transport is not supported yet: use a stdio server"
+            FailureClass::ConnectRefused => {
+                "nothing accepted the connection: check that the server is running and `url` has the right host and port"
+            }
+            FailureClass::DnsError => {
+                "the host name in `url` did not resolve: check the spelling, or your DNS and network"
+            }
+            FailureClass::TlsError => {
+                "the TLS handshake failed: check the certificate (expired, self-signed, wrong host) or use the right scheme (http/https)"
+            }
+            FailureClass::HttpStatus => {
+                "the server answered with an HTTP error: check `url` (the MCP endpoint path) and the server's logs"
+            }
+            FailureClass::Timeout => {
+                "the server did not answer in time: check the network path, or raise `request_timeout`"
             }
         }
     }
@@ -108,6 +146,20 @@ pub struct Failure {
     pub exit_status: Option<ExitInfo>,
     /// The last stderr lines (sanitized).
     pub stderr_tail: Vec<String>,
+    /// The HTTP status code, for `http_status`.
+    pub http_status: Option<u16>,
+}
+
+impl Failure {
+    /// What to do about it: the class's hint, or for 401/403 that the server wants credentials.
+    pub fn hint(&self) -> &'static str {
+        match (self.class, self.http_status) {
+            (FailureClass::HttpStatus, Some(401 | 403)) => {
+                "the server wants credentials: set `bearer_token` (e.g. ${TOKEN}) or an Authorization header, and check the token is valid and allowed"
+            }
+            (class, _) => class.hint(),
+        }
+    }
 }
 
 /// Where a server stands.
@@ -123,7 +175,10 @@ pub enum ServerStatus {
 /// Phase end times, each measured from that server's own start; `None` when not reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct PhaseTimes {
+    /// stdio servers only.
     pub spawn_ms: Option<u64>,
+    /// HTTP servers only.
+    pub connect_ms: Option<u64>,
     pub handshake_ms: Option<u64>,
     pub list_tools_ms: Option<u64>,
 }

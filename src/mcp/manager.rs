@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{DefaultMcpClient, McpClient, McpError};
+use super::client::{ClientOptions, DefaultMcpClient, McpClient, McpError};
 use super::events::{
     millis, EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, ServerStatus,
+    StartPhase,
 };
 use super::notify::NotificationTap;
 use super::start::{start_server, StartOutcome};
@@ -66,10 +67,16 @@ pub struct McpClientManager {
     abandoned: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     sink: EventSink,
     tap: NotificationTap,
+    options: ClientOptions,
 }
 
 impl McpClientManager {
     pub fn new(sink: EventSink, tap: NotificationTap) -> Self {
+        McpClientManager::with_options(sink, tap, ClientOptions::default())
+    }
+
+    /// A manager whose clients use `options` (the conformance client; the console uses `new`).
+    pub fn with_options(sink: EventSink, tap: NotificationTap, options: ClientOptions) -> Self {
         McpClientManager {
             ready: Mutex::new(BTreeMap::new()),
             reports: Mutex::new(Vec::new()),
@@ -77,6 +84,7 @@ impl McpClientManager {
             abandoned: Mutex::new(Vec::new()),
             sink,
             tap,
+            options,
         }
     }
 
@@ -119,6 +127,7 @@ impl McpClientManager {
                         ),
                         exit_status: None,
                         stderr_tail: Vec::new(),
+                        http_status: None,
                     },
                 ));
                 continue;
@@ -129,8 +138,10 @@ impl McpClientManager {
             let sink = self.sink.clone();
             let tap = self.tap.clone();
             let cancel = cancel.child_token();
+            let options = self.options.clone();
             tasks.spawn(async move {
-                let outcome = start_server(&config, ring, sink, tap, phases, cancel).await;
+                let outcome =
+                    start_server(&config, &options, ring, sink, tap, phases, cancel).await;
                 (index, outcome)
             });
         }
@@ -156,11 +167,11 @@ impl McpClientManager {
                 let config = &servers[index];
                 let phases = *progress[index].lock().unwrap_or_else(|e| e.into_inner());
                 let phase = if phases.handshake_ms.is_some() {
-                    super::events::StartPhase::ListTools
-                } else if phases.spawn_ms.is_some() {
-                    super::events::StartPhase::Handshake
+                    StartPhase::ListTools
+                } else if phases.spawn_ms.is_some() || phases.connect_ms.is_some() {
+                    StartPhase::Handshake
                 } else {
-                    super::events::StartPhase::Spawn
+                    StartPhase::first(config.transport)
                 };
                 let report = failed_report(
                     config,
@@ -175,6 +186,7 @@ impl McpClientManager {
                         ),
                         exit_status: None,
                         stderr_tail: self.stderr_ring(&config.name).tail(20),
+                        http_status: None,
                     },
                 );
                 (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
@@ -239,6 +251,7 @@ impl McpClientManager {
                             ),
                             exit_status: None,
                             stderr_tail: Vec::new(),
+                            http_status: None,
                         },
                     );
                     (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
@@ -316,6 +329,7 @@ impl McpClientManager {
         let cancel = CancellationToken::new();
         let start = start_server(
             config,
+            &self.options,
             self.stderr_ring(&config.name),
             self.sink.clone(),
             self.tap.clone(),
@@ -339,6 +353,7 @@ impl McpClientManager {
                                 crate::text::fmt_duration(deadline)
                             ),
                             exit_status: None,
+                            http_status: None,
                             stderr_tail: self.stderr_ring(&config.name).tail(20),
                         },
                     );
@@ -372,6 +387,16 @@ impl McpClientManager {
             .entry(server.to_string())
             .or_default()
             .clone()
+    }
+
+    /// The names of a ready server's tools, in the order the server listed them.
+    pub fn tool_names(&self, server: &str) -> Vec<String> {
+        self.ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server)
+            .map(|s| s.tools.iter().map(|t| t.name.to_string()).collect())
+            .unwrap_or_default()
     }
 
     /// The ready client of a server.

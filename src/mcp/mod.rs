@@ -6,6 +6,7 @@ pub mod events;
 pub mod manager;
 pub mod notify;
 mod start;
+mod start_remote;
 pub mod tool;
 pub mod traits;
 pub mod transport;

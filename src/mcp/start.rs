@@ -1,18 +1,22 @@
-//! The start of one server, phase by phase (spawn, handshake, tools listed), and the
+//! The start of one server, phase by phase (spawn or connect, handshake, tools listed), and the
 //! classification of whatever goes wrong into a `FailureClass` with the evidence attached.
+//!
+//! The stdio sequence lives here; HTTP servers connect in `start_remote.rs` and then share the
+//! tools-listed phase and the report below.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::client::{DefaultMcpClient, HandshakeError, McpClient, McpError};
+use super::client::{ClientOptions, DefaultMcpClient, HandshakeError, McpClient, McpError};
 use super::events::{
     EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus,
     StartPhase,
 };
 use super::manager::{failed_report, since};
 use super::notify::NotificationTap;
+use super::transport::http::HttpFailure;
 use super::transport::lines::{LineContext, LineTransport, StdoutIssues};
 use super::transport::process::{ServerProcess, SpawnError, SpawnSpec};
 use super::transport::stderr::StderrRing;
@@ -33,16 +37,17 @@ pub enum StartOutcome {
     Failed(Box<ServerReport>),
 }
 
-struct Starter<'a> {
-    config: &'a ServerConfig,
+pub(super) struct Starter<'a> {
+    pub(super) config: &'a ServerConfig,
+    pub(super) options: &'a ClientOptions,
     ring: Arc<StderrRing>,
-    sink: EventSink,
+    pub(super) sink: EventSink,
     phases: Arc<Mutex<PhaseTimes>>,
     t0: Instant,
 }
 
 impl Starter<'_> {
-    fn enter(&self, phase: StartPhase) {
+    pub(super) fn enter(&self, phase: StartPhase) {
         (self.sink)(McpEvent::PhaseStarted {
             server: self.config.name.clone(),
             phase,
@@ -50,11 +55,12 @@ impl Starter<'_> {
         });
     }
 
-    fn finish(&self, phase: StartPhase) {
+    pub(super) fn finish(&self, phase: StartPhase) {
         let mut phases = self.phases.lock().unwrap_or_else(|e| e.into_inner());
         let at = since(self.t0);
         match phase {
             StartPhase::Spawn => phases.spawn_ms = at,
+            StartPhase::Connect => phases.connect_ms = at,
             StartPhase::Handshake => phases.handshake_ms = at,
             StartPhase::ListTools => phases.list_tools_ms = at,
         }
@@ -64,12 +70,35 @@ impl Starter<'_> {
         *self.phases.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn fail(
+    /// Fails the start with an HTTP failure.
+    pub(super) async fn fail_http(&self, phase: StartPhase, failure: HttpFailure) -> StartOutcome {
+        self.fail_with(
+            failure.class,
+            phase,
+            failure.message,
+            None,
+            failure.http_status,
+        )
+        .await
+    }
+
+    pub(super) async fn fail(
         &self,
         class: FailureClass,
         phase: StartPhase,
         message: String,
         process: Option<&ServerProcess>,
+    ) -> StartOutcome {
+        self.fail_with(class, phase, message, process, None).await
+    }
+
+    async fn fail_with(
+        &self,
+        class: FailureClass,
+        phase: StartPhase,
+        message: String,
+        process: Option<&ServerProcess>,
+        http_status: Option<u16>,
     ) -> StartOutcome {
         let exit_status = process.and_then(ServerProcess::exit_info);
         if let Some(process) = process {
@@ -86,6 +115,7 @@ impl Starter<'_> {
                 message,
                 exit_status,
                 stderr_tail: self.ring.tail(STDERR_TAIL),
+                http_status,
             },
         );
         (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
@@ -93,9 +123,11 @@ impl Starter<'_> {
     }
 }
 
-/// Starts one server. Cancelling `cancel` abandons the start (the process group is killed).
+/// Starts one server. Cancelling `cancel` abandons the start (the process group is killed, the
+/// connection dropped).
 pub async fn start_server(
     config: &ServerConfig,
+    options: &ClientOptions,
     ring: Arc<StderrRing>,
     sink: EventSink,
     tap: NotificationTap,
@@ -104,6 +136,7 @@ pub async fn start_server(
 ) -> StartOutcome {
     let starter = Starter {
         config,
+        options,
         ring,
         sink,
         phases,
@@ -114,7 +147,7 @@ pub async fn start_server(
         () = cancel.cancelled() => {
             starter.fail(
                 FailureClass::Deadline,
-                StartPhase::Spawn,
+                StartPhase::first(config.transport),
                 "abandoned at the start-up deadline".into(),
                 None,
             ).await
@@ -123,24 +156,17 @@ pub async fn start_server(
 }
 
 async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcome {
-    let config = starter.config;
-    match config.transport {
-        TransportKind::Stdio => {}
-        TransportKind::StreamableHttp | TransportKind::Sse => {
-            return starter
-                .fail(
-                    FailureClass::UnsupportedTransport,
-                    StartPhase::Spawn,
-                    format!(
-                        "transport {} is not supported yet; only stdio servers start",
-                        config.transport.as_str()
-                    ),
-                    None,
-                )
-                .await;
+    match starter.config.transport {
+        TransportKind::Stdio => start_stdio(starter, tap).await,
+        TransportKind::StreamableHttp => {
+            super::start_remote::start_streamable_http(starter, tap).await
         }
+        TransportKind::Sse => super::start_remote::start_sse(starter, tap).await,
     }
+}
 
+async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcome {
+    let config = starter.config;
     // Phase 1: spawn.
     starter.enter(StartPhase::Spawn);
     let Some(command) = config.command.clone() else {
@@ -208,6 +234,7 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
         Some(process),
         config.request_timeout,
         issues.clone(),
+        starter.options,
     )
     .await
     {
@@ -217,7 +244,7 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
             // A timed-out handshake closed the server's stdin on the way out, so an exit seen
             // now is our doing: only a failed handshake waits to see whether the server died.
             let exited = match (&err, process) {
-                (HandshakeError::Failed(_), Some(p)) => p.wait_exit(EXIT_SETTLE).await,
+                (HandshakeError::Failed { .. }, Some(p)) => p.wait_exit(EXIT_SETTLE).await,
                 (HandshakeError::Timeout(_), _) | (_, None) => None,
             };
             let garbage = issues.lock().unwrap_or_else(|e| e.into_inner()).warnings();
@@ -233,7 +260,9 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
                         crate::text::fmt_duration(d)
                     ),
                 ),
-                (None, HandshakeError::Failed(why)) => (FailureClass::ProtocolError, why),
+                (None, HandshakeError::Failed { message, .. }) => {
+                    (FailureClass::ProtocolError, message)
+                }
             };
             if !garbage.is_empty() {
                 message = format!("{message}; {}", garbage.join("; "));
@@ -244,7 +273,12 @@ async fn start_inner(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
         }
     };
     starter.finish(StartPhase::Handshake);
+    list_tools(starter, client).await
+}
 
+/// The last phase, the same for every transport: `tools/list` over all pages, then the report.
+pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) -> StartOutcome {
+    let config = starter.config;
     // Phase 3: tools/list, all pages.
     starter.enter(StartPhase::ListTools);
     let tools = match client.list_tools().await {

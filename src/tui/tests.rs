@@ -37,6 +37,7 @@ fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
         cwd: None,
         url: None,
         headers: Default::default(),
+        bearer_token: None,
         request_timeout: Duration::from_secs(10),
         annotation_trust: trust,
         enabled: true,
@@ -74,6 +75,7 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
             version: "0.1.0".into(),
         }),
         phases: PhaseTimes {
+            connect_ms: None,
             spawn_ms: Some(phases.0),
             handshake_ms: Some(phases.1),
             list_tools_ms: Some(phases.2),
@@ -92,6 +94,7 @@ fn failed() -> ServerReport {
         protocol_version: None,
         server_info: None,
         phases: PhaseTimes {
+            connect_ms: None,
             spawn_ms: Some(2),
             handshake_ms: None,
             list_tools_ms: None,
@@ -103,6 +106,7 @@ fn failed() -> ServerReport {
             phase: Some(StartPhase::Handshake),
             message: "the server exited during the handshake (exit code 3)".into(),
             exit_status: Some(ExitInfo::Code(3)),
+            http_status: None,
             stderr_tail: vec!["boom".into()],
         }),
     }

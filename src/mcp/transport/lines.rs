@@ -12,11 +12,10 @@ use std::time::Duration;
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::mcp::notify::{McpNotification, NotificationTap};
+use crate::mcp::notify::NotificationTap;
 use crate::text;
 
 /// Lines longer than this are dropped and reported (rmcp's own limit, `DEFAULT_MAX_LINE_LENGTH`).
@@ -173,9 +172,7 @@ async fn read_loop<R, F>(
             }
             Ok(Line::Complete) => match classify_line(&buf) {
                 LineKind::Message(message) => {
-                    if let rmcp::model::JsonRpcMessage::Notification(n) = message.as_ref() {
-                        tap_notification(&ctx, n);
-                    }
+                    super::tap::deliver(&ctx.tap, &ctx.server, &message);
                     if tx.send(*message).await.is_err() {
                         break;
                     }
@@ -198,22 +195,6 @@ async fn read_loop<R, F>(
             },
         }
     }
-}
-
-fn tap_notification<N: serde::Serialize>(ctx: &LineContext, n: &N) {
-    let Ok(Value::Object(mut map)) = serde_json::to_value(n) else {
-        return;
-    };
-    let method = match map.remove("method") {
-        Some(Value::String(m)) => m,
-        _ => return,
-    };
-    let params = map.remove("params").unwrap_or(Value::Null);
-    ctx.tap.deliver(&McpNotification {
-        server: ctx.server.clone(),
-        method,
-        params,
-    });
 }
 
 enum Line {

@@ -38,9 +38,15 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                     r.protocol_version.as_deref().unwrap_or("?")
                 )));
             }
+            let first = match r.transport {
+                crate::config::TransportKind::Stdio => format!("spawn {}", ms(r.phases.spawn_ms)),
+                crate::config::TransportKind::StreamableHttp
+                | crate::config::TransportKind::Sse => {
+                    format!("connect {}", ms(r.phases.connect_ms))
+                }
+            };
             lines.push(Line::raw(format!(
-                "phases: spawn {} · handshake {} · tools listed {}",
-                ms(r.phases.spawn_ms),
+                "phases: {first} · handshake {} · tools listed {}",
                 ms(r.phases.handshake_ms),
                 ms(r.phases.list_tools_ms)
             )));
@@ -61,7 +67,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 }
                 lines.push(Line::from(vec![
                     Span::styled("what to do: ", theme.dim()),
-                    Span::raw(f.class.hint()),
+                    Span::raw(f.hint()),
                 ]));
             }
             for w in &r.warnings {

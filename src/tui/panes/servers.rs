@@ -78,6 +78,7 @@ fn row(
             spinner(elapsed_live.unwrap_or_default()).to_string(),
             match s.phase {
                 Some((StartPhase::Spawn, _)) => "spawning".to_string(),
+                Some((StartPhase::Connect, _)) => "connecting".to_string(),
                 Some((StartPhase::Handshake, _)) => "handshake".to_string(),
                 Some((StartPhase::ListTools, _)) => "listing tools".to_string(),
                 None => "waiting".to_string(),
@@ -158,6 +159,7 @@ fn finished_at(p: &PhaseTimes) -> Option<Duration> {
     p.list_tools_ms
         .or(p.handshake_ms)
         .or(p.spawn_ms)
+        .or(p.connect_ms)
         .map(Duration::from_millis)
 }
 
@@ -174,18 +176,20 @@ fn waterfall(
     let total = deadline.as_millis().max(1) as f64;
     let col = |ms: u64| ((ms as f64 / total) * width as f64).ceil() as usize;
     let live_ms = live.map_or(0, |d| d.as_millis() as u64);
-    // End of each phase: its reported end, or "now" while it runs.
+    // End of each phase: its reported end, or "now" while it runs. The first phase is spawn
+    // (stdio) or connect (HTTP).
+    let first = p.spawn_ms.or(p.connect_ms);
     let (spawn_end, hs_end, list_end) = match (s.status, s.phase) {
         (ServerStatus::Starting, Some((phase, _))) => match phase {
-            StartPhase::Spawn => (Some(live_ms), None, None),
-            StartPhase::Handshake => (p.spawn_ms.or(Some(0)), Some(live_ms), None),
+            StartPhase::Spawn | StartPhase::Connect => (Some(live_ms), None, None),
+            StartPhase::Handshake => (first.or(Some(0)), Some(live_ms), None),
             StartPhase::ListTools => (
-                p.spawn_ms.or(Some(0)),
+                first.or(Some(0)),
                 p.handshake_ms.or(Some(live_ms)),
                 Some(live_ms),
             ),
         },
-        _ => (p.spawn_ms, p.handshake_ms, p.list_tools_ms),
+        _ => (first, p.handshake_ms, p.list_tools_ms),
     };
     let mut cells = vec![(' ', Style::default()); width];
     let mut from = 0usize;

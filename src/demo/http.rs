@@ -1,0 +1,122 @@
+//! Serving the demo server over Streamable HTTP (`demo-server --http ADDR`): rmcp's server
+//! transport under a small hyper HTTP/1 server, at `/mcp`.
+//!
+//! Separate from stdio because only here is "the connection" a socket: one `DemoServer` is shared
+//! by every session (so notes written in one are seen in the next), and `--require-bearer` puts a
+//! 401 in front of everything for tests of the client's credentials.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+
+use super::{DemoError, DemoOptions, DemoServer};
+
+/// The path the MCP endpoint is served at.
+pub const MCP_PATH: &str = "/mcp";
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// Serve the demo tools over Streamable HTTP on `listener` until the process ends. With
+/// `require_bearer`, a request without `Authorization: Bearer <that token>` gets 401.
+pub async fn serve_http(
+    opts: DemoOptions,
+    listener: TcpListener,
+    require_bearer: Option<String>,
+) -> Result<(), DemoError> {
+    let local = listener.local_addr()?;
+    let server = DemoServer::new(opts);
+    let mut config = StreamableHttpServerConfig::default();
+    // DNS-rebinding protection (loopback host names only) holds on loopback; an operator who
+    // binds another address has chosen to be reached by other names.
+    if !local.ip().is_loopback() {
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let shared = Arc::new((service, require_bearer));
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let shared = shared.clone();
+                async move {
+                    let (service, bearer) = shared.as_ref();
+                    Ok::<Response<Body>, Infallible>(
+                        route(service, bearer.as_deref(), request).await,
+                    )
+                }
+            });
+            if let Err(error) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await
+            {
+                tracing::debug!(%peer, %error, "demo server: connection ended with an error");
+            }
+        });
+    }
+}
+
+async fn route(
+    service: &StreamableHttpService<DemoServer, LocalSessionManager>,
+    bearer: Option<&str>,
+    request: Request<Incoming>,
+) -> Response<Body> {
+    if request.uri().path() != MCP_PATH {
+        return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+    }
+    if let Some(token) = bearer {
+        let expected = format!("Bearer {token}");
+        let given = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .map(|v| v.as_bytes());
+        if given != Some(expected.as_bytes()) {
+            let mut response = plain(StatusCode::UNAUTHORIZED, "a bearer token is required");
+            response.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer realm=\"aimon-demo\""),
+            );
+            return response;
+        }
+    }
+    service.handle(request).await
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+/// Where `--http ADDR` binds: `HOST:PORT` as given, a bare `PORT` on the loopback address.
+pub fn bind_address(addr: &str) -> String {
+    match addr.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)).to_string(),
+        Err(_) => addr.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_port_binds_loopback() {
+        assert_eq!(bind_address("8080"), "127.0.0.1:8080");
+        assert_eq!(bind_address("0.0.0.0:9"), "0.0.0.0:9");
+        assert_eq!(bind_address("localhost:0"), "localhost:0");
+    }
+}

@@ -1,0 +1,171 @@
+//! The start of an HTTP server, Streamable HTTP or legacy SSE: connect (DNS, TCP, TLS; for SSE
+//! also the `endpoint` event), handshake, then the tools-listed phase shared with stdio
+//! (`start.rs`). Failures are classified by type (`transport::http::classify`): refused, DNS,
+//! TLS, HTTP status, timeout, else protocol error.
+
+use std::sync::Arc;
+
+use super::client::{DefaultMcpClient, HandshakeError};
+use super::events::{FailureClass, StartPhase};
+use super::notify::NotificationTap;
+use super::start::{list_tools, StartOutcome, Starter};
+use super::transport::http::{self, ConnectWatch, HttpFailure};
+use super::transport::sse::SseTransport;
+use super::transport::tap::Tapped;
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+
+/// Starts a `streamable_http` server.
+pub(super) async fn start_streamable_http(
+    starter: &Starter<'_>,
+    tap: NotificationTap,
+) -> StartOutcome {
+    let config = starter.config;
+    starter.enter(StartPhase::Connect);
+    let watch = ConnectWatch::default();
+    let client = match http::client(http::connect_timeout(config), watch.clone()) {
+        Ok(client) => client,
+        Err(e) => {
+            return starter
+                .fail_http(StartPhase::Connect, build_failure(e))
+                .await
+        }
+    };
+    let transport = Tapped::new(http::streamable_http(config, client), &config.name, tap);
+    handshake(starter, transport, Some(&watch)).await
+}
+
+/// Starts a legacy `sse` server: its connect phase ends with the `endpoint` event.
+pub(super) async fn start_sse(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcome {
+    let config = starter.config;
+    let url = config.url.clone().unwrap_or_default();
+    let authority = http::authority(&url);
+    starter.enter(StartPhase::Connect);
+    let client = match http::client(http::connect_timeout(config), ConnectWatch::default()) {
+        Ok(client) => client,
+        Err(e) => {
+            return starter
+                .fail_http(StartPhase::Connect, build_failure(e))
+                .await
+        }
+    };
+    let connect = SseTransport::connect(client, &url, http::headers(config, true), &config.name);
+    let transport = match tokio::time::timeout(config.request_timeout, connect).await {
+        Ok(Ok(transport)) => transport,
+        Ok(Err(e)) => {
+            let failure = http::classify(&e, &authority).unwrap_or_else(|| HttpFailure {
+                class: FailureClass::ProtocolError,
+                http_status: None,
+                message: http::describe(&e, &authority),
+            });
+            return starter.fail_http(StartPhase::Connect, failure).await;
+        }
+        Err(_) => {
+            let failure = HttpFailure {
+                class: FailureClass::Timeout,
+                http_status: None,
+                message: format!(
+                    "no `endpoint` event from {authority} within request_timeout ({})",
+                    crate::text::fmt_duration(config.request_timeout)
+                ),
+            };
+            return starter.fail_http(StartPhase::Connect, failure).await;
+        }
+    };
+    starter.finish(StartPhase::Connect);
+    starter.enter(StartPhase::Handshake);
+    handshake(starter, Tapped::new(transport, &config.name, tap), None).await
+}
+
+fn build_failure(e: http::ClientBuildError) -> HttpFailure {
+    HttpFailure {
+        class: FailureClass::TlsError,
+        http_status: None,
+        message: e.to_string(),
+    }
+}
+
+/// The handshake over `transport`. With `watch`, the connect phase is still open and ends when
+/// the first connection is up (the handshake's own request opens it).
+async fn handshake<T>(
+    starter: &Starter<'_>,
+    transport: T,
+    watch: Option<&ConnectWatch>,
+) -> StartOutcome
+where
+    T: Transport<RoleClient> + 'static,
+{
+    let config = starter.config;
+    let authority = http::authority(config.url.as_deref().unwrap_or(""));
+    let handshake = DefaultMcpClient::handshake(
+        &config.name,
+        transport,
+        None,
+        config.request_timeout,
+        Arc::default(),
+        starter.options,
+    );
+    tokio::pin!(handshake);
+    let result = match watch {
+        None => handshake.await,
+        Some(watch) => {
+            let early = tokio::select! {
+                biased;
+                () = watch.connected() => None,
+                result = &mut handshake => Some(result),
+            };
+            if watch.is_connected() {
+                starter.finish(StartPhase::Connect);
+                starter.enter(StartPhase::Handshake);
+            }
+            match early {
+                Some(result) => result,
+                None => handshake.await,
+            }
+        }
+    };
+    let connected = watch.is_none_or(ConnectWatch::is_connected);
+    let phase = if connected {
+        StartPhase::Handshake
+    } else {
+        StartPhase::Connect
+    };
+    let client = match result {
+        Ok(client) => client,
+        Err((err, _)) => {
+            let failure = match (&err, connected) {
+                (HandshakeError::Timeout(d), false) => HttpFailure {
+                    class: FailureClass::Timeout,
+                    http_status: None,
+                    message: format!(
+                        "no connection to {authority} within request_timeout ({})",
+                        crate::text::fmt_duration(*d)
+                    ),
+                },
+                (HandshakeError::Timeout(d), true) => HttpFailure {
+                    class: FailureClass::HandshakeTimeout,
+                    http_status: None,
+                    message: format!(
+                        "no answer to the handshake within request_timeout ({})",
+                        crate::text::fmt_duration(*d)
+                    ),
+                },
+                (HandshakeError::Failed { message, .. }, _) => match err.transport_error() {
+                    Some(e) => http::classify(e, &authority).unwrap_or_else(|| HttpFailure {
+                        class: FailureClass::ProtocolError,
+                        http_status: None,
+                        message: http::describe(e, &authority),
+                    }),
+                    None => HttpFailure {
+                        class: FailureClass::ProtocolError,
+                        http_status: None,
+                        message: message.clone(),
+                    },
+                },
+            };
+            return starter.fail_http(phase, failure).await;
+        }
+    };
+    starter.finish(StartPhase::Handshake);
+    list_tools(starter, client).await
+}

@@ -1,0 +1,462 @@
+//! What HTTP servers share: the reqwest client (connect timeout, a resolver whose failures are
+//! recognisable, a hook that sees the first connection open), the headers and bearer token of a
+//! server, rmcp's Streamable HTTP transport built from them, and the classification of HTTP
+//! failures into the report's failure classes.
+//!
+//! Separate from the legacy SSE transport (`sse.rs`), which reuses the client and the
+//! classification but speaks its own protocol.
+
+use std::collections::HashMap;
+use std::error::Error as StdError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Once};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use tokio::sync::watch;
+
+use super::sse::SseError;
+use crate::config::ServerConfig;
+use crate::mcp::events::FailureClass;
+
+/// Longest wait for a TCP (and TLS) connection; never longer than the server's request timeout.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The connect timeout for `config`.
+pub fn connect_timeout(config: &ServerConfig) -> Duration {
+    CONNECT_TIMEOUT.min(config.request_timeout)
+}
+
+/// Installs rustls' `ring` provider as the process default, once (DESIGN §4: builds in about
+/// half the time of aws-lc). A provider installed earlier by someone else is kept.
+pub fn install_tls_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Why an HTTP client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientBuildError(#[from] reqwest::Error);
+
+/// Turns `true` once a connection to the server is up (TCP and, for https, TLS).
+#[derive(Clone)]
+pub struct ConnectWatch {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl Default for ConnectWatch {
+    fn default() -> Self {
+        ConnectWatch {
+            tx: Arc::new(watch::channel(false).0),
+        }
+    }
+}
+
+impl ConnectWatch {
+    pub fn is_connected(&self) -> bool {
+        *self.tx.borrow()
+    }
+
+    fn mark(&self) {
+        self.tx.send_if_modified(|up| !std::mem::replace(up, true));
+    }
+
+    /// Resolves once connected (never, if no connection ever opens).
+    pub async fn connected(&self) {
+        let mut rx = self.tx.subscribe();
+        if rx.wait_for(|up| *up).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// A reqwest client for one server: connect timeout, our resolver, the connect hook.
+pub fn client(
+    connect_timeout: Duration,
+    watch: ConnectWatch,
+) -> Result<reqwest::Client, ClientBuildError> {
+    install_tls_provider();
+    Ok(reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .dns_resolver(Arc::new(Resolver))
+        .connector_layer(WatchLayer(watch))
+        .build()?)
+}
+
+/// The configured headers, plus `Authorization: Bearer` for `bearer_token` when `bearer` is set
+/// (the legacy SSE transport sends it itself; rmcp takes the token separately).
+pub fn headers(config: &ServerConfig, bearer: bool) -> HashMap<HeaderName, HeaderValue> {
+    let mut out = HashMap::new();
+    // The loader has validated every name and value.
+    for (name, value) in &config.headers {
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            out.insert(n, v);
+        }
+    }
+    if let (true, Some(token)) = (bearer, &config.bearer_token) {
+        if let Ok(mut v) = HeaderValue::from_str(&format!("Bearer {token}")) {
+            v.set_sensitive(true);
+            out.insert(http::header::AUTHORIZATION, v);
+        }
+    }
+    for value in out.values_mut() {
+        value.set_sensitive(true);
+    }
+    out
+}
+
+/// rmcp's Streamable HTTP client transport for `config`: session id kept and sent, one
+/// re-initialisation on an expired session, the standalone GET stream resumed with
+/// `Last-Event-ID` after the server's `retry:`.
+pub fn streamable_http(
+    config: &ServerConfig,
+    client: reqwest::Client,
+) -> StreamableHttpClientTransport<reqwest::Client> {
+    let mut transport =
+        StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
+            .custom_headers(headers(config, false))
+            .reinit_on_expired_session(true);
+    if let Some(token) = &config.bearer_token {
+        transport = transport.auth_header(token.clone());
+    }
+    StreamableHttpClientTransport::with_client(client, transport)
+}
+
+/// `host:port` of a URL, for messages (never the user-info or the query).
+pub fn authority(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port_or_known_default()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_string(),
+            (None, _) => "the server".to_string(),
+        },
+        Err(_) => "the server".to_string(),
+    }
+}
+
+/// An HTTP failure, classified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpFailure {
+    pub class: FailureClass,
+    pub http_status: Option<u16>,
+    pub message: String,
+}
+
+/// Classifies an error by walking its source chain with typed downcasts: our resolver's
+/// failure, rustls errors, socket errors, timeouts, HTTP statuses. `None` when nothing in the
+/// chain is an HTTP-level failure (the caller treats it as a protocol error).
+pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpFailure> {
+    let chain = chain(err);
+    let fail = |class, message: String| {
+        Some(HttpFailure {
+            class,
+            http_status: None,
+            message,
+        })
+    };
+    if let Some(dns) = chain.iter().find_map(|e| e.downcast_ref::<DnsFailure>()) {
+        return fail(FailureClass::DnsError, dns.to_string());
+    }
+    if let Some(tls) = chain.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+        return fail(
+            FailureClass::TlsError,
+            format!("TLS handshake with {authority} failed: {tls}"),
+        );
+    }
+    for e in &chain {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            match io.kind() {
+                K::ConnectionRefused => {
+                    return fail(
+                        FailureClass::ConnectRefused,
+                        format!("connection to {authority} refused (nothing listening there?)"),
+                    )
+                }
+                K::ConnectionReset
+                | K::ConnectionAborted
+                | K::NotConnected
+                | K::AddrNotAvailable
+                | K::HostUnreachable
+                | K::NetworkUnreachable => {
+                    return fail(
+                        FailureClass::ConnectRefused,
+                        format!("cannot connect to {authority}: {io}"),
+                    )
+                }
+                K::TimedOut => {
+                    return fail(
+                        FailureClass::Timeout,
+                        format!("{authority} did not answer in time: {io}"),
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
+    for e in &chain {
+        if let Some(status) = status_of(*e) {
+            return Some(status_failure(status, authority));
+        }
+        if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+            if r.is_timeout() {
+                let what = if r.is_connect() {
+                    "no connection"
+                } else {
+                    "no answer"
+                };
+                return fail(
+                    FailureClass::Timeout,
+                    format!("{what} from {authority} in time"),
+                );
+            }
+            if r.is_connect() {
+                let cause = chain.last().map(|c| c.to_string()).unwrap_or_default();
+                return fail(
+                    FailureClass::ConnectRefused,
+                    format!("cannot connect to {authority}: {cause}"),
+                );
+            }
+        }
+    }
+    None
+}
+
+/// The links of an error's cause chain, outermost first. rmcp's `StreamableHttpError::Client`
+/// does not report its reqwest error as a source, nor `io::Error` the error it wraps, so the
+/// walk steps into both by hand.
+fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(err), |e| {
+        if let Some(StreamableHttpError::Client(inner)) =
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return Some(inner as &(dyn StdError + 'static));
+        }
+        // `io::Error::source` skips the error it wraps (it returns that error's source).
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            return Some(inner as &(dyn StdError + 'static));
+        }
+        (*e).source()
+    })
+    .take(32)
+    .collect()
+}
+
+/// Words for an HTTP error that `classify` did not recognise: the transport's own message,
+/// without rmcp's type names.
+pub fn describe(err: &(dyn StdError + 'static), authority: &str) -> String {
+    let links = chain(err);
+    let text = links
+        .iter()
+        .find_map(|e| {
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+                .map(ToString::to_string)
+                .or_else(|| e.downcast_ref::<SseError>().map(ToString::to_string))
+        })
+        .unwrap_or_else(|| err.to_string());
+    format!("{authority}: {}", crate::text::sanitize_line(&text, 300))
+}
+
+/// The failure for an HTTP error status.
+pub fn status_failure(status: u16, authority: &str) -> HttpFailure {
+    let reason = http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut message = format!("{authority} answered HTTP {status} {reason}")
+        .trim_end()
+        .to_string();
+    if matches!(status, 401 | 403) {
+        message.push_str(": the server wants credentials");
+    }
+    HttpFailure {
+        class: FailureClass::HttpStatus,
+        http_status: Some(status),
+        message,
+    }
+}
+
+/// An HTTP status carried by a link of the chain.
+fn status_of(e: &(dyn StdError + 'static)) -> Option<u16> {
+    if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        return match h {
+            StreamableHttpError::AuthRequired(_) => Some(401),
+            StreamableHttpError::InsufficientScope(_) => Some(403),
+            StreamableHttpError::HttpStatus(s) => Some(s.status),
+            // rmcp words other error statuses as "HTTP <code> <reason>: <body>".
+            StreamableHttpError::UnexpectedServerResponse(text) => leading_status(text),
+            _ => None,
+        };
+    }
+    if let Some(SseError::Status(code)) = e.downcast_ref::<SseError>() {
+        return Some(*code);
+    }
+    e.downcast_ref::<reqwest::Error>()
+        .and_then(reqwest::Error::status)
+        .map(|s| s.as_u16())
+}
+
+/// The code of a message that starts with `HTTP <3 digits>`.
+fn leading_status(text: &str) -> Option<u16> {
+    let rest = text.strip_prefix("HTTP ")?;
+    let code = rest.get(..3)?;
+    let after = rest.get(3..4).unwrap_or(" ");
+    (code.bytes().all(|b| b.is_ascii_digit()) && (after == " " || after == ":"))
+        .then(|| code.parse().ok())
+        .flatten()
+}
+
+/// A host name that did not resolve.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot resolve host {host}: {reason}")]
+pub struct DnsFailure {
+    host: String,
+    reason: String,
+}
+
+/// The system resolver (getaddrinfo through tokio), with failures of our own type so that
+/// `classify` recognises them.
+struct Resolver;
+
+impl reqwest::dns::Resolve for Resolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found = tokio::net::lookup_host((host.as_str(), 0))
+                .await
+                .map(|addrs| addrs.collect::<Vec<std::net::SocketAddr>>());
+            let addrs = match found {
+                Ok(addrs) => addrs,
+                Err(e) => {
+                    return Err(Box::new(DnsFailure {
+                        host,
+                        reason: e.to_string(),
+                    }) as Box<dyn StdError + Send + Sync>)
+                }
+            };
+            if addrs.is_empty() {
+                return Err(Box::new(DnsFailure {
+                    host,
+                    reason: "no addresses".into(),
+                }) as Box<dyn StdError + Send + Sync>);
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// Wraps reqwest's connector to mark the [`ConnectWatch`] when a connection opens.
+#[derive(Clone)]
+struct WatchLayer(ConnectWatch);
+
+impl<S> tower_layer::Layer<S> for WatchLayer {
+    type Service = WatchService<S>;
+    fn layer(&self, inner: S) -> WatchService<S> {
+        WatchService {
+            inner,
+            watch: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct WatchService<S> {
+    inner: S,
+    watch: ConnectWatch,
+}
+
+impl<S, R> tower_service::Service<R> for WatchService<S>
+where
+    S: tower_service::Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let connecting = self.inner.call(request);
+        let watch = self.watch.clone();
+        Box::pin(async move {
+            let conn = connecting.await?;
+            watch.mark();
+            Ok(conn)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_status_reads_rmcp_wording() {
+        assert_eq!(leading_status("HTTP 404 Not Found: nope"), Some(404));
+        assert_eq!(leading_status("HTTP 401: x"), Some(401));
+        assert_eq!(leading_status("HTTP 4044"), None);
+        assert_eq!(leading_status("something else"), None);
+    }
+
+    #[test]
+    fn authority_hides_user_info_and_path() {
+        assert_eq!(
+            authority("https://user:pw@example.com/mcp?key=1"),
+            "example.com:443"
+        );
+        assert_eq!(authority("http://127.0.0.1:9/mcp"), "127.0.0.1:9");
+        assert_eq!(authority("not a url"), "the server");
+    }
+
+    #[test]
+    fn statuses_401_and_403_ask_for_credentials() {
+        let f = status_failure(401, "h:1");
+        assert_eq!(f.class, FailureClass::HttpStatus);
+        assert_eq!(f.http_status, Some(401));
+        assert!(f.message.contains("credentials"), "{}", f.message);
+        assert!(!status_failure(500, "h:1").message.contains("credentials"));
+    }
+
+    #[test]
+    fn chains_are_classified_by_type() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let f = classify(&refused, "h:1").map(|f| f.class);
+        assert_eq!(f, Some(FailureClass::ConnectRefused));
+        let dns = DnsFailure {
+            host: "nope.invalid".into(),
+            reason: "not known".into(),
+        };
+        assert_eq!(
+            classify(&dns, "h:1").map(|f| f.class),
+            Some(FailureClass::DnsError)
+        );
+        let tls = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::General("bad cert".into()),
+        );
+        assert_eq!(
+            classify(&tls, "h:1").map(|f| f.class),
+            Some(FailureClass::TlsError)
+        );
+        let other = std::io::Error::other("odd");
+        assert_eq!(classify(&other, "h:1"), None);
+    }
+}
