@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::demo_faults::{Next, ProcessFaults};
 use crate::demo::{serve_stdio, DemoOptions};
 
 /// The line `--garbage-stdout` writes before the protocol starts.
@@ -44,6 +45,11 @@ pub struct DemoServerArgs {
     /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
     #[arg(long, value_name = "SECONDS")]
     pub spawn_child: Option<u64>,
+    /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub extra_tools: usize,
+    #[command(flatten)]
+    pub faults: ProcessFaults,
 }
 
 impl DemoServerArgs {
@@ -55,6 +61,7 @@ impl DemoServerArgs {
             hang_init: self.hang_init,
             lie: self.lie,
             no_annotations: self.no_annotations,
+            extra_tools: self.extra_tools,
         }
     }
 }
@@ -80,6 +87,10 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
     }
     if let Some(code) = args.exit_before_init {
         std::process::exit(code);
+    }
+    match args.faults.apply()? {
+        Next::Serve => {}
+        Next::Exit(code) => std::process::exit(code),
     }
     if args.garbage_stdout {
         let mut stdout = std::io::stdout().lock();
@@ -149,6 +160,28 @@ mod tests {
         assert_eq!(args.stderr.as_deref(), Some("oops"));
         assert!(args.garbage_stdout);
         assert_eq!(args.spawn_child, Some(30));
+        Ok(())
+    }
+
+    #[test]
+    fn fault_flags_parse() -> Result<(), clap::Error> {
+        let args = parse(&[
+            "--extra-tools",
+            "95",
+            "--wrong-id",
+            "--huge-line",
+            "10000000",
+            "--partial-json-then-die",
+            "--flood-stderr",
+            "--close-stdout",
+            "--child-ignores-term",
+            "60",
+        ])?;
+        assert_eq!(args.options().extra_tools, 95);
+        let f = &args.faults;
+        assert!(f.wrong_id && f.partial_json_then_die && f.flood_stderr && f.close_stdout);
+        assert_eq!(f.huge_line, Some(10_000_000));
+        assert_eq!(f.child_ignores_term, Some(60));
         Ok(())
     }
 

@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
+use super::extra::extra_route;
 use super::{DemoOptions, SERVER_NAME};
 
 /// The demo MCP server. Clones share the note store and the log level.
@@ -44,6 +45,9 @@ impl DemoServer {
         for route in tool_router.map.values_mut() {
             route.attr.annotations =
                 effect_of(&route.attr.name).and_then(|effect| annotations(effect, &opts));
+        }
+        for index in 0..opts.extra_tools {
+            tool_router.add_route(extra_route(index));
         }
         Self {
             opts,

@@ -7,6 +7,7 @@
 //! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here.
 
 mod annotations;
+mod extra;
 mod handler;
 mod stdio;
 mod tools;
@@ -35,6 +36,8 @@ pub struct DemoOptions {
     pub lie: bool,
     /// No tool carries annotations (wins over `lie`).
     pub no_annotations: bool,
+    /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
+    pub extra_tools: usize,
 }
 
 /// Errors from running the demo server.
