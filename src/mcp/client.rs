@@ -117,7 +117,11 @@ impl ClientHandler for AimonClientHandler {
 pub enum HandshakeError {
     /// No answer within the request deadline.
     Timeout(Duration),
-    /// The connection closed or the server answered something we cannot use.
+    /// The connection closed (or a write to it failed) before the handshake ended: the server
+    /// may have died, which only its exit status can tell.
+    Closed(String),
+    /// The server answered, with something we cannot use (a wrong id, an error, another
+    /// message): it was alive, so an exit seen afterwards follows our closing its stdin.
     Failed(String),
 }
 
@@ -153,7 +157,13 @@ impl DefaultMcpClient {
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
             Ok(Err(err)) => {
-                return Err((HandshakeError::Failed(describe_init_error(&err)), process))
+                let why = describe_init_error(&err);
+                let err = if is_connection_loss(&err) {
+                    HandshakeError::Closed(why)
+                } else {
+                    HandshakeError::Failed(why)
+                };
+                return Err((err, process));
             }
             Ok(Ok(service)) => service,
         };
@@ -352,6 +362,20 @@ fn result_kind(result: &ServerResult) -> String {
         .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
         .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
         .unwrap_or_else(|| "an unexpected result".into())
+}
+
+/// Whether the handshake failed because the connection went away rather than on an answer.
+fn is_connection_loss(err: &ClientInitializeError) -> bool {
+    match err {
+        ClientInitializeError::ConnectionClosed(_)
+        | ClientInitializeError::TransportError { .. }
+        | ClientInitializeError::Cancelled => true,
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            is_connection_loss(fallback)
+        }
+        // Every other kind (rmcp's enum is non-exhaustive) is an answer we could not use.
+        _ => false,
+    }
 }
 
 /// Words for a failed handshake, without rmcp's debug dumps of whole messages.
