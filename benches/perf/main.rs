@@ -156,6 +156,41 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     stack::close(runtime).await;
 }
 
+/// The sequential comparison alone, for running the same stack on another tokio runtime (the
+/// console runs on the multi-thread one; `case` says which this is).
+async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
+    let name = "srv";
+    let qualified = format!("mcp__{name}__{}", target.tool);
+    let mut bare = match bare::BareServer::start(&target.server) {
+        Ok(b) => b,
+        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
+    };
+    let runtime = stack::runtime(name, &target.server).await;
+    let warmup = (target.per_round / 10).max(20);
+    let _ = bare.sequential(warmup, target.tool, &target.arguments);
+    stack::calls(&runtime, &qualified, &target.arguments, warmup, 1).await;
+    let mut ours = CallStats::default();
+    let mut limit = CallStats::default();
+    for _ in 0..target.rounds {
+        match bare.sequential(target.per_round, target.tool, &target.arguments) {
+            Ok(stats) => limit.merge(stats),
+            Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+        }
+        ours.merge(
+            stack::calls(&runtime, &qualified, &target.arguments, target.per_round, 1).await,
+        );
+    }
+    rows.extend(call_rows(
+        target.section,
+        case,
+        &ours,
+        "bare JSON-RPC loop",
+        &limit,
+    ));
+    drop(bare);
+    stack::close(runtime).await;
+}
+
 fn demo_config(
     dir: &std::path::Path,
     name: &str,
@@ -252,6 +287,27 @@ fn main() {
             runtime.block_on(call_section(target, &mut rows));
             eprintln!("{} done at {:.0?}", target.section, started.elapsed());
         }
+    }
+    // The same sequential path on a current-thread runtime: what the stack costs without hops
+    // between worker threads (on 2 cores those wake-ups, not our code, are most of the gap).
+    if wanted(&sections, "call/demo") {
+        let current = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => panic!("tokio runtime: {e}"),
+        };
+        current.block_on(sequential_only(
+            &targets[0],
+            "sequential, current-thread runtime",
+            &mut rows,
+        ));
+        current.shutdown_timeout(Duration::from_secs(2));
+        eprintln!(
+            "call/demo (current-thread) done at {:.0?}",
+            started.elapsed()
+        );
     }
 
     let (mem_servers, mem_tools) = (64, 100);
