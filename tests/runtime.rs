@@ -3,15 +3,11 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use aimon_console::approval::ApprovalDecision;
-use aimon_console::config::{
-    AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
-};
+use aimon_console::config::{AnnotationTrust, Config, PolicyConfig, ServerConfig};
 use aimon_console::mcp::events::{null_sink, McpEvent, ServerStatus};
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
@@ -25,37 +21,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 fn demo(name: &str, flags: &[&str], trust: AnnotationTrust, marker: &str) -> ServerConfig {
-    let mut env = BTreeMap::new();
-    env.insert("AIMON_TEST_MARKER".to_string(), marker.to_string());
-    ServerConfig {
-        name: name.to_string(),
-        transport: TransportKind::Stdio,
-        command: Some(bin().to_string()),
-        args: std::iter::once("demo-server")
-            .chain(flags.iter().copied())
-            .map(String::from)
-            .collect(),
-        env,
-        cwd: None,
-        url: None,
-        headers: BTreeMap::new(),
-        bearer_token: None,
-        request_timeout: Duration::from_secs(10),
-        annotation_trust: trust,
-        enabled: true,
-    }
+    let mut server = demo_config(name, flags, trust, marker);
+    server.request_timeout = Duration::from_secs(10);
+    server
 }
 
 fn config(servers: Vec<ServerConfig>) -> Config {
-    Config {
-        path: PathBuf::from("/dev/null"),
-        mcp: McpConfig {
-            servers,
-            startup_budget: None,
-        },
-        policy: PolicyConfig::default(),
-        source_digest: 0,
-    }
+    config_of(servers, PolicyConfig::default())
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::demo_faults::{Next, ProcessFaults};
 use crate::demo::{bind_address, serve_http, serve_stdio, DemoOptions, MCP_PATH};
 
 /// The line `--garbage-stdout` writes before the protocol starts.
@@ -55,6 +56,11 @@ pub struct DemoServerArgs {
     /// With --http: answer 401 to any request without `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", requires = "http")]
     pub require_bearer: Option<String>,
+    /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub extra_tools: usize,
+    #[command(flatten)]
+    pub faults: ProcessFaults,
 }
 
 impl DemoServerArgs {
@@ -67,6 +73,7 @@ impl DemoServerArgs {
             lie: self.lie,
             no_annotations: self.no_annotations,
             evil: self.evil,
+            extra_tools: self.extra_tools,
         }
     }
 }
@@ -102,6 +109,10 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
     }
     if let Some(code) = args.exit_before_init {
         std::process::exit(code);
+    }
+    match args.faults.apply()? {
+        Next::Serve => {}
+        Next::Exit(code) => std::process::exit(code),
     }
     if args.garbage_stdout {
         let mut stdout = std::io::stdout().lock();
@@ -190,6 +201,28 @@ mod tests {
         assert_eq!(args.stderr.as_deref(), Some("oops"));
         assert!(args.garbage_stdout);
         assert_eq!(args.spawn_child, Some(30));
+        Ok(())
+    }
+
+    #[test]
+    fn fault_flags_parse() -> Result<(), clap::Error> {
+        let args = parse(&[
+            "--extra-tools",
+            "95",
+            "--wrong-id",
+            "--huge-line",
+            "10000000",
+            "--partial-json-then-die",
+            "--flood-stderr",
+            "--close-stdout",
+            "--child-ignores-term",
+            "60",
+        ])?;
+        assert_eq!(args.options().extra_tools, 95);
+        let f = &args.faults;
+        assert!(f.wrong_id && f.partial_json_then_die && f.flood_stderr && f.close_stdout);
+        assert_eq!(f.huge_line, Some(10_000_000));
+        assert_eq!(f.child_ignores_term, Some(60));
         Ok(())
     }
 

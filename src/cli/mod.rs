@@ -4,6 +4,7 @@
 pub mod call;
 pub mod check;
 pub mod conformance;
+pub mod demo_faults;
 pub mod demo_server;
 pub mod output;
 pub mod tools;

@@ -72,6 +72,41 @@ pub struct ServerConfig {
     pub enabled: bool,
 }
 
+impl Config {
+    /// A config not read from any file (embedders, tests, benches): `servers` under `policy`.
+    pub fn from_servers(servers: Vec<ServerConfig>, policy: PolicyConfig) -> Config {
+        Config {
+            path: PathBuf::from("/dev/null"),
+            mcp: McpConfig {
+                servers,
+                startup_budget: None,
+            },
+            policy,
+            source_digest: 0,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// A stdio server running `command args…`, every other setting at its default.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: Vec<String>) -> Self {
+        ServerConfig {
+            name: name.into(),
+            transport: TransportKind::Stdio,
+            command: Some(command.into()),
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            bearer_token: None,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            annotation_trust: AnnotationTrust::Ignore,
+            enabled: true,
+        }
+    }
+}
+
 impl std::fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerConfig")

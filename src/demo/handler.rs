@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
+use super::extra::extra_route;
 use super::{DemoOptions, EVIL, SERVER_NAME};
 
 /// The demo MCP server. Clones share the note store and the log level.
@@ -48,6 +49,9 @@ impl DemoServer {
                 let description = route.attr.description.as_deref().unwrap_or_default();
                 route.attr.description = Some(format!("{EVIL}{description}{EVIL}").into());
             }
+        }
+        for index in 0..opts.extra_tools {
+            tool_router.add_route(extra_route(index));
         }
         Self {
             opts,

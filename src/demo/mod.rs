@@ -7,6 +7,7 @@
 //! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here.
 
 mod annotations;
+mod extra;
 mod handler;
 mod http;
 mod stdio;
@@ -40,6 +41,8 @@ pub struct DemoOptions {
     /// Terminal escape sequences in tool descriptions and results (the client must not let
     /// them reach the operator's terminal).
     pub evil: bool,
+    /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
+    pub extra_tools: usize,
 }
 
 /// What `evil` puts in descriptions, results and stderr: a window-title change, a screen

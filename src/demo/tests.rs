@@ -359,3 +359,19 @@ async fn a_client_leaving_before_the_handshake_is_a_clean_end() -> TestResult {
     .await??;
     Ok(())
 }
+
+#[tokio::test]
+async fn extra_tools_are_listed_and_answer_their_name() -> TestResult {
+    let opts = DemoOptions {
+        extra_tools: 3,
+        ..DemoOptions::default()
+    };
+    let client = connect(opts, Era::Initialize).await?;
+    let tools = client.list_all_tools().await?;
+    assert_eq!(tools.len(), 8);
+    assert_eq!(hints(&tools, "extra_2"), Some(READ_ONLY));
+    let result = call(&client, "extra_1", json!({})).await?;
+    assert_eq!(text_of(&result), "extra_1");
+    client.cancel().await?;
+    Ok(())
+}

@@ -211,8 +211,15 @@ fn schema_defaults(schema: &ElicitationSchema) -> serde_json::Value {
 pub enum HandshakeError {
     /// No answer within the request deadline.
     Timeout(Duration),
-    /// The connection closed or the server answered something we cannot use; `cause` keeps
-    /// rmcp's error so that HTTP failures can be classified by type.
+    /// The connection closed (or a write to it failed) before the handshake ended: the server
+    /// may have died, which only its exit status can tell. `cause` keeps rmcp's error so that
+    /// HTTP failures can be classified by type.
+    Closed {
+        message: String,
+        cause: Box<ClientInitializeError>,
+    },
+    /// The server answered, with something we cannot use (a wrong id, an error, another
+    /// message): it was alive, so an exit seen afterwards follows our closing its stdin.
     Failed {
         message: String,
         cause: Box<ClientInitializeError>,
@@ -220,6 +227,16 @@ pub enum HandshakeError {
 }
 
 impl HandshakeError {
+    /// What went wrong, in words (`None` for a timeout).
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            HandshakeError::Timeout(_) => None,
+            HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. } => {
+                Some(message)
+            }
+        }
+    }
+
     /// The transport's own error inside a failed handshake (the legacy fallback's first).
     pub fn transport_error(&self) -> Option<&(dyn std::error::Error + 'static)> {
         fn find(e: &ClientInitializeError) -> Option<&(dyn std::error::Error + 'static)> {
@@ -233,7 +250,9 @@ impl HandshakeError {
         }
         match self {
             HandshakeError::Timeout(_) => None,
-            HandshakeError::Failed { cause, .. } => find(cause),
+            HandshakeError::Closed { cause, .. } | HandshakeError::Failed { cause, .. } => {
+                find(cause)
+            }
         }
     }
 }
@@ -274,11 +293,14 @@ impl DefaultMcpClient {
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
             Ok(Err(err)) => {
-                let failed = HandshakeError::Failed {
-                    message: describe_init_error(&err),
-                    cause: Box::new(err),
+                let message = describe_init_error(&err);
+                let cause = Box::new(err);
+                let err = if is_connection_loss(&cause) {
+                    HandshakeError::Closed { message, cause }
+                } else {
+                    HandshakeError::Failed { message, cause }
                 };
-                return Err((failed, process));
+                return Err((err, process));
             }
             Ok(Ok(service)) => service,
         };
@@ -477,6 +499,20 @@ fn result_kind(result: &ServerResult) -> String {
         .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
         .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
         .unwrap_or_else(|| "an unexpected result".into())
+}
+
+/// Whether the handshake failed because the connection went away rather than on an answer.
+fn is_connection_loss(err: &ClientInitializeError) -> bool {
+    match err {
+        ClientInitializeError::ConnectionClosed(_)
+        | ClientInitializeError::TransportError { .. }
+        | ClientInitializeError::Cancelled => true,
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            is_connection_loss(fallback)
+        }
+        // Every other kind (rmcp's enum is non-exhaustive) is an answer we could not use.
+        _ => false,
+    }
 }
 
 /// Words for a failed handshake, without rmcp's debug dumps of whole messages.

@@ -241,11 +241,12 @@ async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
         Ok(client) => client,
         Err((err, process)) => {
             let process = process.as_ref();
-            // A timed-out handshake closed the server's stdin on the way out, so an exit seen
-            // now is our doing: only a failed handshake waits to see whether the server died.
+            // A timed-out or refused handshake closed the server's stdin on the way out, so an
+            // exit seen now is our doing: only a lost connection waits to see whether the
+            // server died (a server that answered was alive; its exit status is still shown).
             let exited = match (&err, process) {
-                (HandshakeError::Failed { .. }, Some(p)) => p.wait_exit(EXIT_SETTLE).await,
-                (HandshakeError::Timeout(_), _) | (_, None) => None,
+                (HandshakeError::Closed { .. }, Some(p)) => p.wait_exit(EXIT_SETTLE).await,
+                (HandshakeError::Timeout(_) | HandshakeError::Failed { .. }, _) | (_, None) => None,
             };
             let garbage = issues.lock().unwrap_or_else(|e| e.into_inner()).warnings();
             let (class, mut message) = match (exited, err) {
@@ -260,9 +261,10 @@ async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
                         crate::text::fmt_duration(d)
                     ),
                 ),
-                (None, HandshakeError::Failed { message, .. }) => {
-                    (FailureClass::ProtocolError, message)
-                }
+                (
+                    None,
+                    HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. },
+                ) => (FailureClass::ProtocolError, message),
             };
             if !garbage.is_empty() {
                 message = format!("{message}; {}", garbage.join("; "));

@@ -150,7 +150,10 @@ where
                         crate::text::fmt_duration(*d)
                     ),
                 },
-                (HandshakeError::Failed { message, .. }, _) => match err.transport_error() {
+                (
+                    HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. },
+                    _,
+                ) => match err.transport_error() {
                     Some(e) => http::classify(e, &authority).unwrap_or_else(|| HttpFailure {
                         class: FailureClass::ProtocolError,
                         http_status: None,

@@ -187,15 +187,20 @@ impl AgentRuntime {
         arguments: Value,
         cancel: CancellationToken,
     ) -> CallOutcome {
+        // The call's token is cancelled by the runtime closing (it is a child of `all_calls`) or
+        // by the caller's `cancel`, which is forwarded here in the same task: no watcher task
+        // per call (a spawn wakes another worker thread, a measurable cost on every call).
         let token = self.executor.all_calls.child_token();
-        let forward = token.clone();
-        let watcher = tokio::spawn(async move {
-            cancel.cancelled().await;
-            forward.cancel();
-        });
-        let outcome = self.executor.call(tool, arguments, token).await;
-        watcher.abort();
-        outcome
+        let call = self.executor.call(tool, arguments, token.clone());
+        tokio::pin!(call);
+        tokio::select! {
+            biased;
+            outcome = &mut call => outcome,
+            () = cancel.cancelled() => {
+                token.cancel();
+                call.await
+            }
+        }
     }
 
     /// Closes, in this order: (1) the MCP manager, every server and its process group;

@@ -28,20 +28,10 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrig
 const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
 
 fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
-    ServerConfig {
-        name: name.into(),
-        transport: TransportKind::Stdio,
-        command: Some("demo".into()),
-        args: Vec::new(),
-        env: Default::default(),
-        cwd: None,
-        url: None,
-        headers: Default::default(),
-        bearer_token: None,
-        request_timeout: Duration::from_secs(10),
-        annotation_trust: trust,
-        enabled: true,
-    }
+    let mut server = ServerConfig::stdio(name, "demo", Vec::new());
+    server.annotation_trust = trust;
+    server.request_timeout = Duration::from_secs(10);
+    server
 }
 
 fn config() -> Config {

@@ -137,3 +137,29 @@ pub fn wait_gone(marker: &str, timeout: Duration) -> Vec<i32> {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A stdio demo-server entry built in code (for tests that drive the library directly), its
+/// processes marked with `marker`.
+pub fn demo_config(
+    name: &str,
+    flags: &[&str],
+    trust: aimon_console::config::AnnotationTrust,
+    marker: &str,
+) -> aimon_console::config::ServerConfig {
+    let args = std::iter::once("demo-server")
+        .chain(flags.iter().copied())
+        .map(String::from)
+        .collect();
+    let mut server = aimon_console::config::ServerConfig::stdio(name, bin(), args);
+    server.env.insert("AIMON_TEST_MARKER".into(), marker.into());
+    server.annotation_trust = trust;
+    server
+}
+
+/// A config holding `servers` under `policy`, as if loaded from nowhere.
+pub fn config_of(
+    servers: Vec<aimon_console::config::ServerConfig>,
+    policy: aimon_console::config::PolicyConfig,
+) -> aimon_console::config::Config {
+    aimon_console::config::Config::from_servers(servers, policy)
+}

@@ -197,15 +197,21 @@ async fn read_loop<R, F>(
     }
 }
 
-enum Line {
+/// What [`read_line_bounded`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// A line (or the last bytes before end of file) is in the buffer, without its newline.
     Complete,
+    /// A line longer than the limit was consumed and dropped; its length in bytes.
     TooLong(usize),
+    /// End of file, nothing read.
     Eof,
 }
 
 /// Reads one line into `buf` (without the newline), refusing to hold more than `max` bytes: a
-/// longer line is consumed and reported as `TooLong` with its length.
-async fn read_line_bounded<R: AsyncBufRead + Unpin>(
+/// longer line is consumed and reported as `TooLong` with its length. Public for the fuzz
+/// target (`fuzz/`), which holds it against a plain split of the same bytes.
+pub async fn read_line_bounded<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     max: usize,
@@ -285,6 +291,7 @@ impl Transport<RoleClient> for LineTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Just;
 
     #[test]
     fn classifies_lines() {
@@ -319,5 +326,57 @@ mod tests {
             }
         }
         assert_eq!(seen, vec!["short", "<too long 100>", "after", "last"]);
+    }
+
+    /// What the bounded reader must produce: the bytes split at newlines, a last piece without
+    /// one still a line, and a line over `max` replaced by its length.
+    fn reference(data: &[u8], max: usize) -> Vec<Result<Vec<u8>, usize>> {
+        let mut pieces: Vec<&[u8]> = data.split(|b| *b == b'\n').collect();
+        if pieces.last().is_some_and(|p| p.is_empty()) {
+            pieces.pop();
+        }
+        pieces
+            .into_iter()
+            .map(|p| {
+                if p.len() > max {
+                    Err(p.len())
+                } else {
+                    Ok(p.to_vec())
+                }
+            })
+            .collect()
+    }
+
+    async fn read_all(data: &[u8], capacity: usize, max: usize) -> Vec<Result<Vec<u8>, usize>> {
+        let mut reader = BufReader::with_capacity(capacity, data);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line_bounded(&mut reader, &mut buf, max).await {
+                Ok(Line::Complete) => out.push(Ok(buf.clone())),
+                Ok(Line::TooLong(n)) => out.push(Err(n)),
+                Ok(Line::Eof) | Err(_) => return out,
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        #[test]
+        fn bounded_reader_matches_a_plain_split(
+            data in proptest::collection::vec(
+                proptest::prop_oneof![Just(b'\n'), Just(b'x'), proptest::num::u8::ANY], 0..400),
+            capacity in 1usize..40,
+            max in 0usize..60,
+        ) {
+            let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+            let got = rt.block_on(read_all(&data, capacity, max));
+            proptest::prop_assert_eq!(got, reference(&data, max));
+        }
+
+        #[test]
+        fn classify_never_panics(line in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = classify_line(&line);
+        }
     }
 }

@@ -1,0 +1,347 @@
+//! `cargo bench`: aimon-console side by side with the physical limit and with peers, in one run.
+//!
+//! Sections (run all, or name some: `cargo bench --bench perf -- startup call/demo`):
+//! - `startup`: N = 1, 8, 32, 64 demo servers with `--init-delay-ms 200`, against the slowest
+//!   server's own start and one server alone; the console's start with zero servers.
+//! - `call/demo`: `tools/call echo` through the whole stack against the demo server, beside a
+//!   bare JSON-RPC loop over the same kind of pipe, sequential then 10 and 100 callers.
+//! - `call/everything`: the same against server-everything, with the Python SDK client as peer.
+//! - `memory`: peak RSS of `check` with 64 servers × 100 tools.
+//!
+//! A transport is one more `Transport` entry in `call_sections` (Streamable HTTP goes there).
+//! Prints a table; writes `target/bench/results.json` and `target/bench/table.md`.
+//! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
+
+mod bare;
+mod memory;
+mod peer;
+mod report;
+mod stack;
+mod startup;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use report::{call_rows, CallStats, Machine, Row};
+
+/// A stdio server command.
+#[derive(Debug, Clone)]
+pub struct ServerCmd {
+    pub command: String,
+    pub args: Vec<String>,
+}
+
+const BINARY: &str = env!("CARGO_BIN_EXE_aimon-console");
+
+/// Call counts, scaled by `AIMON_BENCH_SCALE`.
+struct Scale {
+    factor: f64,
+}
+
+impl Scale {
+    fn from_env() -> Scale {
+        let factor = std::env::var("AIMON_BENCH_SCALE")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|f| *f > 0.0)
+            .unwrap_or(1.0);
+        Scale { factor }
+    }
+
+    fn n(&self, base: usize) -> usize {
+        ((base as f64 * self.factor).round() as usize).max(1)
+    }
+}
+
+/// One server to run the call path against, with the tool and arguments to call.
+struct Target {
+    section: &'static str,
+    server: ServerCmd,
+    tool: &'static str,
+    arguments: Value,
+    /// Sequential calls per round; rounds alternate bare and full stack.
+    per_round: usize,
+    rounds: usize,
+    /// Calls for each concurrent case (0: none).
+    concurrent_calls: usize,
+    /// Also run the Python SDK client as the peer, with this many calls.
+    python_calls: usize,
+}
+
+async fn call_section(target: &Target, rows: &mut Vec<Row>) {
+    let name = "srv";
+    let qualified = format!("mcp__{name}__{}", target.tool);
+    let mut bare = match bare::BareServer::start(&target.server) {
+        Ok(b) => b,
+        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
+    };
+    let runtime = stack::runtime(name, &target.server).await;
+    // Warm-up both sides (page cache, JIT of node, allocator).
+    let warmup = (target.per_round / 10).max(20);
+    let _ = bare.sequential(warmup, target.tool, &target.arguments);
+    stack::calls(&runtime, &qualified, &target.arguments, warmup, 1).await;
+
+    let mut ours = CallStats::default();
+    let mut limit = CallStats::default();
+    for _ in 0..target.rounds {
+        match bare.sequential(target.per_round, target.tool, &target.arguments) {
+            Ok(stats) => limit.merge(stats),
+            Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+        }
+        ours.merge(
+            stack::calls(&runtime, &qualified, &target.arguments, target.per_round, 1).await,
+        );
+    }
+    let mut seq = call_rows(
+        target.section,
+        "sequential",
+        &ours,
+        "bare JSON-RPC loop",
+        &limit,
+    );
+    if target.section == "call/demo" {
+        seq[0] = seq[0].clone().at_least(0.8);
+    }
+    rows.extend(seq);
+
+    if target.python_calls > 0 {
+        let python = peer::python_client(
+            &target.server,
+            target.python_calls,
+            warmup,
+            target.tool,
+            &target.arguments,
+        );
+        let mut theirs = call_rows(
+            target.section,
+            "sequential",
+            &ours,
+            "Python SDK mcp==2.3.0",
+            &python,
+        );
+        theirs[0] = theirs[0].clone().at_least(2.0);
+        rows.extend(theirs);
+    }
+
+    if target.concurrent_calls > 0 {
+        for callers in [10, 100] {
+            let limit = match bare.windowed(
+                target.concurrent_calls,
+                callers,
+                target.tool,
+                &target.arguments,
+            ) {
+                Ok(stats) => stats,
+                Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+            };
+            let ours = stack::calls(
+                &runtime,
+                &qualified,
+                &target.arguments,
+                target.concurrent_calls,
+                callers,
+            )
+            .await;
+            rows.extend(call_rows(
+                target.section,
+                &format!("{callers} callers"),
+                &ours,
+                &format!("bare loop, {callers} in flight"),
+                &limit,
+            ));
+        }
+    }
+    drop(bare);
+    stack::close(runtime).await;
+}
+
+/// The sequential comparison alone, for running the same stack on another tokio runtime (the
+/// console runs on the multi-thread one; `case` says which this is).
+async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
+    let name = "srv";
+    let qualified = format!("mcp__{name}__{}", target.tool);
+    let mut bare = match bare::BareServer::start(&target.server) {
+        Ok(b) => b,
+        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
+    };
+    let runtime = stack::runtime(name, &target.server).await;
+    let warmup = (target.per_round / 10).max(20);
+    let _ = bare.sequential(warmup, target.tool, &target.arguments);
+    stack::calls(&runtime, &qualified, &target.arguments, warmup, 1).await;
+    let mut ours = CallStats::default();
+    let mut limit = CallStats::default();
+    for _ in 0..target.rounds {
+        match bare.sequential(target.per_round, target.tool, &target.arguments) {
+            Ok(stats) => limit.merge(stats),
+            Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+        }
+        ours.merge(
+            stack::calls(&runtime, &qualified, &target.arguments, target.per_round, 1).await,
+        );
+    }
+    rows.extend(call_rows(
+        target.section,
+        case,
+        &ours,
+        "bare JSON-RPC loop",
+        &limit,
+    ));
+    drop(bare);
+    stack::close(runtime).await;
+}
+
+fn demo_config(
+    dir: &std::path::Path,
+    name: &str,
+    servers: usize,
+    flags: &[&str],
+) -> std::path::PathBuf {
+    let mut yaml = String::from("mcp:\n  servers:\n");
+    let args: Vec<String> = std::iter::once("demo-server")
+        .chain(flags.iter().copied())
+        .map(|a| format!("{a:?}"))
+        .collect();
+    for i in 0..servers {
+        yaml.push_str(&format!(
+            "    - name: s{i}\n      command: {BINARY:?}\n      args: [{}]\n",
+            args.join(", ")
+        ));
+    }
+    if servers == 0 {
+        yaml = "mcp:\n  servers: []\n".into();
+    }
+    let path = dir.join(name);
+    if let Err(e) = std::fs::write(&path, yaml) {
+        panic!("cannot write {}: {e}", path.display());
+    }
+    path
+}
+
+fn wanted(sections: &[String], name: &str) -> bool {
+    sections.is_empty() || sections.iter().any(|s| name.starts_with(s.as_str()))
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; anything else not starting with `-` names a section.
+    let sections: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let scale = Scale::from_env();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => panic!("tokio runtime: {e}"),
+    };
+    let tmp = match tempfile::tempdir() {
+        Ok(t) => t,
+        Err(e) => panic!("temp dir: {e}"),
+    };
+    let machine = Machine::read();
+    println!(
+        "aimon-console bench on {} CPU(s), {} ({}); scale {}",
+        machine.cpus, machine.cpu_model, machine.os, scale.factor
+    );
+    let mut rows = Vec::new();
+    let started = std::time::Instant::now();
+
+    let startup_counts = [1, 8, 32, 64];
+    let startup_reps = 3;
+    if wanted(&sections, "startup") {
+        rows.extend(runtime.block_on(startup::servers(&startup_counts, startup_reps, 200, BINARY)));
+        let empty = demo_config(tmp.path(), "empty.yaml", 0, &[]);
+        rows.push(startup::console_zero_servers(BINARY, &empty, 10));
+        eprintln!("startup done at {:.0?}", started.elapsed());
+    }
+
+    let targets = [
+        Target {
+            section: "call/demo",
+            server: ServerCmd {
+                command: BINARY.into(),
+                args: vec!["demo-server".into()],
+            },
+            tool: "echo",
+            arguments: json!({"text": "hello"}),
+            per_round: scale.n(1_000),
+            rounds: 9,
+            concurrent_calls: scale.n(10_000),
+            python_calls: 0,
+        },
+        Target {
+            section: "call/everything",
+            server: peer::everything(),
+            tool: "echo",
+            arguments: json!({"message": "hello"}),
+            per_round: scale.n(500),
+            rounds: 6,
+            concurrent_calls: 0,
+            python_calls: scale.n(2_000),
+        },
+    ];
+    for target in &targets {
+        if wanted(&sections, target.section) {
+            runtime.block_on(call_section(target, &mut rows));
+            eprintln!("{} done at {:.0?}", target.section, started.elapsed());
+        }
+    }
+    // The same sequential path on a current-thread runtime: what the stack costs without hops
+    // between worker threads (on 2 cores those wake-ups, not our code, are most of the gap).
+    if wanted(&sections, "call/demo") {
+        let current = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => panic!("tokio runtime: {e}"),
+        };
+        current.block_on(sequential_only(
+            &targets[0],
+            "sequential, current-thread runtime",
+            &mut rows,
+        ));
+        current.shutdown_timeout(Duration::from_secs(2));
+        eprintln!(
+            "call/demo (current-thread) done at {:.0?}",
+            started.elapsed()
+        );
+    }
+
+    let (mem_servers, mem_tools) = (64, 100);
+    if wanted(&sections, "memory") {
+        let extra = (mem_tools - 5).to_string();
+        let big = demo_config(
+            tmp.path(),
+            "big.yaml",
+            mem_servers,
+            &["--extra-tools", &extra],
+        );
+        let empty = demo_config(tmp.path(), "empty.yaml", 0, &[]);
+        rows.extend(memory::rows(BINARY, &big, &empty, mem_servers, mem_tools));
+    }
+    runtime.shutdown_timeout(Duration::from_secs(2));
+
+    println!("\n{}", report::table(&rows));
+    let scale_json = json!({
+        "factor": scale.factor,
+        "startup": {"counts": startup_counts, "reps": startup_reps, "init_delay_ms": 200},
+        "call_demo": {"sequential": 9 * scale.n(1_000), "concurrent_each": scale.n(10_000)},
+        "call_everything": {"sequential": 6 * scale.n(500), "python": scale.n(2_000)},
+        "memory": {"servers": mem_servers, "tools_each": mem_tools},
+        "seconds": started.elapsed().as_secs_f64(),
+    });
+    match report::write(&rows, &machine, &scale_json) {
+        Ok(path) => println!("written: {}", path.display()),
+        Err(e) => eprintln!("could not write results: {e}"),
+    }
+    let missed: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.target.as_ref().is_some_and(|t| !t.met))
+        .collect();
+    for r in &missed {
+        println!("target missed: {} {} {}", r.section, r.case, r.metric);
+    }
+}

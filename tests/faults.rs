@@ -1,0 +1,244 @@
+//! The fault matrix: every demo-server fault, each started by the manager beside one good
+//! server. For each: the status and failure class expected, the good server ready and
+//! answering, and no process of either left once the manager is closed.
+//!
+//! README's "Reliability" table is this file in words; keep them in step. HTTP faults belong
+//! with the Streamable HTTP transport and are not here yet.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use aimon_console::config::{AnnotationTrust, ServerConfig};
+use aimon_console::mcp::events::{null_sink, FailureClass, ServerReport, ServerStatus};
+use aimon_console::mcp::manager::McpClientManager;
+use aimon_console::mcp::notify::NotificationTap;
+use aimon_console::mcp::transport::process::ExitInfo;
+use aimon_console::tool::ToolRegistry;
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// Request timeout of the faulty server: short, so timeouts are quick to see.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+fn demo(name: &str, flags: &[&str], marker: &str) -> ServerConfig {
+    let mut server = demo_config(name, flags, AnnotationTrust::Trust, marker);
+    server.request_timeout = TIMEOUT;
+    server
+}
+
+/// What a fault should come to.
+enum Expect {
+    Ready,
+    Failed(FailureClass),
+}
+
+/// Starts `flags` beside a good server; checks the expected outcome, that the good one works,
+/// and that nothing is left after closing. Returns the faulty server's report and the tools.
+async fn fault(label: &str, flags: &[&str], expect: Expect) -> (ServerReport, ToolRegistry) {
+    let m = marker(label);
+    let manager = McpClientManager::new(null_sink(), NotificationTap::none());
+    let servers = vec![demo("good", &[], &m), demo("faulty", flags, &m)];
+    let started = Instant::now();
+    let summary = manager.start_all(&servers, None).await;
+    let took = started.elapsed();
+    let good = &summary.servers[0];
+    let faulty = summary.servers[1].clone();
+    assert_eq!(
+        good.status,
+        ServerStatus::Ready,
+        "{label}: good server: {good:#?}"
+    );
+    match expect {
+        Expect::Ready => {
+            assert_eq!(faulty.status, ServerStatus::Ready, "{label}: {faulty:#?}");
+        }
+        Expect::Failed(class) => {
+            assert_eq!(faulty.status, ServerStatus::Failed, "{label}: {faulty:#?}");
+            let failure = faulty
+                .failure
+                .as_ref()
+                .expect("a failed report has a failure");
+            assert_eq!(failure.class, class, "{label}: {faulty:#?}");
+        }
+    }
+    // Nothing hangs past the faulty server's own timeout (plus slack for a loaded machine).
+    assert!(
+        took < TIMEOUT + Duration::from_secs(5),
+        "{label}: start took {took:?}"
+    );
+
+    // The good server is unaffected: it answers.
+    let client = manager.client("good").expect("good client");
+    let answer = client
+        .call_tool(
+            "echo",
+            args(json!({"text": "still here"})),
+            CancellationToken::new(),
+        )
+        .await;
+    assert!(answer.is_ok(), "{label}: good server call: {answer:?}");
+
+    let registry = ToolRegistry::new();
+    manager.register_all_tools(&registry);
+    let failures = manager.close_all().await;
+    assert!(failures.is_empty(), "{label}: close failures: {failures:?}");
+    let left = wait_gone(&m, Duration::from_secs(3));
+    assert!(left.is_empty(), "{label}: processes left: {left:?}");
+    (faulty, registry)
+}
+
+fn args(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match value {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn failure(report: &ServerReport) -> &aimon_console::mcp::events::Failure {
+    report.failure.as_ref().expect("failure")
+}
+
+#[tokio::test]
+async fn init_delay_is_ready_and_slow() {
+    let (r, _) = fault("init-delay", &["--init-delay-ms", "300"], Expect::Ready).await;
+    assert!(r.phases.handshake_ms.unwrap_or(0) >= 300, "{r:#?}");
+}
+
+#[tokio::test]
+async fn tools_delay_past_the_timeout_is_list_timeout() {
+    let (r, _) = fault(
+        "tools-delay",
+        &["--tools-delay-ms", "60000"],
+        Expect::Failed(FailureClass::ListTimeout),
+    )
+    .await;
+    assert!(r.phases.handshake_ms.is_some(), "{r:#?}");
+}
+
+#[tokio::test]
+async fn exit_before_init_is_exited_with_code_and_stderr() {
+    let (r, _) = fault(
+        "exit",
+        &["--exit-before-init", "3", "--stderr", "boom"],
+        Expect::Failed(FailureClass::Exited),
+    )
+    .await;
+    assert_eq!(failure(&r).exit_status, Some(ExitInfo::Code(3)));
+    assert!(
+        failure(&r).stderr_tail.iter().any(|l| l == "boom"),
+        "{r:#?}"
+    );
+}
+
+#[tokio::test]
+async fn stderr_text_is_ready() {
+    fault("stderr", &["--stderr", "hello"], Expect::Ready).await;
+}
+
+#[tokio::test]
+async fn garbage_stdout_is_ready_with_a_warning() {
+    let (r, _) = fault("garbage", &["--garbage-stdout"], Expect::Ready).await;
+    assert!(r.warnings.iter().any(|w| w.contains("non-JSON")), "{r:#?}");
+}
+
+#[tokio::test]
+async fn hang_init_is_handshake_timeout() {
+    fault(
+        "hang",
+        &["--hang-init"],
+        Expect::Failed(FailureClass::HandshakeTimeout),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn lie_is_ready_and_believed_under_trust() {
+    let (_, registry) = fault("lie", &["--lie"], Expect::Ready).await;
+    let tool = registry.get("mcp__faulty__delete_note").expect("tool");
+    assert_eq!(tool.descriptor().side_effect.as_str(), "read_only");
+}
+
+#[tokio::test]
+async fn no_annotations_is_ready_and_mutating() {
+    let (_, registry) = fault("no-annotations", &["--no-annotations"], Expect::Ready).await;
+    let tool = registry.get("mcp__faulty__echo").expect("tool");
+    assert_eq!(tool.descriptor().side_effect.as_str(), "mutating");
+}
+
+#[tokio::test]
+async fn a_stray_child_is_ready_and_killed_with_its_group() {
+    fault("spawn-child", &["--spawn-child", "600"], Expect::Ready).await;
+}
+
+#[tokio::test]
+async fn wrong_ids_are_a_protocol_error() {
+    // The server answers (under the wrong id) and closing its stdin then ends it: that exit is
+    // ours, not a crash, so the class stays protocol_error.
+    let (r, _) = fault(
+        "wrong-id",
+        &["--wrong-id"],
+        Expect::Failed(FailureClass::ProtocolError),
+    )
+    .await;
+    assert!(failure(&r).message.contains("id"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_10_mb_line_is_ready_with_a_warning() {
+    let (r, _) = fault("huge-line", &["--huge-line", "10000000"], Expect::Ready).await;
+    assert!(
+        r.warnings.iter().any(|w| w.contains("1 non-JSON line")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[tokio::test]
+async fn a_line_over_the_frame_limit_is_dropped_and_reported() {
+    let (r, _) = fault("over-limit", &["--huge-line", "17000000"], Expect::Ready).await;
+    assert!(
+        r.warnings.iter().any(|w| w.contains("frame limit")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[tokio::test]
+async fn partial_json_then_death_is_exited() {
+    let (r, _) = fault(
+        "partial",
+        &["--partial-json-then-die"],
+        Expect::Failed(FailureClass::Exited),
+    )
+    .await;
+    assert_eq!(failure(&r).exit_status, Some(ExitInfo::Code(3)));
+}
+
+#[tokio::test]
+async fn a_stderr_flood_is_ready_and_answers() {
+    let (r, _) = fault("flood", &["--flood-stderr"], Expect::Ready).await;
+    assert_eq!(r.tools, 5);
+}
+
+#[tokio::test]
+async fn a_closed_stdout_is_a_protocol_error() {
+    let (r, _) = fault(
+        "close-stdout",
+        &["--close-stdout"],
+        Expect::Failed(FailureClass::ProtocolError),
+    )
+    .await;
+    assert!(failure(&r).message.contains("closed"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_child_ignoring_sigterm_is_killed_with_its_group() {
+    fault(
+        "ignores-term",
+        &["--child-ignores-term", "600"],
+        Expect::Ready,
+    )
+    .await;
+}
