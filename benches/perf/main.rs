@@ -7,17 +7,22 @@
 //!   bare JSON-RPC loop over the same kind of pipe, sequential then 10 and 100 callers.
 //! - `call/everything`: the same against server-everything, with the Python SDK client as peer.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools.
+//! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
+//!   empty one; the CPU of the idle console over 10 s (needs tmux).
 //!
-//! A transport is one more `Transport` entry in `call_sections` (Streamable HTTP goes there).
+//! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
+//!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
 //! Prints a table; writes `target/bench/results.json` and `target/bench/table.md`.
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
 
 mod bare;
+mod http;
 mod memory;
 mod peer;
 mod report;
 mod stack;
 mod startup;
+mod tui;
 
 use std::time::Duration;
 
@@ -191,6 +196,45 @@ async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
     stack::close(runtime).await;
 }
 
+/// Sequential `echo` over Streamable HTTP: the whole stack against the bare HTTP loop, in
+/// alternating rounds against the same server.
+async fn http_section(per_round: usize, rounds: usize, rows: &mut Vec<Row>) {
+    use aimon_console::config::{ServerConfig, TransportKind};
+    let demo = http::HttpDemo::start(BINARY);
+    let mut bare = match http::BareHttp::start(&demo.url) {
+        Ok(b) => b,
+        Err(e) => panic!("call/http: bare loop could not start: {e}"),
+    };
+    let runtime = stack::runtime_for(ServerConfig::remote(
+        "srv",
+        TransportKind::StreamableHttp,
+        &demo.url,
+    ))
+    .await;
+    let arguments = json!({"text": "hello"});
+    let warmup = (per_round / 10).max(20);
+    let _ = bare.sequential(warmup, "echo", &arguments);
+    stack::calls(&runtime, "mcp__srv__echo", &arguments, warmup, 1).await;
+    let mut ours = CallStats::default();
+    let mut limit = CallStats::default();
+    for _ in 0..rounds {
+        match bare.sequential(per_round, "echo", &arguments) {
+            Ok(stats) => limit.merge(stats),
+            Err(e) => panic!("call/http: bare loop failed: {e}"),
+        }
+        ours.merge(stack::calls(&runtime, "mcp__srv__echo", &arguments, per_round, 1).await);
+    }
+    rows.extend(call_rows(
+        "call/http",
+        "sequential",
+        &ours,
+        "bare HTTP/1.1 loop",
+        &limit,
+    ));
+    stack::close(runtime).await;
+    drop(demo);
+}
+
 fn demo_config(
     dir: &std::path::Path,
     name: &str,
@@ -288,6 +332,10 @@ fn main() {
             eprintln!("{} done at {:.0?}", target.section, started.elapsed());
         }
     }
+    if wanted(&sections, "call/http") {
+        runtime.block_on(http_section(scale.n(500), 6, &mut rows));
+        eprintln!("call/http done at {:.0?}", started.elapsed());
+    }
     // The same sequential path on a current-thread runtime: what the stack costs without hops
     // between worker threads (on 2 cores those wake-ups, not our code, are most of the gap).
     if wanted(&sections, "call/demo") {
@@ -322,6 +370,12 @@ fn main() {
         let empty = demo_config(tmp.path(), "empty.yaml", 0, &[]);
         rows.extend(memory::rows(BINARY, &big, &empty, mem_servers, mem_tools));
     }
+    if wanted(&sections, "tui") {
+        rows.extend(runtime.block_on(tui::frame_rows(50)));
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml");
+        rows.extend(tui::idle_cpu_rows(BINARY, &example));
+        eprintln!("tui done at {:.0?}", started.elapsed());
+    }
     runtime.shutdown_timeout(Duration::from_secs(2));
 
     println!("\n{}", report::table(&rows));
@@ -330,6 +384,7 @@ fn main() {
         "startup": {"counts": startup_counts, "reps": startup_reps, "init_delay_ms": 200},
         "call_demo": {"sequential": 9 * scale.n(1_000), "concurrent_each": scale.n(10_000)},
         "call_everything": {"sequential": 6 * scale.n(500), "python": scale.n(2_000)},
+        "call_http": {"sequential": 6 * scale.n(500)},
         "memory": {"servers": mem_servers, "tools_each": mem_tools},
         "seconds": started.elapsed().as_secs_f64(),
     });

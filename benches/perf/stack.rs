@@ -24,21 +24,25 @@ pub fn config(servers: Vec<ServerConfig>) -> Config {
     Config::from_servers(servers, PolicyConfig::default())
 }
 
-/// A runtime on one server called `name`, its event stream drained in the background.
+/// A runtime on one stdio server called `name`, its event stream drained in the background.
 pub async fn runtime(name: &str, cmd: &ServerCmd) -> Arc<AgentRuntime> {
+    runtime_for(server_config(name, cmd)).await
+}
+
+/// A runtime on `server` (trusted), its event stream drained in the background.
+pub async fn runtime_for(mut server: ServerConfig) -> Arc<AgentRuntime> {
+    server.annotation_trust = AnnotationTrust::Trust;
+    let name = server.name.clone();
     let (events, mut stream) = AgentRuntimeFactory::events();
     tokio::spawn(async move { while stream.recv().await.is_some() {} });
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: Vec::new(),
     };
-    let runtime =
-        match AgentRuntimeFactory::create(&config(vec![server_config(name, cmd)]), options, events)
-            .await
-        {
-            Ok(r) => r,
-            Err(e) => panic!("runtime for {name}: {e}"),
-        };
+    let runtime = match AgentRuntimeFactory::create(&config(vec![server]), options, events).await {
+        Ok(r) => r,
+        Err(e) => panic!("runtime for {name}: {e}"),
+    };
     for report in &runtime.start_summary().servers {
         assert!(report.failure.is_none(), "{name} did not start: {report:?}");
     }

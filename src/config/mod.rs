@@ -107,6 +107,21 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// A remote server (`streamable_http` or `sse`) at `url`, every other setting at its default.
+    pub fn remote(
+        name: impl Into<String>,
+        transport: TransportKind,
+        url: impl Into<String>,
+    ) -> Self {
+        let mut server = ServerConfig::stdio(name, "", Vec::new());
+        server.transport = transport;
+        server.command = None;
+        server.url = Some(url.into());
+        server
+    }
+}
+
 impl std::fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerConfig")

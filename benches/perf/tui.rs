@@ -1,0 +1,219 @@
+//! The console's own costs: one frame drawn with a big state held (64 servers, 5,000 tools,
+//! 10,000 calls, 100,000 stderr lines), against the same frame with nothing held; and the CPU an
+//! idle console uses over 10 s (the real binary in tmux), against a 1 % budget.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aimon_console::config::{Config, PolicyConfig, ServerConfig};
+use aimon_console::mcp::events::{McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus};
+use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
+use aimon_console::tool::{
+    DestructiveBehavior, SideEffectLevel, Tool, ToolContext, ToolDescriptor, ToolInput, ToolResult,
+};
+use aimon_console::tui::app::{App, AppEvent};
+use aimon_console::tui::theme::Theme;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use serde_json::json;
+
+use crate::report::Row;
+
+/// A tool that is only a descriptor: the frame bench needs many, never calls them.
+struct Listed(ToolDescriptor);
+
+#[async_trait::async_trait]
+impl Tool for Listed {
+    fn descriptor(&self) -> &ToolDescriptor {
+        &self.0
+    }
+    async fn execute(&self, _input: ToolInput, _ctx: ToolContext) -> ToolResult {
+        ToolResult::error("not callable")
+    }
+}
+
+fn report(name: &str) -> ServerReport {
+    ServerReport {
+        name: name.into(),
+        transport: aimon_console::config::TransportKind::Stdio,
+        status: ServerStatus::Ready,
+        protocol_version: Some("2026-07-28".into()),
+        server_info: Some(ServerInfo {
+            name: "bench".into(),
+            version: "1".into(),
+        }),
+        phases: PhaseTimes {
+            connect_ms: None,
+            spawn_ms: Some(1),
+            handshake_ms: Some(5),
+            list_tools_ms: Some(7),
+        },
+        tools: 78,
+        warnings: Vec::new(),
+        failure: None,
+    }
+}
+
+/// An app holding `servers` servers, `tools` tools, `calls` calls and `lines` stderr lines.
+async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
+    let configs: Vec<ServerConfig> = (0..servers)
+        .map(|i| ServerConfig::stdio(format!("server-{i}"), "x", Vec::new()))
+        .collect();
+    let config = Config::from_servers(configs, PolicyConfig::default());
+    let now = Instant::now();
+    let mut app = App::new(&config, Theme::from_env(), now);
+    for i in 0..servers {
+        let name = format!("server-{i}");
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(
+            report(&name),
+        ))));
+    }
+    for i in 0..lines {
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::Stderr {
+            server: format!("server-{}", i % servers.max(1)),
+            line: format!("log line {i}: something the server wrote on stderr"),
+        }));
+    }
+    let extra: Vec<Arc<dyn Tool>> = (0..tools)
+        .map(|i| {
+            Arc::new(Listed(ToolDescriptor {
+                name: format!("mcp__server-{}__tool_{i}", i % servers.max(1)),
+                description: "A tool that does one thing, described in a sentence.".into(),
+                input_schema: json!({"type": "object"}),
+                side_effect: SideEffectLevel::Mutating,
+                destructive: DestructiveBehavior::Destructive,
+                provenance: "ignored: server trust is ignore".into(),
+                origin: None,
+            })) as Arc<dyn Tool>
+        })
+        .collect();
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let options = RuntimeOptions {
+        local_tools: false,
+        extra_tools: extra,
+    };
+    let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
+    match AgentRuntimeFactory::create(&empty, options, events).await {
+        Ok(rt) => app.on_app_event(AppEvent::RuntimeReady(0, Ok(Arc::new(rt)))),
+        Err(e) => panic!("runtime for the frame bench: {e}"),
+    }
+    for id in 1..=calls {
+        app.on_runtime_event(RuntimeEvent::CallStarted {
+            id,
+            tool: format!("mcp__server-0__tool_{id}"),
+            arguments: json!({"text": "hello"}),
+        });
+        app.on_runtime_event(RuntimeEvent::CallFinished {
+            id,
+            status: CallStatus::Ok,
+            result: ToolResult::ok("done"),
+            elapsed_ms: 3,
+        });
+    }
+    app.set_now(now + Duration::from_secs(5));
+    app
+}
+
+/// Median time to draw one 140×40 frame of `app`, over `frames` frames.
+fn frame_ms(app: &App, frames: usize) -> f64 {
+    let mut terminal = match Terminal::new(TestBackend::new(140, 40)) {
+        Ok(t) => t,
+        Err(e) => panic!("test backend: {e}"),
+    };
+    let mut times = Vec::with_capacity(frames);
+    for _ in 0..frames {
+        let t = Instant::now();
+        if let Err(e) = terminal.draw(|f| app.render(f)) {
+            panic!("draw: {e}");
+        }
+        times.push(t.elapsed());
+    }
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1000.0
+}
+
+/// The frame rows: loaded against empty, and against the 16.7 ms budget of 60 frames a second.
+pub async fn frame_rows(frames: usize) -> Vec<Row> {
+    let loaded = app(64, 5_000, 10_000, 100_000).await;
+    let empty = app(0, 0, 0, 0).await;
+    let loaded_ms = frame_ms(&loaded, frames);
+    let empty_ms = frame_ms(&empty, frames);
+    vec![
+        Row::new(
+            "tui",
+            "frame, 64 servers / 5,000 tools / 10,000 calls / 100,000 lines",
+            "ms",
+            loaded_ms,
+        )
+        .against("the same frame, nothing held", empty_ms),
+        Row::new("tui", "frame, same state", "ms", loaded_ms)
+            .against("60 fps budget", 1000.0 / 60.0)
+            .at_most(1.0),
+    ]
+}
+
+/// CPU of the real console, idle for 10 s in a tmux pane, as a share of one core.
+pub fn idle_cpu_rows(binary: &str, config: &std::path::Path) -> Vec<Row> {
+    let socket = format!("aimon-bench-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .args(["-L", &socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+    };
+    let command = format!(
+        "{binary} --config {} --log-file /dev/null",
+        config.display()
+    );
+    match tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "b",
+        "-x",
+        "140",
+        "-y",
+        "40",
+        &command,
+    ]) {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!("tmux: {}", String::from_utf8_lossy(&out.stderr)),
+        Err(e) => panic!("tmux is needed for the idle-CPU case: {e}"),
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = tmux(&["display-message", "-p", "-t", "b", "#{pane_pid}"])
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let ticks = || -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        fields
+            .get(11)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            + fields
+                .get(12)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+    };
+    let window = Duration::from_secs(10);
+    let before = ticks();
+    std::thread::sleep(window);
+    let used = ticks() - before;
+    let _ = tmux(&["send-keys", "-t", "b", "q"]);
+    std::thread::sleep(Duration::from_secs(1));
+    let _ = tmux(&["kill-server"]);
+    // Ticks are 1/100 s: the share of one core over the window, in percent.
+    let percent = used as f64 / (window.as_secs_f64() * 100.0) * 100.0;
+    vec![
+        Row::new("tui", "idle console, 10 s", "% of a core", percent)
+            .against("1 % budget", 1.0)
+            .at_most(1.0),
+    ]
+}
