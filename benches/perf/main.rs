@@ -12,6 +12,7 @@
 //!
 //! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
 //!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
+//!
 //! Prints a table; writes `target/bench/results.json` and `target/bench/table.md`.
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
 
