@@ -83,22 +83,8 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
         Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
     };
     let runtime = stack::runtime(name, &target.server).await;
-    // Warm-up both sides (page cache, JIT of node, allocator).
+    let (ours, limit) = sequential_rounds(target, &runtime, &mut bare).await;
     let warmup = (target.per_round / 10).max(20);
-    let _ = bare.sequential(warmup, target.tool, &target.arguments);
-    stack::calls(&runtime, &qualified, &target.arguments, warmup, 1).await;
-
-    let mut ours = CallStats::default();
-    let mut limit = CallStats::default();
-    for _ in 0..target.rounds {
-        match bare.sequential(target.per_round, target.tool, &target.arguments) {
-            Ok(stats) => limit.merge(stats),
-            Err(e) => panic!("{}: bare loop failed: {e}", target.section),
-        }
-        ours.merge(
-            stack::calls(&runtime, &qualified, &target.arguments, target.per_round, 1).await,
-        );
-    }
     let mut seq = call_rows(
         target.section,
         "sequential",
@@ -162,19 +148,18 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     stack::close(runtime).await;
 }
 
-/// The sequential comparison alone, for running the same stack on another tokio runtime (the
-/// console runs on the multi-thread one; `case` says which this is).
-async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
-    let name = "srv";
-    let qualified = format!("mcp__{name}__{}", target.tool);
-    let mut bare = match bare::BareServer::start(&target.server) {
-        Ok(b) => b,
-        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
-    };
-    let runtime = stack::runtime(name, &target.server).await;
+/// Warm-up, then `rounds` rounds alternating the bare loop and the full stack (so drift in the
+/// machine's load falls on both): (ours, the limit).
+async fn sequential_rounds(
+    target: &Target,
+    runtime: &std::sync::Arc<aimon_console::runtime::AgentRuntime>,
+    bare: &mut bare::BareServer,
+) -> (CallStats, CallStats) {
+    let qualified = format!("mcp__srv__{}", target.tool);
+    // Warm-up both sides (page cache, JIT of node, allocator).
     let warmup = (target.per_round / 10).max(20);
     let _ = bare.sequential(warmup, target.tool, &target.arguments);
-    stack::calls(&runtime, &qualified, &target.arguments, warmup, 1).await;
+    stack::calls(runtime, &qualified, &target.arguments, warmup, 1).await;
     let mut ours = CallStats::default();
     let mut limit = CallStats::default();
     for _ in 0..target.rounds {
@@ -182,10 +167,21 @@ async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
             Ok(stats) => limit.merge(stats),
             Err(e) => panic!("{}: bare loop failed: {e}", target.section),
         }
-        ours.merge(
-            stack::calls(&runtime, &qualified, &target.arguments, target.per_round, 1).await,
-        );
+        ours.merge(stack::calls(runtime, &qualified, &target.arguments, target.per_round, 1).await);
     }
+    (ours, limit)
+}
+
+/// The sequential comparison alone, for running the same stack on another tokio runtime (the
+/// console runs on the multi-thread one; `case` says which this is).
+async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
+    let name = "srv";
+    let mut bare = match bare::BareServer::start(&target.server) {
+        Ok(b) => b,
+        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
+    };
+    let runtime = stack::runtime(name, &target.server).await;
+    let (ours, limit) = sequential_rounds(target, &runtime, &mut bare).await;
     rows.extend(call_rows(
         target.section,
         case,

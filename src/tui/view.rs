@@ -144,14 +144,7 @@ impl App {
                             if running == 1 { " is" } else { "s are" },
                             if running == 1 { "it" } else { "them" }
                         )),
-                        Line::from(vec![
-                            Span::styled("y", theme.key()),
-                            Span::raw(" quit   "),
-                            Span::styled("n", theme.key()),
-                            Span::raw("/"),
-                            Span::styled("Esc", theme.key()),
-                            Span::raw(" stay"),
-                        ]),
+                        panes::keys_line(&[("y", "quit"), ("n/Esc", "stay")], theme),
                     ])
                     .block(
                         ratatui::widgets::Block::default()

@@ -9,6 +9,7 @@ use ratatui::Frame;
 use crate::approval::ApprovalRequest;
 use crate::text::sanitize;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
+use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
 pub fn render(
@@ -64,26 +65,21 @@ pub fn render(
     head.push(Line::styled("arguments:", theme.dim()));
 
     let choices = if request.session_approval_allowed() {
-        Line::from(vec![
-            Span::styled("y", theme.key()),
-            Span::raw(" allow once   "),
-            Span::styled("a", theme.key()),
-            Span::raw(" allow this tool for the session   "),
-            Span::styled("n", theme.key()),
-            Span::raw("/"),
-            Span::styled("Esc", theme.key()),
-            Span::raw(" deny"),
-        ])
+        keys_line(
+            &[
+                ("y", "allow once"),
+                ("a", "allow this tool for the session"),
+                ("n/Esc", "deny"),
+            ],
+            theme,
+        )
     } else {
-        Line::from(vec![
-            Span::styled("y", theme.key()),
-            Span::raw(" allow once   "),
-            Span::styled("n", theme.key()),
-            Span::raw("/"),
-            Span::styled("Esc", theme.key()),
-            Span::raw(" deny   "),
-            Span::styled("(no session approval for destructive tools)", theme.dim()),
-        ])
+        let mut line = keys_line(&[("y", "allow once"), ("n/Esc", "deny")], theme);
+        line.spans.push(Span::styled(
+            "  (no session approval for destructive tools)",
+            theme.dim(),
+        ));
+        line
     };
 
     let width = usize::from(inner.width.max(1));

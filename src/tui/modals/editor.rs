@@ -3,12 +3,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
 
 use crate::tool::schema;
+use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
 /// What a key did to the editor.
@@ -211,12 +212,13 @@ impl ArgsEditor {
             .take(4)
             .map(|e| Line::styled(format!("✗ {e}"), theme.bad()))
             .collect();
-        foot.push(Line::from(vec![
-            Span::styled("Ctrl-S", theme.key()),
-            Span::raw(" send (through the approval gate)   "),
-            Span::styled("Esc", theme.key()),
-            Span::raw(" cancel"),
-        ]));
+        foot.push(keys_line(
+            &[
+                ("Ctrl-S", "send (through the approval gate)"),
+                ("Esc", "cancel"),
+            ],
+            theme,
+        ));
         frame.render_widget(
             Paragraph::new(foot).wrap(Wrap { trim: true }),
             Rect {

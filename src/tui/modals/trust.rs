@@ -9,6 +9,7 @@ use ratatui::Frame;
 use crate::config::AnnotationTrust;
 use crate::runtime::TraitChange;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
+use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
 /// The preview of one trust change.
@@ -90,16 +91,7 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
     lines.push(Line::raw(
         "It takes effect when the server restarts (r, or R for all).",
     ));
-    let choices = Line::from(vec![
-        Span::styled("y", theme.key()),
-        Span::raw("/"),
-        Span::styled("Enter", theme.key()),
-        Span::raw(" write   "),
-        Span::styled("n", theme.key()),
-        Span::raw("/"),
-        Span::styled("Esc", theme.key()),
-        Span::raw(" cancel"),
-    ]);
+    let choices = keys_line(&[("y/Enter", "write"), ("n/Esc", "cancel")], theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     frame.render_widget(

@@ -1,7 +1,7 @@
 //! The footer: the keys that work right now, and the last notice.
 
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
@@ -48,13 +48,10 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
 }
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect) {
-    let theme = app.theme;
-    let mut spans = Vec::new();
-    for (key, what) in keys(app) {
-        spans.push(Span::styled(key, theme.key()));
-        spans.push(Span::raw(format!(" {what}  ")));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    frame.render_widget(
+        Paragraph::new(super::keys_line(&keys(app), app.theme)),
+        area,
+    );
 }
 
 /// The notice line above the footer (empty when there is none).

@@ -8,6 +8,7 @@ pub mod tools;
 
 use std::time::Duration;
 
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
 
 use super::theme::Theme;
@@ -48,4 +49,23 @@ pub fn cell(s: &str, width: usize) -> String {
     let cut = fit(s, width);
     let len = cut.chars().count();
     format!("{cut}{}", " ".repeat(width.saturating_sub(len)))
+}
+
+/// Key hints: each key styled (alternatives like `n/Esc` each styled, the `/` plain), then what
+/// it does; hints apart by two spaces. Footer and modals speak the same way.
+pub fn keys_line(keys: &[(&str, &str)], theme: Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (i, (key, what)) in keys.iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::raw("  "));
+        }
+        for (j, part) in key.split('/').enumerate() {
+            if j > 0 {
+                spans.push(Span::raw("/"));
+            }
+            spans.push(Span::styled(part.to_string(), theme.key()));
+        }
+        spans.push(Span::raw(format!(" {what}")));
+    }
+    Line::from(spans)
 }
