@@ -2,6 +2,7 @@
 //!
 //! Separate from the trait so that registration rules (unique names, snapshotting) live in one place.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
@@ -54,11 +55,11 @@ impl ToolRegistry {
         map.retain(|name, _| !name.starts_with(prefix));
         let mut refused = Vec::new();
         for tool in tools {
-            let name = tool.descriptor().name.clone();
-            if map.contains_key(&name) {
-                refused.push(DuplicateTool(name));
-            } else {
-                map.insert(name, tool);
+            match map.entry(tool.descriptor().name.clone()) {
+                Entry::Occupied(taken) => refused.push(DuplicateTool(taken.key().clone())),
+                Entry::Vacant(free) => {
+                    free.insert(tool);
+                }
             }
         }
         refused
