@@ -24,7 +24,6 @@ use rmcp::ClientHandler;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::events::FailureClass;
 use super::transport::ended::Ended;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
@@ -539,13 +538,7 @@ fn result_kind(result: &ServerResult) -> String {
 fn connection_lost(err: &ServiceError) -> bool {
     match err {
         ServiceError::TransportClosed => true,
-        ServiceError::TransportSend(e) => super::transport::http::classify(&*e.error, "")
-            .is_some_and(|f| {
-                matches!(
-                    f.class,
-                    FailureClass::ConnectRefused | FailureClass::DnsError
-                )
-            }),
+        ServiceError::TransportSend(e) => super::transport::http::server_gone(&*e.error),
         _ => false,
     }
 }

@@ -53,10 +53,10 @@ pub struct StartSummary {
     pub servers: Vec<ServerReport>,
 }
 
-struct ReadyServer {
-    client: Arc<DefaultMcpClient>,
-    config: ServerConfig,
-    tools: Vec<rmcp::model::Tool>,
+pub(super) struct ReadyServer {
+    pub(super) client: Arc<DefaultMcpClient>,
+    pub(super) config: ServerConfig,
+    pub(super) tools: Vec<rmcp::model::Tool>,
 }
 
 /// The stderr marker of a restart by hand.
@@ -64,7 +64,7 @@ const RESTART_MARKER: &str = "──── restarted ────";
 
 /// Owns every MCP connection of one runtime.
 pub struct McpClientManager {
-    ready: Mutex<BTreeMap<String, ReadyServer>>,
+    pub(super) ready: Mutex<BTreeMap<String, ReadyServer>>,
     reports: Mutex<Vec<ServerReport>>,
     /// stderr rings by server name; they survive restarts.
     stderr: Mutex<HashMap<String, Arc<StderrRing>>>,
@@ -332,7 +332,7 @@ impl McpClientManager {
     }
 
     /// One ready server's tools, each resolved from its annotations and the server's trust.
-    fn build_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
+    pub(super) fn build_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
         let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
         let Some(server) = ready.get(name) else {
             return Vec::new();
@@ -350,45 +350,6 @@ impl McpClientManager {
                 )) as Arc<dyn Tool>
             })
             .collect()
-    }
-
-    /// Removes `client` from the ready set if it is still `server`'s client (the supervisor,
-    /// when it went away by itself). Its tools stay registered and answer `disconnected`.
-    pub(super) fn take_if_current(&self, server: &str, client: &Arc<DefaultMcpClient>) -> bool {
-        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        match ready.get(server) {
-            Some(s) if Arc::ptr_eq(&s.client, client) => {
-                ready.remove(server);
-                true
-            }
-            Some(_) | None => false,
-        }
-    }
-
-    /// A server the supervisor brought back: it joins the ready set and its tools, resolved
-    /// anew, replace the old ones in one step.
-    pub(super) fn install(
-        &self,
-        config: &ServerConfig,
-        client: Arc<DefaultMcpClient>,
-        tools: Vec<rmcp::model::Tool>,
-        report: ServerReport,
-    ) {
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            config.name.clone(),
-            ReadyServer {
-                client,
-                config: config.clone(),
-                tools,
-            },
-        );
-        if let Some(registry) = self.supervisor.registry() {
-            let prefix = format!("mcp__{}__", config.name);
-            for dup in registry.replace_prefixed(&prefix, self.build_tools(&config.name)) {
-                tracing::warn!(server = %config.name, tool = %dup.0, "tool not registered: name taken");
-            }
-        }
-        self.store_report(report);
     }
 
     /// Starts one server alone under its own deadline, after a marker line in its stderr ring
@@ -434,7 +395,7 @@ impl McpClientManager {
         }
     }
 
-    fn store_report(&self, report: ServerReport) {
+    pub(super) fn store_report(&self, report: ServerReport) {
         let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
         match reports.iter_mut().find(|r| r.name == report.name) {
             Some(slot) => *slot = report,

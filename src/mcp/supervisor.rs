@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::{DefaultMcpClient, McpClient};
 use super::events::{FailureClass, McpEvent, ServerReport};
-use super::manager::McpClientManager;
+use super::manager::{McpClientManager, ReadyServer};
 use super::start::StartOutcome;
 use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 use crate::tool::ToolRegistry;
@@ -263,6 +263,48 @@ impl Supervisor {
         let entry = all.entry(server.to_string()).or_default();
         change(entry, &self.rule);
         *entry
+    }
+}
+
+/// The manager's side of supervision: a server leaving the ready set, and coming back.
+impl McpClientManager {
+    /// Removes `client` from the ready set if it is still `server`'s client (the supervisor,
+    /// when it went away by itself). Its tools stay registered and answer `disconnected`.
+    fn take_if_current(&self, server: &str, client: &Arc<DefaultMcpClient>) -> bool {
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        match ready.get(server) {
+            Some(s) if Arc::ptr_eq(&s.client, client) => {
+                ready.remove(server);
+                true
+            }
+            Some(_) | None => false,
+        }
+    }
+
+    /// A server the supervisor brought back: it joins the ready set and its tools, resolved
+    /// anew, replace the old ones in one step.
+    fn install(
+        &self,
+        config: &ServerConfig,
+        client: Arc<DefaultMcpClient>,
+        tools: Vec<rmcp::model::Tool>,
+        report: ServerReport,
+    ) {
+        self.ready.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            config.name.clone(),
+            ReadyServer {
+                client,
+                config: config.clone(),
+                tools,
+            },
+        );
+        if let Some(registry) = self.supervisor.registry() {
+            let prefix = format!("mcp__{}__", config.name);
+            for dup in registry.replace_prefixed(&prefix, self.build_tools(&config.name)) {
+                tracing::warn!(server = %config.name, tool = %dup.0, "tool not registered: name taken");
+            }
+        }
+        self.store_report(report);
     }
 }
 
