@@ -172,7 +172,8 @@ impl AgentRuntime {
     }
 
     /// Restarts one server with `config` (e.g. re-read from the file, with a new trust); its
-    /// tools are listed and resolved again. Remembered approvals of tools whose traits,
+    /// tools are listed and resolved again. This is the restart by hand: it also brings back a
+    /// server the supervisor gave up on, and resets its crash count. Remembered approvals of tools whose traits,
     /// schema or description changed no longer apply (the ledger compares fingerprints).
     pub async fn restart_server(&self, config: &ServerConfig) -> ServerReport {
         self.manager
