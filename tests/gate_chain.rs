@@ -139,6 +139,7 @@ proptest! {
                 path: "/dev/null".into(),
                 mcp: McpConfig { servers: Vec::new(), startup_budget: None },
                 policy: PolicyConfig { side_effect_ceiling: ceiling, approval },
+                notifications: Default::default(),
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

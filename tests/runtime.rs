@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aimon_console::approval::ApprovalDecision;
-use aimon_console::config::{AnnotationTrust, Config, PolicyConfig, ServerConfig};
+use aimon_console::config::{AnnotationTrust, Config, PolicyConfig, RestartPolicy, ServerConfig};
 use aimon_console::mcp::events::{null_sink, McpEvent, ServerStatus};
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
@@ -137,7 +137,10 @@ async fn approvals_are_asked_of_the_driver_and_honoured() {
 #[tokio::test]
 async fn a_dead_server_makes_its_tools_fail_safe() {
     let m = marker("dead");
-    let cfg = config(vec![demo("demo", &[], AnnotationTrust::Trust, &m)]);
+    // Not restarted: its tools keep answering `disconnected` (tests/supervisor.rs restarts).
+    let mut server = demo("demo", &[], AnnotationTrust::Trust, &m);
+    server.restart = RestartPolicy::Never;
+    let cfg = config(vec![server]);
     let (events, _stream) = AgentRuntimeFactory::events();
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
@@ -212,7 +215,10 @@ async fn phases_are_published_as_events_while_servers_start() {
                 McpEvent::PhaseStarted { phase, .. } => phases.push(phase.as_str()),
                 McpEvent::Stderr { line, .. } => stderr.push(line),
                 McpEvent::ServerStarted(_) => started += 1,
-                McpEvent::ServerClosed { .. } => {}
+                McpEvent::ServerClosed { .. }
+                | McpEvent::ServerDown { .. }
+                | McpEvent::RestartScheduled { .. }
+                | McpEvent::GaveUp { .. } => {}
             }
         }
     }

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::output;
-use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
+use crate::config::{AnnotationTrust, RestartPolicy, ServerConfig, TransportKind};
 use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle};
 use crate::mcp::events::{null_sink, ServerStatus};
 use crate::mcp::manager::McpClientManager;
@@ -58,6 +58,8 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         bearer_token: None,
         request_timeout: REQUEST_TIMEOUT,
         annotation_trust: AnnotationTrust::Ignore,
+        // One check, then exit: nothing to supervise.
+        restart: RestartPolicy::Never,
         enabled: true,
     };
     let manager = McpClientManager::with_options(null_sink(), NotificationTap::none(), options);

@@ -1,6 +1,6 @@
 //! Process-level faults of `demo-server` that the handler cannot express: a wrong response id, a
-//! huge stdout line, half a message then death, a stderr flood, a closed stdout, and a child that
-//! ignores SIGTERM. They exist for the fault matrix (tests/faults.rs) and for trying the console.
+//! huge stdout line, half a message then death, a stderr flood, a closed stdout, a child that
+//! ignores SIGTERM, and an exit after a delay (a crash, for the supervisor). They exist for the fault matrix (tests/faults.rs) and for trying the console.
 //!
 //! Separate from `demo_server.rs` so the flag list there stays the server's own and these, which
 //! bypass or sabotage the protocol, are read in one place.
@@ -38,6 +38,19 @@ pub struct ProcessFaults {
     /// At start-up, start `sleep SECONDS` (in this process group, holding stdout) that ignores SIGTERM.
     #[arg(long, value_name = "SECONDS")]
     pub child_ignores_term: Option<u64>,
+    /// Exit MS milliseconds after start-up, whatever is going on (calls in flight included), with
+    /// the `--exit-code` code: a crash.
+    #[arg(long, value_name = "MS")]
+    pub exit_after_ms: Option<u64>,
+    /// The exit code of `--exit-after-ms`.
+    #[arg(
+        long,
+        value_name = "CODE",
+        default_value_t = 1,
+        allow_negative_numbers = true,
+        requires = "exit_after_ms"
+    )]
+    pub exit_code: i32,
 }
 
 /// What `run` does once the faults are in place.
@@ -66,6 +79,13 @@ impl ProcessFaults {
         }
         if self.flood_stderr {
             std::thread::spawn(flood_stderr);
+        }
+        if let Some(ms) = self.exit_after_ms {
+            let code = self.exit_code;
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(ms));
+                std::process::exit(code);
+            });
         }
         if let Some(bytes) = self.huge_line {
             let mut stdout = std::io::stdout().lock();

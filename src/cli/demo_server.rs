@@ -217,18 +217,27 @@ mod tests {
             "--close-stdout",
             "--child-ignores-term",
             "60",
+            "--exit-after-ms",
+            "1500",
+            "--exit-code",
+            "7",
         ])?;
         assert_eq!(args.options().extra_tools, 95);
         let f = &args.faults;
         assert!(f.wrong_id && f.partial_json_then_die && f.flood_stderr && f.close_stdout);
         assert_eq!(f.huge_line, Some(10_000_000));
         assert_eq!(f.child_ignores_term, Some(60));
+        assert_eq!((f.exit_after_ms, f.exit_code), (Some(1500), 7));
         Ok(())
     }
 
     #[test]
     fn bad_numbers_are_rejected() {
         assert!(parse(&["--init-delay-ms", "soon"]).is_err());
+        assert!(
+            parse(&["--exit-code", "3"]).is_err(),
+            "--exit-code needs --exit-after-ms"
+        );
         assert!(parse(&["--spawn-child", "-1"]).is_err());
     }
 }

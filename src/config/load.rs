@@ -15,10 +15,11 @@ use serde::Deserialize;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
+use super::rewake::{rewake_rules, RawNotifications};
 use super::spans::{child_path, index_path, Position, Spans};
 use super::{
-    AnnotationTrust, ApprovalPolicy, Config, McpConfig, PolicyConfig, ServerConfig,
-    SideEffectCeiling, TransportKind,
+    AnnotationTrust, ApprovalPolicy, Config, McpConfig, NotificationsConfig, PolicyConfig,
+    RestartPolicy, ServerConfig, SideEffectCeiling, TransportKind,
 };
 
 /// `request_timeout` when the config gives none.
@@ -76,9 +77,14 @@ pub fn load_str(
     let base = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mcp = cx.mcp(raw.mcp.unwrap_or_default(), &base)?;
     let policy = raw.policy.unwrap_or_default();
+    let rewake = raw.notifications.unwrap_or_default().rewake;
+    let notifications = NotificationsConfig {
+        rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &mcp.servers)?,
+    };
     Ok(Config {
         path: absolute,
         mcp,
+        notifications,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
@@ -198,15 +204,15 @@ fn serde_error(path: &Path, spans: &Spans, err: &serde_yaml::Error) -> ConfigErr
 }
 
 /// What the checks after deserialization need: the file, its location index and the variables.
-struct Context<'a> {
+pub(super) struct Context<'a> {
     path: &'a Path,
-    spans: &'a Spans,
+    pub(super) spans: &'a Spans,
     env: &'a dyn Fn(&str) -> Option<String>,
 }
 
 impl Context<'_> {
     /// Where the value at `node` starts; falls back to its parents, then to 1:1.
-    fn value_at(&self, node: &str) -> Position {
+    pub(super) fn value_at(&self, node: &str) -> Position {
         let mut path = node;
         loop {
             if let Some(position) = self.spans.value(path) {
@@ -225,8 +231,13 @@ impl Context<'_> {
         }
     }
 
-    fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
+    pub(super) fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
         ConfigError::at(kind, self.path, self.value_at(node), message)
+    }
+
+    /// An error at `position`.
+    pub(super) fn at(&self, kind: ConfigErrorKind, at: Position, message: String) -> ConfigError {
+        ConfigError::at(kind, self.path, at, message)
     }
 
     fn place(&self, position: Position) -> String {
@@ -429,6 +440,7 @@ impl Context<'_> {
             bearer_token,
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
+            restart: raw.restart.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
         })
     }
@@ -452,13 +464,15 @@ impl Context<'_> {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp` and `policy` sections"
+    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
 )]
 struct RawConfig {
     #[serde(default)]
     mcp: Option<RawMcp>,
     #[serde(default)]
     policy: Option<RawPolicy>,
+    #[serde(default)]
+    notifications: Option<RawNotifications>,
 }
 
 #[derive(Default, Deserialize)]
@@ -500,6 +514,8 @@ struct RawServer {
     request_timeout: Option<DurationText>,
     #[serde(default)]
     annotation_trust: Option<AnnotationTrust>,
+    #[serde(default)]
+    restart: Option<RestartPolicy>,
     #[serde(default)]
     enabled: Option<bool>,
 }

@@ -2,6 +2,7 @@
 //! valid fixtures, `${VAR}` expansion, durations and config path resolution.
 
 use super::*;
+use crate::config::{RestartPolicy, RewakeRule};
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
@@ -41,7 +42,7 @@ fn error_fixtures_give_exact_located_messages() {
             ConfigErrorKind::Schema,
             "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
              `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
-             `request_timeout`, `annotation_trust`, `enabled`",
+             `request_timeout`, `annotation_trust`, `restart`, `enabled`",
         ),
         (
             "bad_name.yaml",
@@ -166,8 +167,21 @@ fn full_fixture_sets_every_key() {
             bearer_token: None,
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
+            restart: RestartPolicy::Never,
             enabled: false,
         }
+    );
+    assert_eq!(
+        config.notifications.rewake,
+        vec![RewakeRule {
+            server: "files".to_string(),
+            method: "notifications/message".to_string(),
+            matches: BTreeMap::from([
+                ("data.count".to_string(), serde_json::json!(3)),
+                ("level".to_string(), serde_json::json!("info")),
+            ]),
+            event: "files-changed".to_string(),
+        }]
     );
     assert_eq!(remote.name, "remote-2");
     assert_eq!(remote.transport, TransportKind::StreamableHttp);
@@ -178,6 +192,7 @@ fn full_fixture_sets_every_key() {
     );
     assert_eq!(remote.request_timeout, Duration::from_millis(500));
     assert_eq!(remote.annotation_trust, AnnotationTrust::Ignore);
+    assert_eq!(remote.restart, RestartPolicy::OnFailure);
     assert!(remote.enabled);
     assert_eq!(legacy.transport, TransportKind::Sse);
     assert_eq!(legacy.bearer_token.as_deref(), Some("t0k"));
@@ -226,7 +241,9 @@ fn server_defaults() {
     assert_eq!(server.request_timeout, DEFAULT_REQUEST_TIMEOUT);
     assert_eq!(server.request_timeout, Duration::from_secs(30));
     assert_eq!(server.annotation_trust, AnnotationTrust::Ignore);
+    assert_eq!(server.restart, RestartPolicy::OnFailure);
     assert!(server.enabled);
+    assert!(config.notifications.rewake.is_empty());
     assert_eq!(config.path, PathBuf::from("/etc/aimon/cfg.yaml"));
 }
 
@@ -336,7 +353,12 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown field `extra`, expected `mcp` or `policy`",
+            "1:1: unknown field `extra`, expected one of `mcp`, `policy`, `notifications`",
+        ),
+        (
+            "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",
+            "5:16: mcp.servers[0].restart: unknown variant `always`, expected `never` or \
+             `on_failure`",
         ),
     ];
     for (text, expected) in cases {

@@ -15,6 +15,7 @@ mod error;
 mod expand;
 mod load;
 pub mod redact;
+mod rewake;
 pub mod spans;
 mod write;
 
@@ -35,6 +36,8 @@ pub struct Config {
     pub path: PathBuf,
     pub mcp: McpConfig,
     pub policy: PolicyConfig,
+    /// The `notifications:` section (rewake rules).
+    pub notifications: NotificationsConfig,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -69,6 +72,8 @@ pub struct ServerConfig {
     /// Deadline of every request to this server, the handshake included. Default 30 s.
     pub request_timeout: Duration,
     pub annotation_trust: AnnotationTrust,
+    /// Whether the supervisor starts the server again after it went away by itself.
+    pub restart: RestartPolicy,
     pub enabled: bool,
 }
 
@@ -82,6 +87,7 @@ impl Config {
                 startup_budget: None,
             },
             policy,
+            notifications: NotificationsConfig::default(),
             source_digest: 0,
         }
     }
@@ -102,6 +108,7 @@ impl ServerConfig {
             bearer_token: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             annotation_trust: AnnotationTrust::Ignore,
+            restart: RestartPolicy::OnFailure,
             enabled: true,
         }
     }
@@ -139,6 +146,7 @@ impl std::fmt::Debug for ServerConfig {
             )
             .field("request_timeout", &self.request_timeout)
             .field("annotation_trust", &self.annotation_trust)
+            .field("restart", &self.restart)
             .field("enabled", &self.enabled)
             .finish()
     }
@@ -187,6 +195,50 @@ impl AnnotationTrust {
             AnnotationTrust::Trust => "trust",
         }
     }
+}
+
+/// What the supervisor does when a ready server goes away by itself (its process exits, its
+/// connection is lost). The default for every transport is `OnFailure`: a local process that
+/// crashed is started again, and a remote server is reconnected to once it answers again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestartPolicy {
+    /// Leave it down until the operator restarts it.
+    Never,
+    /// Start it again with exponential backoff, until it crashes too often in a row.
+    #[default]
+    OnFailure,
+}
+
+impl RestartPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::Never => "never",
+            RestartPolicy::OnFailure => "on_failure",
+        }
+    }
+}
+
+/// The `notifications:` section.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NotificationsConfig {
+    /// `notifications.rewake`: server notifications that become external events, in order.
+    pub rewake: Vec<RewakeRule>,
+}
+
+/// One `notifications.rewake` rule (seed §7.2): a notification from `server` with `method`
+/// whose params match every entry of `matches` becomes the external event `event`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewakeRule {
+    /// A configured server's name (checked at load).
+    pub server: String,
+    /// The JSON-RPC method, exactly (`notifications/message`).
+    pub method: String,
+    /// Dotted paths into the notification's `params` (`data.title`; a number indexes an
+    /// array) and the JSON value each must equal. Empty: every notification of that method.
+    pub matches: BTreeMap<String, serde_json::Value>,
+    /// The name of the external event it becomes.
+    pub event: String,
 }
 
 /// The `policy:` section.

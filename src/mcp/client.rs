@@ -24,6 +24,7 @@ use rmcp::ClientHandler;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::transport::ended::Ended;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
 
@@ -31,6 +32,8 @@ use super::transport::process::{ExitInfo, ServerProcess};
 const MAX_TOOL_PAGES: usize = 1_000;
 /// How long a clean exit may take after stdin closes before the group is signalled.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// After a lost connection, how long to wait for the process to be seen exiting.
+const EXIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// Why an MCP request failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -266,6 +269,9 @@ pub struct DefaultMcpClient {
     request_timeout: Duration,
     identity: ServerIdentity,
     stdout_issues: Arc<Mutex<StdoutIssues>>,
+    /// Cancelled once the connection is over: its input ended (the process exited, the stream
+    /// closed), it was closed, or a request found the server unreachable.
+    ended: CancellationToken,
 }
 
 impl DefaultMcpClient {
@@ -289,6 +295,8 @@ impl DefaultMcpClient {
             },
             Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
         };
+        let ended = CancellationToken::new();
+        let transport = Ended::new(transport, ended.clone());
         let serve = AimonClientHandler::new(options).serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
@@ -336,7 +344,14 @@ impl DefaultMcpClient {
             request_timeout,
             identity,
             stdout_issues,
+            ended,
         })
+    }
+
+    /// Completes once the connection is over, whoever ended it (see `is_connected`). Owns
+    /// what it waits on, so a watcher need not hold the client.
+    pub fn ended_owned(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.ended.clone().cancelled_owned()
     }
 
     pub fn identity(&self) -> &ServerIdentity {
@@ -374,18 +389,23 @@ impl DefaultMcpClient {
             return Err(self.disconnected());
         }
         let options = PeerRequestOptions::with_timeout(self.request_timeout);
-        let handle = self
-            .peer
-            .send_cancellable_request(request, options)
-            .await
-            .map_err(|e| self.map_err(e))?;
+        let handle = match self.peer.send_cancellable_request(request, options).await {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.failed(e).await),
+        };
         let Some(cancel) = cancel else {
-            return handle.await_response().await.map_err(|e| self.map_err(e));
+            return match handle.await_response().await {
+                Ok(result) => Ok(result),
+                Err(e) => Err(self.failed(e).await),
+            };
         };
         let peer = handle.peer.clone();
         let id = handle.id.clone();
         tokio::select! {
-            result = handle.await_response() => result.map_err(|e| self.map_err(e)),
+            result = handle.await_response() => match result {
+                Ok(result) => Ok(result),
+                Err(e) => Err(self.failed(e).await),
+            },
             () = cancel.cancelled() => {
                 let params = rmcp::model::CancelledNotificationParam::new(
                     Some(id),
@@ -397,9 +417,20 @@ impl DefaultMcpClient {
         }
     }
 
-    fn map_err(&self, err: ServiceError) -> McpError {
+    /// Our error for a failed request. A lost connection ends the client; a stdio server's
+    /// exit status is awaited for a moment (its stdout may close just before its exit is seen)
+    /// so that the message can say how the process ended.
+    async fn failed(&self, err: ServiceError) -> McpError {
+        if connection_lost(&err) {
+            self.ended.cancel();
+        }
         match McpError::from_service(&self.server, err) {
-            McpError::Disconnected { .. } => self.disconnected(),
+            McpError::Disconnected { .. } => {
+                if let Some(process) = &self.process {
+                    process.wait_exit(EXIT_SETTLE).await;
+                }
+                self.disconnected()
+            }
             other => other,
         }
     }
@@ -421,7 +452,7 @@ impl McpClient for DefaultMcpClient {
     }
 
     fn is_connected(&self) -> bool {
-        !self.peer.is_transport_closed() && self.exit_info().is_none()
+        !self.ended.is_cancelled() && !self.peer.is_transport_closed() && self.exit_info().is_none()
     }
 
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
@@ -499,6 +530,17 @@ fn result_kind(result: &ServerResult) -> String {
         .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
         .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
         .unwrap_or_else(|| "an unexpected result".into())
+}
+
+/// Whether a failed request means the connection is gone: it closed, or (Streamable HTTP, which
+/// holds no connection open to notice with) the server could not be reached at all. A slow or
+/// erring server is not gone: timeouts and error answers do not count.
+fn connection_lost(err: &ServiceError) -> bool {
+    match err {
+        ServiceError::TransportClosed => true,
+        ServiceError::TransportSend(e) => super::transport::http::server_gone(&*e.error),
+        _ => false,
+    }
 }
 
 /// Whether the handshake failed because the connection went away rather than on an answer.

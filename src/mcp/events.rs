@@ -4,12 +4,12 @@
 //! down (the MCP layer never imports the runtime).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
 use super::transport::process::ExitInfo;
-use crate::config::TransportKind;
+use crate::config::{RestartPolicy, TransportKind};
 
 /// A start phase, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -219,6 +219,31 @@ pub enum McpEvent {
     Stderr { server: String, line: String },
     /// A server was closed.
     ServerClosed { server: String },
+    /// A ready server went away by itself: its process exited (`exit` says how) or its
+    /// connection was lost. Its tools answer `disconnected` until it is back. `crashes` counts
+    /// the quick crashes in a row, this one included (0 when it had been up past the window);
+    /// `restart` says whether the supervisor will start it again.
+    ServerDown {
+        server: String,
+        exit: Option<ExitInfo>,
+        reason: String,
+        at: SystemTime,
+        uptime: Duration,
+        crashes: u32,
+        restart: RestartPolicy,
+    },
+    /// The supervisor will start the server again after `delay` (`attempt` counts the restarts
+    /// since it was last up for the quick window; `crashes` as in `ServerDown`). The start's
+    /// phases and report then arrive as the usual `PhaseStarted` and `ServerStarted`.
+    RestartScheduled {
+        server: String,
+        attempt: u32,
+        delay: Duration,
+        crashes: u32,
+    },
+    /// The supervisor stopped restarting the server after `crashes` quick crashes in a row; it
+    /// stays down until the operator restarts it, which resets the count.
+    GaveUp { server: String, crashes: u32 },
 }
 
 /// Where MCP events go. Must not block.

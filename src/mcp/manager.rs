@@ -18,10 +18,11 @@ use super::events::{
 };
 use super::notify::NotificationTap;
 use super::start::{start_server, StartOutcome};
+use super::supervisor::{Crashes, Supervisor};
 use super::tool::McpTool;
 use super::transport::stderr::StderrRing;
 use crate::config::ServerConfig;
-use crate::tool::ToolRegistry;
+use crate::tool::{Tool, ToolRegistry};
 
 /// Allowance for starting processes, added to the largest request timeout (DESIGN §3).
 pub const STARTUP_SPAWN_ALLOWANCE: Duration = Duration::from_secs(30);
@@ -52,15 +53,18 @@ pub struct StartSummary {
     pub servers: Vec<ServerReport>,
 }
 
-struct ReadyServer {
-    client: Arc<DefaultMcpClient>,
-    config: ServerConfig,
-    tools: Vec<rmcp::model::Tool>,
+pub(super) struct ReadyServer {
+    pub(super) client: Arc<DefaultMcpClient>,
+    pub(super) config: ServerConfig,
+    pub(super) tools: Vec<rmcp::model::Tool>,
 }
+
+/// The stderr marker of a restart by hand.
+const RESTART_MARKER: &str = "──── restarted ────";
 
 /// Owns every MCP connection of one runtime.
 pub struct McpClientManager {
-    ready: Mutex<BTreeMap<String, ReadyServer>>,
+    pub(super) ready: Mutex<BTreeMap<String, ReadyServer>>,
     reports: Mutex<Vec<ServerReport>>,
     /// stderr rings by server name; they survive restarts.
     stderr: Mutex<HashMap<String, Arc<StderrRing>>>,
@@ -68,6 +72,7 @@ pub struct McpClientManager {
     sink: EventSink,
     tap: NotificationTap,
     options: ClientOptions,
+    pub(super) supervisor: Supervisor,
 }
 
 impl McpClientManager {
@@ -85,7 +90,43 @@ impl McpClientManager {
             sink,
             tap,
             options,
+            supervisor: Supervisor::default(),
         }
+    }
+
+    /// Starts supervising: every ready server is watched from now on, and one that goes away by
+    /// itself is restarted as its `restart` policy says, its tools re-registered in `registry`.
+    /// The runtime calls this once its registry holds the first tools.
+    pub fn supervise(self: &Arc<Self>, registry: Arc<ToolRegistry>) {
+        self.supervisor.attach(Arc::downgrade(self), registry);
+        let ready: Vec<(ServerConfig, Arc<DefaultMcpClient>)> = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|s| (s.config.clone(), s.client.clone()))
+            .collect();
+        for (config, client) in ready {
+            self.supervisor.watch(&config, &client);
+        }
+    }
+
+    /// How often `server` crashed since it started or was last restarted by hand.
+    pub fn crashes(&self, server: &str) -> Crashes {
+        self.supervisor.crashes(server)
+    }
+
+    /// The process id of a ready stdio server.
+    pub fn pid(&self, server: &str) -> Option<i32> {
+        self.ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server)
+            .and_then(|s| s.client.process().map(|p| p.pid()))
+    }
+
+    pub(super) fn emit(&self, event: McpEvent) {
+        (self.sink)(event);
     }
 
     /// Starts every enabled server at once and waits until all have finished starting or the
@@ -280,15 +321,9 @@ impl McpClientManager {
 
     /// Registers one ready server's tools (see `register_all_tools`).
     fn register_server_tools(&self, name: &str, registry: &ToolRegistry) -> Vec<String> {
-        let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(server) = ready.get(name) else {
-            return Vec::new();
-        };
-        let client: Arc<dyn McpClient> = server.client.clone();
         let mut refused = Vec::new();
-        for tool in &server.tools {
-            let mcp_tool = McpTool::new(name, server.config.annotation_trust, tool, client.clone());
-            if let Err(dup) = registry.register(Arc::new(mcp_tool)) {
+        for tool in self.build_tools(name) {
+            if let Err(dup) = registry.register(tool) {
                 tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
                 refused.push(dup.0);
             }
@@ -296,14 +331,88 @@ impl McpClientManager {
         refused
     }
 
+    /// One ready server's tools, each resolved from its annotations and the server's trust.
+    pub(super) fn build_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
+        let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(server) = ready.get(name) else {
+            return Vec::new();
+        };
+        let client: Arc<dyn McpClient> = server.client.clone();
+        server
+            .tools
+            .iter()
+            .map(|tool| {
+                Arc::new(McpTool::new(
+                    name,
+                    server.config.annotation_trust,
+                    tool,
+                    client.clone(),
+                )) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+
+    /// Starts one server alone under its own deadline, after a marker line in its stderr ring
+    /// (which survives restarts) showing where the new process begins.
+    pub(super) async fn start_alone(&self, config: &ServerConfig, marker: &str) -> StartOutcome {
+        let line = self.stderr_ring(&config.name).push(marker);
+        (self.sink)(McpEvent::Stderr {
+            server: config.name.clone(),
+            line,
+        });
+        let phases = Arc::new(Mutex::new(PhaseTimes::default()));
+        let deadline = startup_deadline(std::slice::from_ref(config), None);
+        let start = start_server(
+            config,
+            &self.options,
+            self.stderr_ring(&config.name),
+            self.sink.clone(),
+            self.tap.clone(),
+            phases.clone(),
+            CancellationToken::new(),
+        );
+        match tokio::time::timeout(deadline, start).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let report = failed_report(
+                    config,
+                    *phases.lock().unwrap_or_else(|e| e.into_inner()),
+                    Failure {
+                        class: FailureClass::Deadline,
+                        phase: None,
+                        message: format!(
+                            "restart did not finish within {}",
+                            crate::text::fmt_duration(deadline)
+                        ),
+                        exit_status: None,
+                        http_status: None,
+                        stderr_tail: self.stderr_ring(&config.name).tail(20),
+                    },
+                );
+                (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
+                StartOutcome::Failed(Box::new(report))
+            }
+        }
+    }
+
+    pub(super) fn store_report(&self, report: ServerReport) {
+        let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
+        match reports.iter_mut().find(|r| r.name == report.name) {
+            Some(slot) => *slot = report,
+            None => reports.push(report),
+        }
+    }
+
     /// Restarts one server with `config` (which may differ from the one it started with, e.g.
-    /// a new trust): closes it if it runs, removes its tools from `registry`, starts it under
-    /// its own deadline and registers its tools again, resolved anew.
+    /// a new trust): stops supervising it (resetting its crash count), closes it if it runs,
+    /// removes its tools from `registry`, starts it under its own deadline and registers its
+    /// tools again, resolved anew; a ready server is supervised again.
     pub async fn restart_server(
         &self,
         config: &ServerConfig,
         registry: &ToolRegistry,
     ) -> ServerReport {
+        self.supervisor.stop(&config.name).await;
         let old = self
             .ready
             .lock()
@@ -318,55 +427,22 @@ impl McpClientManager {
             });
         }
         registry.remove_prefixed(&format!("mcp__{}__", config.name));
-        // The ring survives the restart; a marker shows where the new process begins.
-        let marker = self.stderr_ring(&config.name).push("──── restarted ────");
-        (self.sink)(McpEvent::Stderr {
-            server: config.name.clone(),
-            line: marker,
-        });
-        let phases = Arc::new(Mutex::new(PhaseTimes::default()));
-        let deadline = startup_deadline(std::slice::from_ref(config), None);
-        let cancel = CancellationToken::new();
-        let start = start_server(
-            config,
-            &self.options,
-            self.stderr_ring(&config.name),
-            self.sink.clone(),
-            self.tap.clone(),
-            phases.clone(),
-            cancel.clone(),
-        );
-        let report = if !config.enabled {
-            disabled_report(config)
+        let report = if config.enabled {
+            let outcome = self.start_alone(config, RESTART_MARKER).await;
+            self.accept(config, outcome).await
         } else {
-            match tokio::time::timeout(deadline, start).await {
-                Ok(outcome) => self.accept(config, outcome).await,
-                Err(_) => {
-                    let report = failed_report(
-                        config,
-                        *phases.lock().unwrap_or_else(|e| e.into_inner()),
-                        Failure {
-                            class: FailureClass::Deadline,
-                            phase: None,
-                            message: format!(
-                                "restart did not finish within {}",
-                                crate::text::fmt_duration(deadline)
-                            ),
-                            exit_status: None,
-                            http_status: None,
-                            stderr_tail: self.stderr_ring(&config.name).tail(20),
-                        },
-                    );
-                    (self.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
-                    report
-                }
-            }
+            disabled_report(config)
         };
         self.register_server_tools(&config.name, registry);
-        let mut reports = self.reports.lock().unwrap_or_else(|e| e.into_inner());
-        match reports.iter_mut().find(|r| r.name == config.name) {
-            Some(slot) => *slot = report.clone(),
-            None => reports.push(report.clone()),
+        self.store_report(report.clone());
+        let ready = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&config.name)
+            .map(|s| s.client.clone());
+        if let Some(client) = ready {
+            self.supervisor.watch(config, &client);
         }
         report
     }
@@ -408,9 +484,10 @@ impl McpClientManager {
             .map(|s| s.client.clone() as Arc<dyn McpClient>)
     }
 
-    /// Closes every server, all at once; one failing close does not stop the others. Returns
-    /// the failures, by server.
+    /// Stops the supervisor (so nothing restarts behind it), then closes every server, all at
+    /// once; one failing close does not stop the others. Returns the failures, by server.
     pub async fn close_all(&self) -> Vec<(String, McpError)> {
+        self.supervisor.shutdown().await;
         let servers: Vec<(String, Arc<DefaultMcpClient>)> = {
             let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::take(&mut *ready)

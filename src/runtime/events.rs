@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 use crate::approval::ApprovalRequest;
 use crate::mcp::events::McpEvent;
 use crate::mcp::notify::{McpNotification, McpNotificationListener};
+use crate::mcp::rewake::ExternalEvent;
 use crate::tool::ToolResult;
 
 use super::executor::CallStatus;
@@ -36,6 +37,9 @@ pub enum RuntimeEvent {
     },
     /// A call waits for the operator: answer it through the request's `respond`.
     ApprovalRequested(ApprovalRequest),
+    /// A server notification matched a `notifications.rewake` rule: the external event it
+    /// makes, for the driver (it follows that notification's own `Notification` event).
+    Rewake(ExternalEvent),
 }
 
 /// The receiving end of a runtime's events.

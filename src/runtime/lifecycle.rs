@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::{EventBus, EventStream};
 use super::executor::{CallOutcome, Executor};
+use super::rewake::{Rewaker, RuntimeListener};
 use crate::approval::ApprovalGate;
 use crate::config::{AnnotationTrust, Config, ServerConfig};
 use crate::mcp::events::ServerReport;
@@ -69,9 +70,13 @@ impl AgentRuntimeFactory {
     ) -> Result<AgentRuntime, RuntimeError> {
         let bus = events.0;
         // 1. The factory creates the manager ...
+        let listener = RuntimeListener {
+            bus: bus.clone(),
+            rewaker: Rewaker::new(&config.notifications.rewake, bus.clone()),
+        };
         let manager = Arc::new(McpClientManager::new(
             bus.mcp_sink(),
-            NotificationTap::new(Arc::new(bus.clone())),
+            NotificationTap::new(Arc::new(listener)),
         ));
         // 2. ... hands it to the tool registration ...
         let summary = manager
@@ -79,6 +84,8 @@ impl AgentRuntimeFactory {
             .await;
         let registry = Arc::new(ToolRegistry::new());
         manager.register_all_tools(&registry);
+        // From here on a server that goes away is restarted and its tools re-registered.
+        manager.supervise(registry.clone());
         // 3. ... and to the runtime. If building it fails, nobody owns the manager yet: close it.
         match build(manager.clone(), registry, config, options, bus, summary) {
             Ok(runtime) => Ok(runtime),
@@ -165,7 +172,8 @@ impl AgentRuntime {
     }
 
     /// Restarts one server with `config` (e.g. re-read from the file, with a new trust); its
-    /// tools are listed and resolved again. Remembered approvals of tools whose traits,
+    /// tools are listed and resolved again. This is the restart by hand: it also brings back a
+    /// server the supervisor gave up on, and resets its crash count. Remembered approvals of tools whose traits,
     /// schema or description changed no longer apply (the ledger compares fingerprints).
     pub async fn restart_server(&self, config: &ServerConfig) -> ServerReport {
         self.manager
@@ -203,7 +211,8 @@ impl AgentRuntime {
         }
     }
 
-    /// Closes, in this order: (1) the MCP manager, every server and its process group;
+    /// Closes, in this order: (1) the MCP manager: its supervisor first (nothing restarts
+    /// behind the close), then every server and its process group;
     /// (2) every call still running (local tool processes are killed); (3) the event stream.
     /// A failing step is logged and the rest still run.
     pub async fn close(&self) -> Vec<CloseStep> {

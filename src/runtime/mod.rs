@@ -7,6 +7,7 @@
 mod events;
 mod executor;
 mod lifecycle;
+mod rewake;
 
 pub use events::{EventStream, RuntimeEvent};
 pub use executor::{CallOutcome, CallStatus};

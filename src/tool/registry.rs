@@ -2,6 +2,7 @@
 //!
 //! Separate from the trait so that registration rules (unique names, snapshotting) live in one place.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
@@ -45,6 +46,25 @@ impl ToolRegistry {
         before - guard.len()
     }
 
+    /// Replaces every tool whose name starts with `prefix` by `tools`, in one step: a reader
+    /// sees the old set or the new one, never neither (a server that came back). A new tool whose
+    /// name is held by a tool outside the prefix is refused; the refused names are returned.
+    pub fn replace_prefixed(&self, prefix: &str, tools: Vec<Arc<dyn Tool>>) -> Vec<DuplicateTool> {
+        let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        let map = Arc::make_mut(&mut guard);
+        map.retain(|name, _| !name.starts_with(prefix));
+        let mut refused = Vec::new();
+        for tool in tools {
+            match map.entry(tool.descriptor().name.clone()) {
+                Entry::Occupied(taken) => refused.push(DuplicateTool(taken.key().clone())),
+                Entry::Vacant(free) => {
+                    free.insert(tool);
+                }
+            }
+        }
+        refused
+    }
+
     /// The current set of tools, sorted by name.
     pub fn snapshot(&self) -> ToolSnapshot {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()
@@ -60,5 +80,63 @@ impl ToolRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::{
+        DestructiveBehavior, SideEffectLevel, ToolContext, ToolDescriptor, ToolInput, ToolResult,
+    };
+
+    struct Named(ToolDescriptor);
+
+    #[async_trait::async_trait]
+    impl Tool for Named {
+        fn descriptor(&self) -> &ToolDescriptor {
+            &self.0
+        }
+        async fn execute(&self, _input: ToolInput, _ctx: ToolContext) -> ToolResult {
+            ToolResult::ok(self.0.description.clone())
+        }
+    }
+
+    fn tool(name: &str, version: &str) -> Arc<dyn Tool> {
+        Arc::new(Named(ToolDescriptor {
+            name: name.into(),
+            description: version.into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            side_effect: SideEffectLevel::ReadOnly,
+            destructive: DestructiveBehavior::NonDestructive,
+            provenance: String::new(),
+            origin: None,
+        }))
+    }
+
+    #[test]
+    fn replace_prefixed_swaps_one_servers_tools_and_keeps_the_rest() {
+        let registry = ToolRegistry::new();
+        for t in [
+            tool("mcp__a__x", "old"),
+            tool("mcp__a__y", "old"),
+            tool("read", "local"),
+        ] {
+            assert!(registry.register(t).is_ok());
+        }
+        let refused = registry.replace_prefixed(
+            "mcp__a__",
+            vec![
+                tool("mcp__a__x", "new"),
+                tool("mcp__a__z", "new"),
+                tool("read", "clash"),
+            ],
+        );
+        assert_eq!(refused, vec![DuplicateTool("read".into())]);
+        let names: Vec<String> = registry.snapshot().keys().cloned().collect();
+        assert_eq!(names, ["mcp__a__x", "mcp__a__z", "read"]);
+        let description = |n: &str| registry.get(n).map(|t| t.descriptor().description.clone());
+        assert_eq!(description("mcp__a__x").as_deref(), Some("new"));
+        assert_eq!(description("read").as_deref(), Some("local"));
     }
 }

@@ -266,7 +266,15 @@ impl App {
                 }
             }
             RuntimeEvent::Mcp(McpEvent::ServerClosed { .. }) => {}
+            // shown by the console later
+            RuntimeEvent::Mcp(
+                McpEvent::ServerDown { .. }
+                | McpEvent::RestartScheduled { .. }
+                | McpEvent::GaveUp { .. },
+            ) => {}
             RuntimeEvent::Notification(_) => {}
+            // shown by the console later
+            RuntimeEvent::Rewake(_) => {}
             RuntimeEvent::CallStarted {
                 id,
                 tool,

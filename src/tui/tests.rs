@@ -50,6 +50,7 @@ fn config() -> Config {
             startup_budget: None,
         },
         policy: PolicyConfig::default(),
+        notifications: Default::default(),
         source_digest: 1,
     }
 }

@@ -234,6 +234,32 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
     None
 }
 
+/// Whether a failed HTTP exchange means the server is gone: it could not be reached (refused,
+/// reset, unreachable, DNS), or it dropped the connection without answering (a kept-alive
+/// connection to a server that died). Timeouts and error statuses do not count: that server
+/// is slow or erring, not gone.
+pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
+    let unreachable = classify(err, "").is_some_and(|f| match f.class {
+        FailureClass::ConnectRefused | FailureClass::DnsError => true,
+        FailureClass::CommandNotFound
+        | FailureClass::SpawnFailed
+        | FailureClass::Exited
+        | FailureClass::HandshakeTimeout
+        | FailureClass::ListTimeout
+        | FailureClass::Deadline
+        | FailureClass::ProtocolError
+        | FailureClass::DuplicateName
+        | FailureClass::TlsError
+        | FailureClass::HttpStatus
+        | FailureClass::Timeout => false,
+    });
+    let dropped = chain(err).iter().any(|e| {
+        e.downcast_ref::<hyper::Error>()
+            .is_some_and(|h| h.is_incomplete_message() || h.is_closed())
+    });
+    unreachable || dropped
+}
+
 /// The links of an error's cause chain, outermost first. rmcp's `StreamableHttpError::Client`
 /// does not report its reqwest error as a source, nor `io::Error` the error it wraps, so the
 /// walk steps into both by hand.
@@ -458,5 +484,58 @@ mod tests {
         );
         let other = std::io::Error::other("odd");
         assert_eq!(classify(&other, "h:1"), None);
+    }
+
+    /// A POST to `url` with a plain reqwest client: the error, if it failed.
+    async fn post(url: &str) -> Option<reqwest::Error> {
+        install_tls_provider();
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_millis(500))
+            .build()
+            .ok()?;
+        match client.post(url).body("{}").send().await {
+            Ok(response) => response.error_for_status().err(),
+            Err(e) => Some(e),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_is_gone_when_unreachable_or_hanging_up_not_when_slow_or_erring() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        // Per connection: 1 hangs up without answering, 2 answers 500, 3 never answers.
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Ok((mut socket, _)) = listener.accept().await {
+                n += 1;
+                let mut buf = [0_u8; 1024];
+                let _ = socket.read(&mut buf).await;
+                match n {
+                    1 => drop(socket),
+                    2 => {
+                        let reply =
+                            "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n";
+                        let _ = socket.write_all(reply.as_bytes()).await;
+                        tokio::time::sleep(Duration::from_secs(5)).await;
+                    }
+                    _ => tokio::time::sleep(Duration::from_secs(5)).await,
+                }
+            }
+        });
+        let url = format!("http://{addr}/mcp");
+        let hung_up = post(&url).await.expect("a hang-up fails");
+        assert!(server_gone(&hung_up), "{hung_up:?}");
+        let erring = post(&url).await.expect("a 500 fails");
+        assert!(!server_gone(&erring), "{erring:?}");
+        let slow = post(&url).await.expect("a timeout fails");
+        assert!(!server_gone(&slow), "{slow:?}");
+        let free = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        let refused = post(&format!("http://{free}/mcp")).await.expect("refused");
+        assert!(server_gone(&refused), "{refused:?}");
     }
 }
