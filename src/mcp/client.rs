@@ -5,32 +5,54 @@
 //! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
 //! one does not grow (DESIGN §3).
 
+// Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
+#![allow(deprecated)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ElicitationSchema, ErrorData, FormElicitationCapability, Implementation, JsonObject,
-    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    ClientRequest, CreateMessageRequestParams, CreateMessageResult, CustomRequest, CustomResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability, ElicitationSchema,
+    ErrorCode, ErrorData, FormElicitationCapability, Implementation, JsonObject, ListRootsResult,
+    ListToolsRequest, LoggingLevel, PaginatedRequestParams, ProtocolVersion, Root,
+    RootsCapabilities, SamplingCapability, ServerResult, SetLevelRequest, SetLevelRequestParams,
 };
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestContext, RoleClient,
-    RunningService, ServiceError,
+    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestContext, RequestHandle,
+    RoleClient, RunningService, ServiceError,
 };
 use rmcp::transport::Transport;
 use rmcp::ClientHandler;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::events::{McpEvent, RequestOutcome};
+use super::notify::LogLevel;
+use super::session::SessionLinks;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
+use crate::tool::ProgressSink;
 
 /// Most pages of `tools/list` followed before giving up (a server looping on cursors).
 const MAX_TOOL_PAGES: usize = 1_000;
 /// How long a clean exit may take after stdin closes before the group is signalled.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// Progress keeps a request alive past its idle deadline (`request_timeout`), but never past
+/// this many times `request_timeout` in all.
+pub const TOTAL_TIMEOUT_FACTOR: u32 = 10;
+/// How long sending `notifications/cancelled` may hold up a call that already ended.
+const CANCEL_SEND_LIMIT: Duration = Duration::from_millis(200);
+/// After the connection dropped mid-request, how long to wait to learn the exit status.
+const EXIT_SETTLE: Duration = Duration::from_millis(300);
+/// Why `sampling/createMessage` is declined, as the server and the operator are told.
+pub const SAMPLING_DECLINED: &str =
+    "sampling declined: aimon-console does not run sampling requests yet (no sampling UI)";
+/// Why `elicitation/create` is declined under [`ElicitationPolicy::Decline`].
+pub const ELICITATION_DECLINED: &str =
+    "elicitation declined: aimon-console has no elicitation UI yet";
 
 /// Why an MCP request failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -39,6 +61,8 @@ pub enum McpError {
     Disconnected { server: String },
     #[error("no answer within {}", crate::text::fmt_duration(*.0))]
     Timeout(Duration),
+    #[error("no answer within the total cap of {} (progress kept the request alive until then)", crate::text::fmt_duration(*.0))]
+    TotalTimeout(Duration),
     #[error("cancelled")]
     Cancelled,
     #[error("server error {code}: {message}")]
@@ -90,12 +114,15 @@ pub trait McpClient: Send + Sync {
     fn is_connected(&self) -> bool;
     /// Every tool, following `nextCursor` over all pages; each page under the request deadline.
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError>;
-    /// One `tools/call` under the request deadline; `cancel` sends `notifications/cancelled`.
+    /// One `tools/call` under the request deadline, which each progress update pushes back
+    /// (up to a total cap); progress goes to `progress`. Cancelling `cancel` sends
+    /// `notifications/cancelled` and ends the call at once, whatever the server does.
     async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,
         cancel: CancellationToken,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, McpError>;
     /// Closes the connection and ends the server (its whole process group for stdio).
     async fn close(&self) -> Result<(), McpError>;
@@ -127,13 +154,18 @@ pub enum Lifecycle {
 pub struct ClientOptions {
     pub lifecycle: Lifecycle,
     pub elicitation: ElicitationPolicy,
+    /// The `roots/list` answer: `file://` URIs (config `mcp.roots`).
+    pub roots: Vec<String>,
 }
 
-/// Our side of the MCP session: identity, the elicitation capability and its answers.
+/// Our side of the MCP session: identity, capabilities (roots, sampling, elicitation) and the
+/// answers to what a server asks; every such request is reported on the session's sink.
 #[derive(Debug, Clone)]
 pub struct AimonClientHandler {
     elicitation: ElicitationPolicy,
     protocol_version: ProtocolVersion,
+    roots: Vec<String>,
+    links: Option<SessionLinks>,
 }
 
 impl Default for AimonClientHandler {
@@ -143,6 +175,25 @@ impl Default for AimonClientHandler {
 }
 
 impl AimonClientHandler {
+    /// A handler that reports server requests on `links`' sink.
+    pub fn with_links(options: &ClientOptions, links: SessionLinks) -> Self {
+        AimonClientHandler {
+            links: Some(links),
+            ..AimonClientHandler::new(options)
+        }
+    }
+
+    fn report(&self, method: &str, outcome: RequestOutcome, detail: String) {
+        if let Some(links) = &self.links {
+            (links.sink)(McpEvent::ServerRequest {
+                server: links.server.clone(),
+                method: method.to_string(),
+                outcome,
+                detail,
+            });
+        }
+    }
+
     pub fn new(options: &ClientOptions) -> Self {
         let protocol_version = match &options.lifecycle {
             Lifecycle::Auto => ProtocolVersion::LATEST_WITH_INITIALIZE,
@@ -154,6 +205,8 @@ impl AimonClientHandler {
         AimonClientHandler {
             elicitation: options.elicitation,
             protocol_version,
+            roots: options.roots.clone(),
+            links: None,
         }
     }
 }
@@ -163,6 +216,10 @@ impl ClientHandler for AimonClientHandler {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation =
             Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        capabilities.roots = Some(RootsCapabilities::default());
+        // Declared so servers can ask (and the operator sees that they did); declined until
+        // the console has a sampling UI.
+        capabilities.sampling = Some(SamplingCapability::default());
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
@@ -171,23 +228,86 @@ impl ClientHandler for AimonClientHandler {
         config
     }
 
+    async fn ping(&self, _context: RequestContext<RoleClient>) -> Result<(), ErrorData> {
+        self.report("ping", RequestOutcome::Answered, "pong".into());
+        Ok(())
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let detail = match self.roots.len() {
+            0 => "no roots".to_string(),
+            n => format!(
+                "{n} root{}: {}",
+                if n == 1 { "" } else { "s" },
+                self.roots.join(", ")
+            ),
+        };
+        self.report("roots/list", RequestOutcome::Answered, detail);
+        Ok(ListRootsResult::new(
+            self.roots.iter().map(Root::new).collect(),
+        ))
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.report(
+            "sampling/createMessage",
+            RequestOutcome::Declined,
+            SAMPLING_DECLINED.into(),
+        );
+        // -1: what the reference SDKs answer when the user rejects a sampling request.
+        Err(ErrorData::new(ErrorCode(-1), SAMPLING_DECLINED, None))
+    }
+
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        match (self.elicitation, request) {
+        let (result, outcome, detail) = match (self.elicitation, request) {
             (
                 ElicitationPolicy::AcceptDefaults,
                 ElicitRequestParams::FormElicitationParams {
                     requested_schema, ..
                 },
-            ) => Ok(ElicitResult::new(ElicitationAction::Accept)
-                .with_content(schema_defaults(&requested_schema))),
-            (ElicitationPolicy::AcceptDefaults | ElicitationPolicy::Decline, _) => {
-                Ok(ElicitResult::new(ElicitationAction::Decline))
-            }
-        }
+            ) => (
+                ElicitResult::new(ElicitationAction::Accept)
+                    .with_content(schema_defaults(&requested_schema)),
+                RequestOutcome::Answered,
+                "accepted with the schema's defaults".to_string(),
+            ),
+            (ElicitationPolicy::AcceptDefaults | ElicitationPolicy::Decline, _) => (
+                ElicitResult::new(ElicitationAction::Decline),
+                RequestOutcome::Declined,
+                ELICITATION_DECLINED.to_string(),
+            ),
+        };
+        self.report("elicitation/create", outcome, detail);
+        Ok(result)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = crate::text::sanitize_line(&request.method, 100);
+        self.report(
+            &method,
+            RequestOutcome::Declined,
+            "unknown method: answered method-not-found".into(),
+        );
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("aimon-console does not handle {method}"),
+            None,
+        ))
     }
 }
 
@@ -266,13 +386,15 @@ pub struct DefaultMcpClient {
     request_timeout: Duration,
     identity: ServerIdentity,
     stdout_issues: Arc<Mutex<StdoutIssues>>,
+    links: SessionLinks,
 }
 
 impl DefaultMcpClient {
     /// Runs the handshake over `transport` under `timeout`: `server/discover` first (the
-    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it.
+    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it. `links`
+    /// must be the session whose tap `transport` delivers to.
     pub async fn handshake<T>(
-        server: &str,
+        links: SessionLinks,
         transport: T,
         process: Option<ServerProcess>,
         request_timeout: Duration,
@@ -289,7 +411,8 @@ impl DefaultMcpClient {
             },
             Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
         };
-        let serve = AimonClientHandler::new(options).serve_with_lifecycle(transport, lifecycle);
+        let serve = AimonClientHandler::with_links(options, links.clone())
+            .serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
             Ok(Err(err)) => {
@@ -329,13 +452,14 @@ impl DefaultMcpClient {
             },
         };
         Ok(DefaultMcpClient {
-            server: server.to_string(),
+            server: links.server.clone(),
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             process,
             request_timeout,
             identity,
             stdout_issues,
+            links,
         })
     }
 
@@ -365,35 +489,111 @@ impl DefaultMcpClient {
             .warnings()
     }
 
+    /// This session's live state (progress routes, the tools-stale flag).
+    pub fn links(&self) -> &SessionLinks {
+        &self.links
+    }
+
+    /// Asks the server to send log messages at `level` and above (`logging/setLevel`).
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpError> {
+        let level = match level {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        };
+        let request =
+            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        self.request(request, None, ProgressSink::none())
+            .await
+            .map(|_| ())
+    }
+
+    /// One request. Its deadline is `request_timeout` of silence: every progress update for
+    /// its token (routed by the session tap, in wire order) pushes it back, up to
+    /// `TOTAL_TIMEOUT_FACTOR` × `request_timeout` in all. Cancelling `cancel`, or a deadline,
+    /// sends `notifications/cancelled` and ends the request at once, whether or not the
+    /// server ever answers.
     async fn request(
         &self,
         request: ClientRequest,
         cancel: Option<&CancellationToken>,
+        progress: ProgressSink,
     ) -> Result<ServerResult, McpError> {
         if !self.is_connected() {
             return Err(self.disconnected());
         }
-        let options = PeerRequestOptions::with_timeout(self.request_timeout);
+        // No rmcp timeout: the deadlines are kept below, against our own progress routes.
         let handle = self
             .peer
-            .send_cancellable_request(request, options)
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| self.map_err(e))?;
-        let Some(cancel) = cancel else {
-            return handle.await_response().await.map_err(|e| self.map_err(e));
-        };
-        let peer = handle.peer.clone();
-        let id = handle.id.clone();
-        tokio::select! {
-            result = handle.await_response() => result.map_err(|e| self.map_err(e)),
-            () = cancel.cancelled() => {
-                let params = rmcp::model::CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the operator".into()),
-                );
-                let _ = peer.notify_cancelled(params).await;
-                Err(McpError::Cancelled)
+        let RequestHandle {
+            rx,
+            id,
+            progress_token,
+            ..
+        } = handle;
+        let token = serde_json::to_value(&progress_token).unwrap_or_default();
+        let route = self.links.routes.register(&token, progress);
+        let idle = self.request_timeout;
+        let cap = idle.saturating_mul(TOTAL_TIMEOUT_FACTOR);
+        let started = tokio::time::Instant::now();
+        let total_at = started + cap;
+        let deadline = tokio::time::sleep_until((started + idle).min(total_at));
+        tokio::pin!(rx, deadline);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => break match answer {
+                    Ok(result) => result.map_err(|e| self.map_err(e)),
+                    // The service ended without answering: the connection is gone.
+                    Err(_) => Err(self.disconnected()),
+                },
+                () = cancel_or_never(cancel) => {
+                    self.send_cancelled(id, "cancelled by the operator").await;
+                    break Err(McpError::Cancelled);
+                }
+                () = route.progressed() => {
+                    let next = tokio::time::Instant::now() + idle;
+                    deadline.as_mut().reset(next.min(total_at));
+                }
+                () = &mut deadline => {
+                    let (reason, err) = if tokio::time::Instant::now() >= total_at {
+                        ("maximum total time exceeded", McpError::TotalTimeout(cap))
+                    } else {
+                        ("request timeout", McpError::Timeout(idle))
+                    };
+                    self.send_cancelled(id, reason).await;
+                    break Err(err);
+                }
             }
+        };
+        drop(route);
+        match outcome {
+            // The connection dropped mid-request: say how the process ended, if it did.
+            Err(McpError::Disconnected { .. }) => {
+                if let Some(process) = &self.process {
+                    process.wait_exit(EXIT_SETTLE).await;
+                }
+                Err(self.disconnected())
+            }
+            other => other,
+        }
+    }
+
+    /// Tells the server to stop working on request `id`; never holds the caller up for long
+    /// (a server that stopped reading its stdin must not keep a cancelled call alive).
+    async fn send_cancelled(&self, id: rmcp::model::RequestId, reason: &str) {
+        let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.into()));
+        let send = self.peer.notify_cancelled(params);
+        if tokio::time::timeout(CANCEL_SEND_LIMIT, send).await.is_err() {
+            tracing::debug!(server = %self.server, "notifications/cancelled not sent in time");
         }
     }
 
@@ -425,6 +625,8 @@ impl McpClient for DefaultMcpClient {
     }
 
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        // A `tools/list_changed` from now on means this listing may be out of date already.
+        self.links.take_tools_stale();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
@@ -437,7 +639,11 @@ impl McpClient for DefaultMcpClient {
                 }
             };
             match self
-                .request(ClientRequest::ListToolsRequest(request), None)
+                .request(
+                    ClientRequest::ListToolsRequest(request),
+                    None,
+                    ProgressSink::none(),
+                )
                 .await?
             {
                 ServerResult::ListToolsResult(page) => {
@@ -464,11 +670,12 @@ impl McpClient for DefaultMcpClient {
         tool: &str,
         arguments: JsonObject,
         cancel: CancellationToken,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, Some(&cancel)).await? {
+        match self.request(request, Some(&cancel), progress).await? {
             ServerResult::CallToolResult(result) => Ok(result),
             other => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
@@ -490,6 +697,14 @@ impl McpClient for DefaultMcpClient {
             process.shutdown(CLOSE_GRACE).await;
         }
         outcome
+    }
+}
+
+/// Resolves when `cancel` is cancelled; never without one.
+async fn cancel_or_never(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(cancel) => cancel.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -219,6 +219,34 @@ pub enum McpEvent {
     Stderr { server: String, line: String },
     /// A server was closed.
     ServerClosed { server: String },
+    /// A server sent the console a request (`roots/list`, `ping`, `sampling/createMessage`,
+    /// `elicitation/create`, …) and this is how it was answered.
+    ServerRequest {
+        server: String,
+        method: String,
+        outcome: RequestOutcome,
+        /// What was answered, or why it was declined, in words.
+        detail: String,
+    },
+}
+
+/// How the console answered a request from a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestOutcome {
+    /// Answered with a result.
+    Answered,
+    /// Refused (a decline result or an error answer), with the reason in `detail`.
+    Declined,
+}
+
+impl RequestOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestOutcome::Answered => "answered",
+            RequestOutcome::Declined => "declined",
+        }
+    }
 }
 
 /// Where MCP events go. Must not block.

@@ -5,6 +5,7 @@ pub mod client;
 pub mod events;
 pub mod manager;
 pub mod notify;
+pub mod session;
 mod start;
 mod start_remote;
 pub mod tool;

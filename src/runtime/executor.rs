@@ -9,9 +9,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{EventBus, RuntimeEvent};
+use super::bus::EventBus;
+use super::events::RuntimeEvent;
 use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
-use crate::tool::{schema, ToolContext, ToolInput, ToolRegistry, ToolResult};
+use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -165,6 +166,18 @@ impl Executor {
                             ToolResult::error(format!("denied by the operator: {tool_name}")),
                         );
                     }
+                    ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
+                        if !self.still_registered(tool_name, &tool) =>
+                    {
+                        // A turn boundary swapped the tool while the operator was deciding:
+                        // what was approved is not what would run.
+                        return (
+                            CallStatus::Error,
+                            ToolResult::error(format!(
+                                "{tool_name} changed while awaiting approval (its server's tool list was refreshed); call it again to approve the new version"
+                            )),
+                        );
+                    }
                     ApprovalDecision::AllowOnce => {}
                     ApprovalDecision::AllowForSession => {
                         if let Err(e) = self
@@ -181,8 +194,17 @@ impl Executor {
             id,
             status: CallStatus::Running,
         });
+        let bus = self.bus.clone();
         let ctx = ToolContext {
             cancel: cancel.clone(),
+            progress: ProgressSink::new(move |update| {
+                bus.send(RuntimeEvent::CallProgress {
+                    id,
+                    progress: update.progress,
+                    total: update.total,
+                    message: update.message,
+                })
+            }),
         };
         let result = tool.execute(input, ctx).await;
         let status = if cancel.is_cancelled() {
@@ -193,5 +215,12 @@ impl Executor {
             CallStatus::Ok
         };
         (status, result)
+    }
+
+    /// Whether `tool` is still the one registered under `name`.
+    fn still_registered(&self, name: &str, tool: &Arc<dyn crate::tool::Tool>) -> bool {
+        self.registry
+            .get(name)
+            .is_some_and(|now| Arc::ptr_eq(&now, tool))
     }
 }

@@ -45,6 +45,25 @@ impl ToolRegistry {
         before - guard.len()
     }
 
+    /// Replaces every tool whose name starts with `prefix` by `tools`, in one step (a reader
+    /// sees either the old set or the new one). A new tool whose name is held by a tool outside
+    /// the prefix is refused and returned; the holder keeps it.
+    pub fn replace_prefixed(&self, prefix: &str, tools: Vec<Arc<dyn Tool>>) -> Vec<DuplicateTool> {
+        let mut guard = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        let map = Arc::make_mut(&mut guard);
+        map.retain(|name, _| !name.starts_with(prefix));
+        let mut refused = Vec::new();
+        for tool in tools {
+            let name = tool.descriptor().name.clone();
+            if map.contains_key(&name) {
+                refused.push(DuplicateTool(name));
+            } else {
+                map.insert(name, tool);
+            }
+        }
+        refused
+    }
+
     /// The current set of tools, sorted by name.
     pub fn snapshot(&self) -> ToolSnapshot {
         self.tools.read().unwrap_or_else(|e| e.into_inner()).clone()

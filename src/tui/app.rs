@@ -267,6 +267,16 @@ impl App {
             }
             RuntimeEvent::Mcp(McpEvent::ServerClosed { .. }) => {}
             RuntimeEvent::Notification(_) => {}
+            // Shown by the console later (the runtime maps `McpEvent::ServerRequest` to
+            // `RuntimeEvent::ServerRequest`, so this one never arrives here).
+            RuntimeEvent::Mcp(McpEvent::ServerRequest { .. }) => {}
+            RuntimeEvent::ServerLog { .. }
+            | RuntimeEvent::CallProgress { .. }
+            | RuntimeEvent::ListChanged { .. }
+            | RuntimeEvent::ResourceUpdated { .. }
+            | RuntimeEvent::ToolsChanged(_)
+            | RuntimeEvent::ServerRequest { .. }
+            | RuntimeEvent::EventsDropped { .. } => {}
             RuntimeEvent::CallStarted {
                 id,
                 tool,
