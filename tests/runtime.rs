@@ -212,7 +212,7 @@ async fn phases_are_published_as_events_while_servers_start() {
                 McpEvent::PhaseStarted { phase, .. } => phases.push(phase.as_str()),
                 McpEvent::Stderr { line, .. } => stderr.push(line),
                 McpEvent::ServerStarted(_) => started += 1,
-                McpEvent::ServerClosed { .. } => {}
+                McpEvent::ServerClosed { .. } | McpEvent::ServerRequest { .. } => {}
             }
         }
     }

@@ -24,6 +24,17 @@ pub enum ChangeKind {
     Annotations,
 }
 
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Traits => "traits",
+            ChangeKind::Schema => "schema",
+            ChangeKind::Description => "description",
+            ChangeKind::Annotations => "annotations",
+        }
+    }
+}
+
 /// One tool listed before and after with differences.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolChange {
