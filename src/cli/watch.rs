@@ -18,6 +18,9 @@ use crate::config::Config;
 use crate::mcp::notify::ListKind;
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeEvent, RuntimeOptions};
 
+/// How long a stop waits for a start-up still finishing before abandoning it.
+const FINISH_START: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct WatchArgs {
     /// One JSON object a line (README "JSON shapes").
@@ -76,6 +79,13 @@ pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
             }
         }
     };
+    if runtime.is_none() && !started {
+        // Stopped while the last steps of start-up (registration) may still be running: give
+        // them a moment so the servers are closed in order, not abandoned.
+        if let Ok(Ok(Ok(rt))) = tokio::time::timeout(FINISH_START, &mut creating).await {
+            runtime = Some(Arc::new(rt));
+        }
+    }
     match runtime {
         Some(rt) => {
             rt.close().await;
