@@ -303,6 +303,23 @@ fn destructive(yes: bool) -> &'static str {
     }
 }
 
+/// Writes one event as a line (JSON or human) and flushes, so a reader sees it at once. An
+/// error means stdout is gone (a closed pipe).
+pub fn write_event(
+    out: &mut impl std::io::Write,
+    event: &RuntimeEvent,
+    json: bool,
+) -> std::io::Result<()> {
+    let line = if json {
+        event_json(event).to_string()
+    } else {
+        event_line(event)
+    };
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,21 +360,4 @@ mod tests {
             "(7 events dropped: the reader fell behind)"
         );
     }
-}
-
-/// Writes one event as a line (JSON or human) and flushes, so a reader sees it at once. An
-/// error means stdout is gone (a closed pipe).
-pub fn write_event(
-    out: &mut impl std::io::Write,
-    event: &RuntimeEvent,
-    json: bool,
-) -> std::io::Result<()> {
-    let line = if json {
-        event_json(event).to_string()
-    } else {
-        event_line(event)
-    };
-    out.write_all(line.as_bytes())?;
-    out.write_all(b"\n")?;
-    out.flush()
 }

@@ -3,6 +3,7 @@
 pub mod annotations;
 pub mod client;
 pub mod events;
+mod handler;
 pub mod manager;
 pub mod notify;
 pub mod session;

@@ -54,11 +54,13 @@ impl ToolRegistry {
         map.retain(|name, _| !name.starts_with(prefix));
         let mut refused = Vec::new();
         for tool in tools {
-            let name = tool.descriptor().name.clone();
-            if map.contains_key(&name) {
-                refused.push(DuplicateTool(name));
-            } else {
-                map.insert(name, tool);
+            match map.entry(tool.descriptor().name.clone()) {
+                std::collections::btree_map::Entry::Occupied(held) => {
+                    refused.push(DuplicateTool(held.key().clone()))
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(tool);
+                }
             }
         }
         refused
@@ -79,5 +81,43 @@ impl ToolRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::local::ReadTool;
+    use crate::tool::{ToolContext, ToolDescriptor, ToolInput, ToolResult};
+
+    struct Named(ToolDescriptor);
+
+    #[async_trait::async_trait]
+    impl Tool for Named {
+        fn descriptor(&self) -> &ToolDescriptor {
+            &self.0
+        }
+        async fn execute(&self, _input: ToolInput, _ctx: ToolContext) -> ToolResult {
+            ToolResult::ok("")
+        }
+    }
+
+    fn named(name: &str) -> Arc<dyn Tool> {
+        let mut descriptor = ReadTool::new().descriptor().clone();
+        descriptor.name = name.to_string();
+        Arc::new(Named(descriptor))
+    }
+
+    #[test]
+    fn replace_prefixed_swaps_one_servers_tools_and_keeps_other_holders() {
+        let registry = ToolRegistry::new();
+        for name in ["mcp__a__x", "mcp__a__y", "mcp__b__x", "read"] {
+            registry.register(named(name)).unwrap();
+        }
+        let refused =
+            registry.replace_prefixed("mcp__a__", vec![named("mcp__a__z"), named("read")]);
+        assert_eq!(refused, vec![DuplicateTool("read".into())]);
+        let names: Vec<String> = registry.snapshot().keys().cloned().collect();
+        assert_eq!(names, vec!["mcp__a__z", "mcp__b__x", "read"]);
     }
 }
