@@ -107,7 +107,9 @@ fn calls_reach_third_party_servers_through_the_gate() {
         "files",
         "@modelcontextprotocol/server-filesystem/dist/index.js",
         std::slice::from_ref(&files_dir),
-        "annotation_trust: trust",
+        // server-filesystem takes the client's roots instead of its own folders: give it its
+        // folder (the default would be this config's folder).
+        &format!("annotation_trust: trust\nroots: [{files_dir:?}]"),
         &m,
     ));
     yaml.push_str(&format!(

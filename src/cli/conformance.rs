@@ -60,6 +60,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         request_timeout: REQUEST_TIMEOUT,
         annotation_trust: AnnotationTrust::Ignore,
         enabled: true,
+        roots: None,
     };
     let manager = McpClientManager::with_options(null_sink(), NotificationTap::none(), options);
     let summary = manager.start_all(&[server], None).await;

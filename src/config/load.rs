@@ -472,6 +472,15 @@ impl Context<'_> {
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
+            roots: raw
+                .roots
+                .map(|list| {
+                    list.iter()
+                        .enumerate()
+                        .map(|(i, root)| self.root(&index_path(&field("roots"), i), root, base))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?,
         })
     }
 
@@ -546,6 +555,8 @@ struct RawServer {
     annotation_trust: Option<AnnotationTrust>,
     #[serde(default)]
     enabled: Option<bool>,
+    #[serde(default)]
+    roots: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -41,7 +41,7 @@ fn error_fixtures_give_exact_located_messages() {
             ConfigErrorKind::Schema,
             "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
              `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
-             `request_timeout`, `annotation_trust`, `enabled`",
+             `request_timeout`, `annotation_trust`, `enabled`, `roots`",
         ),
         (
             "bad_name.yaml",
@@ -167,6 +167,7 @@ fn full_fixture_sets_every_key() {
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
             enabled: false,
+            roots: None,
         }
     );
     assert_eq!(remote.name, "remote-2");

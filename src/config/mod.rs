@@ -73,6 +73,8 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     pub annotation_trust: AnnotationTrust,
     pub enabled: bool,
+    /// This server's answer to `roots/list` (`file://` URIs), instead of `mcp.roots`.
+    pub roots: Option<Vec<String>>,
 }
 
 impl Config {
@@ -108,6 +110,7 @@ impl ServerConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             annotation_trust: AnnotationTrust::Ignore,
             enabled: true,
+            roots: None,
         }
     }
 }
@@ -130,6 +133,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("request_timeout", &self.request_timeout)
             .field("annotation_trust", &self.annotation_trust)
             .field("enabled", &self.enabled)
+            .field("roots", &self.roots)
             .finish()
     }
 }

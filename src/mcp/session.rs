@@ -78,29 +78,28 @@ struct SessionTap {
 
 impl McpNotificationListener for SessionTap {
     fn on_notification(&self, notification: &McpNotification) {
-        match notification.notice() {
-            Notice::Progress {
-                token,
-                progress,
-                total,
-                message,
-            } => {
-                let update = ProgressUpdate {
+        // By method first: reading a log message's data here would copy it for nothing.
+        match notification.method.as_str() {
+            "notifications/progress" => {
+                if let Notice::Progress {
+                    token,
                     progress,
                     total,
                     message,
-                };
-                if self.routes.route(&token, update) {
-                    return;
+                } = notification.notice()
+                {
+                    let update = ProgressUpdate {
+                        progress,
+                        total,
+                        message,
+                    };
+                    if self.routes.route(&token, update) {
+                        return;
+                    }
                 }
             }
-            Notice::ListChanged(super::notify::ListKind::Tools) => {
-                self.tools_stale.store(true, Ordering::SeqCst);
-            }
-            Notice::Log { .. }
-            | Notice::ListChanged(_)
-            | Notice::ResourceUpdated { .. }
-            | Notice::Other => {}
+            "notifications/tools/list_changed" => self.tools_stale.store(true, Ordering::SeqCst),
+            _ => {}
         }
         self.next.deliver(notification);
     }

@@ -140,6 +140,14 @@ pub async fn start_server(
     phases: Arc<Mutex<PhaseTimes>>,
     cancel: CancellationToken,
 ) -> StartOutcome {
+    // A server's own roots win over the shared ones.
+    let options = &match &config.roots {
+        Some(roots) => ClientOptions {
+            roots: roots.clone(),
+            ..options.clone()
+        },
+        None => options.clone(),
+    };
     let links = SessionLinks::new(&config.name, sink.clone());
     let tap = links.tap(tap);
     let starter = Starter {
