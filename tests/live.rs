@@ -399,23 +399,28 @@ async fn a_tool_reannotated_destructive_loses_its_approval_at_the_turn_boundary(
 #[tokio::test]
 async fn cancelling_a_call_the_server_never_answers_ends_it_at_once() {
     let live = Live::start("cancel", PolicyConfig::default(), live_server).await;
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let sent = Arc::new(Mutex::new(None));
-    let at = sent.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        *at.lock().unwrap() = Some(Instant::now());
-        trigger.cancel();
-    });
-    let out = live
-        .runtime
-        .call("mcp__live__never_answer", json!({}), cancel)
-        .await;
-    let took = sent.lock().unwrap().expect("cancelled").elapsed();
+    // Cancelled by id, as the console's key on a call does, once it has reported progress.
+    let cancel_it = async {
+        let id = loop {
+            if let Some(p) = live.events_of("call_progress").first() {
+                break p["id"].as_u64().expect("id");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        let sent = Instant::now();
+        assert!(live.runtime.cancel_call(id));
+        sent
+    };
+    let call = live.runtime.call(
+        "mcp__live__never_answer",
+        json!({}),
+        CancellationToken::new(),
+    );
+    let (out, sent) = tokio::join!(call, cancel_it);
+    let took = sent.elapsed();
     assert!(took < Duration::from_secs(1), "{took:?}");
     assert_eq!(out.status, CallStatus::Cancelled);
-    assert!(!live.events_of("call_progress").is_empty());
+    assert!(!live.runtime.cancel_call(out.id), "no longer running");
     live.close().await;
 }
 

@@ -1,8 +1,9 @@
 //! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
 //! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -81,6 +82,20 @@ pub(crate) struct Executor {
     pub(crate) next_id: AtomicU64,
     /// Parent of every call's cancellation: cancelled when the runtime closes.
     pub(crate) all_calls: CancellationToken,
+    /// The cancellation of every call still running, by id (`AgentRuntime::cancel_call`).
+    pub(crate) running: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+/// Keeps a call in `Executor::running` until it ends (or its future is dropped).
+struct Running<'a> {
+    executor: &'a Executor,
+    id: u64,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.executor.running().remove(&self.id);
+    }
 }
 
 impl Executor {
@@ -92,6 +107,8 @@ impl Executor {
     ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
+        self.running().insert(id, cancel.clone());
+        let _running = Running { executor: self, id };
         self.bus.send(RuntimeEvent::CallStarted {
             id,
             tool: tool_name.to_string(),
@@ -215,6 +232,21 @@ impl Executor {
             CallStatus::Ok
         };
         (status, result)
+    }
+
+    /// Cancels running call `id`; false when no such call is running.
+    pub(crate) fn cancel(&self, id: u64) -> bool {
+        match self.running().get(&id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn running(&self) -> MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether `tool` is still the one registered under `name`.

@@ -126,6 +126,7 @@ fn build(
             bus,
             next_id: AtomicU64::new(0),
             all_calls: CancellationToken::new(),
+            running: Default::default(),
         },
         summary,
     })
@@ -268,6 +269,13 @@ impl AgentRuntime {
                 call.await
             }
         }
+    }
+
+    /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
+    /// cancelled it: the server is sent `notifications/cancelled` and the call ends `cancelled`
+    /// at once. False when no such call is running.
+    pub fn cancel_call(&self, id: u64) -> bool {
+        self.executor.cancel(id)
     }
 
     /// Closes, in this order: (1) the MCP manager, every server and its process group;
