@@ -27,6 +27,8 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
+    /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
+    Watch(cli::watch::WatchArgs),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
@@ -53,7 +55,7 @@ fn init_logging(path: &PathBuf) -> Option<tracing_appender::non_blocking::Worker
         .ok()?;
     let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIMON_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
@@ -109,6 +111,7 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => cli::check::run(config, args).await,
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
+            Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
         }
     })

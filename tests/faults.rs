@@ -14,7 +14,7 @@ use aimon_console::mcp::events::{null_sink, FailureClass, ServerReport, ServerSt
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
 use aimon_console::mcp::transport::process::ExitInfo;
-use aimon_console::tool::ToolRegistry;
+use aimon_console::tool::{ProgressSink, ToolRegistry};
 use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -76,6 +76,7 @@ async fn fault(label: &str, flags: &[&str], expect: Expect) -> (ServerReport, To
             "echo",
             args(json!({"text": "still here"})),
             CancellationToken::new(),
+            ProgressSink::none(),
         )
         .await;
     assert!(answer.is_ok(), "{label}: good server call: {answer:?}");

@@ -16,7 +16,7 @@ use aimon_console::config::{
 use aimon_console::mcp::client::{McpClient, McpError};
 use aimon_console::mcp::tool::McpTool;
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
-use aimon_console::tool::{DestructiveBehavior, SideEffectLevel, Tool};
+use aimon_console::tool::{DestructiveBehavior, ProgressSink, SideEffectLevel, Tool};
 use proptest::prelude::*;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ToolAnnotations};
 use serde_json::json;
@@ -47,6 +47,7 @@ impl McpClient for FakeClient {
         tool: &str,
         _arguments: JsonObject,
         _cancel: CancellationToken,
+        _progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
         self.ran
             .lock()
@@ -137,7 +138,7 @@ proptest! {
             }
             let config = Config {
                 path: "/dev/null".into(),
-                mcp: McpConfig { servers: Vec::new(), startup_budget: None },
+                mcp: McpConfig { servers: Vec::new(), startup_budget: None, roots: Vec::new() },
                 policy: PolicyConfig { side_effect_ceiling: ceiling, approval },
                 notifications: Default::default(),
                 source_digest: 0,

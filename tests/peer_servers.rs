@@ -107,7 +107,9 @@ fn calls_reach_third_party_servers_through_the_gate() {
         "files",
         "@modelcontextprotocol/server-filesystem/dist/index.js",
         std::slice::from_ref(&files_dir),
-        "annotation_trust: trust",
+        // server-filesystem takes the client's roots instead of its own folders: give it its
+        // folder (the default would be this config's folder).
+        &format!("annotation_trust: trust\nroots: [{files_dir:?}]"),
         &m,
     ));
     yaml.push_str(&format!(
@@ -162,5 +164,161 @@ fn calls_reach_third_party_servers_through_the_gate() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("UTC"));
+    assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
+}
+
+/// server-everything over stdio as a library runtime (approval `never`), its events recorded
+/// as their JSON lines.
+#[tokio::test]
+async fn server_everything_live_notifications_progress_and_requests() {
+    use aimon_console::cli::events::event_json;
+    use aimon_console::config::{AnnotationTrust, ApprovalPolicy, PolicyConfig, ServerConfig};
+    use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions};
+    use serde_json::{json, Value};
+    use std::sync::{Arc, Mutex};
+    use tokio_util::sync::CancellationToken;
+
+    let m = marker("everything-live");
+    let script = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
+    let mut server = ServerConfig::stdio(
+        "everything",
+        "node",
+        vec![script.display().to_string(), "stdio".into()],
+    );
+    server.env.insert("AIMON_TEST_MARKER".into(), m.clone());
+    server.annotation_trust = AnnotationTrust::Trust;
+    let policy = PolicyConfig {
+        approval: ApprovalPolicy::Never,
+        ..PolicyConfig::default()
+    };
+    let mut cfg = config_of(vec![server], policy);
+    cfg.mcp.roots = vec!["file:///tmp/aimon-roots".into()];
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let into = seen.clone();
+    tokio::spawn(async move {
+        while let Some(event) = stream.recv().await {
+            into.lock().unwrap().push(event_json(&event));
+        }
+    });
+    let of = |kind: &str| -> Vec<Value> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .cloned()
+            .collect()
+    };
+    let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+
+    // It announced tools/list_changed during start-up, before answering the first tools/list;
+    // start-up still ends with the full list: what a fresh tools/list says now.
+    let tools_changed = of("list_changed");
+    assert!(
+        tools_changed.iter().any(|e| e["list"] == "tools"),
+        "{tools_changed:?}"
+    );
+    let registered = runtime
+        .tools()
+        .iter()
+        .filter(|t| t.origin.as_ref().is_some_and(|o| o.server == "everything"))
+        .count();
+    let fresh = runtime
+        .manager()
+        .client("everything")
+        .expect("ready")
+        .list_tools()
+        .await
+        .expect("tools/list")
+        .len();
+    assert_eq!(registered, fresh);
+    assert!(
+        registered > 13,
+        "{registered}: the tools for our capabilities are missing"
+    );
+    let call = |tool: &'static str, args: Value| {
+        let runtime = &runtime;
+        async move {
+            runtime
+                .call(
+                    &format!("mcp__everything__{tool}"),
+                    args,
+                    CancellationToken::new(),
+                )
+                .await
+        }
+    };
+
+    // roots/list is answered from the configured roots, and shown.
+    let out = call("get-roots-list", json!({})).await;
+    assert_eq!(out.status, CallStatus::Ok, "{out:?}");
+    assert!(
+        out.result.text.contains("file:///tmp/aimon-roots"),
+        "{out:?}"
+    );
+    let asked = of("server_request");
+    assert!(
+        asked
+            .iter()
+            .any(|e| e["method"] == "roots/list" && e["outcome"] == "answered"),
+        "{asked:?}"
+    );
+
+    // sampling/createMessage is declined with a reason, and shown.
+    let out = call("trigger-sampling-request", json!({"prompt": "hi"})).await;
+    assert_eq!(out.status, CallStatus::Error, "{out:?}");
+    assert!(out.result.text.contains("sampling declined"), "{out:?}");
+    assert!(of("server_request")
+        .iter()
+        .any(|e| e["method"] == "sampling/createMessage" && e["outcome"] == "declined"));
+
+    // Progress, with the call's own token.
+    let out = call(
+        "trigger-long-running-operation",
+        json!({"duration": 1, "steps": 4}),
+    )
+    .await;
+    assert_eq!(out.status, CallStatus::Ok, "{out:?}");
+    let progress: Vec<(f64, f64)> = of("call_progress")
+        .iter()
+        .filter(|e| e["id"] == out.id)
+        .map(|e| {
+            (
+                e["progress"].as_f64().unwrap(),
+                e["total"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        vec![(1.0, 4.0), (2.0, 4.0), (3.0, 4.0), (4.0, 4.0)]
+    );
+
+    // Simulated logging: the first message comes at once, with its level.
+    let out = call("toggle-simulated-logging", json!({})).await;
+    assert_eq!(out.status, CallStatus::Ok, "{out:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(8);
+    let simulated = loop {
+        let found = of("server_log").into_iter().find(|e| {
+            e["data"]
+                .as_str()
+                .is_some_and(|d| d.contains("-level") || d.contains("level-"))
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no simulated log message"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let level = simulated["level"].as_str().expect("level");
+    let data = simulated["data"].as_str().unwrap().to_lowercase();
+    assert!(data.starts_with(level), "level {level} for {data:?}");
+
+    runtime.close().await;
     assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
 }

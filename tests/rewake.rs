@@ -54,8 +54,8 @@ async fn a_matching_notification_wakes_the_driver_and_others_do_not() {
     let mut rewakes = Vec::new();
     while let Some(event) = stream.recv().await {
         match event {
-            RuntimeEvent::Notification(n) if n.method == "notifications/message" => {
-                logs.push((n.server, n.params["data"].clone()));
+            RuntimeEvent::ServerLog { server, data, .. } => {
+                logs.push((server, data));
             }
             RuntimeEvent::Rewake(e) => {
                 // It follows the notification it was made of.

@@ -218,7 +218,8 @@ async fn phases_are_published_as_events_while_servers_start() {
                 McpEvent::ServerClosed { .. }
                 | McpEvent::ServerDown { .. }
                 | McpEvent::RestartScheduled { .. }
-                | McpEvent::GaveUp { .. } => {}
+                | McpEvent::GaveUp { .. }
+                | McpEvent::ServerRequest { .. } => {}
             }
         }
     }

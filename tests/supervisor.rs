@@ -98,8 +98,7 @@ async fn a_crash_mid_call_ends_the_call_and_the_server_comes_back() {
     });
     // The call is in flight once its first progress notification arrives.
     wait_for(&mut stream, "progress of the slow call", |e| {
-        matches!(e, RuntimeEvent::Notification(n) if n.method == "notifications/progress")
-            .then_some(())
+        matches!(e, RuntimeEvent::CallProgress { .. }).then_some(())
     })
     .await;
     kill(first);

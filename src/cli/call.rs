@@ -1,6 +1,7 @@
-//! `aimon-console call TOOL [--args JSON] [--yes] [--json]`: one call through the same gate as the
-//! console. A call that needs approval asks y/N on the terminal; without a terminal it is refused
-//! unless `--yes`. Exit 0 when the call succeeded, 1 otherwise.
+//! `aimon-console call TOOL [--args JSON] [--yes] [--json] [--events]`: one call through the same
+//! gate as the console. A call that needs approval asks y/N on the terminal; without a terminal it
+//! is refused unless `--yes`. `--events` prints the run's events first (one JSON object a line
+//! with `--json`). Exit 0 when the call succeeded, 1 otherwise.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::events::write_event;
 use super::output::{self, safe_text};
 use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::config::Config;
@@ -27,6 +29,10 @@ pub struct CallArgs {
     /// Print the outcome as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the events of the call as they happen (server start, logs, progress, status), one
+    /// a line; with --json one JSON object a line, and the outcome as the last line.
+    #[arg(long)]
+    pub events: bool,
 }
 
 /// The server a qualified tool name belongs to (`mcp__<server>__…`); server names have no `_`.
@@ -53,8 +59,14 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
 
     let (events, mut stream) = AgentRuntimeFactory::events();
     let yes = args.yes;
+    let print = args.events.then_some(args.json);
     let driver = tokio::spawn(async move {
+        let mut out = std::io::stdout();
         while let Some(event) = stream.recv().await {
+            if let Some(json) = print {
+                // A closed stdout stops the printing, never the call.
+                let _ = write_event(&mut out, &event, json);
+            }
             if let RuntimeEvent::ApprovalRequested(request) = event {
                 answer(request, yes).await;
             }
@@ -91,9 +103,18 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     let outcome = runtime.call(&args.tool, arguments, cancel).await;
     ctrl_c.abort();
     runtime.close().await;
-    driver.abort();
+    // Closing ended the stream: the driver prints what is left and stops.
+    if let Err(e) = driver.await {
+        tracing::warn!(error = %e, "the event driver of `call` failed");
+    }
 
-    if args.json {
+    if args.json && args.events {
+        let mut value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut value {
+            map.insert("type".into(), Value::String("outcome".into()));
+        }
+        output::print(&format!("{value}\n"));
+    } else if args.json {
         let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
         output::print(&format!(
             "{}\n",

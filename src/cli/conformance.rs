@@ -45,6 +45,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     let options = ClientOptions {
         lifecycle: Lifecycle::Initialize(version),
         elicitation: ElicitationPolicy::AcceptDefaults,
+        roots: Vec::new(),
     };
     let server = ServerConfig {
         name: SERVER.to_string(),
@@ -61,6 +62,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         // One check, then exit: nothing to supervise.
         restart: RestartPolicy::Never,
         enabled: true,
+        roots: None,
     };
     let manager = McpClientManager::with_options(null_sink(), NotificationTap::none(), options);
     let summary = manager.start_all(&[server], None).await;
@@ -103,6 +105,7 @@ async fn call_first(manager: &McpClientManager, scenario: &str) -> ExitCode {
     };
     let context = ToolContext {
         cancel: CancellationToken::new(),
+        ..ToolContext::default()
     };
     let result = tool.execute(ToolInput(arguments), context).await;
     output::print(&format!("{}\n", output::safe_text(&result.text)));

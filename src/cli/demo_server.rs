@@ -59,6 +59,9 @@ pub struct DemoServerArgs {
     /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub extra_tools: usize,
+    /// Also serve the live-server fixtures: flood, change_tools, crash, never_answer.
+    #[arg(long)]
+    pub live_tools: bool,
     #[command(flatten)]
     pub faults: ProcessFaults,
 }
@@ -74,6 +77,7 @@ impl DemoServerArgs {
             no_annotations: self.no_annotations,
             evil: self.evil,
             extra_tools: self.extra_tools,
+            live_tools: self.live_tools,
         }
     }
 }

@@ -6,8 +6,10 @@ pub mod check;
 pub mod conformance;
 pub mod demo_faults;
 pub mod demo_server;
+pub mod events;
 pub mod output;
 pub mod tools;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

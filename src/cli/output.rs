@@ -213,7 +213,7 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
     out
 }
 
-fn status_word(s: &ServerReport) -> &'static str {
+pub(crate) fn status_word(s: &ServerReport) -> &'static str {
     match s.status {
         ServerStatus::Ready => "ready",
         ServerStatus::Failed => "failed",

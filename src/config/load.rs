@@ -153,6 +153,21 @@ pub fn is_valid_server_name(name: &str) -> bool {
     }
 }
 
+/// The `file://` URI of an absolute path; bytes other than unreserved ones and `/` are
+/// percent-encoded.
+pub fn file_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file://");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'.' | b'_' | b'~') {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri
+}
+
 /// A missing or whitespace-only value.
 fn is_blank(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty())
@@ -288,10 +303,37 @@ impl Context<'_> {
             first_seen.insert(server.name.clone(), name_at);
             servers.push(self.server(&node, server, base)?);
         }
+        let roots = match raw.roots {
+            // The default: the folder the config file is in.
+            None => vec![file_uri(base)],
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, root)| self.root(&index_path("mcp.roots", i), root, base))
+                .collect::<Result<_, _>>()?,
+        };
         Ok(McpConfig {
             servers,
             startup_budget,
+            roots,
         })
+    }
+
+    /// One `mcp.roots` entry: a `file://` URI as is, or a folder (relative to the config
+    /// file's folder) made into one.
+    fn root(&self, node: &str, raw: &str, base: &Path) -> Result<String, ConfigError> {
+        let value = self.expand(node, raw)?;
+        if value.starts_with("file://") {
+            return Ok(value);
+        }
+        if value.trim().is_empty() || value.contains("://") {
+            return Err(self.error(
+                ConfigErrorKind::Invalid,
+                node,
+                format!("root {value:?} must be a folder or a file:// URI"),
+            ));
+        }
+        Ok(file_uri(&relative_to(base, Path::new(&value))))
     }
 
     fn server(&self, node: &str, raw: RawServer, base: &Path) -> Result<ServerConfig, ConfigError> {
@@ -442,6 +484,15 @@ impl Context<'_> {
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             restart: raw.restart.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
+            roots: raw
+                .roots
+                .map(|list| {
+                    list.iter()
+                        .enumerate()
+                        .map(|(i, root)| self.root(&index_path(&field("roots"), i), root, base))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()?,
         })
     }
 
@@ -478,11 +529,13 @@ struct RawConfig {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `servers` and `startup_budget`"
+    expecting = "a mapping with `servers`, `startup_budget` and `roots`"
 )]
 struct RawMcp {
     #[serde(default)]
     startup_budget: Option<DurationText>,
+    #[serde(default)]
+    roots: Option<Vec<String>>,
     #[serde(default)]
     servers: Option<Vec<RawServer>>,
 }
@@ -518,6 +571,8 @@ struct RawServer {
     restart: Option<RestartPolicy>,
     #[serde(default)]
     enabled: Option<bool>,
+    #[serde(default)]
+    roots: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -42,7 +42,7 @@ fn error_fixtures_give_exact_located_messages() {
             ConfigErrorKind::Schema,
             "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
              `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
-             `request_timeout`, `annotation_trust`, `restart`, `enabled`",
+             `request_timeout`, `annotation_trust`, `restart`, `enabled`, `roots`",
         ),
         (
             "bad_name.yaml",
@@ -169,6 +169,7 @@ fn full_fixture_sets_every_key() {
             annotation_trust: AnnotationTrust::Trust,
             restart: RestartPolicy::Never,
             enabled: false,
+            roots: None,
         }
     );
     assert_eq!(
@@ -202,7 +203,14 @@ fn full_fixture_sets_every_key() {
 #[test]
 fn empty_configs_are_valid_with_defaults() {
     let expected = |config: &Config| {
-        assert_eq!(config.mcp, McpConfig::default());
+        let folder = config.path.parent().expect("a folder");
+        assert_eq!(
+            config.mcp,
+            McpConfig {
+                roots: vec![file_uri(folder)],
+                ..McpConfig::default()
+            }
+        );
         assert_eq!(config.policy, PolicyConfig::default());
         assert_eq!(
             config.policy.side_effect_ceiling,
@@ -577,4 +585,32 @@ fn resolve_path_order() {
     // No config folder known: still named in the error.
     let err = resolve_path_from(None, None, Some(dir.path()), None).expect_err("none");
     assert!(err.to_string().contains("$XDG_CONFIG_HOME"), "{err}");
+}
+
+#[test]
+fn roots_default_to_the_config_folder_and_accept_folders_and_file_uris() {
+    let config = load_text("").unwrap();
+    assert_eq!(config.mcp.roots, vec!["file:///etc/aimon".to_string()]);
+    let config =
+        load_text("mcp:\n  roots: [work, \"${HOME}/my notes\", \"file:///srv/x\", /abs]\n")
+            .unwrap();
+    assert_eq!(
+        config.mcp.roots,
+        vec![
+            "file:///etc/aimon/work",
+            "file:///home/op/my%20notes",
+            "file:///srv/x",
+            "file:///abs",
+        ]
+    );
+    assert!(load_text("mcp:\n  roots: []\n")
+        .unwrap()
+        .mcp
+        .roots
+        .is_empty());
+    let err = load_text("mcp:\n  roots: [\"https://x/y\"]\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:2:11: root \"https://x/y\" must be a folder or a file:// URI"
+    );
 }

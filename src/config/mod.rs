@@ -23,8 +23,8 @@ pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
-    is_valid_server_name, load, load_str, resolve_path, DEFAULT_REQUEST_TIMEOUT, LOCAL_CONFIG_NAME,
-    SERVER_NAME_RULE,
+    file_uri, is_valid_server_name, load, load_str, resolve_path, DEFAULT_REQUEST_TIMEOUT,
+    LOCAL_CONFIG_NAME, SERVER_NAME_RULE,
 };
 pub use spans::{NodeSpan, Position, Spans};
 pub use write::{digest, set_server_trust, TrustWriteError};
@@ -49,6 +49,9 @@ pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     /// Optional operator cap on the start-up deadline (`mcp.startup_budget`).
     pub startup_budget: Option<Duration>,
+    /// What the console answers to a server's `roots/list`: `file://` URIs (`mcp.roots`;
+    /// default, the config file's folder).
+    pub roots: Vec<String>,
 }
 
 /// One entry of `mcp.servers`. Its Debug output redacts secrets (`bearer_token`, and header and
@@ -75,16 +78,20 @@ pub struct ServerConfig {
     /// Whether the supervisor starts the server again after it went away by itself.
     pub restart: RestartPolicy,
     pub enabled: bool,
+    /// This server's answer to `roots/list` (`file://` URIs), instead of `mcp.roots`.
+    pub roots: Option<Vec<String>>,
 }
 
 impl Config {
-    /// A config not read from any file (embedders, tests, benches): `servers` under `policy`.
+    /// A config not read from any file (embedders, tests, benches): `servers` under `policy`,
+    /// no roots.
     pub fn from_servers(servers: Vec<ServerConfig>, policy: PolicyConfig) -> Config {
         Config {
             path: PathBuf::from("/dev/null"),
             mcp: McpConfig {
                 servers,
                 startup_budget: None,
+                roots: Vec::new(),
             },
             policy,
             notifications: NotificationsConfig::default(),
@@ -110,6 +117,7 @@ impl ServerConfig {
             annotation_trust: AnnotationTrust::Ignore,
             restart: RestartPolicy::OnFailure,
             enabled: true,
+            roots: None,
         }
     }
 }
@@ -148,6 +156,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("annotation_trust", &self.annotation_trust)
             .field("restart", &self.restart)
             .field("enabled", &self.enabled)
+            .field("roots", &self.roots)
             .finish()
     }
 }

@@ -19,15 +19,17 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
 use super::extra::extra_route;
+use super::live::ToolChanges;
 use super::{DemoOptions, EVIL, SERVER_NAME};
 
-/// The demo MCP server. Clones share the note store and the log level.
+/// The demo MCP server. Clones share the note store, the log level and the tool-list changes.
 #[derive(Clone)]
 pub struct DemoServer {
     pub(super) opts: DemoOptions,
     pub(super) tool_router: ToolRouter<Self>,
     notes: Arc<Mutex<BTreeMap<String, String>>>,
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
+    changes: Arc<Mutex<ToolChanges>>,
 }
 
 impl std::fmt::Debug for DemoServer {
@@ -42,6 +44,9 @@ impl DemoServer {
     /// A fresh server with an empty note store, behaving as `opts` says.
     pub fn new(opts: DemoOptions) -> Self {
         let mut tool_router = Self::tool_router();
+        if opts.live_tools {
+            tool_router += Self::live_tool_router();
+        }
         for route in tool_router.map.values_mut() {
             route.attr.annotations =
                 effect_of(&route.attr.name).and_then(|effect| annotations(effect, &opts));
@@ -58,7 +63,43 @@ impl DemoServer {
             tool_router,
             notes: Arc::default(),
             log_level: Arc::default(),
+            changes: Arc::default(),
         }
+    }
+
+    /// What `change_tools` did to the tool list (a poisoned lock is taken over: every change
+    /// is one map operation).
+    pub(super) fn changes(&self) -> MutexGuard<'_, ToolChanges> {
+        self.changes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The tools as served now: the router's, bent by `change_tools`, plus the added ones.
+    fn current_tools(&self) -> Vec<Tool> {
+        let changes = self.changes();
+        let mut tools: Vec<Tool> = self
+            .tool_router
+            .list_all()
+            .iter()
+            .filter_map(|t| changes.apply(&t.name, Some(t), &self.opts))
+            .collect();
+        tools.extend(
+            changes
+                .added()
+                .filter(|name| !self.tool_router.has_route(name))
+                .filter_map(|name| changes.apply(name, None, &self.opts)),
+        );
+        tools
+    }
+
+    /// Whether a log message at `level` is wanted under the level the client set (default: all).
+    pub(super) fn wants(&self, level: LoggingLevel) -> bool {
+        let set = *self
+            .log_level
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        set.is_none_or(|min| rank(level) >= rank(min))
     }
 
     /// The options this server was built with.
@@ -77,20 +118,7 @@ impl DemoServer {
     /// Send an info-level `notifications/message`, unless the client asked for a higher level.
     /// Best effort: a client that cannot take it does not fail the tool call.
     pub(super) async fn log_info(&self, peer: &Peer<RoleServer>, text: String) {
-        let level = *self
-            .log_level
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let wanted = match level {
-            None | Some(LoggingLevel::Debug) | Some(LoggingLevel::Info) => true,
-            Some(LoggingLevel::Notice)
-            | Some(LoggingLevel::Warning)
-            | Some(LoggingLevel::Error)
-            | Some(LoggingLevel::Critical)
-            | Some(LoggingLevel::Alert)
-            | Some(LoggingLevel::Emergency) => false,
-        };
-        if !wanted {
+        if !self.wants(LoggingLevel::Info) {
             return;
         }
         let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, text.into())
@@ -117,14 +145,31 @@ impl DemoServer {
     }
 }
 
+/// Severity order of the protocol's levels.
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging();
+        let capabilities = if self.opts.live_tools {
+            capabilities.enable_tool_list_changed().build()
+        } else {
+            capabilities.build()
+        };
+        ServerConfig::new(capabilities)
         .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Demo server of aimon-console: echo, add, notes (write_note, delete_note) and a slow \
@@ -173,11 +218,12 @@ impl ServerHandler for DemoServer {
         if !self.opts.tools_delay.is_zero() {
             tokio::time::sleep(self.opts.tools_delay).await;
         }
-        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        Ok(ListToolsResult::with_all_items(self.current_tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tool_router.get(name).cloned()
+        self.changes()
+            .apply(name, self.tool_router.get(name), &self.opts)
     }
 
     async fn call_tool(
@@ -185,6 +231,29 @@ impl ServerHandler for DemoServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let added = {
+            let changes = self.changes();
+            match changes.apply(
+                &request.name,
+                self.tool_router.get(&request.name),
+                &self.opts,
+            ) {
+                None => {
+                    return Err(ErrorData::invalid_params(
+                        format!("tool not found: {}", request.name),
+                        None,
+                    ))
+                }
+                Some(_) => !self.tool_router.has_route(&request.name),
+            }
+        };
+        if added {
+            return Ok(CallToolResponse::Complete(
+                rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text(
+                    request.name.to_string(),
+                )]),
+            ));
+        }
         let call = ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(call).await?;
         if self.opts.evil {

@@ -10,6 +10,7 @@ mod annotations;
 mod extra;
 mod handler;
 mod http;
+mod live;
 mod stdio;
 mod tools;
 
@@ -43,6 +44,8 @@ pub struct DemoOptions {
     pub evil: bool,
     /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
     pub extra_tools: usize,
+    /// Also serve `flood`, `change_tools`, `crash` and `never_answer` (see `live.rs`).
+    pub live_tools: bool,
 }
 
 /// What `evil` puts in descriptions, results and stderr: a window-title change, a screen

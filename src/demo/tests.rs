@@ -375,3 +375,42 @@ async fn extra_tools_are_listed_and_answer_their_name() -> TestResult {
     client.cancel().await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn change_tools_adds_removes_and_reannotates() -> TestResult {
+    let opts = DemoOptions {
+        live_tools: true,
+        ..DemoOptions::default()
+    };
+    let client = connect(opts, Era::Initialize).await?;
+    let tools = client.list_all_tools().await?;
+    assert_eq!(tools.len(), 9);
+    assert_eq!(hints(&tools, "echo"), Some(READ_ONLY));
+    call(
+        &client,
+        "change_tools",
+        json!({"action": "annotate", "tool": "echo", "effect": "destructive"}),
+    )
+    .await?;
+    call(
+        &client,
+        "change_tools",
+        json!({"action": "remove", "tool": "add"}),
+    )
+    .await?;
+    call(
+        &client,
+        "change_tools",
+        json!({"action": "add", "tool": "fresh"}),
+    )
+    .await?;
+    let tools = client.list_all_tools().await?;
+    assert_eq!(
+        hints(&tools, "echo"),
+        Some((Some(false), Some(true), Some(true), Some(false)))
+    );
+    assert!(tools.iter().all(|t| t.name != "add"));
+    assert_eq!(text_of(&call(&client, "fresh", json!({})).await?), "fresh");
+    assert!(call(&client, "add", json!({"a": 1, "b": 2})).await.is_err());
+    Ok(())
+}

@@ -1,38 +1,52 @@
 //! The MCP client: the handshake (both eras), `tools/list` over all pages, and `tools/call`
-//! with a deadline and cancellation, each request bounded (DESIGN §4.5–6).
+//! with a deadline that progress pushes back, a total cap and cancellation, each request
+//! bounded (DESIGN §4.5–6). What the client declares and answers is in `handler.rs`.
 //!
 //! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
 //! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
 //! one does not grow (DESIGN §3).
 
+// Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
+#![allow(deprecated)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    ElicitationSchema, ErrorData, FormElicitationCapability, Implementation, JsonObject,
-    ListToolsRequest, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
+    ListToolsRequest, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    SetLevelRequest, SetLevelRequestParams,
 };
 use rmcp::service::ClientInitializeError;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestContext, RoleClient,
+    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestHandle, RoleClient,
     RunningService, ServiceError,
 };
 use rmcp::transport::Transport;
-use rmcp::ClientHandler;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+pub use super::handler::{
+    AimonClientHandler, ClientOptions, ElicitationPolicy, Lifecycle, ELICITATION_DECLINED,
+    SAMPLING_DECLINED,
+};
+use super::notify::LogLevel;
+use super::session::SessionLinks;
 use super::transport::ended::Ended;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
+use crate::tool::ProgressSink;
 
 /// Most pages of `tools/list` followed before giving up (a server looping on cursors).
 const MAX_TOOL_PAGES: usize = 1_000;
 /// How long a clean exit may take after stdin closes before the group is signalled.
 const CLOSE_GRACE: Duration = Duration::from_millis(500);
-/// After a lost connection, how long to wait for the process to be seen exiting.
+/// Progress keeps a request alive past its idle deadline (`request_timeout`), but never past
+/// this many times `request_timeout` in all.
+pub const TOTAL_TIMEOUT_FACTOR: u32 = 10;
+/// How long sending `notifications/cancelled` may hold up a call that already ended.
+const CANCEL_SEND_LIMIT: Duration = Duration::from_millis(200);
+/// After the connection dropped mid-request, how long to wait to learn the exit status.
 const EXIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// Why an MCP request failed.
@@ -42,6 +56,8 @@ pub enum McpError {
     Disconnected { server: String },
     #[error("no answer within {}", crate::text::fmt_duration(*.0))]
     Timeout(Duration),
+    #[error("no answer within the total cap of {} (progress kept the request alive until then)", crate::text::fmt_duration(*.0))]
+    TotalTimeout(Duration),
     #[error("cancelled")]
     Cancelled,
     #[error("server error {code}: {message}")]
@@ -93,120 +109,18 @@ pub trait McpClient: Send + Sync {
     fn is_connected(&self) -> bool;
     /// Every tool, following `nextCursor` over all pages; each page under the request deadline.
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError>;
-    /// One `tools/call` under the request deadline; `cancel` sends `notifications/cancelled`.
+    /// One `tools/call` under the request deadline, which each progress update pushes back
+    /// (up to a total cap); progress goes to `progress`. Cancelling `cancel` sends
+    /// `notifications/cancelled` and ends the call at once, whatever the server does.
     async fn call_tool(
         &self,
         tool: &str,
         arguments: JsonObject,
         cancel: CancellationToken,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, McpError>;
     /// Closes the connection and ends the server (its whole process group for stdio).
     async fn close(&self) -> Result<(), McpError>;
-}
-
-/// How a client answers `elicitation/create`. The console's own elicitation UI comes later;
-/// until then it declines (the server carries on without the input).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ElicitationPolicy {
-    /// Decline every request.
-    #[default]
-    Decline,
-    /// Accept form requests with the requested schema's defaults (the conformance client).
-    AcceptDefaults,
-}
-
-/// Which handshake a client runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Lifecycle {
-    /// `server/discover` (2026-07-28) first, falling back to `initialize` (DESIGN §4.6).
-    #[default]
-    Auto,
-    /// Only `initialize`, offering this protocol version (e.g. `2025-11-25`).
-    Initialize(String),
-}
-
-/// What a client declares and how it behaves; the console uses the default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientOptions {
-    pub lifecycle: Lifecycle,
-    pub elicitation: ElicitationPolicy,
-}
-
-/// Our side of the MCP session: identity, the elicitation capability and its answers.
-#[derive(Debug, Clone)]
-pub struct AimonClientHandler {
-    elicitation: ElicitationPolicy,
-    protocol_version: ProtocolVersion,
-}
-
-impl Default for AimonClientHandler {
-    fn default() -> Self {
-        AimonClientHandler::new(&ClientOptions::default())
-    }
-}
-
-impl AimonClientHandler {
-    pub fn new(options: &ClientOptions) -> Self {
-        let protocol_version = match &options.lifecycle {
-            Lifecycle::Auto => ProtocolVersion::LATEST_WITH_INITIALIZE,
-            Lifecycle::Initialize(version) => {
-                serde_json::from_value(serde_json::Value::String(version.clone()))
-                    .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            }
-        };
-        AimonClientHandler {
-            elicitation: options.elicitation,
-            protocol_version,
-        }
-    }
-}
-
-impl ClientHandler for AimonClientHandler {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
-        let mut config = ClientConfig::new(
-            capabilities,
-            Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
-        );
-        config.protocol_version = self.protocol_version.clone();
-        config
-    }
-
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        match (self.elicitation, request) {
-            (
-                ElicitationPolicy::AcceptDefaults,
-                ElicitRequestParams::FormElicitationParams {
-                    requested_schema, ..
-                },
-            ) => Ok(ElicitResult::new(ElicitationAction::Accept)
-                .with_content(schema_defaults(&requested_schema))),
-            (ElicitationPolicy::AcceptDefaults | ElicitationPolicy::Decline, _) => {
-                Ok(ElicitResult::new(ElicitationAction::Decline))
-            }
-        }
-    }
-}
-
-/// An object holding every property of `schema` that declares a `default`, set to it.
-fn schema_defaults(schema: &ElicitationSchema) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    if let Ok(serde_json::Value::Object(schema)) = serde_json::to_value(schema) {
-        if let Some(serde_json::Value::Object(properties)) = schema.get("properties") {
-            for (name, property) in properties {
-                if let Some(default) = property.get("default") {
-                    out.insert(name.clone(), default.clone());
-                }
-            }
-        }
-    }
-    serde_json::Value::Object(out)
 }
 
 /// Why a handshake failed, before classification by the start sequence.
@@ -269,6 +183,7 @@ pub struct DefaultMcpClient {
     request_timeout: Duration,
     identity: ServerIdentity,
     stdout_issues: Arc<Mutex<StdoutIssues>>,
+    links: SessionLinks,
     /// Cancelled once the connection is over: its input ended (the process exited, the stream
     /// closed), it was closed, or a request found the server unreachable.
     ended: CancellationToken,
@@ -276,9 +191,10 @@ pub struct DefaultMcpClient {
 
 impl DefaultMcpClient {
     /// Runs the handshake over `transport` under `timeout`: `server/discover` first (the
-    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it.
+    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it. `links`
+    /// must be the session whose tap `transport` delivers to.
     pub async fn handshake<T>(
-        server: &str,
+        links: SessionLinks,
         transport: T,
         process: Option<ServerProcess>,
         request_timeout: Duration,
@@ -297,7 +213,8 @@ impl DefaultMcpClient {
         };
         let ended = CancellationToken::new();
         let transport = Ended::new(transport, ended.clone());
-        let serve = AimonClientHandler::new(options).serve_with_lifecycle(transport, lifecycle);
+        let serve = AimonClientHandler::with_links(options, links.clone())
+            .serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {
             Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
             Ok(Err(err)) => {
@@ -337,13 +254,14 @@ impl DefaultMcpClient {
             },
         };
         Ok(DefaultMcpClient {
-            server: server.to_string(),
+            server: links.server.clone(),
             peer,
             service: tokio::sync::Mutex::new(Some(service)),
             process,
             request_timeout,
             identity,
             stdout_issues,
+            links,
             ended,
         })
     }
@@ -380,57 +298,124 @@ impl DefaultMcpClient {
             .warnings()
     }
 
+    /// This session's live state (progress routes, the tools-stale flag).
+    pub fn links(&self) -> &SessionLinks {
+        &self.links
+    }
+
+    /// Asks the server to send log messages at `level` and above (`logging/setLevel`).
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpError> {
+        let level = match level {
+            LogLevel::Debug => LoggingLevel::Debug,
+            LogLevel::Info => LoggingLevel::Info,
+            LogLevel::Notice => LoggingLevel::Notice,
+            LogLevel::Warning => LoggingLevel::Warning,
+            LogLevel::Error => LoggingLevel::Error,
+            LogLevel::Critical => LoggingLevel::Critical,
+            LogLevel::Alert => LoggingLevel::Alert,
+            LogLevel::Emergency => LoggingLevel::Emergency,
+        };
+        let request =
+            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        self.request(request, None, ProgressSink::none())
+            .await
+            .map(|_| ())
+    }
+
+    /// One request. Its deadline is `request_timeout` of silence: every progress update for
+    /// its token (routed by the session tap, in wire order) pushes it back, up to
+    /// `TOTAL_TIMEOUT_FACTOR` × `request_timeout` in all. Cancelling `cancel`, or a deadline,
+    /// sends `notifications/cancelled` and ends the request at once, whether or not the
+    /// server ever answers.
     async fn request(
         &self,
         request: ClientRequest,
         cancel: Option<&CancellationToken>,
+        progress: ProgressSink,
     ) -> Result<ServerResult, McpError> {
         if !self.is_connected() {
             return Err(self.disconnected());
         }
-        let options = PeerRequestOptions::with_timeout(self.request_timeout);
-        let handle = match self.peer.send_cancellable_request(request, options).await {
-            Ok(handle) => handle,
-            Err(e) => return Err(self.failed(e).await),
-        };
-        let Some(cancel) = cancel else {
-            return match handle.await_response().await {
-                Ok(result) => Ok(result),
-                Err(e) => Err(self.failed(e).await),
-            };
-        };
-        let peer = handle.peer.clone();
-        let id = handle.id.clone();
-        tokio::select! {
-            result = handle.await_response() => match result {
-                Ok(result) => Ok(result),
-                Err(e) => Err(self.failed(e).await),
-            },
-            () = cancel.cancelled() => {
-                let params = rmcp::model::CancelledNotificationParam::new(
-                    Some(id),
-                    Some("cancelled by the operator".into()),
-                );
-                let _ = peer.notify_cancelled(params).await;
-                Err(McpError::Cancelled)
+        // No rmcp timeout: the deadlines are kept below, against our own progress routes.
+        let handle = self
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.map_err(e))?;
+        let RequestHandle {
+            rx,
+            id,
+            progress_token,
+            ..
+        } = handle;
+        let token = serde_json::to_value(&progress_token).unwrap_or_default();
+        let route = self.links.routes.register(&token, progress);
+        let idle = self.request_timeout;
+        let cap = idle.saturating_mul(TOTAL_TIMEOUT_FACTOR);
+        let started = tokio::time::Instant::now();
+        let total_at = started + cap;
+        let deadline = tokio::time::sleep_until((started + idle).min(total_at));
+        tokio::pin!(rx, deadline);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                answer = &mut rx => break match answer {
+                    Ok(result) => result.map_err(|e| self.map_err(e)),
+                    // The service ended without answering: the connection is gone.
+                    Err(_) => {
+                        self.ended.cancel();
+                        Err(self.disconnected())
+                    }
+                },
+                () = cancel_or_never(cancel) => {
+                    self.send_cancelled(id, "cancelled by the operator").await;
+                    break Err(McpError::Cancelled);
+                }
+                () = route.progressed() => {
+                    let next = tokio::time::Instant::now() + idle;
+                    deadline.as_mut().reset(next.min(total_at));
+                }
+                () = &mut deadline => {
+                    let (reason, err) = if tokio::time::Instant::now() >= total_at {
+                        ("maximum total time exceeded", McpError::TotalTimeout(cap))
+                    } else {
+                        ("request timeout", McpError::Timeout(idle))
+                    };
+                    self.send_cancelled(id, reason).await;
+                    break Err(err);
+                }
             }
+        };
+        drop(route);
+        match outcome {
+            // The connection dropped mid-request: say how the process ended, if it did.
+            Err(McpError::Disconnected { .. }) => {
+                if let Some(process) = &self.process {
+                    process.wait_exit(EXIT_SETTLE).await;
+                }
+                Err(self.disconnected())
+            }
+            other => other,
         }
     }
 
-    /// Our error for a failed request. A lost connection ends the client; a stdio server's
-    /// exit status is awaited for a moment (its stdout may close just before its exit is seen)
-    /// so that the message can say how the process ended.
-    async fn failed(&self, err: ServiceError) -> McpError {
+    /// Tells the server to stop working on request `id`; never holds the caller up for long
+    /// (a server that stopped reading its stdin must not keep a cancelled call alive).
+    async fn send_cancelled(&self, id: rmcp::model::RequestId, reason: &str) {
+        let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.into()));
+        let send = self.peer.notify_cancelled(params);
+        if tokio::time::timeout(CANCEL_SEND_LIMIT, send).await.is_err() {
+            tracing::debug!(server = %self.server, "notifications/cancelled not sent in time");
+        }
+    }
+
+    /// Our error for a failed request; a lost connection (see `connection_lost`) ends the client.
+    fn map_err(&self, err: ServiceError) -> McpError {
         if connection_lost(&err) {
             self.ended.cancel();
         }
         match McpError::from_service(&self.server, err) {
-            McpError::Disconnected { .. } => {
-                if let Some(process) = &self.process {
-                    process.wait_exit(EXIT_SETTLE).await;
-                }
-                self.disconnected()
-            }
+            McpError::Disconnected { .. } => self.disconnected(),
             other => other,
         }
     }
@@ -456,6 +441,8 @@ impl McpClient for DefaultMcpClient {
     }
 
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+        // A `tools/list_changed` from now on means this listing may be out of date already.
+        self.links.take_tools_stale();
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
@@ -468,7 +455,11 @@ impl McpClient for DefaultMcpClient {
                 }
             };
             match self
-                .request(ClientRequest::ListToolsRequest(request), None)
+                .request(
+                    ClientRequest::ListToolsRequest(request),
+                    None,
+                    ProgressSink::none(),
+                )
                 .await?
             {
                 ServerResult::ListToolsResult(page) => {
@@ -495,11 +486,12 @@ impl McpClient for DefaultMcpClient {
         tool: &str,
         arguments: JsonObject,
         cancel: CancellationToken,
+        progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, Some(&cancel)).await? {
+        match self.request(request, Some(&cancel), progress).await? {
             ServerResult::CallToolResult(result) => Ok(result),
             other => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
@@ -524,23 +516,20 @@ impl McpClient for DefaultMcpClient {
     }
 }
 
+/// Resolves when `cancel` is cancelled; never without one.
+async fn cancel_or_never(cancel: Option<&CancellationToken>) {
+    match cancel {
+        Some(cancel) => cancel.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
 fn result_kind(result: &ServerResult) -> String {
     serde_json::to_value(result)
         .ok()
         .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
         .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
         .unwrap_or_else(|| "an unexpected result".into())
-}
-
-/// Whether a failed request means the connection is gone: it closed, or (Streamable HTTP, which
-/// holds no connection open to notice with) the server could not be reached at all. A slow or
-/// erring server is not gone: timeouts and error answers do not count.
-fn connection_lost(err: &ServiceError) -> bool {
-    match err {
-        ServiceError::TransportClosed => true,
-        ServiceError::TransportSend(e) => super::transport::http::server_gone(&*e.error),
-        _ => false,
-    }
 }
 
 /// Whether the handshake failed because the connection went away rather than on an answer.
@@ -586,5 +575,16 @@ fn describe_init_error(err: &ClientInitializeError) -> String {
                 .join(", ")
         ),
         other => crate::text::sanitize_line(&other.to_string(), 300),
+    }
+}
+
+/// Whether a failed request means the connection is gone: it closed, or (Streamable HTTP, which
+/// holds no connection open to notice with) the server could not be reached at all. A slow or
+/// erring server is not gone: timeouts and error answers do not count.
+fn connection_lost(err: &ServiceError) -> bool {
+    match err {
+        ServiceError::TransportClosed => true,
+        ServiceError::TransportSend(e) => super::transport::http::server_gone(&*e.error),
+        _ => false,
     }
 }

@@ -244,6 +244,34 @@ pub enum McpEvent {
     /// The supervisor stopped restarting the server after `crashes` quick crashes in a row; it
     /// stays down until the operator restarts it, which resets the count.
     GaveUp { server: String, crashes: u32 },
+    /// A server sent the console a request (`roots/list`, `ping`, `sampling/createMessage`,
+    /// `elicitation/create`, …) and this is how it was answered.
+    ServerRequest {
+        server: String,
+        method: String,
+        outcome: RequestOutcome,
+        /// What was answered, or why it was declined, in words.
+        detail: String,
+    },
+}
+
+/// How the console answered a request from a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestOutcome {
+    /// Answered with a result.
+    Answered,
+    /// Refused (a decline result or an error answer), with the reason in `detail`.
+    Declined,
+}
+
+impl RequestOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestOutcome::Answered => "answered",
+            RequestOutcome::Declined => "declined",
+        }
+    }
 }
 
 /// Where MCP events go. Must not block.

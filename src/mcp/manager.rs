@@ -5,6 +5,7 @@
 //! owns the parallelism, the deadline, name uniqueness and the race discard.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,7 +17,7 @@ use super::events::{
     millis, EventSink, Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, ServerStatus,
     StartPhase,
 };
-use super::notify::NotificationTap;
+use super::notify::{LogLevel, NotificationTap};
 use super::start::{start_server, StartOutcome};
 use super::supervisor::{Crashes, Supervisor};
 use super::tool::McpTool;
@@ -445,6 +446,79 @@ impl McpClientManager {
             self.supervisor.watch(config, &client);
         }
         report
+    }
+
+    /// The ready servers that announced `tools/list_changed` since their tools were listed.
+    pub fn stale_servers(&self) -> Vec<String> {
+        self.ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, s)| s.client.links().tools_stale())
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Lists a ready server's tools again and swaps them into `registry` in one step, each
+    /// resolved anew through `McpToolTraits::resolve` under the server's trust (the same single
+    /// place as at start-up). Returns the names that could not be registered. On an error the
+    /// old tools stay and the server stays stale.
+    pub async fn refresh_tools(
+        &self,
+        server: &str,
+        registry: &ToolRegistry,
+    ) -> Result<Vec<String>, McpError> {
+        let client = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server)
+            .map(|s| s.client.clone())
+            .ok_or_else(|| McpError::Disconnected {
+                server: server.to_string(),
+            })?;
+        let tools = match client.list_tools().await {
+            Ok(tools) => tools,
+            Err(e) => {
+                client.links().tools_stale.store(true, Ordering::SeqCst);
+                return Err(e);
+            }
+        };
+        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(entry) = ready.get_mut(server) else {
+            return Err(McpError::Disconnected {
+                server: server.to_string(),
+            });
+        };
+        let shared: Arc<dyn McpClient> = client.clone();
+        let adapters: Vec<Arc<dyn crate::tool::Tool>> = tools
+            .iter()
+            .map(|tool| {
+                Arc::new(McpTool::new(
+                    server,
+                    entry.config.annotation_trust,
+                    tool,
+                    shared.clone(),
+                )) as Arc<dyn crate::tool::Tool>
+            })
+            .collect();
+        entry.tools = tools;
+        let refused = registry.replace_prefixed(&format!("mcp__{server}__"), adapters);
+        Ok(refused.into_iter().map(|d| d.0).collect())
+    }
+
+    /// Asks a ready server to send log messages at `level` and above (`logging/setLevel`).
+    pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), McpError> {
+        let client = self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server)
+            .map(|s| s.client.clone())
+            .ok_or_else(|| McpError::Disconnected {
+                server: server.to_string(),
+            })?;
+        client.set_log_level(level).await
     }
 
     /// The start-up reports of the last `start_all`.

@@ -3,9 +3,11 @@
 pub mod annotations;
 pub mod client;
 pub mod events;
+mod handler;
 pub mod manager;
 pub mod notify;
 pub mod rewake;
+pub mod session;
 mod start;
 mod start_remote;
 pub mod supervisor;

@@ -16,6 +16,7 @@ use super::events::{
 };
 use super::manager::{failed_report, since};
 use super::notify::NotificationTap;
+use super::session::SessionLinks;
 use super::transport::http::HttpFailure;
 use super::transport::lines::{LineContext, LineTransport, StdoutIssues};
 use super::transport::process::{ServerProcess, SpawnError, SpawnSpec};
@@ -26,6 +27,9 @@ use crate::config::{ServerConfig, TransportKind};
 const STDERR_TAIL: usize = 20;
 /// After a failed handshake, how long to wait for the process to be seen exiting.
 const EXIT_SETTLE: Duration = Duration::from_millis(300);
+/// How many times start-up lists the tools again when the server announces a change while
+/// (or just before) they are listed, e.g. server-everything registers tools after the handshake.
+const START_RELISTS: usize = 3;
 
 /// How one start ended.
 pub enum StartOutcome {
@@ -42,6 +46,8 @@ pub(super) struct Starter<'a> {
     pub(super) options: &'a ClientOptions,
     ring: Arc<StderrRing>,
     pub(super) sink: EventSink,
+    /// The session the transport's tap feeds (progress routes, the tools-stale flag).
+    pub(super) links: SessionLinks,
     phases: Arc<Mutex<PhaseTimes>>,
     t0: Instant,
 }
@@ -134,11 +140,22 @@ pub async fn start_server(
     phases: Arc<Mutex<PhaseTimes>>,
     cancel: CancellationToken,
 ) -> StartOutcome {
+    // A server's own roots win over the shared ones.
+    let options = &match &config.roots {
+        Some(roots) => ClientOptions {
+            roots: roots.clone(),
+            ..options.clone()
+        },
+        None => options.clone(),
+    };
+    let links = SessionLinks::new(&config.name, sink.clone());
+    let tap = links.tap(tap);
     let starter = Starter {
         config,
         options,
         ring,
         sink,
+        links,
         phases,
         t0: Instant::now(),
     };
@@ -229,7 +246,7 @@ async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
         },
     );
     let client = match DefaultMcpClient::handshake(
-        &config.name,
+        starter.links.clone(),
         transport,
         Some(process),
         config.request_timeout,
@@ -283,7 +300,15 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
     let config = starter.config;
     // Phase 3: tools/list, all pages.
     starter.enter(StartPhase::ListTools);
-    let tools = match client.list_tools().await {
+    let mut listed = client.list_tools().await;
+    for _ in 0..START_RELISTS {
+        match &listed {
+            // Changed while being listed: list again before the server is reported ready.
+            Ok(_) if client.links().tools_stale() => listed = client.list_tools().await,
+            Ok(_) | Err(_) => break,
+        }
+    }
+    let tools = match listed {
         Ok(tools) => tools,
         Err(err) => {
             let exited = match client.process() {

@@ -98,7 +98,7 @@ where
     let config = starter.config;
     let authority = http::authority(config.url.as_deref().unwrap_or(""));
     let handshake = DefaultMcpClient::handshake(
-        &config.name,
+        starter.links.clone(),
         transport,
         None,
         config.request_timeout,

@@ -106,7 +106,7 @@ impl Tool for McpTool {
         }
         match self
             .client
-            .call_tool(&self.raw_name, input.0, ctx.cancel)
+            .call_tool(&self.raw_name, input.0, ctx.cancel, ctx.progress)
             .await
         {
             Ok(result) => convert_result(result),

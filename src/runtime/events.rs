@@ -1,13 +1,19 @@
-//! `RuntimeEvent`: the one stream every driver (TUI, headless commands) consumes.
+//! `RuntimeEvent`: the one stream every driver (TUI, headless commands) consumes, and how what
+//! the MCP layer reports becomes one.
+//!
+//! The queue itself (bounded, ordered) is in `bus.rs`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+use super::bus::EventBus;
+use super::turn::ToolsDiff;
 use crate::approval::ApprovalRequest;
-use crate::mcp::events::McpEvent;
-use crate::mcp::notify::{McpNotification, McpNotificationListener};
+use crate::mcp::events::{McpEvent, RequestOutcome};
+use crate::mcp::notify::{
+    ListKind, LogLevel, McpNotification, McpNotificationListener, Notice, RoomFuture,
+};
 use crate::mcp::rewake::ExternalEvent;
 use crate::tool::ToolResult;
 
@@ -18,7 +24,8 @@ use super::executor::CallStatus;
 pub enum RuntimeEvent {
     /// Start phases, reports, stderr lines and closes of MCP servers.
     Mcp(McpEvent),
-    /// A notification a server pushed (in that server's wire order).
+    /// A notification a server pushed that has no typed event below (a stray progress update,
+    /// a cancellation, a custom method), in that server's wire order.
     Notification(McpNotification),
     /// A call entered the gate.
     CallStarted {
@@ -28,7 +35,7 @@ pub enum RuntimeEvent {
     },
     /// A call's status changed (awaiting approval, running).
     CallStatus { id: u64, status: CallStatus },
-    /// A call ended: ok, error, denied or refused.
+    /// A call ended: ok, error, denied, refused or cancelled.
     CallFinished {
         id: u64,
         status: CallStatus,
@@ -40,43 +47,106 @@ pub enum RuntimeEvent {
     /// A server notification matched a `notifications.rewake` rule: the external event it
     /// makes, for the driver (it follows that notification's own `Notification` event).
     Rewake(ExternalEvent),
+    /// A log message a server sent (`notifications/message`; its level is set per server with
+    /// `AgentRuntime::set_log_level`). `data` is the server's JSON, unsanitized.
+    ServerLog {
+        server: String,
+        level: LogLevel,
+        logger: Option<String>,
+        data: Value,
+    },
+    /// How far running call `id` has got (its server's `notifications/progress` for the call's
+    /// progress token); each one also pushed the call's idle deadline back.
+    CallProgress {
+        id: u64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A server announced that one of its lists changed. For `tools`, its tools are stale
+    /// and are listed again at the next `AgentRuntime::turn_boundary`.
+    ListChanged { server: String, list: ListKind },
+    /// A server announced that a resource changed (`notifications/resources/updated`).
+    ResourceUpdated { server: String, uri: String },
+    /// A stale server's tools were listed again at a turn boundary: what was added, removed
+    /// or changed, and which remembered approvals were forgotten.
+    ToolsChanged(ToolsDiff),
+    /// A server sent the console a request (`roots/list`, `ping`, `sampling/createMessage`,
+    /// `elicitation/create`, …) and this is how it was answered.
+    ServerRequest {
+        server: String,
+        method: String,
+        outcome: RequestOutcome,
+        detail: String,
+    },
+    /// `count` events were dropped at this place in the stream because the driver had stopped
+    /// reading (the queue is bounded); everything before and after is intact.
+    EventsDropped { count: u64 },
 }
 
-/// The receiving end of a runtime's events.
-pub type EventStream = mpsc::UnboundedReceiver<RuntimeEvent>;
-
-/// The sending end, shared by the runtime's parts. Closing it (once, from `AgentRuntime::close`)
-/// ends the stream for the driver even while parts of the runtime still hold clones.
-#[derive(Clone)]
-pub(crate) struct EventBus(Arc<Mutex<Option<mpsc::UnboundedSender<RuntimeEvent>>>>);
-
-impl EventBus {
-    pub(crate) fn new() -> (EventBus, EventStream) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (EventBus(Arc::new(Mutex::new(Some(tx)))), rx)
-    }
-
-    /// Sends an event; after `close`, or once the driver stopped listening, it goes nowhere.
-    pub(crate) fn send(&self, event: RuntimeEvent) {
-        if let Some(tx) = self.0.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            let _ = tx.send(event);
+impl RuntimeEvent {
+    /// The typed event for a server notification (see [`Notice`]).
+    pub fn from_notification(notification: &McpNotification) -> RuntimeEvent {
+        let server = notification.server.clone();
+        match notification.notice() {
+            Notice::Log {
+                level,
+                logger,
+                data,
+            } => RuntimeEvent::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+            },
+            Notice::ListChanged(list) => RuntimeEvent::ListChanged { server, list },
+            Notice::ResourceUpdated { uri } => RuntimeEvent::ResourceUpdated { server, uri },
+            // Progress reaches here only when no pending call carried its token.
+            Notice::Progress { .. } | Notice::Other => {
+                RuntimeEvent::Notification(notification.clone())
+            }
         }
     }
 
-    /// Ends the stream: the driver's `recv` returns `None` once it has read what was sent.
-    pub(crate) fn close(&self) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+    /// The runtime event for something the MCP layer reported.
+    pub fn from_mcp(event: McpEvent) -> RuntimeEvent {
+        match event {
+            McpEvent::ServerRequest {
+                server,
+                method,
+                outcome,
+                detail,
+            } => RuntimeEvent::ServerRequest {
+                server,
+                method,
+                outcome,
+                detail,
+            },
+            other @ (McpEvent::PhaseStarted { .. }
+            | McpEvent::ServerStarted(_)
+            | McpEvent::Stderr { .. }
+            | McpEvent::ServerClosed { .. }
+            | McpEvent::ServerDown { .. }
+            | McpEvent::RestartScheduled { .. }
+            | McpEvent::GaveUp { .. }) => RuntimeEvent::Mcp(other),
+        }
     }
+}
 
+impl EventBus {
     /// The bus as an MCP event sink.
     pub(crate) fn mcp_sink(&self) -> crate::mcp::events::EventSink {
         let bus = self.clone();
-        Arc::new(move |event| bus.send(RuntimeEvent::Mcp(event)))
+        Arc::new(move |event| bus.send(RuntimeEvent::from_mcp(event)))
     }
 }
 
 impl McpNotificationListener for EventBus {
     fn on_notification(&self, notification: &McpNotification) {
-        self.send(RuntimeEvent::Notification(notification.clone()));
+        self.send(RuntimeEvent::from_notification(notification));
+    }
+
+    fn room(&self) -> RoomFuture<'_> {
+        Box::pin(EventBus::room(self))
     }
 }

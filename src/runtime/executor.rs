@@ -1,17 +1,19 @@
 //! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
 //! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{EventBus, RuntimeEvent};
+use super::bus::EventBus;
+use super::events::RuntimeEvent;
 use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
-use crate::tool::{schema, ToolContext, ToolInput, ToolRegistry, ToolResult};
+use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Where a call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -80,6 +82,20 @@ pub(crate) struct Executor {
     pub(crate) next_id: AtomicU64,
     /// Parent of every call's cancellation: cancelled when the runtime closes.
     pub(crate) all_calls: CancellationToken,
+    /// The cancellation of every call still running, by id (`AgentRuntime::cancel_call`).
+    pub(crate) running: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+/// Keeps a call in `Executor::running` until it ends (or its future is dropped).
+struct Running<'a> {
+    executor: &'a Executor,
+    id: u64,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.executor.running().remove(&self.id);
+    }
 }
 
 impl Executor {
@@ -91,6 +107,8 @@ impl Executor {
     ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
+        self.running().insert(id, cancel.clone());
+        let _running = Running { executor: self, id };
         self.bus.send(RuntimeEvent::CallStarted {
             id,
             tool: tool_name.to_string(),
@@ -165,6 +183,18 @@ impl Executor {
                             ToolResult::error(format!("denied by the operator: {tool_name}")),
                         );
                     }
+                    ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
+                        if !self.still_registered(tool_name, &tool) =>
+                    {
+                        // A turn boundary swapped the tool while the operator was deciding:
+                        // what was approved is not what would run.
+                        return (
+                            CallStatus::Error,
+                            ToolResult::error(format!(
+                                "{tool_name} changed while awaiting approval (its server's tool list was refreshed); call it again to approve the new version"
+                            )),
+                        );
+                    }
                     ApprovalDecision::AllowOnce => {}
                     ApprovalDecision::AllowForSession => {
                         if let Err(e) = self
@@ -181,8 +211,17 @@ impl Executor {
             id,
             status: CallStatus::Running,
         });
+        let bus = self.bus.clone();
         let ctx = ToolContext {
             cancel: cancel.clone(),
+            progress: ProgressSink::new(move |update| {
+                bus.send(RuntimeEvent::CallProgress {
+                    id,
+                    progress: update.progress,
+                    total: update.total,
+                    message: update.message,
+                })
+            }),
         };
         let result = tool.execute(input, ctx).await;
         let status = if cancel.is_cancelled() {
@@ -193,5 +232,27 @@ impl Executor {
             CallStatus::Ok
         };
         (status, result)
+    }
+
+    /// Cancels running call `id`; false when no such call is running.
+    pub(crate) fn cancel(&self, id: u64) -> bool {
+        match self.running().get(&id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn running(&self) -> MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `tool` is still the one registered under `name`.
+    fn still_registered(&self, name: &str, tool: &Arc<dyn crate::tool::Tool>) -> bool {
+        self.registry
+            .get(name)
+            .is_some_and(|now| Arc::ptr_eq(&now, tool))
     }
 }

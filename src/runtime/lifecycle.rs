@@ -8,14 +8,17 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{EventBus, EventStream};
+use super::bus::{EventBus, EventStream};
+use super::events::RuntimeEvent;
 use super::executor::{CallOutcome, Executor};
 use super::rewake::{Rewaker, RuntimeListener};
+use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::ApprovalGate;
 use crate::config::{AnnotationTrust, Config, ServerConfig};
+use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartSummary};
-use crate::mcp::notify::NotificationTap;
+use crate::mcp::notify::{LogLevel, NotificationTap};
 use crate::tool::local::{BashTool, ReadTool};
 use crate::tool::registry::DuplicateTool;
 use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
@@ -74,9 +77,13 @@ impl AgentRuntimeFactory {
             bus: bus.clone(),
             rewaker: Rewaker::new(&config.notifications.rewake, bus.clone()),
         };
-        let manager = Arc::new(McpClientManager::new(
+        let manager = Arc::new(McpClientManager::with_options(
             bus.mcp_sink(),
             NotificationTap::new(Arc::new(listener)),
+            ClientOptions {
+                roots: config.mcp.roots.clone(),
+                ..ClientOptions::default()
+            },
         ));
         // 2. ... hands it to the tool registration ...
         let summary = manager
@@ -126,6 +133,7 @@ fn build(
             bus,
             next_id: AtomicU64::new(0),
             all_calls: CancellationToken::new(),
+            running: Default::default(),
         },
         summary,
     })
@@ -181,6 +189,66 @@ impl AgentRuntime {
             .await
     }
 
+    /// The turn boundary: lists the tools of every server that announced `tools/list_changed`
+    /// since its tools were last listed, swaps them into the registry (each resolved anew
+    /// through `McpToolTraits::resolve`, the one place trust is decided), forgets remembered
+    /// approvals of tools that changed or went away, publishes one `ToolsChanged` per server
+    /// and returns the same diffs. A no-op when nothing is stale.
+    ///
+    /// Call it between turns, never in the middle of one: the console calls it between calls,
+    /// `watch` whenever a tools list change arrives, the headless `call` never (one call, one
+    /// turn). Calls already running keep the tool they started with; a call still awaiting
+    /// approval when its tool is swapped ends as an error instead of running the new version.
+    pub async fn turn_boundary(&self) -> Vec<ToolsDiff> {
+        let mut diffs = Vec::new();
+        for server in self.manager.stale_servers() {
+            let before = self.server_tools(&server);
+            let mut diff = match self
+                .manager
+                .refresh_tools(&server, &self.executor.registry)
+                .await
+            {
+                Ok(refused) => {
+                    let mut diff = diff_tools(&server, &before, &self.server_tools(&server));
+                    diff.refused = refused;
+                    diff
+                }
+                Err(e) => {
+                    tracing::warn!(%server, error = %e, "re-listing tools failed; keeping the old ones");
+                    ToolsDiff {
+                        server: server.clone(),
+                        error: Some(e.to_string()),
+                        ..ToolsDiff::default()
+                    }
+                }
+            };
+            revoke_stale_approvals(&self.executor.gate, &mut diff);
+            self.executor
+                .bus
+                .send(RuntimeEvent::ToolsChanged(diff.clone()));
+            diffs.push(diff);
+        }
+        diffs
+    }
+
+    /// The servers whose tools are stale (announced `tools/list_changed`, not yet re-listed).
+    pub fn stale_servers(&self) -> Vec<String> {
+        self.manager.stale_servers()
+    }
+
+    /// Asks `server` to send log messages at `level` and above (`logging/setLevel`).
+    pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), McpError> {
+        self.manager.set_log_level(server, level).await
+    }
+
+    /// The registered tools of `server`, sorted by name.
+    fn server_tools(&self, server: &str) -> Vec<ToolDescriptor> {
+        self.tools()
+            .into_iter()
+            .filter(|t| t.origin.as_ref().is_some_and(|o| o.server == server))
+            .collect()
+    }
+
     /// What trusting (or not) `server` would change: each of its tools whose side effect or
     /// destructiveness differs under `trust`, with the traits before and after.
     pub fn preview_trust(&self, server: &str, trust: AnnotationTrust) -> Vec<TraitChange> {
@@ -209,6 +277,13 @@ impl AgentRuntime {
                 call.await
             }
         }
+    }
+
+    /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
+    /// cancelled it: the server is sent `notifications/cancelled` and the call ends `cancelled`
+    /// at once. False when no such call is running.
+    pub fn cancel_call(&self, id: u64) -> bool {
+        self.executor.cancel(id)
     }
 
     /// Closes, in this order: (1) the MCP manager: its supervisor first (nothing restarts

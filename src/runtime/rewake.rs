@@ -7,10 +7,11 @@
 //! without touching the rules, and the other way round.
 
 use crate::config::RewakeRule;
-use crate::mcp::notify::{McpNotification, McpNotificationListener};
+use crate::mcp::notify::{McpNotification, McpNotificationListener, RoomFuture};
 use crate::mcp::rewake::RewakeMapper;
 
-use super::events::{EventBus, RuntimeEvent};
+use super::bus::EventBus;
+use super::events::RuntimeEvent;
 
 /// Delivers the external events the rewake rules make of a notification.
 pub(crate) struct Rewaker {
@@ -48,5 +49,10 @@ impl McpNotificationListener for RuntimeListener {
     fn on_notification(&self, notification: &McpNotification) {
         self.bus.on_notification(notification);
         self.rewaker.on_notification(notification);
+    }
+
+    /// The bus's backpressure holds for the whole listener.
+    fn room(&self) -> RoomFuture<'_> {
+        Box::pin(self.bus.room())
     }
 }

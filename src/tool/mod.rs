@@ -8,6 +8,7 @@ pub mod registry;
 pub mod schema;
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -153,11 +154,56 @@ impl fmt::Display for ToolResult {
     }
 }
 
+/// How far a running call has got, as its tool reports it (MCP `notifications/progress`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProgressUpdate {
+    /// Progress so far; grows with every update, even when the total is unknown.
+    pub progress: f64,
+    /// The total the progress counts towards, when known.
+    pub total: Option<f64>,
+    /// What the tool is doing now, in its own words (unsanitized).
+    pub message: Option<String>,
+}
+
+/// Where a tool reports progress. Called wherever the update arrives (for MCP tools, on the
+/// transport's reader task): implementations must not block.
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(ProgressUpdate) + Send + Sync>);
+
+impl ProgressSink {
+    pub fn new(report: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        ProgressSink(Arc::new(report))
+    }
+
+    /// A sink that drops every update.
+    pub fn none() -> Self {
+        ProgressSink::new(|_| {})
+    }
+
+    pub fn report(&self, update: ProgressUpdate) {
+        (self.0)(update);
+    }
+}
+
+impl Default for ProgressSink {
+    fn default() -> Self {
+        ProgressSink::none()
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
 /// Per-call context handed to `Tool::execute`.
 #[derive(Debug, Clone, Default)]
 pub struct ToolContext {
     /// Cancelled when the caller gives up on the call.
     pub cancel: CancellationToken,
+    /// Where the tool reports how far it has got.
+    pub progress: ProgressSink,
 }
 
 /// A tool: local or remote, the rest of the program cannot tell (DESIGN §1).

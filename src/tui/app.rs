@@ -275,6 +275,16 @@ impl App {
             RuntimeEvent::Notification(_) => {}
             // shown by the console later
             RuntimeEvent::Rewake(_) => {}
+            // Shown by the console later (the runtime maps `McpEvent::ServerRequest` to
+            // `RuntimeEvent::ServerRequest`, so this one never arrives here).
+            RuntimeEvent::Mcp(McpEvent::ServerRequest { .. }) => {}
+            RuntimeEvent::ServerLog { .. }
+            | RuntimeEvent::CallProgress { .. }
+            | RuntimeEvent::ListChanged { .. }
+            | RuntimeEvent::ResourceUpdated { .. }
+            | RuntimeEvent::ToolsChanged(_)
+            | RuntimeEvent::ServerRequest { .. }
+            | RuntimeEvent::EventsDropped { .. } => {}
             RuntimeEvent::CallStarted {
                 id,
                 tool,

@@ -48,6 +48,7 @@ fn config() -> Config {
                 parked,
             ],
             startup_budget: None,
+            roots: Vec::new(),
         },
         policy: PolicyConfig::default(),
         notifications: Default::default(),

@@ -172,7 +172,7 @@ async fn read_loop<R, F>(
             }
             Ok(Line::Complete) => match classify_line(&buf) {
                 LineKind::Message(message) => {
-                    super::tap::deliver(&ctx.tap, &ctx.server, &message);
+                    super::tap::deliver(&ctx.tap, &ctx.server, &message).await;
                     if tx.send(*message).await.is_err() {
                         break;
                     }

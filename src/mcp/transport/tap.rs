@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use crate::mcp::notify::{McpNotification, NotificationTap};
 
-/// Hands `message` to the tap if it is a notification.
-pub fn deliver(tap: &NotificationTap, server: &str, message: &ServerJsonRpcMessage) {
+/// Hands `message` to the tap if it is a notification, once the tap has room for it (so a
+/// consumer that falls behind slows the reader down rather than growing a queue).
+pub async fn deliver(tap: &NotificationTap, server: &str, message: &ServerJsonRpcMessage) {
     let rmcp::model::JsonRpcMessage::Notification(n) = message else {
         return;
     };
@@ -26,6 +27,7 @@ pub fn deliver(tap: &NotificationTap, server: &str, message: &ServerJsonRpcMessa
         _ => return,
     };
     let params = map.remove("params").unwrap_or(Value::Null);
+    tap.room().await;
     tap.deliver(&McpNotification {
         server: server.to_string(),
         method,
@@ -62,7 +64,7 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Tapped<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let message = self.inner.receive().await?;
-        deliver(&self.tap, &self.server, &message);
+        deliver(&self.tap, &self.server, &message).await;
         Some(message)
     }
 

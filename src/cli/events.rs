@@ -1,0 +1,430 @@
+//! Runtime events as the headless commands print them (`watch`, `call --events`): one JSON
+//! object a line (README "JSON shapes": event lines), or one human line, server text sanitized.
+//!
+//! Separate from `output.rs` because it is the one place that knows every `RuntimeEvent`
+//! variant's printed form; `watch` and `call` share it.
+
+use serde_json::{json, Value};
+
+use super::output::tool_json;
+use crate::mcp::events::McpEvent;
+use crate::runtime::{RuntimeEvent, ToolChange, ToolsDiff};
+use crate::text::sanitize_line;
+
+/// Characters of server text shown on a human line.
+const LINE_CHARS: usize = 300;
+
+/// The JSON line of an event: `{"type": …, …}`.
+pub fn event_json(event: &RuntimeEvent) -> Value {
+    match event {
+        RuntimeEvent::Mcp(McpEvent::PhaseStarted {
+            server,
+            phase,
+            elapsed,
+        }) => json!({
+            "type": "phase",
+            "server": server,
+            "phase": phase,
+            "elapsed_ms": crate::mcp::events::millis(*elapsed),
+        }),
+        RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => json!({
+            "type": "server_started",
+            "server": report.name,
+            "report": report,
+        }),
+        RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
+            json!({"type": "stderr", "server": server, "line": line})
+        }
+        RuntimeEvent::Mcp(McpEvent::ServerClosed { server }) => {
+            json!({"type": "server_closed", "server": server})
+        }
+        RuntimeEvent::Mcp(McpEvent::ServerRequest {
+            server,
+            method,
+            outcome,
+            detail,
+        })
+        | RuntimeEvent::ServerRequest {
+            server,
+            method,
+            outcome,
+            detail,
+        } => json!({
+            "type": "server_request",
+            "server": server,
+            "method": method,
+            "outcome": outcome,
+            "detail": detail,
+        }),
+        RuntimeEvent::Notification(n) => json!({
+            "type": "notification",
+            "server": n.server,
+            "method": n.method,
+            "params": n.params,
+        }),
+        RuntimeEvent::CallStarted {
+            id,
+            tool,
+            arguments,
+        } => json!({"type": "call_started", "id": id, "tool": tool, "arguments": arguments}),
+        RuntimeEvent::CallStatus { id, status } => {
+            json!({"type": "call_status", "id": id, "status": status})
+        }
+        RuntimeEvent::CallFinished {
+            id,
+            status,
+            result,
+            elapsed_ms,
+        } => json!({
+            "type": "call_finished",
+            "id": id,
+            "status": status,
+            "result": result,
+            "elapsed_ms": elapsed_ms,
+        }),
+        RuntimeEvent::ApprovalRequested(request) => json!({
+            "type": "approval_requested",
+            "id": request.id,
+            "tool": tool_json(&request.tool),
+            "arguments": request.arguments,
+            "why": request.why,
+        }),
+        RuntimeEvent::ServerLog {
+            server,
+            level,
+            logger,
+            data,
+        } => json!({
+            "type": "server_log",
+            "server": server,
+            "level": level,
+            "logger": logger,
+            "data": data,
+        }),
+        RuntimeEvent::CallProgress {
+            id,
+            progress,
+            total,
+            message,
+        } => json!({
+            "type": "call_progress",
+            "id": id,
+            "progress": progress,
+            "total": total,
+            "message": message,
+        }),
+        RuntimeEvent::ListChanged { server, list } => {
+            json!({"type": "list_changed", "server": server, "list": list})
+        }
+        RuntimeEvent::ResourceUpdated { server, uri } => {
+            json!({"type": "resource_updated", "server": server, "uri": uri})
+        }
+        RuntimeEvent::ToolsChanged(diff) => diff_json(diff),
+        RuntimeEvent::EventsDropped { count } => json!({"type": "events_dropped", "count": count}),
+        RuntimeEvent::Mcp(McpEvent::ServerDown {
+            server,
+            exit,
+            reason,
+            uptime,
+            crashes,
+            restart,
+            ..
+        }) => json!({
+            "type": "server_down",
+            "server": server,
+            "exit_status": exit,
+            "reason": reason,
+            "uptime_ms": crate::mcp::events::millis(*uptime),
+            "crashes": crashes,
+            "restart": restart.as_str(),
+        }),
+        RuntimeEvent::Mcp(McpEvent::RestartScheduled {
+            server,
+            attempt,
+            delay,
+            crashes,
+        }) => json!({
+            "type": "restart_scheduled",
+            "server": server,
+            "attempt": attempt,
+            "delay_ms": crate::mcp::events::millis(*delay),
+            "crashes": crashes,
+        }),
+        RuntimeEvent::Mcp(McpEvent::GaveUp { server, crashes }) => {
+            json!({"type": "gave_up", "server": server, "crashes": crashes})
+        }
+        RuntimeEvent::Rewake(e) => json!({
+            "type": "rewake",
+            "event": e.event,
+            "rule": e.rule,
+            "server": e.server,
+            "method": e.method,
+            "params": e.params,
+        }),
+    }
+}
+
+fn diff_json(diff: &ToolsDiff) -> Value {
+    let change = |c: &ToolChange| {
+        json!({
+            "name": c.after.name,
+            "changes": c.changes,
+            "before": tool_json(&c.before),
+            "after": tool_json(&c.after),
+        })
+    };
+    json!({
+        "type": "tools_changed",
+        "server": diff.server,
+        "added": diff.added.iter().map(tool_json).collect::<Vec<_>>(),
+        "removed": diff.removed.iter().map(tool_json).collect::<Vec<_>>(),
+        "changed": diff.changed.iter().map(change).collect::<Vec<_>>(),
+        "revoked": diff.revoked,
+        "refused": diff.refused,
+        "error": diff.error,
+    })
+}
+
+/// One human line for an event (without the newline).
+pub fn event_line(event: &RuntimeEvent) -> String {
+    let clean = |s: &str| sanitize_line(s, LINE_CHARS);
+    match event {
+        RuntimeEvent::Mcp(McpEvent::PhaseStarted { server, phase, .. }) => {
+            format!("[{server}] {}", phase.as_str())
+        }
+        RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => match &report.failure {
+            Some(f) => format!(
+                "[{}] failed: {}: {}",
+                report.name,
+                f.class.as_str(),
+                clean(&f.message)
+            ),
+            None => format!(
+                "[{}] {}, {} tools",
+                report.name,
+                super::output::status_word(report),
+                report.tools
+            ),
+        },
+        RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
+            format!("[{server}] stderr: {}", clean(line))
+        }
+        RuntimeEvent::Mcp(McpEvent::ServerClosed { server }) => format!("[{server}] closed"),
+        RuntimeEvent::Mcp(McpEvent::ServerRequest {
+            server,
+            method,
+            outcome,
+            detail,
+        })
+        | RuntimeEvent::ServerRequest {
+            server,
+            method,
+            outcome,
+            detail,
+        } => format!(
+            "[{server}] asked {}: {} ({})",
+            clean(method),
+            outcome.as_str(),
+            clean(detail)
+        ),
+        RuntimeEvent::Notification(n) => format!(
+            "[{}] {} {}",
+            n.server,
+            clean(&n.method),
+            clean(&n.params.to_string())
+        ),
+        RuntimeEvent::CallStarted { id, tool, .. } => format!("call #{id} {tool}"),
+        RuntimeEvent::CallStatus { id, status } => format!("call #{id} {}", status.as_str()),
+        RuntimeEvent::CallFinished {
+            id,
+            status,
+            elapsed_ms,
+            ..
+        } => format!("call #{id} {} after {elapsed_ms}ms", status.as_str()),
+        RuntimeEvent::ApprovalRequested(request) => format!(
+            "call #{} needs approval: {}",
+            request.id,
+            clean(&request.why)
+        ),
+        RuntimeEvent::ServerLog {
+            server,
+            level,
+            logger,
+            data,
+        } => {
+            let data = match data {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            match logger {
+                Some(logger) => format!(
+                    "[{server}] {} {}: {}",
+                    level.as_str(),
+                    clean(logger),
+                    clean(&data)
+                ),
+                None => format!("[{server}] {} {}", level.as_str(), clean(&data)),
+            }
+        }
+        RuntimeEvent::CallProgress {
+            id,
+            progress,
+            total,
+            message,
+        } => {
+            let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = message
+                .as_deref()
+                .map(|m| format!(" {}", clean(m)))
+                .unwrap_or_default();
+            format!("call #{id} progress {progress}{of}{message}")
+        }
+        RuntimeEvent::ListChanged { server, list } => {
+            format!("[{server}] {} list changed", list.as_str())
+        }
+        RuntimeEvent::ResourceUpdated { server, uri } => {
+            format!("[{server}] resource updated: {}", clean(uri))
+        }
+        RuntimeEvent::ToolsChanged(diff) => diff_line(diff),
+        RuntimeEvent::EventsDropped { count } => {
+            format!("({count} events dropped: the reader fell behind)")
+        }
+        RuntimeEvent::Mcp(McpEvent::ServerDown {
+            server,
+            reason,
+            crashes,
+            ..
+        }) => format!(
+            "[{server}] down: {} ({crashes} quick crashes in a row)",
+            clean(reason)
+        ),
+        RuntimeEvent::Mcp(McpEvent::RestartScheduled {
+            server,
+            attempt,
+            delay,
+            ..
+        }) => format!(
+            "[{server}] restarting in {} (attempt {attempt})",
+            crate::text::fmt_duration(*delay)
+        ),
+        RuntimeEvent::Mcp(McpEvent::GaveUp { server, crashes }) => {
+            format!("[{server}] gave up after {crashes} quick crashes: restart it by hand")
+        }
+        RuntimeEvent::Rewake(e) => format!(
+            "rewake {} from [{}] {}",
+            clean(&e.event),
+            e.server,
+            clean(&e.method)
+        ),
+    }
+}
+
+fn diff_line(diff: &ToolsDiff) -> String {
+    if let Some(error) = &diff.error {
+        return format!(
+            "[{}] tools not re-listed: {}",
+            diff.server,
+            sanitize_line(error, LINE_CHARS)
+        );
+    }
+    let names = |tools: &[crate::tool::ToolDescriptor]| {
+        tools
+            .iter()
+            .map(|t| t.name.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    if !diff.added.is_empty() {
+        parts.push(format!("+ {}", names(&diff.added)));
+    }
+    if !diff.removed.is_empty() {
+        parts.push(format!("- {}", names(&diff.removed)));
+    }
+    for c in &diff.changed {
+        let what: Vec<&str> = c.changes.iter().map(|k| k.as_str()).collect();
+        parts.push(format!(
+            "~ {} ({}: {} {} -> {} {})",
+            c.after.name,
+            what.join(", "),
+            c.before.side_effect.as_str(),
+            destructive(c.before.destructive.is_destructive()),
+            c.after.side_effect.as_str(),
+            destructive(c.after.destructive.is_destructive()),
+        ));
+    }
+    if !diff.revoked.is_empty() {
+        parts.push(format!("approvals forgotten: {}", diff.revoked.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push("unchanged".into());
+    }
+    format!("[{}] tools re-listed: {}", diff.server, parts.join("; "))
+}
+
+fn destructive(yes: bool) -> &'static str {
+    if yes {
+        "destructive"
+    } else {
+        "non-destructive"
+    }
+}
+
+/// Writes one event as a line (JSON or human) and flushes, so a reader sees it at once. An
+/// error means stdout is gone (a closed pipe).
+pub fn write_event(
+    out: &mut impl std::io::Write,
+    event: &RuntimeEvent,
+    json: bool,
+) -> std::io::Result<()> {
+    let line = if json {
+        event_json(event).to_string()
+    } else {
+        event_line(event)
+    };
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::notify::LogLevel;
+
+    #[test]
+    fn log_lines_carry_level_logger_and_data_and_no_escapes() {
+        let event = RuntimeEvent::ServerLog {
+            server: "s".into(),
+            level: LogLevel::Warning,
+            logger: Some("db".into()),
+            data: json!({"n": 1, "evil": "\u{1b}[2J"}),
+        };
+        let v = event_json(&event);
+        assert_eq!(v["type"], "server_log");
+        assert_eq!(v["level"], "warning");
+        assert_eq!(v["logger"], "db");
+        assert_eq!(v["data"]["n"], 1);
+        let line = event_line(&event);
+        assert!(line.starts_with("[s] warning db: "), "{line}");
+        assert!(!line.contains('\u{1b}'), "{line}");
+    }
+
+    #[test]
+    fn progress_and_drops_have_their_shapes() {
+        let v = event_json(&RuntimeEvent::CallProgress {
+            id: 3,
+            progress: 2.0,
+            total: Some(5.0),
+            message: None,
+        });
+        assert_eq!(
+            v,
+            json!({"type": "call_progress", "id": 3, "progress": 2.0, "total": 5.0, "message": null})
+        );
+        assert_eq!(
+            event_line(&RuntimeEvent::EventsDropped { count: 7 }),
+            "(7 events dropped: the reader fell behind)"
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! What one server's session carries besides rmcp's own state: the progress routes (a request's
+//! progress token → the caller's progress sink and idle deadline), the tools-stale flag set by
+//! `tools/list_changed`, and the per-server tap that feeds both in wire order.
+//!
+//! Separate from the client because these are filled on the transport's reader task, before
+//! rmcp sees a message, and read by the client's requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::events::EventSink;
+use super::notify::{
+    McpNotification, McpNotificationListener, Notice, NotificationTap, RoomFuture,
+};
+use crate::tool::{ProgressSink, ProgressUpdate};
+
+/// The live state of one server's session, shared by its tap and its client.
+#[derive(Clone)]
+pub struct SessionLinks {
+    /// The configured server name.
+    pub server: String,
+    /// Where the MCP layer reports (server→client requests among others).
+    pub sink: EventSink,
+    pub(crate) routes: Arc<ProgressRoutes>,
+    pub(crate) tools_stale: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for SessionLinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionLinks")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionLinks {
+    pub fn new(server: &str, sink: EventSink) -> Self {
+        SessionLinks {
+            server: server.to_string(),
+            sink,
+            routes: Arc::default(),
+            tools_stale: Arc::default(),
+        }
+    }
+
+    /// The tap a transport of this session delivers to: progress of a pending request goes to
+    /// that request (and nowhere else), `tools/list_changed` marks the tools stale, and every
+    /// notification but routed progress goes on to `next`.
+    pub fn tap(&self, next: NotificationTap) -> NotificationTap {
+        NotificationTap::new(Arc::new(SessionTap {
+            routes: self.routes.clone(),
+            tools_stale: self.tools_stale.clone(),
+            next,
+        }))
+    }
+
+    /// Whether `tools/list_changed` arrived since the tools were last listed.
+    pub fn tools_stale(&self) -> bool {
+        self.tools_stale.load(Ordering::SeqCst)
+    }
+
+    /// Clears the stale flag; called as a listing starts, so a change announced while it runs
+    /// marks the tools stale again.
+    pub(crate) fn take_tools_stale(&self) -> bool {
+        self.tools_stale.swap(false, Ordering::SeqCst)
+    }
+}
+
+struct SessionTap {
+    routes: Arc<ProgressRoutes>,
+    tools_stale: Arc<AtomicBool>,
+    next: NotificationTap,
+}
+
+impl McpNotificationListener for SessionTap {
+    fn on_notification(&self, notification: &McpNotification) {
+        // By method first: reading a log message's data here would copy it for nothing.
+        match notification.method.as_str() {
+            "notifications/progress" => {
+                if let Notice::Progress {
+                    token,
+                    progress,
+                    total,
+                    message,
+                } = notification.notice()
+                {
+                    let update = ProgressUpdate {
+                        progress,
+                        total,
+                        message,
+                    };
+                    if self.routes.route(&token, update) {
+                        return;
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => self.tools_stale.store(true, Ordering::SeqCst),
+            _ => {}
+        }
+        self.next.deliver(notification);
+    }
+
+    fn room(&self) -> RoomFuture<'_> {
+        Box::pin(self.next.room())
+    }
+}
+
+struct Route {
+    sink: ProgressSink,
+    activity: Arc<Notify>,
+}
+
+/// Pending requests by progress token.
+#[derive(Default)]
+pub(crate) struct ProgressRoutes(Mutex<HashMap<String, Route>>);
+
+impl ProgressRoutes {
+    /// Routes progress for `token` to `sink` until the guard is dropped.
+    pub(crate) fn register(self: &Arc<Self>, token: &Value, sink: ProgressSink) -> RouteGuard {
+        let key = token.to_string();
+        let activity = Arc::new(Notify::new());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            key.clone(),
+            Route {
+                sink,
+                activity: activity.clone(),
+            },
+        );
+        RouteGuard {
+            routes: self.clone(),
+            key,
+            activity,
+        }
+    }
+
+    /// Hands `update` to the request that carried `token`; false when none is pending.
+    fn route(&self, token: &Value, update: ProgressUpdate) -> bool {
+        let found = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&token.to_string())
+            .map(|r| (r.sink.clone(), r.activity.clone()));
+        match found {
+            Some((sink, activity)) => {
+                sink.report(update);
+                activity.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+/// A registered route; dropping it unregisters the token.
+pub(crate) struct RouteGuard {
+    routes: Arc<ProgressRoutes>,
+    key: String,
+    activity: Arc<Notify>,
+}
+
+impl RouteGuard {
+    /// Resolves at the next progress update for this request (one stored if it came already).
+    pub(crate) async fn progressed(&self) {
+        self.activity.notified().await;
+    }
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        self.routes
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Collect(Mutex<Vec<String>>);
+    impl McpNotificationListener for Collect {
+        fn on_notification(&self, n: &McpNotification) {
+            self.0.lock().unwrap().push(n.method.clone());
+        }
+    }
+
+    fn note(method: &str, params: Value) -> McpNotification {
+        McpNotification {
+            server: "s".into(),
+            method: method.into(),
+            params,
+        }
+    }
+
+    #[tokio::test]
+    async fn progress_goes_to_its_request_and_the_rest_goes_on() {
+        let links = SessionLinks::new("s", super::super::events::null_sink());
+        let seen = Arc::new(Collect(Mutex::new(Vec::new())));
+        let tap = links.tap(NotificationTap::new(seen.clone()));
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let into = got.clone();
+        let guard = links.routes.register(
+            &json!(7),
+            ProgressSink::new(move |u| into.lock().unwrap().push(u.progress)),
+        );
+        tap.deliver(&note(
+            "notifications/progress",
+            json!({"progressToken": 7, "progress": 2}),
+        ));
+        // Stored permit: the waiter sees the update that came before it waited.
+        guard.progressed().await;
+        tap.deliver(&note(
+            "notifications/progress",
+            json!({"progressToken": 8, "progress": 1}),
+        ));
+        assert!(!links.tools_stale());
+        tap.deliver(&note("notifications/tools/list_changed", Value::Null));
+        assert!(links.tools_stale());
+        assert!(links.take_tools_stale());
+        assert!(!links.tools_stale());
+        assert_eq!(*got.lock().unwrap(), vec![2.0]);
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            vec!["notifications/progress", "notifications/tools/list_changed"]
+        );
+        drop(guard);
+        assert_eq!(links.routes.len(), 0);
+    }
+}
