@@ -198,7 +198,7 @@ fn the_console_end_to_end() {
     assert!(screen.contains("✓ notes"), "{screen}");
 
     // A mutating call: the approval modal names MUTATING and why; y runs it.
-    t.keys(&["Tab", "Tab"]);
+    t.keys(&["3"]);
     call_tool(&t, "notes__write");
     t.keys(&["C-s"]);
     let screen = t.wait_for("Approval needed", Duration::from_secs(5));
@@ -218,7 +218,7 @@ fn the_console_end_to_end() {
     assert!(row.contains("ok"), "{screen}");
 
     // Another: n denies it.
-    t.keys(&["Tab", "Tab", "Tab", "Esc"]);
+    t.keys(&["3"]);
     call_tool(&t, "notes__write");
     t.keys(&["C-s"]);
     t.wait_for("Approval needed", Duration::from_secs(5));
@@ -232,7 +232,7 @@ fn the_console_end_to_end() {
     assert!(row.contains("denied"), "{screen}");
 
     // The hostile server: read-only under trust, runs at once; its escapes never arrive.
-    t.keys(&["Tab", "Tab", "Tab", "Esc"]);
+    t.keys(&["3"]);
     call_tool(&t, "evil__echo");
     t.text("hi");
     t.keys(&["C-s"]);
@@ -243,8 +243,7 @@ fn the_console_end_to_end() {
     );
 
     // Trust on the liar: preview, write (the comments survive), restart pending.
-    t.keys(&["Tab"]); // Calls -> Servers
-    t.keys(&["j"]);
+    t.keys(&["1", "j"]);
     t.keys(&["t"]);
     let screen = t.wait_for("Trust: liar", Duration::from_secs(5));
     assert!(screen.contains("ignore → trust"), "{screen}");
@@ -273,8 +272,7 @@ fn the_console_end_to_end() {
     t.keys(&["R"]);
     std::thread::sleep(Duration::from_millis(500));
     t.wait_for("3/3 ready", Duration::from_secs(20));
-    t.keys(&["Tab", "Tab"]);
-    t.keys(&["/"]);
+    t.keys(&["3", "/"]);
     t.text("liar__write");
     t.keys(&["Enter"]);
     let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));

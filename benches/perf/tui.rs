@@ -1,5 +1,5 @@
 //! The console's own costs: one frame drawn with a big state held (64 servers, 5,000 tools,
-//! 10,000 calls, 100,000 stderr lines), against the same frame with nothing held; and the CPU an
+//! 10,000 calls, 100,000 stderr and log lines), against the same frame with nothing held; and the CPU an
 //! idle console uses over 10 s (the real binary in tmux), against a 1 % budget.
 
 use std::sync::Arc;
@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use aimon_console::config::{Config, PolicyConfig, ServerConfig};
 use aimon_console::mcp::events::{McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus};
+use aimon_console::mcp::notify::LogLevel;
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
 use aimon_console::tool::{
     DestructiveBehavior, SideEffectLevel, Tool, ToolContext, ToolDescriptor, ToolInput, ToolResult,
@@ -68,11 +69,22 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
             report(&name),
         ))));
     }
+    // Half the lines are stderr (Details), half log messages (Events).
     for i in 0..lines {
-        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::Stderr {
-            server: format!("server-{}", i % servers.max(1)),
-            line: format!("log line {i}: something the server wrote on stderr"),
-        }));
+        let server = format!("server-{}", i % servers.max(1));
+        if i % 2 == 0 {
+            app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::Stderr {
+                server,
+                line: format!("line {i}: something the server wrote on stderr"),
+            }));
+        } else {
+            app.on_runtime_event(RuntimeEvent::ServerLog {
+                server,
+                level: LogLevel::Info,
+                logger: None,
+                data: json!(format!("message {i}: something the server logged")),
+            });
+        }
     }
     let extra: Vec<Arc<dyn Tool>> = (0..tools)
         .map(|i| {
@@ -94,7 +106,9 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     };
     let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
     match AgentRuntimeFactory::create(&empty, options, events).await {
-        Ok(rt) => app.on_app_event(AppEvent::RuntimeReady(0, Ok(Arc::new(rt)))),
+        Ok(rt) => {
+            app.on_app_event(AppEvent::RuntimeReady(0, Ok(Arc::new(rt))));
+        }
         Err(e) => panic!("runtime for the frame bench: {e}"),
     }
     for id in 1..=calls {

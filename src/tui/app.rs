@@ -11,14 +11,14 @@ use serde_json::Value;
 
 use super::modals::editor::ArgsEditor;
 use super::modals::Modal;
-use super::state::{CallList, ServerRow, ToolRow};
+use super::state::{CallList, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
 use crate::approval::ApprovalRequest;
 use crate::config::{AnnotationTrust, Config};
-use crate::mcp::events::{McpEvent, ServerReport, ServerStatus};
+use crate::mcp::events::{ServerReport, ServerStatus};
 use crate::mcp::manager::startup_deadline;
+use crate::mcp::notify::LogLevel;
 use crate::runtime::{AgentRuntime, RuntimeEvent};
-use crate::text::sanitize;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
 /// The panes, in Tab order.
@@ -28,10 +28,17 @@ pub enum Pane {
     Details,
     Tools,
     Calls,
+    Events,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 4] = [Pane::Servers, Pane::Details, Pane::Tools, Pane::Calls];
+    pub const ALL: [Pane; 5] = [
+        Pane::Servers,
+        Pane::Details,
+        Pane::Tools,
+        Pane::Calls,
+        Pane::Events,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -39,6 +46,7 @@ impl Pane {
             Pane::Details => "Details",
             Pane::Tools => "Tools",
             Pane::Calls => "Calls",
+            Pane::Events => "Events",
         }
     }
 }
@@ -60,6 +68,12 @@ pub enum Effect {
     RestartAll,
     /// Leave (closing the runtime first).
     Quit,
+    /// Cancel running call `id` (`notifications/cancelled`; it ends as cancelled at once).
+    CancelCall(u64),
+    /// A turn boundary: list stale servers' tools again (between calls, never during one).
+    TurnBoundary,
+    /// Ask `server` for log messages at `level` and above.
+    SetLogLevel { server: String, level: LogLevel },
 }
 
 /// Events the event loop feeds back into the app.
@@ -78,6 +92,12 @@ pub enum AppEvent {
         server: String,
         trust: AnnotationTrust,
         result: Result<u64, String>,
+    },
+    /// `logging/setLevel` was answered.
+    LogLevelSet {
+        server: String,
+        level: LogLevel,
+        result: Result<(), String>,
     },
 }
 
@@ -125,6 +145,11 @@ pub struct App {
     pub(super) quit: bool,
     /// Tool traits before a restart-all, to highlight what changed once tools are back.
     pub(super) previous_traits: HashMap<String, Traits>,
+    /// When the console started: event times are shown from here.
+    pub(super) started_at: Instant,
+    pub(super) events: EventLog,
+    /// The selected Events line; `None` follows the newest.
+    pub(super) event_sel: Option<usize>,
 }
 
 /// A tool's two traits.
@@ -137,7 +162,7 @@ fn traits_by_name<'a>(tools: impl Iterator<Item = &'a ToolRow>) -> HashMap<Strin
 }
 
 /// The runtime's tools as rows, those whose traits differ from `before` marked changed.
-fn tool_rows(runtime: &AgentRuntime, before: &HashMap<String, Traits>) -> Vec<ToolRow> {
+pub(super) fn tool_rows(runtime: &AgentRuntime, before: &HashMap<String, Traits>) -> Vec<ToolRow> {
     runtime
         .tools()
         .iter()
@@ -182,6 +207,9 @@ impl App {
             notice: None,
             quit: false,
             previous_traits: HashMap::new(),
+            started_at: now,
+            events: EventLog::default(),
+            event_sel: None,
         }
     }
 
@@ -233,106 +261,19 @@ impl App {
         self.servers.get(self.server_sel)
     }
 
-    fn server_mut(&mut self, name: &str) -> Option<&mut ServerRow> {
+    pub(super) fn server_mut(&mut self, name: &str) -> Option<&mut ServerRow> {
         self.servers.iter_mut().find(|s| s.name == name)
     }
 
-    /// One event from the runtime.
-    pub fn on_runtime_event(&mut self, event: RuntimeEvent) {
-        match event {
-            RuntimeEvent::Mcp(McpEvent::PhaseStarted {
-                server,
-                phase,
-                elapsed,
-            }) => {
-                let now = self.now;
-                if let Some(row) = self.server_mut(&server) {
-                    if row.started.is_none() || row.phase.is_none() && row.report.is_some() {
-                        row.started = Some(now.checked_sub(elapsed).unwrap_or(now));
-                        row.report = None;
-                    }
-                    row.status = ServerStatus::Starting;
-                    row.phase = Some((phase, elapsed));
-                }
-            }
-            RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => {
-                if let Some(row) = self.server_mut(&report.name.clone()) {
-                    row.set_report(*report);
-                }
-            }
-            RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
-                if let Some(row) = self.server_mut(&server) {
-                    row.push_stderr(line);
-                }
-            }
-            RuntimeEvent::Mcp(McpEvent::ServerClosed { .. }) => {}
-            // shown by the console later
-            RuntimeEvent::Mcp(
-                McpEvent::ServerDown { .. }
-                | McpEvent::RestartScheduled { .. }
-                | McpEvent::GaveUp { .. },
-            ) => {}
-            RuntimeEvent::Notification(_) => {}
-            // shown by the console later
-            RuntimeEvent::Rewake(_) => {}
-            // Shown by the console later (the runtime maps `McpEvent::ServerRequest` to
-            // `RuntimeEvent::ServerRequest`, so this one never arrives here).
-            RuntimeEvent::Mcp(McpEvent::ServerRequest { .. }) => {}
-            RuntimeEvent::ServerLog { .. }
-            | RuntimeEvent::CallProgress { .. }
-            | RuntimeEvent::ListChanged { .. }
-            | RuntimeEvent::ResourceUpdated { .. }
-            | RuntimeEvent::ToolsChanged(_)
-            | RuntimeEvent::ServerRequest { .. }
-            | RuntimeEvent::EventsDropped { .. } => {}
-            RuntimeEvent::CallStarted {
-                id,
-                tool,
-                arguments,
-            } => {
-                let now = self.now;
-                self.calls.start(id, &tool, &arguments, now);
-            }
-            RuntimeEvent::CallStatus { id, status } => {
-                if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
-                }
-            }
-            RuntimeEvent::CallFinished {
-                id,
-                status,
-                result,
-                elapsed_ms,
-            } => {
-                if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
-                    row.elapsed = Some(Duration::from_millis(elapsed_ms));
-                    row.result = sanitize(&result.text, true);
-                }
-                // A call that ended while its approval was still queued (cancelled) drops out.
-                self.approvals.retain(|a| a.id != id);
-            }
-            RuntimeEvent::ApprovalRequested(request) => {
-                if self.approvals.is_empty() {
-                    self.approval_scroll = 0;
-                }
-                self.approvals.push_back(request);
-            }
-        }
-    }
-
-    /// One event from the background work the loop runs.
-    pub fn on_app_event(&mut self, event: AppEvent) {
+    /// One event from the background work the loop runs; returns more work for the loop.
+    pub fn on_app_event(&mut self, event: AppEvent) -> Vec<Effect> {
         match event {
             AppEvent::Runtime(generation, event) => {
                 if generation == self.generation {
-                    self.on_runtime_event(event);
+                    return self.on_runtime_event(event);
                 }
             }
-            AppEvent::RuntimeReady(generation, result) => {
-                if generation != self.generation {
-                    return;
-                }
+            AppEvent::RuntimeReady(generation, result) if generation == self.generation => {
                 match result {
                     Ok(runtime) => {
                         for report in runtime.manager().reports() {
@@ -352,6 +293,8 @@ impl App {
                     }
                 }
             }
+            // A runtime the operator has since replaced (R).
+            AppEvent::RuntimeReady(..) => {}
             AppEvent::Restarting(generation, result) => match result {
                 Ok(config) => self.reset(*config, generation),
                 Err(e) => self.notify(
@@ -397,7 +340,30 @@ impl App {
                 }
                 Err(e) => self.notify(Level::Error, e),
             },
+            AppEvent::LogLevelSet {
+                server,
+                level,
+                result,
+            } => match result {
+                Ok(()) => {
+                    if let Some(row) = self.server_mut(&server) {
+                        row.log_level = Some(level);
+                    }
+                    self.notify(
+                        Level::Info,
+                        format!(
+                            "{server} now sends log messages at {} and above",
+                            level.as_str()
+                        ),
+                    );
+                }
+                Err(e) => self.notify(
+                    Level::Error,
+                    format!("{server}: logging/setLevel failed: {e}"),
+                ),
+            },
         }
+        Vec::new()
     }
 
     /// A new runtime generation with `config`: servers back to starting, tools cleared;

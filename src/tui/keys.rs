@@ -9,11 +9,25 @@ use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use crate::approval::ApprovalDecision;
 use crate::config::AnnotationTrust;
+use crate::mcp::notify::LogLevel;
 use crate::runtime::trust_changes;
 use crate::tool::{ToolDescriptor, ToolOrigin};
 
 /// Rows a page key moves.
 const PAGE: usize = 10;
+
+/// The level `l` asks for next: debug, info, warning, error, then debug again.
+fn next_log_level(current: Option<LogLevel>) -> LogLevel {
+    match current {
+        None | Some(LogLevel::Info) | Some(LogLevel::Notice) => LogLevel::Warning,
+        Some(LogLevel::Warning) => LogLevel::Error,
+        Some(LogLevel::Error)
+        | Some(LogLevel::Critical)
+        | Some(LogLevel::Alert)
+        | Some(LogLevel::Emergency) => LogLevel::Debug,
+        Some(LogLevel::Debug) => LogLevel::Info,
+    }
+}
 
 impl App {
     /// One key press. Returns the work for the event loop.
@@ -45,6 +59,10 @@ impl App {
             KeyCode::Char('q') => return self.ask_quit(),
             KeyCode::Char('?') => self.modal = Some(Modal::Help { scroll: 0 }),
             KeyCode::Tab => self.cycle_focus(1),
+            KeyCode::Char(c @ '1'..='5') => {
+                let index = c as usize - '1' as usize;
+                self.focus = Pane::ALL[index];
+            }
             KeyCode::BackTab => self.cycle_focus(Pane::ALL.len() - 1),
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
@@ -80,8 +98,30 @@ impl App {
                     }
                 }
                 Pane::Servers => self.focus = Pane::Details,
-                Pane::Details => {}
+                Pane::Details | Pane::Events => {}
             },
+            KeyCode::Char('c') if self.focus == Pane::Calls => {
+                if let Some(row) = self.calls.rows.get(self.call_sel) {
+                    if !row.status.is_final() {
+                        let id = row.id;
+                        self.notify(Level::Info, format!("cancelling call #{id}…"));
+                        return vec![Effect::CancelCall(id)];
+                    }
+                    self.notify(Level::Warn, format!("call #{} has already ended", row.id));
+                }
+            }
+            KeyCode::Char('l') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                if let Some(s) = self.selected_server() {
+                    let level = next_log_level(s.log_level);
+                    return vec![Effect::SetLogLevel {
+                        server: s.name.clone(),
+                        level,
+                    }];
+                }
+            }
+            KeyCode::End | KeyCode::Char('G') if self.focus == Pane::Events => {
+                self.event_sel = None
+            }
             _ => {}
         }
         Vec::new()
@@ -120,13 +160,20 @@ impl App {
             Pane::Details => self.scroll_details(-delta),
             Pane::Tools => self.tool_sel = step(self.tool_sel, self.visible_tools().len()),
             Pane::Calls => self.call_sel = step(self.call_sel, self.calls.rows.len()),
+            Pane::Events => {
+                let len = self.events.rows.len();
+                let at = self.event_sel.unwrap_or(len.saturating_sub(1));
+                let next = step(at, len);
+                // Moving down past the newest line follows new lines again.
+                self.event_sel = (next + 1 < len || delta < 0).then_some(next);
+            }
         }
     }
 
     fn page(&mut self, dir: isize) {
         match self.focus {
             Pane::Servers | Pane::Details => self.scroll_details(-dir * PAGE as isize),
-            Pane::Tools | Pane::Calls => {
+            Pane::Tools | Pane::Calls | Pane::Events => {
                 for _ in 0..PAGE {
                     self.move_selection(dir);
                 }

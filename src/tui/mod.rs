@@ -9,6 +9,7 @@
 
 pub mod app;
 mod frame;
+mod ingest;
 mod keys;
 pub mod modals;
 pub mod panes;
@@ -45,6 +46,10 @@ use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// While something moves, frames come this often.
 const ANIMATION: Duration = Duration::from_millis(100);
+/// App events waiting at most: a flood of server output waits upstream (nothing is lost).
+const APP_QUEUE: usize = 4_096;
+/// App events handled in one go before a frame is asked for.
+const BATCH: usize = 512;
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -98,7 +103,7 @@ pub async fn run(config: Config) -> ExitCode {
 }
 
 async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
-    let (app_tx, mut app_rx) = mpsc::unbounded_channel::<AppEvent>();
+    let (app_tx, mut app_rx) = mpsc::channel::<AppEvent>(APP_QUEUE);
     let (frames, mut draw_rx) = FrameRequester::new();
     let mut app = App::new(&config, Theme::from_env(), Instant::now());
     start_runtime(config, 0, app_tx.clone());
@@ -124,7 +129,17 @@ async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
             },
             Some(event) = app_rx.recv() => {
                 app.set_now(Instant::now());
-                app.on_app_event(event);
+                let mut effects = app.on_app_event(event);
+                // Take what else is waiting (a flood of server logs) before asking for a frame.
+                for _ in 0..BATCH {
+                    match app_rx.try_recv() {
+                        Ok(event) => effects.extend(app.on_app_event(event)),
+                        Err(_) => break,
+                    }
+                }
+                for effect in effects {
+                    run_effect(effect, &app, &app_tx);
+                }
                 frames.schedule_frame();
             }
             Some(()) = draw_rx.recv() => {
@@ -159,12 +174,18 @@ async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
 
 /// Starts runtime `generation` in the background; its events and its arrival come back as
 /// app events.
-fn start_runtime(config: Config, generation: u64, app_tx: mpsc::UnboundedSender<AppEvent>) {
+fn start_runtime(config: Config, generation: u64, app_tx: mpsc::Sender<AppEvent>) {
     let (events, mut stream) = AgentRuntimeFactory::events();
     let forward = app_tx.clone();
     tokio::spawn(async move {
         while let Some(event) = stream.recv().await {
-            if forward.send(AppEvent::Runtime(generation, event)).is_err() {
+            // Waiting here holds the runtime's bounded queue back, which holds the servers'
+            // output back: a flood slows down instead of filling memory.
+            if forward
+                .send(AppEvent::Runtime(generation, event))
+                .await
+                .is_err()
+            {
                 break;
             }
         }
@@ -174,12 +195,14 @@ fn start_runtime(config: Config, generation: u64, app_tx: mpsc::UnboundedSender<
             .await
             .map(Arc::new)
             .map_err(|e| e.to_string());
-        let _ = app_tx.send(AppEvent::RuntimeReady(generation, result));
+        let _ = app_tx
+            .send(AppEvent::RuntimeReady(generation, result))
+            .await;
     });
 }
 
 /// Runs one effect in the background; results come back as app events.
-fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent>) {
+fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
     let runtime: Option<Arc<AgentRuntime>> = app.runtime().cloned();
     let tx = app_tx.clone();
     match effect {
@@ -187,7 +210,38 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent
         Effect::Call { tool, arguments } => {
             if let Some(rt) = runtime {
                 tokio::spawn(async move {
+                    // Between calls is a turn boundary: tool-list changes come in first.
+                    rt.turn_boundary().await;
                     rt.call(&tool, arguments, CancellationToken::new()).await;
+                });
+            }
+        }
+        Effect::TurnBoundary => {
+            if let Some(rt) = runtime {
+                tokio::spawn(async move {
+                    rt.turn_boundary().await;
+                });
+            }
+        }
+        Effect::CancelCall(id) => {
+            if let Some(rt) = runtime {
+                rt.cancel_call(id);
+            }
+        }
+        Effect::SetLogLevel { server, level } => {
+            if let Some(rt) = runtime {
+                tokio::spawn(async move {
+                    let result = rt
+                        .set_log_level(&server, level)
+                        .await
+                        .map_err(|e| e.to_string());
+                    let _ = tx
+                        .send(AppEvent::LogLevelSet {
+                            server,
+                            level,
+                            result,
+                        })
+                        .await;
                 });
             }
         }
@@ -205,11 +259,13 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent
                 .await
                 .map_err(|e| e.to_string())
                 .and_then(|r| r.map_err(|e| e.to_string()));
-                let _ = tx.send(AppEvent::TrustWritten {
-                    server,
-                    trust,
-                    result,
-                });
+                let _ = tx
+                    .send(AppEvent::TrustWritten {
+                        server,
+                        trust,
+                        result,
+                    })
+                    .await;
             });
         }
         Effect::RestartServer { server } => {
@@ -230,7 +286,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent
                     return;
                 };
                 let report = rt.restart_server(&entry).await;
-                let _ = tx.send(AppEvent::ServerRestarted(report));
+                let _ = tx.send(AppEvent::ServerRestarted(report)).await;
             });
         }
         Effect::RestartAll => {
@@ -244,17 +300,19 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::UnboundedSender<AppEvent
                 let config = match loaded {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = tx.send(AppEvent::Restarting(generation, Err(e)));
+                        let _ = tx.send(AppEvent::Restarting(generation, Err(e))).await;
                         return;
                     }
                 };
                 if let Some(rt) = runtime {
                     rt.close().await;
                 }
-                let _ = tx.send(AppEvent::Restarting(
-                    generation,
-                    Ok(Box::new(config.clone())),
-                ));
+                let _ = tx
+                    .send(AppEvent::Restarting(
+                        generation,
+                        Ok(Box::new(config.clone())),
+                    ))
+                    .await;
                 start_runtime(config, generation, tx);
             });
         }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
 use crate::mcp::events::{ServerReport, ServerStatus, StartPhase};
+use crate::mcp::notify::LogLevel;
 use crate::runtime::CallStatus;
 use crate::text::sanitize;
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
@@ -16,6 +17,23 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 pub const STDERR_KEEP: usize = 500;
 /// Calls kept in the list; the oldest finished ones go first.
 pub const CALLS_KEEP: usize = 10_000;
+/// Lines kept in the Events pane; older ones go (and are counted).
+pub const EVENTS_KEEP: usize = 5_000;
+
+/// Why a ready server is not ready any more, and what the supervisor does about it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Down {
+    /// How it went away, in words (sanitized).
+    pub reason: String,
+    /// Quick crashes in a row, this one included.
+    pub crashes: u32,
+    /// The next restart: its attempt number and how long after going down.
+    pub next: Option<(u32, Duration)>,
+    /// When the restart was scheduled (to count down to it).
+    pub scheduled_at: Option<Instant>,
+    /// The supervisor stopped restarting it.
+    pub gave_up: bool,
+}
 
 /// One configured server.
 #[derive(Debug, Clone)]
@@ -35,6 +53,12 @@ pub struct ServerRow {
     pub stderr: VecDeque<String>,
     /// The config file now says another trust: a restart applies it.
     pub restart_pending: Option<AnnotationTrust>,
+    /// It went away after being ready (set until it is ready again).
+    pub down: Option<Down>,
+    /// It announced `tools/list_changed`: its tools are listed again between calls.
+    pub stale: bool,
+    /// The log level asked of it (`logging/setLevel`), if the operator set one.
+    pub log_level: Option<LogLevel>,
 }
 
 impl ServerRow {
@@ -54,6 +78,9 @@ impl ServerRow {
             report: None,
             stderr: VecDeque::new(),
             restart_pending: None,
+            down: None,
+            stale: false,
+            log_level: None,
         }
     }
 
@@ -76,6 +103,10 @@ impl ServerRow {
         }
         self.status = report.status;
         self.phase = None;
+        if report.status == ServerStatus::Ready {
+            self.down = None;
+            self.stale = false;
+        }
         self.report = Some(report);
     }
 
@@ -138,6 +169,8 @@ pub struct CallRow {
     pub elapsed: Option<Duration>,
     /// Sanitized result text (newlines kept).
     pub result: String,
+    /// The last progress the server reported: done, total (if known), message.
+    pub progress: Option<(f64, Option<f64>, Option<String>)>,
 }
 
 impl CallRow {
@@ -173,6 +206,7 @@ impl CallList {
             started: now,
             elapsed: None,
             result: String::new(),
+            progress: None,
         });
     }
 
@@ -182,5 +216,61 @@ impl CallList {
 
     pub fn running(&self) -> usize {
         self.rows.iter().filter(|r| !r.status.is_final()).count()
+    }
+}
+
+/// What an Events line is about (its colour and tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// A log message at this level.
+    Log(LogLevel),
+    /// A list changed, a resource was updated, another notification.
+    Notice,
+    /// A request from a server and how it was answered.
+    Request,
+    /// A server's tools were listed again.
+    Tools,
+    /// A server went down, is restarting, or was given up on.
+    Supervisor,
+    /// A rewake rule matched.
+    Rewake,
+    /// Events were dropped upstream.
+    Dropped,
+}
+
+/// One line of the Events pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    /// Since the console started.
+    pub at: Duration,
+    /// The server it came from (empty for the console's own lines).
+    pub server: String,
+    pub kind: EventKind,
+    /// Sanitized, one line.
+    pub text: String,
+}
+
+/// The Events pane's lines: the last `EVENTS_KEEP`, with exact counts of everything.
+#[derive(Debug, Default)]
+pub struct EventLog {
+    pub rows: VecDeque<EventRow>,
+    /// Every event ever added.
+    pub total: u64,
+    /// Events the runtime dropped because the console fell behind (normally 0).
+    pub dropped_upstream: u64,
+}
+
+impl EventLog {
+    pub fn push(&mut self, row: EventRow) {
+        if self.rows.len() == EVENTS_KEEP {
+            self.rows.pop_front();
+        }
+        self.rows.push_back(row);
+        self.total += 1;
+    }
+
+    /// Lines no longer kept (older than the last `EVENTS_KEEP`).
+    pub fn not_kept(&self) -> u64 {
+        self.total - self.rows.len() as u64
     }
 }

@@ -232,12 +232,18 @@ fn populated() -> (App, Instant) {
     }
     app.on_runtime_event(RuntimeEvent::CallStarted {
         id: 6,
-        tool: "mcp__notes-trusted__echo".into(),
-        arguments: json!({"text": "hi"}),
+        tool: "mcp__notes-trusted__slow".into(),
+        arguments: json!({"steps": 10}),
     });
     app.on_runtime_event(RuntimeEvent::CallStatus {
         id: 6,
         status: CallStatus::Running,
+    });
+    app.on_runtime_event(RuntimeEvent::CallProgress {
+        id: 6,
+        progress: 3.0,
+        total: Some(10.0),
+        message: Some("step 3 of 10".into()),
     });
     app.on_runtime_event(RuntimeEvent::CallStarted {
         id: 7,
@@ -248,8 +254,116 @@ fn populated() -> (App, Instant) {
         id: 7,
         status: CallStatus::AwaitingApproval,
     });
+    live_events(&mut app, t0);
     app.set_now(t0 + Duration::from_millis(1_500));
     (app, t0)
+}
+
+/// What servers push while they run: logs at several levels, a list change and the diff it led
+/// to, a declined request, a crash and its restart, a rewake match.
+fn live_events(app: &mut App, t0: Instant) {
+    use crate::mcp::events::RequestOutcome;
+    use crate::mcp::notify::{ListKind, LogLevel};
+    use crate::mcp::rewake::ExternalEvent;
+    use crate::runtime::ToolsDiff;
+    let at = |app: &mut App, ms: u64, e: RuntimeEvent| {
+        app.set_now(t0 + Duration::from_millis(ms));
+        app.on_runtime_event(e);
+    };
+    for (ms, level, text) in [
+        (100, LogLevel::Info, "saved note \"t\""),
+        (200, LogLevel::Warning, "disk almost full"),
+        (300, LogLevel::Error, "could not reach the backend"),
+        (400, LogLevel::Debug, "cache miss for key 42"),
+    ] {
+        at(
+            app,
+            ms,
+            RuntimeEvent::ServerLog {
+                server: "notes".into(),
+                level,
+                logger: Some("store".into()),
+                data: json!(text),
+            },
+        );
+    }
+    at(
+        app,
+        500,
+        RuntimeEvent::ListChanged {
+            server: "notes-trusted".into(),
+            list: ListKind::Tools,
+        },
+    );
+    let before = descriptor(
+        "notes-trusted",
+        "echo",
+        SideEffectLevel::ReadOnly,
+        false,
+        AnnotationTrust::Trust,
+        "readOnlyHint=true, trusted",
+    );
+    let mut after = before.clone();
+    after.side_effect = SideEffectLevel::Mutating;
+    after.destructive = DestructiveBehavior::Destructive;
+    at(
+        app,
+        600,
+        RuntimeEvent::ToolsChanged(ToolsDiff {
+            server: "notes-trusted".into(),
+            changed: vec![crate::runtime::ToolChange {
+                before,
+                after,
+                changes: vec![crate::runtime::ChangeKind::Traits],
+            }],
+            revoked: vec!["mcp__notes-trusted__echo".into()],
+            ..ToolsDiff::default()
+        }),
+    );
+    at(
+        app,
+        700,
+        RuntimeEvent::ServerRequest {
+            server: "notes".into(),
+            method: "sampling/createMessage".into(),
+            outcome: RequestOutcome::Declined,
+            detail: "sampling is not supported by this console yet".into(),
+        },
+    );
+    at(
+        app,
+        800,
+        RuntimeEvent::Rewake(ExternalEvent {
+            event: "notes-saved".into(),
+            rule: 0,
+            server: "notes".into(),
+            method: "notifications/message".into(),
+            params: json!({}),
+        }),
+    );
+    at(
+        app,
+        900,
+        RuntimeEvent::Mcp(McpEvent::ServerDown {
+            server: "slow-start".into(),
+            exit: Some(ExitInfo::Code(7)),
+            reason: "the server exited (exit code 7)".into(),
+            at: std::time::UNIX_EPOCH,
+            uptime: Duration::from_secs(2),
+            crashes: 2,
+            restart: crate::config::RestartPolicy::OnFailure,
+        }),
+    );
+    at(
+        app,
+        900,
+        RuntimeEvent::Mcp(McpEvent::RestartScheduled {
+            server: "slow-start".into(),
+            attempt: 2,
+            delay: Duration::from_millis(1_000),
+            crashes: 2,
+        }),
+    );
 }
 
 fn draw(app: &App, (w, h): (u16, u16)) -> String {
@@ -561,4 +675,11 @@ fn a_submitted_editor_becomes_a_call_effect() {
         }]
     );
     assert_eq!(app.focus, Pane::Calls);
+}
+
+#[test]
+fn events_pane() {
+    let (mut app, _) = populated();
+    app.focus = Pane::Events;
+    snapshot("events", &app);
 }

@@ -40,13 +40,16 @@ impl App {
                 .areas(area);
         let [servers, details] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
-        let [tools, calls] =
+        let [tools, right] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(bottom);
+        let [calls, events] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
         panes::tools::render(self, frame, tools, self.focus == Pane::Tools);
         panes::calls::render(self, frame, calls, self.focus == Pane::Calls);
+        panes::events::render(self, frame, events, self.focus == Pane::Events);
     }
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
@@ -64,9 +67,10 @@ impl App {
             Pane::Servers | Pane::Details => Pane::Details,
             Pane::Tools => Pane::Tools,
             Pane::Calls => Pane::Calls,
+            Pane::Events => Pane::Events,
         };
         let mut spans = Vec::new();
-        for pane in [Pane::Details, Pane::Tools, Pane::Calls] {
+        for pane in [Pane::Details, Pane::Tools, Pane::Calls, Pane::Events] {
             let style = if pane == shown {
                 self.theme.key()
             } else {
@@ -82,6 +86,7 @@ impl App {
             }
             Pane::Tools => panes::tools::render(self, frame, lower, true),
             Pane::Calls => panes::calls::render(self, frame, lower, true),
+            Pane::Events => panes::events::render(self, frame, lower, true),
         }
     }
 

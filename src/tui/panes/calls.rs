@@ -35,6 +35,28 @@ fn mark(status: CallStatus) -> &'static str {
     }
 }
 
+/// A progress bar with its figures and message, in `width` characters: `▕████░░░░▏ 3/10 step 3`.
+pub fn progress_text(p: &(f64, Option<f64>, Option<String>), width: usize) -> String {
+    let (done, total, message) = p;
+    let figures = match total {
+        Some(t) => format!("{done}/{t}"),
+        None => format!("{done}"),
+    };
+    let bar_w = 10.min(width / 3);
+    let bar = match total {
+        Some(t) if *t > 0.0 && bar_w > 0 => {
+            let filled = ((done / t).clamp(0.0, 1.0) * bar_w as f64).round() as usize;
+            format!("▕{}{}▏ ", "█".repeat(filled), "░".repeat(bar_w - filled))
+        }
+        _ => String::new(),
+    };
+    let text = match message {
+        Some(m) => format!("{bar}{figures} {m}"),
+        None => format!("{bar}{figures}"),
+    };
+    fit(&text, width)
+}
+
 /// The status in one short word for the list (the result view spells it out).
 fn label(status: CallStatus) -> &'static str {
     match status {
@@ -98,13 +120,17 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 (false, _) => Style::default(),
             };
             let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
+            let preview = match (&c.progress, c.status.is_final()) {
+                (Some(p), false) => progress_text(p, preview_w),
+                _ => fit(&c.preview(), preview_w),
+            };
             Line::from(vec![
                 Span::styled(format!("{symbol} "), style),
                 Span::styled(format!("#{:<3} {}", c.id, cell(&c.tool, tool_w)), row_style),
                 Span::raw(" "),
                 Span::styled(cell(label(c.status), 9), style),
                 Span::raw(format!("{:>6} ", crate::text::fmt_duration(elapsed))),
-                Span::styled(fit(&c.preview(), preview_w), theme.dim()),
+                Span::styled(preview, theme.dim()),
             ])
         })
         .collect();

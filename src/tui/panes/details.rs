@@ -75,6 +75,36 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             }
         }
     }
+    if let Some(down) = &s.down {
+        let what = if down.gave_up {
+            format!(
+                "down: {} — gave up after {} quick crashes in a row; r restarts it",
+                down.reason, down.crashes
+            )
+        } else {
+            match down.next {
+                Some((attempt, delay)) => format!(
+                    "down: {} — restarting after {} (attempt {attempt})",
+                    down.reason,
+                    crate::text::fmt_duration(delay)
+                ),
+                None => format!("down: {}", down.reason),
+            }
+        };
+        lines.push(Line::styled(what, theme.bad()));
+    }
+    if s.stale {
+        lines.push(Line::styled(
+            "its tools changed (tools/list_changed): listed again before the next call",
+            theme.warn(),
+        ));
+    }
+    if let Some(level) = s.log_level {
+        lines.push(Line::styled(
+            format!("log level: {} and above (l changes it)", level.as_str()),
+            theme.dim(),
+        ));
+    }
     let trust = match s.restart_pending {
         Some(p) => format!(
             "trust: {} (the config says {}: restart pending, press r)",

@@ -33,10 +33,16 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         return vec![("Enter", "keep filter"), ("Esc", "clear")];
     }
     let mut k = match app.focus {
-        Pane::Servers => vec![("t", "trust"), ("r", "restart"), ("R", "restart all")],
+        Pane::Servers => vec![
+            ("t", "trust"),
+            ("r", "restart"),
+            ("R", "all"),
+            ("l", "log level"),
+        ],
         Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart")],
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
-        Pane::Calls => vec![("Enter", "result")],
+        Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
+        Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],
     };
     k.extend([
         ("Tab", "pane"),

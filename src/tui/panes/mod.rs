@@ -1,7 +1,8 @@
-//! The four panes and the footer. Each is a function of the app's state: nothing here changes it.
+//! The five panes and the footer. Each is a function of the app's state: nothing here changes it.
 
 pub mod calls;
 pub mod details;
+pub mod events;
 pub mod footer;
 pub mod servers;
 pub mod tools;

@@ -86,14 +86,28 @@ fn row(
             theme.accent(),
         ),
         ServerStatus::Ready => ("✓".into(), "ready".into(), theme.ok()),
-        ServerStatus::Failed => (
-            "✗".into(),
-            s.report
-                .as_ref()
-                .and_then(|r| r.failure.as_ref())
-                .map_or("failed".to_string(), |f| f.class.as_str().to_string()),
-            theme.bad(),
-        ),
+        ServerStatus::Failed => match &s.down {
+            Some(down) if down.gave_up => ("✗".into(), "down, gave up".into(), theme.bad()),
+            Some(down) => match (down.next, down.scheduled_at) {
+                (Some((_, delay)), Some(at)) => {
+                    let left = delay.saturating_sub(app.now.saturating_duration_since(at));
+                    (
+                        spinner(app.now.saturating_duration_since(at)).to_string(),
+                        format!("restart in {}", crate::text::fmt_duration(left)),
+                        theme.warn(),
+                    )
+                }
+                _ => ("✗".into(), "down".into(), theme.bad()),
+            },
+            None => (
+                "✗".into(),
+                s.report
+                    .as_ref()
+                    .and_then(|r| r.failure.as_ref())
+                    .map_or("failed".to_string(), |f| f.class.as_str().to_string()),
+                theme.bad(),
+            ),
+        },
         ServerStatus::Disabled => ("-".into(), "disabled".into(), theme.dim()),
     };
     let name_style = if selected && focused {
@@ -134,6 +148,9 @@ fn row(
             format!("  {:<6}", s.trust.as_str()),
             theme.dim(),
         ));
+    }
+    if s.stale {
+        spans.push(Span::styled("  tools changed", theme.warn()));
     }
     if let Some(pending) = s.restart_pending {
         spans.push(Span::styled(

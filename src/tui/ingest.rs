@@ -1,0 +1,323 @@
+//! Runtime events into the console's state: servers' phases and reports, stderr, supervision,
+//! logs and notifications into the Events pane, calls and their progress, tool-list changes,
+//! approvals. Separate from `app.rs` because it is the one place that knows every
+//! `RuntimeEvent` variant's effect on the screen.
+
+use std::time::Duration;
+
+use super::app::{tool_rows, App, Effect, Level};
+use super::state::{Down, EventKind, EventRow};
+use crate::mcp::events::{McpEvent, RequestOutcome, ServerStatus};
+use crate::mcp::notify::ListKind;
+use crate::runtime::{RuntimeEvent, ToolsDiff};
+use crate::text::{sanitize, sanitize_line};
+
+/// Characters of server text kept on an Events line.
+const EVENT_CHARS: usize = 400;
+
+impl App {
+    /// Adds a line to the Events pane.
+    fn event(&mut self, server: &str, kind: EventKind, text: String) {
+        let at = self.now.saturating_duration_since(self.started_at);
+        self.events.push(EventRow {
+            at,
+            server: server.to_string(),
+            kind,
+            text: sanitize_line(&text, EVENT_CHARS),
+        });
+    }
+
+    /// One event from the runtime. Returns work for the loop (a turn boundary when a server's
+    /// tools went stale while no call runs).
+    pub fn on_runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
+        match event {
+            RuntimeEvent::Mcp(McpEvent::PhaseStarted {
+                server,
+                phase,
+                elapsed,
+            }) => {
+                let now = self.now;
+                if let Some(row) = self.server_mut(&server) {
+                    if row.started.is_none() || row.phase.is_none() && row.report.is_some() {
+                        row.started = Some(now.checked_sub(elapsed).unwrap_or(now));
+                        row.report = None;
+                    }
+                    row.status = ServerStatus::Starting;
+                    row.phase = Some((phase, elapsed));
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => {
+                if let Some(row) = self.server_mut(&report.name.clone()) {
+                    row.set_report(*report);
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
+                if let Some(row) = self.server_mut(&server) {
+                    row.push_stderr(line);
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::ServerClosed { .. }) => {}
+            RuntimeEvent::Mcp(McpEvent::ServerDown {
+                server,
+                reason,
+                crashes,
+                ..
+            }) => {
+                let reason = sanitize(&reason, false);
+                self.event(&server, EventKind::Supervisor, format!("down: {reason}"));
+                if let Some(row) = self.server_mut(&server) {
+                    row.status = ServerStatus::Failed;
+                    row.down = Some(Down {
+                        reason,
+                        crashes,
+                        next: None,
+                        scheduled_at: None,
+                        gave_up: false,
+                    });
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::RestartScheduled {
+                server,
+                attempt,
+                delay,
+                crashes,
+            }) => {
+                self.event(
+                    &server,
+                    EventKind::Supervisor,
+                    format!(
+                        "restarting in {} (attempt {attempt}, {crashes} quick crash{} in a row)",
+                        crate::text::fmt_duration(delay),
+                        if crashes == 1 { "" } else { "es" }
+                    ),
+                );
+                let now = self.now;
+                if let Some(down) = self.server_mut(&server).and_then(|r| r.down.as_mut()) {
+                    down.next = Some((attempt, delay));
+                    down.scheduled_at = Some(now);
+                    down.crashes = crashes;
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::GaveUp { server, crashes }) => {
+                self.event(
+                    &server,
+                    EventKind::Supervisor,
+                    format!("gave up after {crashes} quick crashes: r restarts it by hand"),
+                );
+                self.notify(
+                    Level::Error,
+                    format!("{server} crashed {crashes} times in a row: not restarted any more (r restarts it)"),
+                );
+                if let Some(down) = self.server_mut(&server).and_then(|r| r.down.as_mut()) {
+                    down.gave_up = true;
+                    down.next = None;
+                }
+            }
+            RuntimeEvent::Mcp(McpEvent::ServerRequest {
+                server,
+                method,
+                outcome,
+                detail,
+            })
+            | RuntimeEvent::ServerRequest {
+                server,
+                method,
+                outcome,
+                detail,
+            } => {
+                let text = format!("asked {method}: {} ({detail})", outcome.as_str());
+                self.event(&server, EventKind::Request, text);
+                if outcome == RequestOutcome::Declined {
+                    self.notify(
+                        Level::Warn,
+                        format!(
+                            "{server} asked for {method}: declined ({})",
+                            sanitize_line(&detail, 120)
+                        ),
+                    );
+                }
+            }
+            RuntimeEvent::Notification(n) => {
+                let text = format!("{} {}", n.method, n.params);
+                self.event(&n.server, EventKind::Notice, text);
+            }
+            RuntimeEvent::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+            } => {
+                let data = match &data {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let text = match logger {
+                    Some(logger) => format!("{logger}: {data}"),
+                    None => data,
+                };
+                self.event(&server, EventKind::Log(level), text);
+            }
+            RuntimeEvent::ListChanged { server, list } => {
+                self.event(
+                    &server,
+                    EventKind::Notice,
+                    format!("{} list changed", list.as_str()),
+                );
+                match list {
+                    ListKind::Tools => {
+                        if let Some(row) = self.server_mut(&server) {
+                            row.stale = true;
+                        }
+                        // Between calls is a turn boundary: take the change in now.
+                        if self.calls.running() == 0 {
+                            return vec![Effect::TurnBoundary];
+                        }
+                    }
+                    ListKind::Resources | ListKind::Prompts => {}
+                }
+            }
+            RuntimeEvent::ResourceUpdated { server, uri } => {
+                self.event(
+                    &server,
+                    EventKind::Notice,
+                    format!("resource updated: {uri}"),
+                );
+            }
+            RuntimeEvent::ToolsChanged(diff) => self.tools_changed(&diff),
+            RuntimeEvent::Rewake(e) => {
+                let text = format!("rewake {} (rule {}, {})", e.event, e.rule + 1, e.method);
+                self.event(&e.server, EventKind::Rewake, text);
+            }
+            RuntimeEvent::EventsDropped { count } => {
+                self.events.dropped_upstream += count;
+                self.event(
+                    "",
+                    EventKind::Dropped,
+                    format!("{count} events dropped: the console fell behind"),
+                );
+            }
+            RuntimeEvent::CallProgress {
+                id,
+                progress,
+                total,
+                message,
+            } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.progress = Some((progress, total, message.map(|m| sanitize(&m, false))));
+                }
+            }
+            RuntimeEvent::CallStarted {
+                id,
+                tool,
+                arguments,
+            } => {
+                let now = self.now;
+                self.calls.start(id, &tool, &arguments, now);
+            }
+            RuntimeEvent::CallStatus { id, status } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.status = status;
+                }
+            }
+            RuntimeEvent::CallFinished {
+                id,
+                status,
+                result,
+                elapsed_ms,
+            } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.status = status;
+                    row.elapsed = Some(Duration::from_millis(elapsed_ms));
+                    row.result = sanitize(&result.text, true);
+                }
+                // A call that ended while its approval was still queued (cancelled) drops out.
+                self.approvals.retain(|a| a.id != id);
+                // The last call ended: a turn boundary, if a server's tools went stale meanwhile.
+                if self.calls.running() == 0 && self.servers.iter().any(|s| s.stale) {
+                    return vec![Effect::TurnBoundary];
+                }
+            }
+            RuntimeEvent::ApprovalRequested(request) => {
+                if self.approvals.is_empty() {
+                    self.approval_scroll = 0;
+                }
+                self.approvals.push_back(request);
+            }
+        }
+        Vec::new()
+    }
+
+    /// A stale server's tools were listed again: the new list, changed and added tools
+    /// marked, the diff in the Events pane.
+    fn tools_changed(&mut self, diff: &ToolsDiff) {
+        let server = diff.server.clone();
+        if let Some(error) = &diff.error {
+            self.event(
+                &server,
+                EventKind::Tools,
+                format!("tools not listed again: {error}"),
+            );
+            return;
+        }
+        if let Some(runtime) = self.runtime().cloned() {
+            self.tools = tool_rows(&runtime, &Default::default());
+        }
+        let count = self
+            .tools
+            .iter()
+            .filter(|t| t.server.as_deref() == Some(server.as_str()))
+            .count();
+        if let Some(row) = self.server_mut(&server) {
+            row.stale = false;
+            if let Some(report) = row.report.as_mut() {
+                report.tools = count;
+            }
+        }
+        let marked: Vec<&str> = diff
+            .added
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(diff.changed.iter().map(|c| c.after.name.as_str()))
+            .collect();
+        for tool in &mut self.tools {
+            tool.changed = marked.contains(&tool.name.as_str());
+        }
+        let mut parts = Vec::new();
+        for t in &diff.added {
+            parts.push(format!("+{}", t.name));
+        }
+        for t in &diff.removed {
+            parts.push(format!("-{}", t.name));
+        }
+        for c in &diff.changed {
+            let what: Vec<&str> = c.changes.iter().map(|k| k.as_str()).collect();
+            parts.push(format!("~{} ({})", c.after.name, what.join(", ")));
+        }
+        if parts.is_empty() {
+            parts.push("unchanged".into());
+        }
+        self.event(
+            &server,
+            EventKind::Tools,
+            format!("tools listed again: {}", parts.join(" ")),
+        );
+        if !diff.revoked.is_empty() {
+            self.event(
+                &server,
+                EventKind::Tools,
+                format!("session approvals forgotten: {}", diff.revoked.join(", ")),
+            );
+        }
+        if !diff.is_empty() {
+            self.notify(
+                Level::Warn,
+                format!(
+                    "{server}'s tools changed: {} added, {} removed, {} changed (marked *; see Events)",
+                    diff.added.len(),
+                    diff.removed.len(),
+                    diff.changed.len()
+                ),
+            );
+        }
+    }
+}

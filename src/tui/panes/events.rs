@@ -1,0 +1,106 @@
+//! The Events pane: what servers push and what the supervisor does, as it happens — log
+//! messages with their levels, list changes and the diffs they led to, requests from servers,
+//! restarts, rewake matches. The last lines are kept; the counts stay exact.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{cell, fit, pane_block, scroll_offset};
+use crate::mcp::notify::LogLevel;
+use crate::tui::app::App;
+use crate::tui::state::EventKind;
+use crate::tui::theme::Theme;
+
+/// The tag and colour of a line.
+fn tag(kind: EventKind, theme: Theme) -> (&'static str, Style) {
+    match kind {
+        EventKind::Log(level) => match level {
+            LogLevel::Debug => ("debug", theme.dim()),
+            LogLevel::Info => ("info", Style::default()),
+            LogLevel::Notice => ("notice", Style::default()),
+            LogLevel::Warning => ("warning", theme.warn()),
+            LogLevel::Error => ("error", theme.bad()),
+            LogLevel::Critical => ("critical", theme.bad()),
+            LogLevel::Alert => ("alert", theme.bad()),
+            LogLevel::Emergency => ("emergency", theme.bad()),
+        },
+        EventKind::Notice => ("notice", theme.accent()),
+        EventKind::Request => ("request", theme.accent()),
+        EventKind::Tools => ("tools", theme.warn()),
+        EventKind::Supervisor => ("restart", theme.bad()),
+        EventKind::Rewake => ("rewake", theme.ok()),
+        EventKind::Dropped => ("dropped", theme.bad()),
+    }
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let theme = app.theme;
+    let log = &app.events;
+    let mut title = format!(" Events {} ", log.total);
+    if log.not_kept() > 0 {
+        title = format!(" Events {} (last {} kept) ", log.total, log.rows.len());
+    }
+    if log.dropped_upstream > 0 {
+        title.push_str(&format!("· {} dropped ", log.dropped_upstream));
+    }
+    if app.event_sel.is_none() && focused {
+        title.push_str("· following ");
+    }
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if log.rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                "Server logs, list changes, requests and restarts show here.",
+                theme.dim(),
+            )),
+            inner,
+        );
+        return;
+    }
+    let height = inner.height as usize;
+    let len = log.rows.len();
+    let selected = app.event_sel.unwrap_or(len - 1);
+    let offset = scroll_offset(selected, height, len);
+    let server_w = log
+        .rows
+        .iter()
+        .skip(offset)
+        .take(height)
+        .map(|r| r.server.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(1, 16);
+    let lines: Vec<Line> = log
+        .rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, row)| {
+            let (word, style) = tag(row.kind, theme);
+            let text_w = (inner.width as usize).saturating_sub(server_w + 20);
+            let row_style = if app.event_sel == Some(i) && focused {
+                theme.selected()
+            } else {
+                Style::default()
+            };
+            Line::from(vec![
+                Span::styled(
+                    format!("{:>7} ", crate::text::fmt_duration(row.at)),
+                    theme.dim(),
+                ),
+                Span::styled(cell(&row.server, server_w), row_style),
+                Span::raw(" "),
+                Span::styled(cell(word, 9), style),
+                Span::raw(" "),
+                Span::raw(fit(&row.text, text_w)),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
