@@ -344,3 +344,139 @@ fn compact_layout_at_80x24_and_resize() {
     assert_eq!(t.display("#{alternate_on}"), "0");
     assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
 }
+
+/// RSS of a process in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Calls `tool` from the Tools pane with its first argument lines replaced by `lines` (none:
+/// the prefilled arguments as they are).
+fn send_call(t: &Tmux, tool: &str, lines: &[&str]) {
+    t.keys(&["3"]);
+    call_tool(t, tool);
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            t.keys(&["Down"]);
+        }
+        t.keys(&["C-u"]);
+        t.text(line);
+    }
+    t.keys(&["C-s"]);
+}
+
+#[test]
+fn live_servers_in_the_console() {
+    let m = marker("tui-live");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: live\n      command: {}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\npolicy:\n  approval: ask_all\n",
+            bin()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", Duration::from_secs(20));
+    let pid = t.console_pid();
+    let rss_before = rss_kib(pid);
+
+    // A flood of 20,000 log messages: the console keeps answering keys while it pours in.
+    send_call(&t, "live__flood", &["\"count\": 20000"]);
+    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.keys(&["5"]);
+    t.wait_for("End follow", Duration::from_secs(5));
+    t.keys(&["4"]);
+    t.wait_for("c cancel", Duration::from_secs(5));
+    let screen = t.wait_for("Events 20000", Duration::from_secs(30));
+    assert!(screen.contains("(last 5000 kept)"), "{screen}");
+    let row = t.wait_for("#1", Duration::from_secs(10));
+    assert!(
+        row.lines().any(|l| l.contains("#1") && l.contains("ok")),
+        "{row}"
+    );
+    let grown = rss_kib(pid).saturating_sub(rss_before);
+    assert!(
+        grown < 64 * 1024,
+        "the console grew by {grown} KiB during the flood"
+    );
+
+    // A call that never answers: c cancels it, and it ends at once.
+    send_call(&t, "live__never_answer", &[]);
+    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.wait_for("running", Duration::from_secs(5));
+    t.keys(&["4", "End"]);
+    let cancelled_at = Instant::now();
+    t.keys(&["c"]);
+    let screen = t.wait_for("cancelled", Duration::from_secs(5));
+    assert!(cancelled_at.elapsed() < Duration::from_secs(2), "{screen}");
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("#2") && l.contains("cancelled")),
+        "{screen}"
+    );
+
+    // echo approved for the session runs without asking ...
+    send_call(&t, "live__echo", &["\"text\": \"one\""]);
+    t.wait_for("allow this tool for the session", Duration::from_secs(5));
+    t.keys(&["a"]);
+    t.wait_for("#3", Duration::from_secs(5));
+    send_call(&t, "live__echo", &["\"text\": \"two\""]);
+    let screen = t.wait_for("#4", Duration::from_secs(5));
+    assert!(!screen.contains("Approval needed"), "{screen}");
+    // ... until the server re-annotates it destructive: after the turn boundary the new traits
+    // show, marked, and the next call asks again (with no session approval offered).
+    send_call(
+        &t,
+        "live__change_tools",
+        &["\"action\": \"annotate\",", "\"tool\": \"echo\""],
+    );
+    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.keys(&["y"]);
+    let screen = t.wait_for(
+        "tools changed: 0 added, 0 removed, 1 changed",
+        Duration::from_secs(10),
+    );
+    assert!(screen.contains("session approvals forgotten"), "{screen}");
+    t.keys(&["3", "/"]);
+    t.text("live__echo");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("mcp__live__echo", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("* mcp__live__echo"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("MUTATING") && row.contains("yes"), "{screen}");
+    t.keys(&["Enter"]);
+    t.wait_for("Ctrl-S send", Duration::from_secs(5));
+    t.keys(&["C-s"]);
+    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    assert!(
+        screen.contains("DESTRUCTIVE") && screen.contains("no session approval"),
+        "{screen}"
+    );
+    t.keys(&["n"]);
+
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert_eq!(t.display("#{alternate_on}"), "0");
+    assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
+}

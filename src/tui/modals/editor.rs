@@ -112,6 +112,11 @@ impl ArgsEditor {
                     None => EditorOutcome::Continue,
                 };
             }
+            // Ctrl-U empties the line (as in a shell).
+            KeyCode::Char('u') if ctrl => {
+                self.lines[self.row].clear();
+                self.col = 0;
+            }
             KeyCode::Char(c) if !ctrl => {
                 let at = Self::byte_at(&self.lines[self.row], self.col);
                 self.lines[self.row].insert(at, c);
@@ -284,6 +289,17 @@ mod tests {
             e.on_key(key(KeyCode::Char(c)));
         }
         assert_eq!(e.text(), "{\n  \"text\": \"hi\"\n}");
+    }
+
+    #[test]
+    fn ctrl_u_empties_the_line() {
+        let mut e = ArgsEditor::new("t", schema());
+        e.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        for c in "\"a\": 7,".chars() {
+            e.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(e.lines[1], "\"a\": 7,");
+        assert!(e.check().is_some());
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],
     };
     k.extend([
-        ("Tab", "pane"),
+        ("Tab/1-5", "pane"),
         ("L", "approvals"),
         ("?", "help"),
         ("q", "quit"),
