@@ -18,7 +18,10 @@ struct Tmux {
 
 impl Tmux {
     fn start(dir: &Path, width: u16, height: u16) -> Tmux {
-        let socket = format!("aimon-e2e-{}-{}", std::process::id(), width);
+        // One tmux server per test: tests run in parallel in this process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let socket = format!("aimon-e2e-{}-{n}", std::process::id());
         let tmux = Tmux { socket };
         let status = tmux
             .cmd()
