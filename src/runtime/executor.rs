@@ -146,7 +146,7 @@ impl Executor {
                 )),
             );
         };
-        let descriptor = tool.descriptor().clone();
+        let descriptor = tool.descriptor();
         if let Err(problems) = schema::validate(&descriptor.input_schema, &arguments) {
             return (
                 CallStatus::Error,
@@ -156,11 +156,11 @@ impl Executor {
                 )),
             );
         }
-        let input = match ToolInput::from_value(arguments.clone()) {
+        let input = match ToolInput::from_value(arguments) {
             Ok(input) => input,
             Err(why) => return (CallStatus::Error, ToolResult::error(why)),
         };
-        match self.gate.evaluate(&descriptor) {
+        match self.gate.evaluate(descriptor) {
             GateVerdict::Refuse { why } => return (CallStatus::Refused, ToolResult::error(why)),
             GateVerdict::Run { .. } => {}
             GateVerdict::Ask { why } => {
@@ -168,6 +168,7 @@ impl Executor {
                     id,
                     status: CallStatus::AwaitingApproval,
                 });
+                let arguments = Value::Object(input.0.clone());
                 let (request, reply) = ApprovalRequest::new(id, descriptor.clone(), arguments, why);
                 self.bus.send(RuntimeEvent::ApprovalRequested(request));
                 let decision = tokio::select! {
@@ -199,7 +200,7 @@ impl Executor {
                     ApprovalDecision::AllowForSession => {
                         if let Err(e) = self
                             .gate
-                            .record(&descriptor, ApprovalDecision::AllowForSession)
+                            .record(descriptor, ApprovalDecision::AllowForSession)
                         {
                             tracing::warn!(tool = %tool_name, error = %e, "session approval not remembered");
                         }
