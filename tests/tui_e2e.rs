@@ -483,3 +483,67 @@ fn live_servers_in_the_console() {
     assert_eq!(t.display("#{alternate_on}"), "0");
     assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
 }
+
+#[test]
+fn a_bearer_token_never_reaches_the_screen() {
+    const TOKEN: &str = "e2e-secret-7f3a9c";
+    let dir = tempfile::tempdir().unwrap();
+    // The remote server wants the token; it prints its URL on its first line.
+    let mut demo = Command::new(bin())
+        .args([
+            "demo-server",
+            "--http",
+            "127.0.0.1:0",
+            "--require-bearer",
+            TOKEN,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("demo-server --http");
+    let mut line = String::new();
+    if let Some(out) = demo.stdout.take() {
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+    }
+    let url = line.trim().trim_start_matches("listening on ").to_string();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: remote\n      transport: streamable_http\n      url: {url}\n      bearer_token: ${{AIMON_E2E_TOKEN}}\n      headers: {{X-Api-Key: \"${{AIMON_E2E_TOKEN}}\"}}\n"
+        ),
+    )
+    .unwrap();
+    // The token goes in through the environment, never typed where the screen shows it.
+    let log = dir.path().join("console.log");
+    let script = dir.path().join("run.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nAIMON_E2E_TOKEN={TOKEN} AIMON_LOG=debug exec {} --config {} --log-file {}\n",
+            bin(),
+            config.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text("sh run.sh");
+    t.keys(&["Enter"]);
+    let mut screens = vec![t.wait_for("1/1 ready", Duration::from_secs(20))];
+    for pane in ["2", "3", "5"] {
+        t.keys(&[pane]);
+        screens.push(t.screen());
+    }
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    let _ = demo.kill();
+    let _ = demo.wait();
+    for screen in &screens {
+        assert!(!screen.contains(TOKEN), "the token is on screen:\n{screen}");
+    }
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!logged.is_empty(), "the console logged nothing");
+    assert!(!logged.contains(TOKEN), "the token is in the log file");
+}
