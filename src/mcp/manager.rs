@@ -468,15 +468,7 @@ impl McpClientManager {
         server: &str,
         registry: &ToolRegistry,
     ) -> Result<Vec<String>, McpError> {
-        let client = self
-            .ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(server)
-            .map(|s| s.client.clone())
-            .ok_or_else(|| McpError::Disconnected {
-                server: server.to_string(),
-            })?;
+        let client = self.ready_client(server)?;
         let tools = match client.list_tools().await {
             Ok(tools) => tools,
             Err(e) => {
@@ -484,40 +476,39 @@ impl McpClientManager {
                 return Err(e);
             }
         };
-        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(entry) = ready.get_mut(server) else {
-            return Err(McpError::Disconnected {
-                server: server.to_string(),
-            });
-        };
-        let shared: Arc<dyn McpClient> = client.clone();
-        let adapters: Vec<Arc<dyn crate::tool::Tool>> = tools
-            .iter()
-            .map(|tool| {
-                Arc::new(McpTool::new(
-                    server,
-                    entry.config.annotation_trust,
-                    tool,
-                    shared.clone(),
-                )) as Arc<dyn crate::tool::Tool>
-            })
-            .collect();
-        entry.tools = tools;
+        match self
+            .ready
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(server)
+        {
+            Some(entry) => entry.tools = tools,
+            None => {
+                return Err(McpError::Disconnected {
+                    server: server.to_string(),
+                })
+            }
+        }
+        let adapters = self.build_tools(server);
         let refused = registry.replace_prefixed(&format!("mcp__{server}__"), adapters);
         Ok(refused.into_iter().map(|d| d.0).collect())
     }
 
-    /// Asks a ready server to send log messages at `level` and above (`logging/setLevel`).
-    pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), McpError> {
-        let client = self
-            .ready
+    /// The client of a ready server; `Disconnected` when it is not ready.
+    fn ready_client(&self, server: &str) -> Result<Arc<DefaultMcpClient>, McpError> {
+        self.ready
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(server)
             .map(|s| s.client.clone())
             .ok_or_else(|| McpError::Disconnected {
                 server: server.to_string(),
-            })?;
+            })
+    }
+
+    /// Asks a ready server to send log messages at `level` and above (`logging/setLevel`).
+    pub async fn set_log_level(&self, server: &str, level: LogLevel) -> Result<(), McpError> {
+        let client = self.ready_client(server)?;
         client.set_log_level(level).await
     }
 
