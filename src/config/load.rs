@@ -25,9 +25,6 @@ use super::{
 /// `request_timeout` when the config gives none.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The file name looked for in the current directory.
-pub const LOCAL_CONFIG_NAME: &str = "aimon.yaml";
-
 /// The rule a server name must follow, as shown in errors.
 pub const SERVER_NAME_RULE: &str = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
 
@@ -91,55 +88,6 @@ pub fn load_str(
         },
         source_digest: super::write::digest(text),
     })
-}
-
-/// Where the config is: `explicit` (`--config`), else `$AIMON_CONFIG`, else `./aimon.yaml` if
-/// it exists, else `aimon-console/config.yaml` under the user config folder
-/// (`$XDG_CONFIG_HOME`). An explicit or `$AIMON_CONFIG` path is returned as is (reading it
-/// reports a missing file); otherwise the error names every place looked at.
-pub fn resolve_path(explicit: Option<&Path>) -> Result<PathBuf, ConfigError> {
-    let from_env = std::env::var_os("AIMON_CONFIG").map(PathBuf::from);
-    let cwd = std::env::current_dir().ok();
-    resolve_path_from(explicit, from_env, cwd.as_deref(), dirs::config_dir())
-}
-
-/// [`resolve_path`] with its inputs passed in.
-fn resolve_path_from(
-    explicit: Option<&Path>,
-    from_env: Option<PathBuf>,
-    cwd: Option<&Path>,
-    config_dir: Option<PathBuf>,
-) -> Result<PathBuf, ConfigError> {
-    if let Some(path) = explicit {
-        return Ok(path.to_path_buf());
-    }
-    if let Some(path) = from_env.filter(|p| !p.as_os_str().is_empty()) {
-        return Ok(path);
-    }
-    let mut looked_at = Vec::new();
-    let local = match cwd {
-        Some(cwd) => cwd.join(LOCAL_CONFIG_NAME),
-        None => PathBuf::from(LOCAL_CONFIG_NAME),
-    };
-    if local.is_file() {
-        return Ok(local);
-    }
-    looked_at.push(local.display().to_string());
-    match config_dir {
-        Some(dir) => {
-            let user = dir.join("aimon-console").join("config.yaml");
-            if user.is_file() {
-                return Ok(user);
-            }
-            looked_at.push(user.display().to_string());
-        }
-        None => looked_at.push(
-            "$XDG_CONFIG_HOME/aimon-console/config.yaml (no config folder known)".to_string(),
-        ),
-    }
-    looked_at.push("--config (not given)".to_string());
-    looked_at.push("$AIMON_CONFIG (not set)".to_string());
-    Err(ConfigError::not_found(&looked_at))
 }
 
 /// Whether a server name follows [`SERVER_NAME_RULE`].

@@ -1,5 +1,5 @@
 //! Tests of `load.rs`: one fixture per error case with its exact `file:line:col: message`, the
-//! valid fixtures, `${VAR}` expansion, durations and config path resolution.
+//! valid fixtures, `${VAR}` expansion, and durations.
 
 use super::*;
 use crate::config::{RestartPolicy, RewakeRule};
@@ -518,73 +518,6 @@ fn server_name_rule() {
     for bad in ["", "-a", "a-", "A", "a_b", "a.b", "a b", "ä"] {
         assert!(!is_valid_server_name(bad), "{bad}");
     }
-}
-
-#[test]
-fn resolve_path_order() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cwd = dir.path().join("cwd");
-    let config_home = dir.path().join("xdg");
-    let user = config_home.join("aimon-console").join("config.yaml");
-    std::fs::create_dir_all(&cwd).expect("mkdir");
-    std::fs::create_dir_all(user.parent().expect("parent")).expect("mkdir");
-
-    // Nothing exists: the error names every place.
-    let err = resolve_path_from(None, None, Some(&cwd), Some(config_home.clone()))
-        .expect_err("nothing found");
-    assert_eq!(err.kind(), ConfigErrorKind::NotFound);
-    let shown = err.to_string();
-    for place in [
-        cwd.join("aimon.yaml").display().to_string(),
-        user.display().to_string(),
-        "--config".to_string(),
-        "AIMON_CONFIG".to_string(),
-    ] {
-        assert!(shown.contains(&place), "{shown} should name {place}");
-    }
-
-    // The user config folder is the last resort.
-    std::fs::write(&user, "").expect("write");
-    let found = resolve_path_from(None, None, Some(&cwd), Some(config_home.clone()));
-    assert_eq!(found.ok(), Some(user.clone()));
-
-    // ./aimon.yaml beats it.
-    let local = cwd.join("aimon.yaml");
-    std::fs::write(&local, "").expect("write");
-    let found = resolve_path_from(None, None, Some(&cwd), Some(config_home.clone()));
-    assert_eq!(found.ok(), Some(local.clone()));
-
-    // $AIMON_CONFIG beats both (even when it does not exist: reading it will say so), but an
-    // empty value counts as unset.
-    let from_env = dir.path().join("env.yaml");
-    let found = resolve_path_from(
-        None,
-        Some(from_env.clone()),
-        Some(&cwd),
-        Some(config_home.clone()),
-    );
-    assert_eq!(found.ok(), Some(from_env.clone()));
-    let found = resolve_path_from(
-        None,
-        Some(PathBuf::new()),
-        Some(&cwd),
-        Some(config_home.clone()),
-    );
-    assert_eq!(found.ok(), Some(local));
-
-    // --config beats everything.
-    let explicit = dir.path().join("explicit.yaml");
-    let found = resolve_path_from(
-        Some(&explicit),
-        Some(from_env),
-        Some(&cwd),
-        Some(config_home),
-    );
-    assert_eq!(found.ok(), Some(explicit));
-
-    // No config folder known: still named in the error.
-    let err = resolve_path_from(None, None, Some(dir.path()), None).expect_err("none");
-    assert!(err.to_string().contains("$XDG_CONFIG_HOME"), "{err}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod duration;
 mod error;
 mod expand;
 mod load;
+mod path;
 pub mod redact;
 mod rewake;
 pub mod spans;
@@ -23,9 +24,9 @@ pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
-    file_uri, is_valid_server_name, load, load_str, resolve_path, DEFAULT_REQUEST_TIMEOUT,
-    LOCAL_CONFIG_NAME, SERVER_NAME_RULE,
+    file_uri, is_valid_server_name, load, load_str, DEFAULT_REQUEST_TIMEOUT, SERVER_NAME_RULE,
 };
+pub use path::{resolve_path, LOCAL_CONFIG_NAME};
 pub use spans::{NodeSpan, Position, Spans};
 pub use write::{digest, set_server_trust, TrustWriteError};
 

@@ -19,6 +19,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_keys;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;

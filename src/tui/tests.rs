@@ -104,7 +104,7 @@ fn failed() -> ServerReport {
     }
 }
 
-fn descriptor(
+pub(super) fn descriptor(
     server: &str,
     tool: &str,
     effect: SideEffectLevel,
@@ -132,7 +132,7 @@ fn descriptor(
     }
 }
 
-fn ignored(server: &str, tool: &str) -> ToolDescriptor {
+pub(super) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
     descriptor(
         server,
         tool,
@@ -144,7 +144,7 @@ fn ignored(server: &str, tool: &str) -> ToolDescriptor {
 }
 
 /// Servers ready and failed, tools listed, calls in every state, a clock at t0 + 4 s.
-fn populated() -> (App, Instant) {
+pub(super) fn populated() -> (App, Instant) {
     let t0 = Instant::now();
     let mut app = App::new(&config(), Theme::plain(), t0);
     let feed = |app: &mut App, e: McpEvent| app.on_runtime_event(RuntimeEvent::Mcp(e));
@@ -572,109 +572,6 @@ fn server_text_cannot_reach_the_terminal() {
         assert!(!screen.contains('\x1b'), "{screen}");
         assert!(screen.contains("evil line"), "{screen}");
     }
-}
-
-fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
-    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
-}
-
-#[test]
-fn quitting_asks_while_calls_run() {
-    use crossterm::event::KeyCode;
-    let (mut app, _) = populated();
-    assert!(app.calls.running() > 0);
-    assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
-    assert!(matches!(app.modal, Some(Modal::Quit)));
-    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
-    assert!(app.modal.is_none() && !app.should_quit());
-    app.on_key(key(KeyCode::Char('q')));
-    assert_eq!(
-        app.on_key(key(KeyCode::Char('y'))),
-        vec![super::app::Effect::Quit]
-    );
-    assert!(app.should_quit());
-}
-
-#[tokio::test]
-async fn approval_keys_answer_the_request() {
-    use crate::approval::ApprovalDecision;
-    use crossterm::event::KeyCode;
-    let (mut app, _) = populated();
-    let (first, first_reply) =
-        ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
-    let (second, second_reply) = ApprovalRequest::new(
-        2,
-        descriptor(
-            "notes-trusted",
-            "write_note",
-            SideEffectLevel::Mutating,
-            false,
-            AnnotationTrust::Trust,
-            "t",
-        ),
-        json!({}),
-        "why".into(),
-    );
-    app.on_runtime_event(RuntimeEvent::ApprovalRequested(first));
-    app.on_runtime_event(RuntimeEvent::ApprovalRequested(second));
-    // `a` is not offered for a destructive tool: nothing answered, the operator is told.
-    app.on_key(key(KeyCode::Char('a')));
-    assert_eq!(app.approvals.len(), 2);
-    assert!(app
-        .notice
-        .as_ref()
-        .is_some_and(|(_, t)| t.contains("destructive")));
-    app.on_key(key(KeyCode::Esc));
-    assert_eq!(first_reply.await.ok(), Some(ApprovalDecision::Deny));
-    app.on_key(key(KeyCode::Char('a')));
-    assert_eq!(
-        second_reply.await.ok(),
-        Some(ApprovalDecision::AllowForSession)
-    );
-    assert!(app.approvals.is_empty());
-}
-
-#[test]
-fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
-    use super::app::AppEvent;
-    let (mut app, _) = populated();
-    app.on_app_event(AppEvent::TrustWritten {
-        server: "notes".into(),
-        trust: AnnotationTrust::Trust,
-        result: Err(
-            "/home/op/aimon.yaml: changed on disk since it was loaded; nothing was written".into(),
-        ),
-    });
-    assert!(app.servers[0].restart_pending.is_none());
-    let (level, text) = app.notice.clone().unwrap();
-    assert_eq!(level, super::app::Level::Error);
-    assert!(text.contains("changed on disk"));
-    app.on_app_event(AppEvent::TrustWritten {
-        server: "notes".into(),
-        trust: AnnotationTrust::Trust,
-        result: Ok(42),
-    });
-    assert_eq!(app.servers[0].restart_pending, Some(AnnotationTrust::Trust));
-    assert_eq!(app.config_digest, 42);
-}
-
-#[test]
-fn a_submitted_editor_becomes_a_call_effect() {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    let (mut app, _) = populated();
-    app.focus = Pane::Tools;
-    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings
-    app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Editor(_))));
-    let effects = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
-    assert_eq!(
-        effects,
-        vec![super::app::Effect::Call {
-            tool: "mcp__notes-trusted__echo".into(),
-            arguments: json!({"body": "", "title": ""}),
-        }]
-    );
-    assert_eq!(app.focus, Pane::Calls);
 }
 
 #[test]

@@ -1,0 +1,116 @@
+//! Key handling tests of the console: quitting while calls run, answering approvals, a
+//! refused trust write, the argument editor turning into a call. The fixtures are the snapshot
+//! tests' (`tests.rs`).
+
+use serde_json::json;
+
+use super::app::Pane;
+use super::modals::Modal;
+use super::tests::{descriptor, ignored, populated};
+use crate::approval::ApprovalRequest;
+use crate::config::AnnotationTrust;
+use crate::runtime::RuntimeEvent;
+use crate::tool::SideEffectLevel;
+
+fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+}
+
+#[test]
+fn quitting_asks_while_calls_run() {
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    assert!(app.calls.running() > 0);
+    assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
+    assert!(matches!(app.modal, Some(Modal::Quit)));
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+    assert!(app.modal.is_none() && !app.should_quit());
+    app.on_key(key(KeyCode::Char('q')));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![super::app::Effect::Quit]
+    );
+    assert!(app.should_quit());
+}
+
+#[tokio::test]
+async fn approval_keys_answer_the_request() {
+    use crate::approval::ApprovalDecision;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let (first, first_reply) =
+        ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
+    let (second, second_reply) = ApprovalRequest::new(
+        2,
+        descriptor(
+            "notes-trusted",
+            "write_note",
+            SideEffectLevel::Mutating,
+            false,
+            AnnotationTrust::Trust,
+            "t",
+        ),
+        json!({}),
+        "why".into(),
+    );
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(first));
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(second));
+    // `a` is not offered for a destructive tool: nothing answered, the operator is told.
+    app.on_key(key(KeyCode::Char('a')));
+    assert_eq!(app.approvals.len(), 2);
+    assert!(app
+        .notice
+        .as_ref()
+        .is_some_and(|(_, t)| t.contains("destructive")));
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(first_reply.await.ok(), Some(ApprovalDecision::Deny));
+    app.on_key(key(KeyCode::Char('a')));
+    assert_eq!(
+        second_reply.await.ok(),
+        Some(ApprovalDecision::AllowForSession)
+    );
+    assert!(app.approvals.is_empty());
+}
+
+#[test]
+fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
+    use super::app::AppEvent;
+    let (mut app, _) = populated();
+    app.on_app_event(AppEvent::TrustWritten {
+        server: "notes".into(),
+        trust: AnnotationTrust::Trust,
+        result: Err(
+            "/home/op/aimon.yaml: changed on disk since it was loaded; nothing was written".into(),
+        ),
+    });
+    assert!(app.servers[0].restart_pending.is_none());
+    let (level, text) = app.notice.clone().unwrap();
+    assert_eq!(level, super::app::Level::Error);
+    assert!(text.contains("changed on disk"));
+    app.on_app_event(AppEvent::TrustWritten {
+        server: "notes".into(),
+        trust: AnnotationTrust::Trust,
+        result: Ok(42),
+    });
+    assert_eq!(app.servers[0].restart_pending, Some(AnnotationTrust::Trust));
+    assert_eq!(app.config_digest, 42);
+}
+
+#[test]
+fn a_submitted_editor_becomes_a_call_effect() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (mut app, _) = populated();
+    app.focus = Pane::Tools;
+    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::Editor(_))));
+    let effects = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert_eq!(
+        effects,
+        vec![super::app::Effect::Call {
+            tool: "mcp__notes-trusted__echo".into(),
+            arguments: json!({"body": "", "title": ""}),
+        }]
+    );
+    assert_eq!(app.focus, Pane::Calls);
+}
