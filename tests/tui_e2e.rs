@@ -116,6 +116,22 @@ impl Tmux {
         }
     }
 
+    /// Waits until a screen line holds both `row` and `word` (a call's id and its status).
+    fn wait_for_row(&self, row: &str, word: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.lines().any(|l| l.contains(row) && l.contains(word)) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no line with {row:?} and {word:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The console's pid: the child of the pane's shell.
     fn console_pid(&self) -> i32 {
         let shell = self.display("#{pane_pid}");
@@ -212,13 +228,7 @@ fn the_console_end_to_end() {
         "{screen}"
     );
     t.keys(&["y"]);
-    let screen = t.wait_for("#1", Duration::from_secs(5));
-    let row = screen
-        .lines()
-        .find(|l| l.contains("#1"))
-        .unwrap_or_default()
-        .to_string();
-    assert!(row.contains("ok"), "{screen}");
+    t.wait_for_row("#1", "ok");
 
     // Another: n denies it.
     t.keys(&["3"]);
@@ -226,24 +236,14 @@ fn the_console_end_to_end() {
     t.keys(&["C-s"]);
     t.wait_for("Approval needed", Duration::from_secs(5));
     t.keys(&["n"]);
-    let screen = t.wait_for("#2", Duration::from_secs(5));
-    let row = screen
-        .lines()
-        .find(|l| l.contains("#2"))
-        .unwrap_or_default()
-        .to_string();
-    assert!(row.contains("denied"), "{screen}");
+    t.wait_for_row("#2", "denied");
 
     // The hostile server: read-only under trust, runs at once; its escapes never arrive.
     t.keys(&["3"]);
     call_tool(&t, "evil__echo");
     t.text("hi");
     t.keys(&["C-s"]);
-    let screen = t.wait_for("#3", Duration::from_secs(5));
-    assert!(
-        screen.lines().any(|l| l.contains("#3") && l.contains("ok")),
-        "{screen}"
-    );
+    t.wait_for_row("#3", "ok");
 
     // Trust on the liar: preview, write (the comments survive), restart pending.
     t.keys(&["1", "j"]);
@@ -408,11 +408,7 @@ fn live_servers_in_the_console() {
     t.wait_for("c cancel", Duration::from_secs(5));
     let screen = t.wait_for("Events 20000", Duration::from_secs(30));
     assert!(screen.contains("(last 5000 kept)"), "{screen}");
-    let row = t.wait_for("#1", Duration::from_secs(10));
-    assert!(
-        row.lines().any(|l| l.contains("#1") && l.contains("ok")),
-        "{row}"
-    );
+    t.wait_for_row("#1", "ok");
     let grown = rss_kib(pid).saturating_sub(rss_before);
     assert!(
         grown < 64 * 1024,
@@ -427,14 +423,8 @@ fn live_servers_in_the_console() {
     t.keys(&["4", "End"]);
     let cancelled_at = Instant::now();
     t.keys(&["c"]);
-    let screen = t.wait_for("cancelled", Duration::from_secs(5));
+    let screen = t.wait_for_row("#2", "cancelled");
     assert!(cancelled_at.elapsed() < Duration::from_secs(2), "{screen}");
-    assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("#2") && l.contains("cancelled")),
-        "{screen}"
-    );
 
     // echo approved for the session runs without asking ...
     send_call(&t, "live__echo", &["\"text\": \"one\""]);
