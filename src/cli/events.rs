@@ -43,13 +43,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             method,
             outcome,
             detail,
-        })
-        | RuntimeEvent::ServerRequest {
-            server,
-            method,
-            outcome,
-            detail,
-        } => json!({
+        }) => json!({
             "type": "server_request",
             "server": server,
             "method": method,
@@ -215,13 +209,7 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             method,
             outcome,
             detail,
-        })
-        | RuntimeEvent::ServerRequest {
-            server,
-            method,
-            outcome,
-            detail,
-        } => format!(
+        }) => format!(
             "[{server}] asked {}: {} ({})",
             clean(method),
             outcome.as_str(),

@@ -177,13 +177,12 @@ impl EventBus {
 fn is_flood(event: &RuntimeEvent) -> bool {
     use crate::mcp::events::McpEvent;
     match event {
-        RuntimeEvent::Mcp(McpEvent::Stderr { .. })
+        RuntimeEvent::Mcp(McpEvent::Stderr { .. } | McpEvent::ServerRequest { .. })
         | RuntimeEvent::Notification(_)
         | RuntimeEvent::ServerLog { .. }
         | RuntimeEvent::CallProgress { .. }
         | RuntimeEvent::ListChanged { .. }
         | RuntimeEvent::ResourceUpdated { .. }
-        | RuntimeEvent::ServerRequest { .. }
         // Made from notifications: as many as a server sends.
         | RuntimeEvent::Rewake(_) => true,
         RuntimeEvent::Mcp(
@@ -192,9 +191,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
             | McpEvent::ServerClosed { .. }
             | McpEvent::ServerDown { .. }
             | McpEvent::RestartScheduled { .. }
-            | McpEvent::GaveUp { .. }
-            // Mapped to `RuntimeEvent::ServerRequest` before it gets here.
-            | McpEvent::ServerRequest { .. },
+            | McpEvent::GaveUp { .. },
         )
         | RuntimeEvent::CallStarted { .. }
         | RuntimeEvent::CallStatus { .. }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::bus::EventBus;
 use super::turn::ToolsDiff;
 use crate::approval::ApprovalRequest;
-use crate::mcp::events::{McpEvent, RequestOutcome};
+use crate::mcp::events::McpEvent;
 use crate::mcp::notify::{
     ListKind, LogLevel, McpNotification, McpNotificationListener, Notice, RoomFuture,
 };
@@ -71,14 +71,6 @@ pub enum RuntimeEvent {
     /// A stale server's tools were listed again at a turn boundary: what was added, removed
     /// or changed, and which remembered approvals were forgotten.
     ToolsChanged(ToolsDiff),
-    /// A server sent the console a request (`roots/list`, `ping`, `sampling/createMessage`,
-    /// `elicitation/create`, …) and this is how it was answered.
-    ServerRequest {
-        server: String,
-        method: String,
-        outcome: RequestOutcome,
-        detail: String,
-    },
     /// `count` events were dropped at this place in the stream because the driver had stopped
     /// reading (the queue is bounded); everything before and after is intact.
     EventsDropped { count: u64 },
@@ -107,37 +99,13 @@ impl RuntimeEvent {
             }
         }
     }
-
-    /// The runtime event for something the MCP layer reported.
-    pub fn from_mcp(event: McpEvent) -> RuntimeEvent {
-        match event {
-            McpEvent::ServerRequest {
-                server,
-                method,
-                outcome,
-                detail,
-            } => RuntimeEvent::ServerRequest {
-                server,
-                method,
-                outcome,
-                detail,
-            },
-            other @ (McpEvent::PhaseStarted { .. }
-            | McpEvent::ServerStarted(_)
-            | McpEvent::Stderr { .. }
-            | McpEvent::ServerClosed { .. }
-            | McpEvent::ServerDown { .. }
-            | McpEvent::RestartScheduled { .. }
-            | McpEvent::GaveUp { .. }) => RuntimeEvent::Mcp(other),
-        }
-    }
 }
 
 impl EventBus {
     /// The bus as an MCP event sink.
     pub(crate) fn mcp_sink(&self) -> crate::mcp::events::EventSink {
         let bus = self.clone();
-        Arc::new(move |event| bus.send(RuntimeEvent::from_mcp(event)))
+        Arc::new(move |event| bus.send(RuntimeEvent::Mcp(event)))
     }
 }
 

@@ -118,13 +118,7 @@ impl App {
                 method,
                 outcome,
                 detail,
-            })
-            | RuntimeEvent::ServerRequest {
-                server,
-                method,
-                outcome,
-                detail,
-            } => {
+            }) => {
                 let text = format!("asked {method}: {} ({detail})", outcome.as_str());
                 self.event(&server, EventKind::Request, text);
                 if outcome == RequestOutcome::Declined {

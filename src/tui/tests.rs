@@ -323,12 +323,12 @@ fn live_events(app: &mut App, t0: Instant) {
     at(
         app,
         700,
-        RuntimeEvent::ServerRequest {
+        RuntimeEvent::Mcp(McpEvent::ServerRequest {
             server: "notes".into(),
             method: "sampling/createMessage".into(),
             outcome: RequestOutcome::Declined,
             detail: "sampling is not supported by this console yet".into(),
-        },
+        }),
     );
     at(
         app,
