@@ -89,6 +89,24 @@ impl FailureClass {
         }
     }
 
+    /// The server could not be reached at all (nothing listening, no such host).
+    pub fn is_unreachable(self) -> bool {
+        match self {
+            FailureClass::ConnectRefused | FailureClass::DnsError => true,
+            FailureClass::CommandNotFound
+            | FailureClass::SpawnFailed
+            | FailureClass::Exited
+            | FailureClass::HandshakeTimeout
+            | FailureClass::ListTimeout
+            | FailureClass::Deadline
+            | FailureClass::ProtocolError
+            | FailureClass::DuplicateName
+            | FailureClass::TlsError
+            | FailureClass::HttpStatus
+            | FailureClass::Timeout => false,
+        }
+    }
+
     /// What to do about it, in one sentence.
     pub fn hint(self) -> &'static str {
         match self {

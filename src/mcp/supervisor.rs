@@ -129,19 +129,8 @@ pub fn counts_as_crash(transport: TransportKind, report: &ServerReport) -> bool 
     let Some(failure) = &report.failure else {
         return true;
     };
-    let unreachable = match failure.class {
-        FailureClass::ConnectRefused | FailureClass::DnsError | FailureClass::Timeout => true,
-        FailureClass::CommandNotFound
-        | FailureClass::SpawnFailed
-        | FailureClass::Exited
-        | FailureClass::HandshakeTimeout
-        | FailureClass::ListTimeout
-        | FailureClass::Deadline
-        | FailureClass::ProtocolError
-        | FailureClass::DuplicateName
-        | FailureClass::TlsError
-        | FailureClass::HttpStatus => false,
-    };
+    // A connect that timed out is not back yet either.
+    let unreachable = failure.class.is_unreachable() || failure.class == FailureClass::Timeout;
     !(transport.is_http() && unreachable)
 }
 

@@ -239,20 +239,7 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
 /// connection to a server that died). Timeouts and error statuses do not count: that server
 /// is slow or erring, not gone.
 pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
-    let unreachable = classify(err, "").is_some_and(|f| match f.class {
-        FailureClass::ConnectRefused | FailureClass::DnsError => true,
-        FailureClass::CommandNotFound
-        | FailureClass::SpawnFailed
-        | FailureClass::Exited
-        | FailureClass::HandshakeTimeout
-        | FailureClass::ListTimeout
-        | FailureClass::Deadline
-        | FailureClass::ProtocolError
-        | FailureClass::DuplicateName
-        | FailureClass::TlsError
-        | FailureClass::HttpStatus
-        | FailureClass::Timeout => false,
-    });
+    let unreachable = classify(err, "").is_some_and(|f| f.class.is_unreachable());
     let dropped = chain(err).iter().any(|e| {
         e.downcast_ref::<hyper::Error>()
             .is_some_and(|h| h.is_incomplete_message() || h.is_closed())
