@@ -19,7 +19,6 @@ use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
-use crate::tool::local::{BashTool, ReadTool};
 use crate::tool::registry::DuplicateTool;
 use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
 
@@ -118,8 +117,9 @@ fn build(
     summary: StartSummary,
 ) -> Result<AgentRuntime, RuntimeError> {
     if options.local_tools {
-        registry.register(Arc::new(ReadTool::new()))?;
-        registry.register(Arc::new(BashTool::new()))?;
+        for tool in crate::tool::local::all() {
+            registry.register(tool)?;
+        }
     }
     for tool in options.extra_tools {
         registry.register(tool)?;

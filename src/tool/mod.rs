@@ -101,10 +101,6 @@ impl ToolInput {
     pub fn get_str(&self, key: &str) -> Option<&str> {
         self.0.get(key).and_then(Value::as_str)
     }
-
-    pub fn into_value(self) -> Value {
-        Value::Object(self.0)
-    }
 }
 
 /// Names the JSON type of a value, for error messages.
