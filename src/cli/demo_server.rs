@@ -2,22 +2,32 @@
 //! HTTP with `--http`), with fault flags.
 //!
 //! The process-level faults (stderr text, early exit, a non-JSON stdout line, a stray child) are done
-//! here, before any protocol; everything the handler itself does is passed on as `DemoOptions`.
+//! here, before any protocol; everything the handler itself does is passed on as `DemoOptions`,
+//! and what the HTTP endpoint does as `HttpFaults`.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
+use http::StatusCode;
 
 use super::demo_faults::{Next, ProcessFaults};
-use crate::demo::{bind_address, serve_http, serve_stdio, DemoOptions, MCP_PATH};
+use crate::demo::{
+    bind_address, serve_http, serve_stdio, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
+};
 
 /// The line `--garbage-stdout` writes before the protocol starts.
 pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)";
 
 /// Flags of `demo-server`. Without any, the server is well-behaved.
 #[derive(clap::Args, Debug, Clone, Default)]
+// The faults below HTTP replace the endpoint: one at a time, and nothing for HTTP to do.
+#[command(group(
+    clap::ArgGroup::new("socket_fault")
+        .args(["http_hang", "http_hangup_mid_answer", "http_not_http"])
+        .conflicts_with_all(["http_status", "require_bearer"])
+))]
 pub struct DemoServerArgs {
     /// Sleep this many milliseconds before answering the handshake (`initialize` or `server/discover`).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -56,6 +66,20 @@ pub struct DemoServerArgs {
     /// With --http: answer 401 to any request without `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", requires = "http")]
     pub require_bearer: Option<String>,
+    /// With --http: answer every request to /mcp with STATUS (an error status, 400 to 599).
+    #[arg(long, value_name = "STATUS", requires = "http", value_parser = error_status)]
+    pub http_status: Option<StatusCode>,
+    /// With --http: read every request and never answer; connections stay open until the client
+    /// closes them.
+    #[arg(long, requires = "http")]
+    pub http_hang: bool,
+    /// With --http: answer a request with 200 and headers promising a JSON body, send part of
+    /// the body, then close the connection.
+    #[arg(long, requires = "http")]
+    pub http_hangup_mid_answer: bool,
+    /// With --http: answer a request with a line that is not HTTP, then close the connection.
+    #[arg(long, requires = "http")]
+    pub http_not_http: bool,
     /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub extra_tools: usize,
@@ -80,6 +104,31 @@ impl DemoServerArgs {
             live_tools: self.live_tools,
         }
     }
+
+    /// The part of the flags the HTTP endpoint reads.
+    pub fn http_faults(&self) -> HttpFaults {
+        let socket = [
+            (self.http_hang, SocketFault::Hang),
+            (self.http_hangup_mid_answer, SocketFault::HangUpMidAnswer),
+            (self.http_not_http, SocketFault::NotHttp),
+        ]
+        .into_iter()
+        .find_map(|(on, fault)| on.then_some(fault));
+        HttpFaults {
+            require_bearer: self.require_bearer.clone(),
+            status: self.http_status,
+            socket,
+        }
+    }
+}
+
+/// An HTTP error status (400 to 599), for `--http-status`.
+fn error_status(text: &str) -> Result<StatusCode, String> {
+    text.parse::<u16>()
+        .ok()
+        .and_then(|code| StatusCode::from_u16(code).ok())
+        .filter(|s| s.is_client_error() || s.is_server_error())
+        .ok_or_else(|| format!("{text:?} is not an HTTP error status (400 to 599)"))
 }
 
 /// Run the demo server until stdin closes (or exit early under `--exit-before-init`).
@@ -143,7 +192,7 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
                 .and_then(|()| stdout.flush())
                 .context("writing the listening line")?;
             drop(stdout);
-            serve_http(args.options(), listener, args.require_bearer.clone())
+            serve_http(args.options(), listener, args.http_faults())
                 .await
                 .map_err(anyhow::Error::from)
         }),
@@ -233,6 +282,52 @@ mod tests {
         assert_eq!(f.child_ignores_term, Some(60));
         assert_eq!((f.exit_after_ms, f.exit_code), (Some(1500), 7));
         Ok(())
+    }
+
+    #[test]
+    fn http_fault_flags_reach_the_endpoint() -> Result<(), clap::Error> {
+        let http = ["--http", "0"];
+        assert_eq!(parse(&http)?.http_faults(), HttpFaults::default());
+        let args = parse(
+            &[
+                &http[..],
+                &["--http-status", "503", "--require-bearer", "t"],
+            ]
+            .concat(),
+        )?;
+        let faults = args.http_faults();
+        assert_eq!(faults.status, Some(StatusCode::SERVICE_UNAVAILABLE));
+        assert_eq!(faults.require_bearer.as_deref(), Some("t"));
+        for (flag, fault) in [
+            ("--http-hang", SocketFault::Hang),
+            ("--http-hangup-mid-answer", SocketFault::HangUpMidAnswer),
+            ("--http-not-http", SocketFault::NotHttp),
+        ] {
+            let args = parse(&[&http[..], &[flag]].concat())?;
+            assert_eq!(args.http_faults().socket, Some(fault), "{flag}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn http_faults_need_http_and_come_one_at_a_time() {
+        for argv in [
+            &["--http-hang"][..],
+            &["--http-status", "500"],
+            &["--http", "0", "--http-status", "200"],
+            &["--http", "0", "--http-status", "600"],
+            &["--http", "0", "--http-hang", "--http-not-http"],
+            &[
+                "--http",
+                "0",
+                "--http-hangup-mid-answer",
+                "--http-status",
+                "500",
+            ],
+            &["--http", "0", "--http-not-http", "--require-bearer", "t"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?} is accepted");
+        }
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! transport under a small hyper HTTP/1 server, at `/mcp`.
 //!
 //! Separate from stdio because only here is "the connection" a socket: one `DemoServer` is shared
-//! by every session (so notes written in one are seen in the next), and `--require-bearer` puts a
-//! 401 in front of everything for tests of the client's credentials.
+//! by every session (so notes written in one are seen in the next), `--require-bearer` puts a
+//! 401 in front of everything for tests of the client's credentials, and the HTTP fault flags
+//! ([`HttpFaults`]) break the endpoint for the fault matrix.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -18,6 +19,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
+use super::http_faults::{serve_socket_fault, SocketFault};
 use super::{DemoError, DemoOptions, DemoServer};
 
 /// The path the MCP endpoint is served at.
@@ -25,13 +27,27 @@ pub const MCP_PATH: &str = "/mcp";
 
 type Body = BoxBody<Bytes, Infallible>;
 
-/// Serve the demo tools over Streamable HTTP on `listener` until the process ends. With
-/// `require_bearer`, a request without `Authorization: Bearer <that token>` gets 401.
+/// What the HTTP endpoint does besides serving MCP; the default is well-behaved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpFaults {
+    /// A request without `Authorization: Bearer <this token>` gets 401.
+    pub require_bearer: Option<String>,
+    /// Every request to the endpoint gets this status (after the bearer check).
+    pub status: Option<StatusCode>,
+    /// No HTTP at all: every connection gets this instead (wins over the others).
+    pub socket: Option<SocketFault>,
+}
+
+/// Serve the demo tools over Streamable HTTP on `listener`, broken as `faults` say, until the
+/// process ends.
 pub async fn serve_http(
     opts: DemoOptions,
     listener: TcpListener,
-    require_bearer: Option<String>,
+    faults: HttpFaults,
 ) -> Result<(), DemoError> {
+    if let Some(fault) = faults.socket {
+        return Ok(serve_socket_fault(listener, fault).await?);
+    }
     let local = listener.local_addr()?;
     let server = DemoServer::new(opts);
     let mut config = StreamableHttpServerConfig::default();
@@ -45,7 +61,7 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let shared = Arc::new((service, require_bearer));
+    let shared = Arc::new((service, faults));
     loop {
         let (stream, peer) = listener.accept().await?;
         let shared = shared.clone();
@@ -53,10 +69,8 @@ pub async fn serve_http(
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let shared = shared.clone();
                 async move {
-                    let (service, bearer) = shared.as_ref();
-                    Ok::<Response<Body>, Infallible>(
-                        route(service, bearer.as_deref(), request).await,
-                    )
+                    let (service, faults) = shared.as_ref();
+                    Ok::<Response<Body>, Infallible>(route(service, faults, request).await)
                 }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
@@ -71,13 +85,13 @@ pub async fn serve_http(
 
 async fn route(
     service: &StreamableHttpService<DemoServer, LocalSessionManager>,
-    bearer: Option<&str>,
+    faults: &HttpFaults,
     request: Request<Incoming>,
 ) -> Response<Body> {
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
     }
-    if let Some(token) = bearer {
+    if let Some(token) = &faults.require_bearer {
         let expected = format!("Bearer {token}");
         let given = request
             .headers()
@@ -91,6 +105,12 @@ async fn route(
             );
             return response;
         }
+    }
+    if let Some(status) = faults.status {
+        return plain(
+            status,
+            "the demo server answers every request with this status",
+        );
     }
     service.handle(request).await
 }

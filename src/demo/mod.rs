@@ -4,12 +4,14 @@
 //! The handler ([`DemoServer`]) knows nothing about transports: [`serve`] runs it over any rmcp
 //! transport (tests use an in-memory duplex), [`serve_stdio`] is the thin stdin/stdout entry used by
 //! `aimon-console demo-server`, and [`serve_http`] serves it over Streamable HTTP (`--http`). Faults that act on the process itself
-//! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here.
+//! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here;
+//! faults of the HTTP endpoint ([`HttpFaults`]) act on its sockets, so they are here.
 
 mod annotations;
 mod extra;
 mod handler;
 mod http;
+mod http_faults;
 mod live;
 mod stdio;
 mod tools;
@@ -20,7 +22,8 @@ mod tests;
 use std::time::Duration;
 
 pub use handler::DemoServer;
-pub use http::{bind_address, serve_http, MCP_PATH};
+pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
+pub use http_faults::SocketFault;
 pub use stdio::serve_stdio;
 
 /// Name the demo server reports in its `serverInfo`.
