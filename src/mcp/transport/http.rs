@@ -270,10 +270,13 @@ fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'stat
     .collect()
 }
 
-/// Words for an HTTP error that `classify` did not recognise: the transport's own message,
-/// without rmcp's type names.
+/// Words for an HTTP error that `classify` did not recognise: an answer cut short, or not HTTP
+/// at all, said as such; else the transport's own message without rmcp's type names.
 pub fn describe(err: &(dyn StdError + 'static), authority: &str) -> String {
     let links = chain(err);
+    if let Some(broken) = broken_answer(&links) {
+        return format!("{authority} {broken}");
+    }
     let text = links
         .iter()
         .find_map(|e| {
@@ -283,6 +286,28 @@ pub fn describe(err: &(dyn StdError + 'static), authority: &str) -> String {
         })
         .unwrap_or_else(|| err.to_string());
     format!("{authority}: {}", crate::text::sanitize_line(&text, 300))
+}
+
+/// What hyper found wrong with the server's answer, in words: cut short, or not HTTP. reqwest
+/// says only "error sending request" or "error decoding response body", which does not tell
+/// the operator that the server is at fault.
+fn broken_answer(links: &[&(dyn StdError + 'static)]) -> Option<String> {
+    let hyper = links
+        .iter()
+        .find_map(|e| e.downcast_ref::<hyper::Error>())?;
+    // An incomplete message is a head cut short (or none at all); a body shorter than its
+    // headers promised is a body error caused by an unexpected EOF.
+    let cut_short = hyper.is_incomplete_message()
+        || links.iter().any(|e| {
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        });
+    if cut_short {
+        return Some("closed the connection before its answer was complete".into());
+    }
+    hyper
+        .is_parse()
+        .then(|| format!("answered with something that is not HTTP ({hyper})"))
 }
 
 /// The failure for an HTTP error status.
