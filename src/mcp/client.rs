@@ -409,15 +409,15 @@ impl DefaultMcpClient {
         }
     }
 
-    /// Our error for a failed request; a lost connection (see `connection_lost`) ends the client.
+    /// Our error for a failed request; a lost connection (see `connection_lost`) ends the client
+    /// and is said as such, also when an HTTP server could not be reached: reqwest's words for
+    /// that ("error sending request for url …") do not say the server is gone.
     fn map_err(&self, err: ServiceError) -> McpError {
         if connection_lost(&err) {
             self.ended.cancel();
+            return self.disconnected();
         }
-        match McpError::from_service(&self.server, err) {
-            McpError::Disconnected { .. } => self.disconnected(),
-            other => other,
-        }
+        McpError::from_service(&self.server, err)
     }
 
     fn disconnected(&self) -> McpError {
