@@ -7,54 +7,13 @@ mod common;
 #[allow(dead_code)] // this test uses the npm peers only
 mod peers;
 
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
-
-/// A background server process, killed when dropped.
-struct Background(Child);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `demo-server --http 127.0.0.1:0 FLAGS…`; returns it and its URL (read from its first line).
-fn demo_http(flags: &[&str]) -> (Background, String) {
-    let mut child = Command::new(bin())
-        .args(["demo-server", "--http", "127.0.0.1:0"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start demo-server --http");
-    let stdout = child.stdout.take().expect("stdout");
-    let guard = Background(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (guard, url)
-}
-
-/// A loopback port nothing listens on (bound, then released).
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("addr").port()
-}
 
 fn wait_listening(port: u16, timeout: Duration) {
     let start = Instant::now();

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -308,44 +306,12 @@ async fn close_during_a_restart_in_flight_leaves_no_process() {
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
 }
 
-/// `demo-server --http 127.0.0.1:PORT`, marked; killed when dropped.
-struct HttpDemo(Child);
-
-impl HttpDemo {
-    fn start(port: u16, marker: &str) -> HttpDemo {
-        let mut child = Command::new(bin())
-            .args(["demo-server", "--http", &format!("127.0.0.1:{port}")])
-            .env("AIMON_TEST_MARKER", marker)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start demo-server --http");
-        let stdout = child.stdout.take().expect("stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the listening line");
-        assert!(line.starts_with("listening on "), "{line:?}");
-        HttpDemo(child)
-    }
-}
-
-impl Drop for HttpDemo {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn an_http_server_that_comes_back_on_its_port_is_reconnected() {
     let m = marker("sup-http");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let first = HttpDemo::start(port, &m);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let (first, _) = demo_http_at(&addr, &[], Some(&m));
     let mut server = ServerConfig::stdio("web", "unused", Vec::new());
     server.transport = TransportKind::StreamableHttp;
     server.command = None;
@@ -389,7 +355,7 @@ async fn an_http_server_that_comes_back_on_its_port_is_reconnected() {
     }
     assert_eq!(delays, [250, 500, 1_000]);
 
-    let _second = HttpDemo::start(port, &m);
+    let _second = demo_http_at(&addr, &[], Some(&m));
     wait_for(&mut stream, "the reconnected server ready", |e| {
         ready_report(e, "web").then_some(())
     })

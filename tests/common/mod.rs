@@ -1,8 +1,10 @@
 //! Shared helpers for the integration tests: the real binary, temporary configs, process scans.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -162,4 +164,52 @@ pub fn config_of(
     policy: aimon_console::config::PolicyConfig,
 ) -> aimon_console::config::Config {
     aimon_console::config::Config::from_servers(servers, policy)
+}
+
+/// A background server process, killed when dropped.
+pub struct Background(pub Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `demo-server --http 127.0.0.1:0 FLAGS…`; returns it and its URL.
+pub fn demo_http(flags: &[&str]) -> (Background, String) {
+    demo_http_at("127.0.0.1:0", flags, None)
+}
+
+/// `demo-server --http ADDR FLAGS…`, marked with `marker` if given; returns it and its URL (read
+/// from its first line, so it is listening on return).
+pub fn demo_http_at(addr: &str, flags: &[&str], marker: Option<&str>) -> (Background, String) {
+    let mut cmd = Command::new(bin());
+    cmd.args(["demo-server", "--http", addr])
+        .args(flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if let Some(marker) = marker {
+        cmd.env("AIMON_TEST_MARKER", marker);
+    }
+    let mut child = cmd.spawn().expect("start demo-server --http");
+    let stdout = child.stdout.take().expect("stdout");
+    let guard = Background(child);
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (guard, url)
+}
+
+/// A loopback port nothing listens on (bound, then released).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
 }
