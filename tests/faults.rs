@@ -2,20 +2,25 @@
 //! server. For each: the status and failure class expected, the good server ready and
 //! answering, and no process of either left once the manager is closed.
 //!
-//! README's "Reliability" table is this file in words; keep them in step. HTTP faults belong
-//! with the Streamable HTTP transport and are not here yet.
+//! HTTP faults are rows too: the faulty server is a Streamable HTTP one, either the demo server
+//! in HTTP mode with an HTTP fault flag (a background process of the test, killed when the test
+//! ends), or a URL that cannot work (nothing listening, `https` against plain HTTP).
+//!
+//! README's "Reliability" table is this file in words; keep them in step.
 
 mod common;
 
 use std::time::{Duration, Instant};
 
-use aimon_console::config::{AnnotationTrust, ServerConfig};
-use aimon_console::mcp::events::{null_sink, FailureClass, ServerReport, ServerStatus};
+use aimon_console::config::{AnnotationTrust, ServerConfig, TransportKind};
+use aimon_console::mcp::client::McpError;
+use aimon_console::mcp::events::{null_sink, FailureClass, ServerReport, ServerStatus, StartPhase};
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
 use aimon_console::mcp::transport::process::ExitInfo;
 use aimon_console::tool::{ProgressSink, ToolRegistry};
 use common::*;
+use rmcp::model::CallToolResult;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -32,14 +37,42 @@ fn demo(name: &str, flags: &[&str], marker: &str) -> ServerConfig {
 enum Expect {
     Ready,
     Failed(FailureClass),
+    /// Ready; then this process (the server) is killed, and a call to it must fail.
+    ReadyThenKilled(Background),
 }
 
 /// Starts `flags` beside a good server; checks the expected outcome, that the good one works,
 /// and that nothing is left after closing. Returns the faulty server's report and the tools.
 async fn fault(label: &str, flags: &[&str], expect: Expect) -> (ServerReport, ToolRegistry) {
     let m = marker(label);
+    beside_a_good_server(label, &m, demo("faulty", flags, &m), expect).await
+}
+
+/// A Streamable HTTP server at `url`, started beside a good server as `fault` does.
+async fn http_fault(label: &str, url: &str, expect: Expect) -> ServerReport {
+    let mut server = ServerConfig::remote("faulty", TransportKind::StreamableHttp, url);
+    server.request_timeout = TIMEOUT;
+    server.annotation_trust = AnnotationTrust::Trust;
+    beside_a_good_server(label, &marker(label), server, expect)
+        .await
+        .0
+}
+
+/// `demo-server --http` with `flags`, started beside a good server as `fault` does.
+async fn http_demo_fault(label: &str, flags: &[&str], expect: Expect) -> ServerReport {
+    let (_server, url) = demo_http(flags);
+    http_fault(label, &url, expect).await
+}
+
+/// Starts `faulty` beside a good stdio server marked `m`; see `fault`.
+async fn beside_a_good_server(
+    label: &str,
+    m: &str,
+    faulty: ServerConfig,
+    expect: Expect,
+) -> (ServerReport, ToolRegistry) {
     let manager = McpClientManager::new(null_sink(), NotificationTap::none());
-    let servers = vec![demo("good", &[], &m), demo("faulty", flags, &m)];
+    let servers = vec![demo("good", &[], m), faulty];
     let started = Instant::now();
     let summary = manager.start_all(&servers, None).await;
     let took = started.elapsed();
@@ -53,6 +86,19 @@ async fn fault(label: &str, flags: &[&str], expect: Expect) -> (ServerReport, To
     match expect {
         Expect::Ready => {
             assert_eq!(faulty.status, ServerStatus::Ready, "{label}: {faulty:#?}");
+        }
+        Expect::ReadyThenKilled(process) => {
+            assert_eq!(faulty.status, ServerStatus::Ready, "{label}: {faulty:#?}");
+            drop(process);
+            let answer = echo(&manager, "faulty").await;
+            let disconnected = McpError::Disconnected {
+                server: "faulty".into(),
+            };
+            assert_eq!(
+                answer,
+                Err(disconnected),
+                "{label}: a call to the killed server"
+            );
         }
         Expect::Failed(class) => {
             assert_eq!(faulty.status, ServerStatus::Failed, "{label}: {faulty:#?}");
@@ -70,24 +116,29 @@ async fn fault(label: &str, flags: &[&str], expect: Expect) -> (ServerReport, To
     );
 
     // The good server is unaffected: it answers.
-    let client = manager.client("good").expect("good client");
-    let answer = client
-        .call_tool(
-            "echo",
-            args(json!({"text": "still here"})),
-            CancellationToken::new(),
-            ProgressSink::none(),
-        )
-        .await;
+    let answer = echo(&manager, "good").await;
     assert!(answer.is_ok(), "{label}: good server call: {answer:?}");
 
     let registry = ToolRegistry::new();
     manager.register_all_tools(&registry);
     let failures = manager.close_all().await;
     assert!(failures.is_empty(), "{label}: close failures: {failures:?}");
-    let left = wait_gone(&m, Duration::from_secs(3));
+    let left = wait_gone(m, Duration::from_secs(3));
     assert!(left.is_empty(), "{label}: processes left: {left:?}");
     (faulty, registry)
+}
+
+/// Calls `echo` on `server`.
+async fn echo(manager: &McpClientManager, server: &str) -> Result<CallToolResult, McpError> {
+    let client = manager.client(server).expect("a ready server has a client");
+    client
+        .call_tool(
+            "echo",
+            args(json!({"text": "still here"})),
+            CancellationToken::new(),
+            ProgressSink::none(),
+        )
+        .await
 }
 
 fn args(value: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
@@ -242,4 +293,100 @@ async fn a_child_ignoring_sigterm_is_killed_with_its_group() {
         Expect::Ready,
     )
     .await;
+}
+
+#[tokio::test]
+async fn nothing_listening_is_connect_refused() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let r = http_fault(
+        "http-refused",
+        &url,
+        Expect::Failed(FailureClass::ConnectRefused),
+    )
+    .await;
+    assert_eq!(failure(&r).phase, Some(StartPhase::Connect), "{r:#?}");
+    assert!(failure(&r).message.contains("refused"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn https_to_a_plain_http_server_is_a_tls_error() {
+    let (_server, url) = demo_http(&[]);
+    let url = url.replacen("http://", "https://", 1);
+    let r = http_fault("http-tls", &url, Expect::Failed(FailureClass::TlsError)).await;
+    assert_eq!(failure(&r).phase, Some(StartPhase::Connect), "{r:#?}");
+    assert!(failure(&r).message.contains("TLS handshake"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_missing_bearer_token_is_http_status_401() {
+    let r = http_demo_fault(
+        "http-401",
+        &["--require-bearer", "secret"],
+        Expect::Failed(FailureClass::HttpStatus),
+    )
+    .await;
+    assert_eq!(failure(&r).http_status, Some(401), "{r:#?}");
+    assert!(failure(&r).message.contains("credentials"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn status_500_is_http_status_500() {
+    let r = http_demo_fault(
+        "http-500",
+        &["--http-status", "500"],
+        Expect::Failed(FailureClass::HttpStatus),
+    )
+    .await;
+    assert_eq!(failure(&r).http_status, Some(500), "{r:#?}");
+    assert!(failure(&r).message.contains("HTTP 500"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn an_http_server_that_never_answers_is_handshake_timeout() {
+    // Connected, so the wait is the handshake's: not `timeout`, which means no connection.
+    let r = http_demo_fault(
+        "http-hang",
+        &["--http-hang"],
+        Expect::Failed(FailureClass::HandshakeTimeout),
+    )
+    .await;
+    assert!(r.phases.connect_ms.is_some(), "{r:#?}");
+    assert!(failure(&r).message.contains("request_timeout"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_hang_up_mid_answer_is_a_protocol_error_that_says_so() {
+    let r = http_demo_fault(
+        "http-hangup",
+        &["--http-hangup-mid-answer"],
+        Expect::Failed(FailureClass::ProtocolError),
+    )
+    .await;
+    let message = &failure(&r).message;
+    assert!(
+        message.contains("closed the connection before its answer was complete"),
+        "{r:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_http_is_a_protocol_error_that_says_so() {
+    let r = http_demo_fault(
+        "http-not-http",
+        &["--http-not-http"],
+        Expect::Failed(FailureClass::ProtocolError),
+    )
+    .await;
+    assert!(
+        failure(&r)
+            .message
+            .contains("answered with something that is not HTTP"),
+        "{r:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_http_server_killed_after_start_fails_its_call_as_disconnected() {
+    let (server, url) = demo_http(&[]);
+    http_fault("http-killed", &url, Expect::ReadyThenKilled(server)).await;
 }
