@@ -9,7 +9,12 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::ServerJsonRpcMessage;
+use std::collections::HashSet;
+
+use rmcp::model::{
+    CallToolResult, ClientRequest, JsonRpcError, JsonRpcMessage, JsonRpcResponse,
+    JsonRpcVersion2_0, RequestId, ServerJsonRpcMessage, ServerResult,
+};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -36,6 +41,74 @@ pub enum LineKind {
     NotJson,
     /// JSON, but not a JSON-RPC message we understand.
     NotAMessage(String),
+}
+
+/// Ids of the `tools/call` requests in flight on one connection, so that their answers are read
+/// as what they are: a hint, never needed for a correct read (see [`classify_answer`]).
+#[derive(Debug, Default, Clone)]
+pub struct PendingCalls(Arc<Mutex<HashSet<RequestId>>>);
+
+/// More ids than this means answers that never came (calls abandoned on a deadline): start over.
+const PENDING_CALLS_LIMIT: usize = 4096;
+
+impl PendingCalls {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes an outgoing message: a `tools/call` request is remembered until its answer.
+    pub fn sent(&self, message: &TxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Request(request) = message {
+            if matches!(request.request, ClientRequest::CallToolRequest(_)) {
+                let mut ids = self.lock();
+                if ids.len() >= PENDING_CALLS_LIMIT {
+                    ids.clear();
+                }
+                ids.insert(request.id.clone());
+            }
+        }
+    }
+}
+
+/// The answer to a `tools/call`, read as one.
+#[derive(serde::Deserialize)]
+struct CallAnswer {
+    jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    result: CallToolResult,
+}
+
+/// Classifies one line as [`classify_line`] does, reading the answer to a `tools/call` in flight
+/// as a `tools/call` result straight away. rmcp's message type tries every kind of result in
+/// turn until one fits (sixteen attempts before a tool's result, each failing with an error
+/// it formats): most of the CPU a call costs the console. The answer to a request is of that
+/// request's kind, so the direct read is also the right one; whatever it does not take (an
+/// error, a task, anything else) goes the general way.
+pub fn classify_answer(line: &[u8], calls: &PendingCalls) -> LineKind {
+    let in_flight = !calls.lock().is_empty();
+    let answer = in_flight
+        .then(|| serde_json::from_slice::<CallAnswer>(line.trim_ascii()).ok())
+        .flatten()
+        .filter(|answer| calls.lock().remove(&answer.id));
+    if let Some(answer) = answer {
+        return LineKind::Message(Box::new(JsonRpcMessage::Response(JsonRpcResponse {
+            jsonrpc: answer.jsonrpc,
+            id: answer.id,
+            result: ServerResult::CallToolResult(answer.result),
+        })));
+    }
+    let kind = classify_line(line);
+    if let LineKind::Message(message) = &kind {
+        let answered = match message.as_ref() {
+            JsonRpcMessage::Response(JsonRpcResponse { id, .. }) => Some(id),
+            JsonRpcMessage::Error(JsonRpcError { id, .. }) => id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = answered.filter(|_| in_flight) {
+            calls.lock().remove(id);
+        }
+    }
+    kind
 }
 
 /// Classifies one line (without its newline). Never panics, whatever the bytes.
@@ -114,6 +187,7 @@ type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 pub struct LineTransport {
     inbound: mpsc::Receiver<ServerJsonRpcMessage>,
     writer: Arc<tokio::sync::Mutex<Option<BoxWriter>>>,
+    calls: PendingCalls,
 }
 
 /// Reader-side context: who the server is and where notifications and problems go.
@@ -133,10 +207,18 @@ impl LineTransport {
         F: Future<Output = ()> + Send + 'static,
     {
         let (tx, inbound) = mpsc::channel(256);
-        tokio::spawn(read_loop(BufReader::new(read), tx, closed, ctx));
+        let calls = PendingCalls::default();
+        tokio::spawn(read_loop(
+            BufReader::new(read),
+            tx,
+            closed,
+            ctx,
+            calls.clone(),
+        ));
         LineTransport {
             inbound,
             writer: Arc::new(tokio::sync::Mutex::new(Some(Box::new(write)))),
+            calls,
         }
     }
 }
@@ -146,6 +228,7 @@ async fn read_loop<R, F>(
     tx: mpsc::Sender<ServerJsonRpcMessage>,
     closed: F,
     ctx: LineContext,
+    calls: PendingCalls,
 ) where
     R: AsyncRead + Unpin,
     F: Future<Output = ()>,
@@ -170,7 +253,7 @@ async fn read_loop<R, F>(
                 issues.oversized += 1;
                 issues.largest_oversized = issues.largest_oversized.max(len);
             }
-            Ok(Line::Complete) => match classify_line(&buf) {
+            Ok(Line::Complete) => match classify_answer(&buf, &calls) {
                 LineKind::Message(message) => {
                     super::tap::deliver(&ctx.tap, &ctx.server, &message).await;
                     if tx.send(*message).await.is_err() {
@@ -258,6 +341,7 @@ impl Transport<RoleClient> for LineTransport {
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
+        self.calls.sent(&item);
         async move {
             let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
             bytes.push(b'\n');
@@ -310,6 +394,80 @@ mod tests {
             classify_line(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#),
             LineKind::Message(_)
         ));
+    }
+
+    /// A connection with `tools/call` ids 1 to 9 in flight.
+    fn calls_in_flight() -> PendingCalls {
+        let calls = PendingCalls::default();
+        for id in 1..10 {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo"}}}}"#
+            );
+            let request: TxJsonRpcMessage<RoleClient> = serde_json::from_str(&line).unwrap();
+            calls.sent(&request);
+        }
+        calls
+    }
+
+    fn message(kind: LineKind) -> Option<ServerJsonRpcMessage> {
+        match kind {
+            LineKind::Message(m) => Some(*m),
+            _ => None,
+        }
+    }
+
+    /// What the direct read must hold to: where rmcp's general read finds a tool's result, the
+    /// same message; where it finds anything else, what it found, untouched.
+    fn same_as_general_read(line: &str) {
+        let calls = calls_in_flight();
+        let general = message(classify_line(line.as_bytes()));
+        let direct = message(classify_answer(line.as_bytes(), &calls));
+        assert_eq!(
+            serde_json::to_value(&direct).unwrap(),
+            serde_json::to_value(&general).unwrap(),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn answers_to_tool_calls_read_directly_are_what_the_general_read_gives() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"isError":false}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"content":[],"structuredContent":{"a":[1,2]},"_meta":{"k":"v"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"structuredContent":null}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"isError":true,"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}}"#,
+            // Not a tool's result: a task, an input request, an empty or custom result, an error.
+            r#"{"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"task":{"taskId":"t","status":"working","createdAt":"2026-01-01T00:00:00Z","ttl":null}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{"custom":1}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"bad"}}"#,
+            // Not for a call in flight, not a response, not a message.
+            r#"{"jsonrpc":"2.0","id":42,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"roots/list"}"#,
+            r#"{"jsonrpc":"1.0","id":4,"result":{"content":[]}}"#,
+            "not json",
+        ] {
+            same_as_general_read(line);
+        }
+    }
+
+    #[test]
+    fn an_answered_call_is_forgotten_and_the_set_stays_bounded() {
+        let calls = calls_in_flight();
+        let answer = r#"{"jsonrpc":"2.0","id":4,"result":{"content":[]}}"#;
+        let error = r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"no"}}"#;
+        assert!(message(classify_answer(answer.as_bytes(), &calls)).is_some());
+        assert!(message(classify_answer(error.as_bytes(), &calls)).is_some());
+        assert_eq!(calls.lock().len(), 7);
+        for id in 0..(PENDING_CALLS_LIMIT as i64 * 2) {
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"x"}}}}"#
+            );
+            calls.sent(&serde_json::from_str(&line).unwrap());
+        }
+        assert!(calls.lock().len() <= PENDING_CALLS_LIMIT);
     }
 
     #[tokio::test]
@@ -377,6 +535,51 @@ mod tests {
         #[test]
         fn classify_never_panics(line in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
             let _ = classify_line(&line);
+            let _ = classify_answer(&line, &calls_in_flight());
+        }
+
+        /// Results built from the fields of every kind of result: the direct read of a call's
+        /// answer is a message exactly when the general read's is, and where the general read
+        /// finds a tool's result, it is the same one. (Where the general read guesses another
+        /// kind for a call's answer, say `tools` beside `content`, the direct read keeps the
+        /// kind the request asked for.)
+        #[test]
+        fn direct_reads_agree_with_the_general_read(
+            fields in proptest::collection::btree_map(
+                proptest::sample::select(vec![
+                    "content", "structuredContent", "isError", "resultType", "_meta", "tools",
+                    "action", "task", "contents", "messages", "nextCursor",
+                ]),
+                proptest::prop_oneof![
+                    Just(serde_json::json!([])),
+                    Just(serde_json::json!([{"type": "text", "text": "t"}])),
+                    Just(serde_json::json!({})),
+                    Just(serde_json::json!(true)),
+                    Just(serde_json::json!(null)),
+                    Just(serde_json::json!("complete")),
+                    Just(serde_json::json!("accept")),
+                    Just(serde_json::json!(1)),
+                ],
+                0..5,
+            ),
+            id in 0i64..12,
+        ) {
+            let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": fields}).to_string();
+            let general = message(classify_line(line.as_bytes()));
+            let direct = message(classify_answer(line.as_bytes(), &calls_in_flight()));
+            let id_of = |m: &Option<ServerJsonRpcMessage>| match m {
+                Some(JsonRpcMessage::Response(r)) => Some(r.id.clone()),
+                _ => None,
+            };
+            proptest::prop_assert_eq!(id_of(&direct), id_of(&general), "{}", line);
+            if let Some(JsonRpcMessage::Response(JsonRpcResponse {
+                result: ServerResult::CallToolResult(_), ..
+            })) = &general {
+                proptest::prop_assert_eq!(
+                    serde_json::to_value(&direct).unwrap(),
+                    serde_json::to_value(&general).unwrap()
+                );
+            }
         }
     }
 }
