@@ -2,6 +2,11 @@
 //! stack. The handshake is done by hand, then `tools/call` lines are written and the answers
 //! read, one at a time or with a window of requests in flight.
 //!
+//! It speaks the protocol revision it is told to: the one the stack negotiated with the same
+//! server, so that both write the same requests and the server does the same work for each.
+//! From 2026-07-28 on there is no `initialize`: `server/discover`, and every request carries the
+//! client's context in `_meta` (SEP-2575), which makes a request about three times as long.
+//!
 //! Blocking std I/O on one thread: nothing between the pipe and the loop but a `BufReader`.
 
 use std::collections::HashMap;
@@ -21,11 +26,19 @@ pub struct BareServer {
     stdout: BufReader<ChildStdout>,
     next_id: u64,
     line: String,
+    /// The `_meta` every request carries besides its progress token (empty before 2026-07-28).
+    context: serde_json::Map<String, Value>,
 }
 
+/// The first revision without `initialize`, whose requests carry the client's context.
+pub const DISCOVER_REVISION: &str = "2026-07-28";
+/// The last revision with `initialize`.
+pub const INITIALIZE_REVISION: &str = "2025-11-25";
+
 impl BareServer {
-    /// Spawns `cmd` and does the `initialize` handshake.
-    pub fn start(cmd: &ServerCmd) -> std::io::Result<BareServer> {
+    /// Spawns `cmd` and does the handshake of `revision` (`server/discover` from 2026-07-28
+    /// on, `initialize` before).
+    pub fn start(cmd: &ServerCmd, revision: &str) -> std::io::Result<BareServer> {
         let mut child = Command::new(&cmd.command)
             .args(&cmd.args)
             .stdin(Stdio::piped())
@@ -41,15 +54,34 @@ impl BareServer {
             stdout: BufReader::new(stdout),
             next_id: 0,
             line: String::new(),
+            context: serde_json::Map::new(),
         };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "bare-loop", "version": "0"},
-        }});
-        server.send(&init)?;
-        server.read_response(0)?;
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        // What the stack sends (`aimon_console::mcp::handler`), so the server sees the same.
+        let capabilities = json!({"elicitation": {"form": {}}, "roots": {}, "sampling": {}});
+        let client_info = json!({"name": "aimon-console", "version": env!("CARGO_PKG_VERSION")});
+        if revision == DISCOVER_REVISION {
+            server.context = json!({
+                "io.modelcontextprotocol/clientCapabilities": capabilities,
+                "io.modelcontextprotocol/clientInfo": client_info,
+                "io.modelcontextprotocol/protocolVersion": revision,
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+            let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
+                "params": {"_meta": server.context}});
+            server.send(&discover)?;
+            server.read_response(0)?;
+        } else {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": revision,
+                "capabilities": capabilities,
+                "clientInfo": client_info,
+            }});
+            server.send(&init)?;
+            server.read_response(0)?;
+            server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        }
         Ok(server)
     }
 
@@ -102,8 +134,11 @@ impl BareServer {
     fn call_message(&mut self, tool: &str, arguments: &Value) -> (u64, Value) {
         self.next_id += 1;
         let id = self.next_id;
+        // A progress token, as the stack asks for progress on every call.
+        let mut meta = self.context.clone();
+        meta.insert("progressToken".into(), json!(id));
         let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}});
+            "params": {"name": tool, "arguments": arguments, "_meta": meta}});
         (id, message)
     }
 

@@ -78,12 +78,11 @@ struct Target {
 async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     let name = "srv";
     let qualified = format!("mcp__{name}__{}", target.tool);
-    let mut bare = match bare::BareServer::start(&target.server) {
-        Ok(b) => b,
-        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
-    };
     let runtime = stack::runtime(name, &target.server).await;
-    let (ours, limit) = sequential_rounds(target, &runtime, &mut bare).await;
+    let revision = negotiated(&runtime);
+    let mut bare = bare_loop(target, &revision);
+    let (ours, limits) = sequential_rounds(target, &runtime, std::slice::from_mut(&mut bare)).await;
+    let limit = &limits[0];
     let warmup = (target.per_round / 10).max(20);
     // The console and the headless commands run on a current-thread runtime; this is the
     // same stack on tokio's multi-thread one, for comparison (`sequential_only` measures the
@@ -97,8 +96,8 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
         target.section,
         case,
         &ours,
-        "bare JSON-RPC loop",
-        &limit,
+        &bare_label(&revision),
+        limit,
     ));
 
     if target.python_calls > 0 {
@@ -152,44 +151,91 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     stack::close(runtime).await;
 }
 
-/// Warm-up, then `rounds` rounds alternating the bare loop and the full stack (so drift in the
-/// machine's load falls on both): (ours, the limit).
+/// The protocol revision the stack negotiated with its one server: the bare loop speaks it too.
+fn negotiated(runtime: &aimon_console::runtime::AgentRuntime) -> String {
+    match runtime.start_summary().servers.first() {
+        Some(report) => match &report.protocol_version {
+            Some(revision) => revision.clone(),
+            None => panic!("{}: no protocol revision in {report:?}", report.name),
+        },
+        None => panic!("the runtime has no server"),
+    }
+}
+
+fn bare_loop(target: &Target, revision: &str) -> bare::BareServer {
+    match bare::BareServer::start(&target.server, revision) {
+        Ok(b) => b,
+        Err(e) => panic!(
+            "{}: bare loop ({revision}) could not start: {e}",
+            target.section
+        ),
+    }
+}
+
+fn bare_label(revision: &str) -> String {
+    format!("bare JSON-RPC loop, {revision}")
+}
+
+/// Warm-up, then `rounds` rounds alternating each bare loop and the full stack (so drift in the
+/// machine's load falls on all): (ours, each bare loop's figures).
 async fn sequential_rounds(
     target: &Target,
     runtime: &std::sync::Arc<aimon_console::runtime::AgentRuntime>,
-    bare: &mut bare::BareServer,
-) -> (CallStats, CallStats) {
+    bares: &mut [bare::BareServer],
+) -> (CallStats, Vec<CallStats>) {
     let qualified = format!("mcp__srv__{}", target.tool);
-    // Warm-up both sides (page cache, JIT of node, allocator).
+    // Warm-up every side (page cache, JIT of node, allocator).
     let warmup = (target.per_round / 10).max(20);
-    let _ = bare.sequential(warmup, target.tool, &target.arguments);
+    for bare in bares.iter_mut() {
+        let _ = bare.sequential(warmup, target.tool, &target.arguments);
+    }
     stack::calls(runtime, &qualified, &target.arguments, warmup, 1).await;
     let mut ours = CallStats::default();
-    let mut limit = CallStats::default();
+    let mut limits: Vec<CallStats> = bares.iter().map(|_| CallStats::default()).collect();
     for _ in 0..target.rounds {
-        match bare.sequential(target.per_round, target.tool, &target.arguments) {
-            Ok(stats) => limit.merge(stats),
-            Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+        for (bare, limit) in bares.iter_mut().zip(&mut limits) {
+            match bare.sequential(target.per_round, target.tool, &target.arguments) {
+                Ok(stats) => limit.merge(stats),
+                Err(e) => panic!("{}: bare loop failed: {e}", target.section),
+            }
         }
         ours.merge(stack::calls(runtime, &qualified, &target.arguments, target.per_round, 1).await);
     }
-    (ours, limit)
+    (ours, limits)
 }
 
 /// The sequential comparison on the current-thread runtime the console and the headless
-/// commands run on (`main.rs`): the product's figure, held to the 0.8x target.
+/// commands run on (`main.rs`): the product's figure, held to the 0.8x target against a bare
+/// loop speaking the same revision. A second bare loop on the last revision with `initialize`
+/// shows what the newer revision's per-request context costs the server, stack or no stack.
 async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
     let name = "srv";
-    let mut bare = match bare::BareServer::start(&target.server) {
-        Ok(b) => b,
-        Err(e) => panic!("{}: bare loop could not start: {e}", target.section),
-    };
     let runtime = stack::runtime(name, &target.server).await;
-    let (ours, limit) = sequential_rounds(target, &runtime, &mut bare).await;
-    let mut seq = call_rows(target.section, case, &ours, "bare JSON-RPC loop", &limit);
+    let revision = negotiated(&runtime);
+    let mut bares = vec![bare_loop(target, &revision)];
+    if revision != bare::INITIALIZE_REVISION {
+        bares.push(bare_loop(target, bare::INITIALIZE_REVISION));
+    }
+    let (ours, limits) = sequential_rounds(target, &runtime, &mut bares).await;
+    let mut seq = call_rows(
+        target.section,
+        case,
+        &ours,
+        &bare_label(&revision),
+        &limits[0],
+    );
     seq[0] = seq[0].clone().at_least(0.8);
     rows.extend(seq);
-    drop(bare);
+    if let Some(older) = limits.get(1) {
+        rows.extend(call_rows(
+            target.section,
+            case,
+            &ours,
+            &bare_label(bare::INITIALIZE_REVISION),
+            older,
+        ));
+    }
+    drop(bares);
     stack::close(runtime).await;
 }
 
