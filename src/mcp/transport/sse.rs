@@ -8,11 +8,13 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use http::{HeaderName, HeaderValue};
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+
+use super::sse_events::{sse_events, SseEvent, SseStreamError};
 use tokio::sync::mpsc;
 
 /// Characters of a bad endpoint or event quoted in errors.
@@ -78,53 +80,14 @@ impl SseTransport {
         if !content_type.starts_with("text/event-stream") {
             return Err(SseError::NotEventStream(content_type));
         }
-        let mut events = sse_stream::SseStream::from_bytes_stream(response.bytes_stream());
-        let endpoint = loop {
-            match events.next().await {
-                None => return Err(SseError::NoEndpoint),
-                Some(Err(e)) => return Err(SseError::Stream(e.to_string())),
-                Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
-                    let data = event.data.unwrap_or_default();
-                    let endpoint = base
-                        .join(data.trim())
-                        .map_err(|_| SseError::BadEndpoint(quote(&data)))?;
-                    // POSTs carry our credentials: never to another origin.
-                    if endpoint.origin() != base.origin() {
-                        return Err(SseError::BadEndpoint(quote(&data)));
-                    }
-                    break endpoint;
-                }
-                Some(Ok(_)) => {}
-            }
-        };
+        let mut events = Box::pin(sse_events(Box::pin(response.bytes_stream())));
+        let endpoint = read_endpoint(&base, &mut events).await?;
         let (tx, inbound) = mpsc::channel(256);
         let server = server.to_string();
         let reader = tokio::spawn(async move {
-            while let Some(event) = events.next().await {
-                let event = match event {
-                    Ok(event) => event,
-                    Err(e) => {
-                        tracing::warn!(%server, error = %e, "legacy SSE stream broke");
-                        break;
-                    }
-                };
-                match event.event.as_deref() {
-                    None | Some("message") => {}
-                    Some(_) => continue,
-                }
-                let data = event.data.unwrap_or_default();
-                if data.trim().is_empty() {
-                    continue;
-                }
-                match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                    Ok(message) => {
-                        if tx.send(message).await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(%server, error = %e, data = %quote(&data), "legacy SSE event is not a JSON-RPC message");
-                    }
+            while let Some(message) = read_message(&mut events, &server).await {
+                if tx.send(message).await.is_err() {
+                    break;
                 }
             }
         });
@@ -135,6 +98,66 @@ impl SseTransport {
             inbound,
             reader,
         })
+    }
+}
+
+/// Reads events until the `endpoint` event and returns the URL it names, which must be on the
+/// same origin as `base` (the SSE URL): every POST carries our credentials. Public, with
+/// [`read_message`], for the fuzz target (`fuzz/`), which feeds them arbitrary streams.
+pub async fn read_endpoint<S, E>(
+    base: &reqwest::Url,
+    events: &mut S,
+) -> Result<reqwest::Url, SseError>
+where
+    S: Stream<Item = Result<SseEvent, SseStreamError<E>>> + Unpin,
+    E: std::fmt::Display,
+{
+    loop {
+        match events.next().await {
+            None => return Err(SseError::NoEndpoint),
+            Some(Err(e)) => return Err(SseError::Stream(e.to_string())),
+            Some(Ok(SseEvent { event, data })) if event == "endpoint" => {
+                let endpoint = base
+                    .join(data.trim())
+                    .map_err(|_| SseError::BadEndpoint(quote(&data)))?;
+                if endpoint.origin() != base.origin() {
+                    return Err(SseError::BadEndpoint(quote(&data)));
+                }
+                return Ok(endpoint);
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+/// The next JSON-RPC message on the stream: `None` at its end or when it breaks. Events of
+/// other types and empty ones are skipped; data that is not a message is logged and skipped.
+pub async fn read_message<S, E>(events: &mut S, server: &str) -> Option<ServerJsonRpcMessage>
+where
+    S: Stream<Item = Result<SseEvent, SseStreamError<E>>> + Unpin,
+    E: std::fmt::Display,
+{
+    loop {
+        let event = match events.next().await? {
+            Ok(event) => event,
+            Err(e) => {
+                tracing::warn!(%server, error = %e, "legacy SSE stream broke");
+                return None;
+            }
+        };
+        if event.event != "message" {
+            continue;
+        }
+        let data = event.data;
+        if data.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
+            Ok(message) => return Some(message),
+            Err(e) => {
+                tracing::warn!(%server, error = %e, data = %quote(&data), "legacy SSE event is not a JSON-RPC message");
+            }
+        }
     }
 }
 
@@ -186,5 +209,64 @@ impl Transport<RoleClient> for SseTransport {
 impl Drop for SseTransport {
     fn drop(&mut self) {
         self.reader.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(
+        text: &'static str,
+    ) -> impl Stream<Item = Result<SseEvent, SseStreamError<std::convert::Infallible>>> + Unpin
+    {
+        let chunks = futures::stream::iter([Ok(text.as_bytes())]);
+        Box::pin(sse_events(chunks))
+    }
+
+    fn base() -> reqwest::Url {
+        reqwest::Url::parse("http://127.0.0.1:3001/sse").unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_endpoint_is_joined_to_the_sse_url_and_kept_on_its_origin() {
+        let mut ok =
+            events(": hi\n\nevent: ping\ndata: x\n\nevent: endpoint\ndata: /messages?s=1\n\n");
+        let endpoint = read_endpoint(&base(), &mut ok).await.unwrap();
+        assert_eq!(endpoint.as_str(), "http://127.0.0.1:3001/messages?s=1");
+        for elsewhere in [
+            "event: endpoint\ndata: http://evil.example/messages\n\n",
+            "event: endpoint\ndata: //evil.example/m\n\n",
+            "event: endpoint\ndata: https://127.0.0.1:3001/m\n\n",
+        ] {
+            let got = read_endpoint(&base(), &mut events(elsewhere)).await;
+            assert!(
+                matches!(got, Err(SseError::BadEndpoint(_))),
+                "{elsewhere}: {got:?}"
+            );
+        }
+        let got = read_endpoint(&base(), &mut events("data: {}\n\n")).await;
+        assert!(matches!(got, Err(SseError::NoEndpoint)), "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn messages_are_read_and_everything_else_skipped() {
+        let mut stream = events(concat!(
+            "event: endpoint\ndata: /m\n\n",
+            "data: not json\n\n",
+            "event: other\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
+            "data:\n\n",
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+        ));
+        read_endpoint(&base(), &mut stream).await.unwrap();
+        let first = read_message(&mut stream, "s").await.unwrap();
+        assert!(matches!(
+            first,
+            rmcp::model::JsonRpcMessage::Notification(_)
+        ));
+        let second = read_message(&mut stream, "s").await.unwrap();
+        assert!(matches!(second, rmcp::model::JsonRpcMessage::Response(_)));
+        assert!(read_message(&mut stream, "s").await.is_none());
     }
 }
