@@ -4,14 +4,17 @@
 //! - `startup`: N = 1, 8, 32, 64 demo servers with `--init-delay-ms 200`, against the slowest
 //!   server's own start and one server alone; the console's start with zero servers.
 //! - `call/demo`: `tools/call echo` through the whole stack against the demo server, beside a
-//!   bare JSON-RPC loop over the same kind of pipe, sequential then 10 and 100 callers.
+//!   bare JSON-RPC loop over the same kind of pipe speaking the same protocol revision,
+//!   sequential then 10 and 100 callers; then sequential on tokio's multi-thread runtime, for
+//!   comparison.
 //! - `call/everything`: the same against server-everything, with the Python SDK client as peer.
+//! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
+//!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
 //!   empty one; the CPU of the idle console over 10 s (needs tmux).
 //!
-//! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
-//!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
+//! Everything but that comparison runs on a current-thread runtime, as the product does.
 //!
 //! Prints a table; writes `target/bench/results.json` and `target/bench/table.md`.
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
@@ -61,6 +64,7 @@ impl Scale {
 }
 
 /// One server to run the call path against, with the tool and arguments to call.
+#[derive(Clone)]
 struct Target {
     section: &'static str,
     server: ServerCmd,
@@ -73,32 +77,18 @@ struct Target {
     concurrent_calls: usize,
     /// Also run the Python SDK client as the peer, with this many calls.
     python_calls: usize,
+    /// The least sequential calls/s may be, as a share of the bare loop's (the target).
+    against_bare: Option<f64>,
 }
 
+/// The call path against `target`'s server on the runtime it is polled on: sequential beside
+/// the bare loop (and the Python SDK client, for server-everything), then 10 and 100 callers.
 async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     let name = "srv";
     let qualified = format!("mcp__{name}__{}", target.tool);
     let runtime = stack::runtime(name, &target.server).await;
-    let revision = negotiated(&runtime);
-    let mut bare = bare_loop(target, &revision);
-    let (ours, limits) = sequential_rounds(target, &runtime, std::slice::from_mut(&mut bare)).await;
-    let limit = &limits[0];
+    let (ours, mut bare) = sequential_rows(target, "sequential", &runtime, rows).await;
     let warmup = (target.per_round / 10).max(20);
-    // The console and the headless commands run on a current-thread runtime; this is the
-    // same stack on tokio's multi-thread one, for comparison (`sequential_only` measures the
-    // product's configuration and carries the target).
-    let case = if target.section == "call/demo" {
-        "sequential, multi-thread runtime"
-    } else {
-        "sequential"
-    };
-    rows.extend(call_rows(
-        target.section,
-        case,
-        &ours,
-        &bare_label(&revision),
-        limit,
-    ));
 
     if target.python_calls > 0 {
         let python = peer::python_client(
@@ -149,6 +139,40 @@ async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     }
     drop(bare);
     stack::close(runtime).await;
+}
+
+/// Sequential calls beside a bare loop speaking the revision the stack negotiated, and, when
+/// that is a newer one, a second bare loop on the last revision with `initialize`: what the
+/// newer revision's per-request context costs the server, stack or no stack. Returns our
+/// figures and the first bare loop (for more rounds).
+async fn sequential_rows(
+    target: &Target,
+    case: &str,
+    runtime: &std::sync::Arc<aimon_console::runtime::AgentRuntime>,
+    rows: &mut Vec<Row>,
+) -> (CallStats, bare::BareServer) {
+    let revision = negotiated(runtime);
+    let mut bares = vec![bare_loop(target, &revision)];
+    if revision != bare::INITIALIZE_REVISION {
+        bares.push(bare_loop(target, bare::INITIALIZE_REVISION));
+    }
+    let (ours, limits) = sequential_rounds(target, runtime, &mut bares).await;
+    let mut seq = call_rows(
+        target.section,
+        case,
+        &ours,
+        &bare_label(&revision),
+        &limits[0],
+    );
+    if let Some(ratio) = target.against_bare {
+        seq[0] = seq[0].clone().at_least(ratio);
+    }
+    rows.extend(seq);
+    if let Some(older) = limits.get(1) {
+        let label = bare_label(bare::INITIALIZE_REVISION);
+        rows.extend(call_rows(target.section, case, &ours, &label, older));
+    }
+    (ours, bares.swap_remove(0))
 }
 
 /// The protocol revision the stack negotiated with its one server: the bare loop speaks it too.
@@ -204,38 +228,18 @@ async fn sequential_rounds(
     (ours, limits)
 }
 
-/// The sequential comparison on the current-thread runtime the console and the headless
-/// commands run on (`main.rs`): the product's figure, held to the 0.8x target against a bare
-/// loop speaking the same revision. A second bare loop on the last revision with `initialize`
-/// shows what the newer revision's per-request context costs the server, stack or no stack.
-async fn sequential_only(target: &Target, case: &str, rows: &mut Vec<Row>) {
-    let name = "srv";
-    let runtime = stack::runtime(name, &target.server).await;
-    let revision = negotiated(&runtime);
-    let mut bares = vec![bare_loop(target, &revision)];
-    if revision != bare::INITIALIZE_REVISION {
-        bares.push(bare_loop(target, bare::INITIALIZE_REVISION));
-    }
-    let (ours, limits) = sequential_rounds(target, &runtime, &mut bares).await;
-    let mut seq = call_rows(
-        target.section,
-        case,
-        &ours,
-        &bare_label(&revision),
-        &limits[0],
-    );
-    seq[0] = seq[0].clone().at_least(0.8);
-    rows.extend(seq);
-    if let Some(older) = limits.get(1) {
-        rows.extend(call_rows(
-            target.section,
-            case,
-            &ours,
-            &bare_label(bare::INITIALIZE_REVISION),
-            older,
-        ));
-    }
-    drop(bares);
+/// The same sequential path on tokio's multi-thread runtime, for comparison: the console and
+/// the headless commands run on a current-thread one (`main.rs`), because on 2 cores wake-ups
+/// between worker threads, not our code, were most of the gap to the bare loop.
+async fn multi_thread_comparison(target: &Target, rows: &mut Vec<Row>) {
+    let runtime = stack::runtime("srv", &target.server).await;
+    let target = Target {
+        against_bare: None,
+        ..target.clone()
+    };
+    let case = "sequential, multi-thread runtime";
+    let (_, bare) = sequential_rows(&target, case, &runtime, rows).await;
+    drop(bare);
     stack::close(runtime).await;
 }
 
@@ -316,7 +320,9 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let scale = Scale::from_env();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // The product's runtime: `main.rs` runs the console and the headless commands on a
+    // current-thread one, so every figure is taken on one too (but the comparison below).
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
@@ -357,6 +363,7 @@ fn main() {
             rounds: 9,
             concurrent_calls: scale.n(10_000),
             python_calls: 0,
+            against_bare: Some(0.8),
         },
         Target {
             section: "call/everything",
@@ -367,6 +374,7 @@ fn main() {
             rounds: 6,
             concurrent_calls: 0,
             python_calls: scale.n(2_000),
+            against_bare: None,
         },
     ];
     for target in &targets {
@@ -379,24 +387,18 @@ fn main() {
         runtime.block_on(http_section(scale.n(500), 6, &mut rows));
         eprintln!("call/http done at {:.0?}", started.elapsed());
     }
-    // The sequential path on a current-thread runtime, as `main.rs` runs the product (on 2 cores
-    // wake-ups between worker threads, not our code, were most of the multi-thread gap).
     if wanted(&sections, "call/demo") {
-        let current = match tokio::runtime::Builder::new_current_thread()
+        let multi = match tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
         {
             Ok(rt) => rt,
             Err(e) => panic!("tokio runtime: {e}"),
         };
-        current.block_on(sequential_only(
-            &targets[0],
-            "sequential (current-thread runtime, as the console runs)",
-            &mut rows,
-        ));
-        current.shutdown_timeout(Duration::from_secs(2));
+        multi.block_on(multi_thread_comparison(&targets[0], &mut rows));
+        multi.shutdown_timeout(Duration::from_secs(2));
         eprintln!(
-            "call/demo (current-thread) done at {:.0?}",
+            "call/demo (multi-thread comparison) done at {:.0?}",
             started.elapsed()
         );
     }
