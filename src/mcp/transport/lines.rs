@@ -70,8 +70,11 @@ impl PendingCalls {
     }
 }
 
-/// The answer to a `tools/call`, read as one.
+/// The answer to a `tools/call`, read as one. Any other top-level field fails the read at once,
+/// so a notification (a log flood during a call) costs a few bytes of parsing here, not a
+/// second whole parse; a response with extra fields goes the general way.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct CallAnswer {
     jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
@@ -451,6 +454,23 @@ mod tests {
         ] {
             same_as_general_read(line);
         }
+    }
+
+    #[test]
+    fn the_answer_to_a_call_is_read_as_the_kind_the_call_asked_for() {
+        // rmcp's general read guesses the kind from the fields and takes the first that fits.
+        let line = r#"{"jsonrpc":"2.0","id":4,"result":{"content":[],"tools":[]}}"#;
+        let kind = |m: Option<ServerJsonRpcMessage>| match m {
+            Some(JsonRpcMessage::Response(r)) => match r.result {
+                ServerResult::CallToolResult(_) => "tools/call",
+                ServerResult::ListToolsResult(_) => "tools/list",
+                _ => "other",
+            },
+            _ => "not a response",
+        };
+        assert_eq!(kind(message(classify_line(line.as_bytes()))), "tools/list");
+        let direct = classify_answer(line.as_bytes(), &calls_in_flight());
+        assert_eq!(kind(message(direct)), "tools/call");
     }
 
     #[test]
