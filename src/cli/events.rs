@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::output::tool_json;
 use crate::mcp::events::McpEvent;
-use crate::runtime::{RuntimeEvent, ToolChange, ToolsDiff};
+use crate::runtime::{log_text, RuntimeEvent, ToolChange, ToolsDiff};
 use crate::text::sanitize_line;
 
 /// Characters of server text shown on a human line.
@@ -239,21 +239,11 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             level,
             logger,
             data,
-        } => {
-            let data = match data {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            match logger {
-                Some(logger) => format!(
-                    "[{server}] {} {}: {}",
-                    level.as_str(),
-                    clean(logger),
-                    clean(&data)
-                ),
-                None => format!("[{server}] {} {}", level.as_str(), clean(&data)),
-            }
-        }
+        } => format!(
+            "[{server}] {} {}",
+            level.as_str(),
+            clean(&log_text(logger.as_deref(), data))
+        ),
         RuntimeEvent::CallProgress {
             id,
             progress,

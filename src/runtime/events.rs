@@ -76,6 +76,19 @@ pub enum RuntimeEvent {
     EventsDropped { count: u64 },
 }
 
+/// A server's log message as one line of text: `logger: data`, the data unquoted when it is a
+/// string. Not sanitized: whoever shows it does that.
+pub fn log_text(logger: Option<&str>, data: &Value) -> String {
+    let data = match data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match logger {
+        Some(logger) => format!("{logger}: {data}"),
+        None => data,
+    }
+}
+
 impl RuntimeEvent {
     /// The typed event for a server notification (see [`Notice`]).
     pub fn from_notification(notification: &McpNotification) -> RuntimeEvent {

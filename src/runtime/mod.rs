@@ -13,7 +13,7 @@ mod rewake;
 mod turn;
 
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
-pub use events::RuntimeEvent;
+pub use events::{log_text, RuntimeEvent};
 pub use executor::{CallOutcome, CallStatus};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,

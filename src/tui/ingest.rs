@@ -141,14 +141,7 @@ impl App {
                 logger,
                 data,
             } => {
-                let data = match &data {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let text = match logger {
-                    Some(logger) => format!("{logger}: {data}"),
-                    None => data,
-                };
+                let text = crate::runtime::log_text(logger.as_deref(), &data);
                 self.event(&server, EventKind::Log(level), text);
             }
             RuntimeEvent::ListChanged { server, list } => {

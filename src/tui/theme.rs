@@ -61,21 +61,9 @@ impl Theme {
     }
     /// The border of the focused pane.
     pub fn focus_border(self) -> Style {
-        if self.color {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().add_modifier(Modifier::BOLD)
-        }
+        self.accent().add_modifier(Modifier::BOLD)
     }
     pub fn key(self) -> Style {
-        if self.color {
-            Style::default()
-                .fg(Color::Cyan)
-                .add_modifier(Modifier::BOLD)
-        } else {
-            Style::default().add_modifier(Modifier::BOLD)
-        }
+        self.accent().add_modifier(Modifier::BOLD)
     }
 }

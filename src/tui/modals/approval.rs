@@ -107,13 +107,6 @@ pub fn render(
         },
     );
     if inner.height > head_h {
-        frame.render_widget(
-            Paragraph::new(choices),
-            Rect {
-                y: inner.y + inner.height - 1,
-                height: 1,
-                ..inner
-            },
-        );
+        super::choices_line(frame, inner, choices);
     }
 }

@@ -9,6 +9,9 @@ pub mod result;
 pub mod trust;
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
 
 use crate::approval::LedgerEntry;
 
@@ -43,4 +46,18 @@ pub fn centered(area: Rect, percent_x: u16, percent_y: u16, min_w: u16, min_h: u
         .flex(Flex::Center)
         .areas(row);
     rect
+}
+
+/// The modal's choices (its keys) on the last line of its inside, `inner`.
+pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line) {
+    if inner.height > 0 {
+        frame.render_widget(
+            Paragraph::new(choices),
+            Rect {
+                y: inner.y + inner.height - 1,
+                height: 1,
+                ..inner
+            },
+        );
+    }
 }

@@ -101,14 +101,5 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
             ..inner
         },
     );
-    if inner.height > 0 {
-        frame.render_widget(
-            Paragraph::new(choices),
-            Rect {
-                y: inner.y + inner.height - 1,
-                height: 1,
-                ..inner
-            },
-        );
-    }
+    super::choices_line(frame, inner, choices);
 }
