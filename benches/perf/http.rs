@@ -59,7 +59,9 @@ pub struct BareHttp {
 }
 
 impl BareHttp {
-    /// Connects and does the `initialize` handshake.
+    /// Connects and does the `initialize` handshake, on the last revision that has one. The
+    /// stack speaks 2026-07-28 to the same server, whose requests carry the client's context
+    /// (and over HTTP, headers of their own): part of the gap is that, not the stack.
     pub fn start(url: &str) -> std::io::Result<BareHttp> {
         let rest = url.trim_start_matches("http://");
         let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
@@ -73,7 +75,7 @@ impl BareHttp {
             next_id: 0,
         };
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": crate::bare::INITIALIZE_REVISION, "capabilities": {},
             "clientInfo": {"name": "bare-http", "version": "0"}}});
         bare.post(&init)?;
         bare.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;

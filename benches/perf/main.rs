@@ -275,7 +275,7 @@ async fn http_section(per_round: usize, rounds: usize, rows: &mut Vec<Row>) {
         "call/http",
         "sequential",
         &ours,
-        "bare HTTP/1.1 loop",
+        &format!("bare HTTP/1.1 loop, {}", bare::INITIALIZE_REVISION),
         &limit,
     ));
     stack::close(runtime).await;

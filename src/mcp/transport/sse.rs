@@ -80,7 +80,7 @@ impl SseTransport {
         if !content_type.starts_with("text/event-stream") {
             return Err(SseError::NotEventStream(content_type));
         }
-        let mut events = Box::pin(sse_events(Box::pin(response.bytes_stream())));
+        let mut events = Box::pin(sse_events(response.bytes_stream()));
         let endpoint = read_endpoint(&base, &mut events).await?;
         let (tx, inbound) = mpsc::channel(256);
         let server = server.to_string();
