@@ -238,8 +238,7 @@ async fn multi_thread_comparison(target: &Target, rows: &mut Vec<Row>) {
         ..target.clone()
     };
     let case = "sequential, multi-thread runtime";
-    let (_, bare) = sequential_rows(&target, case, &runtime, rows).await;
-    drop(bare);
+    sequential_rows(&target, case, &runtime, rows).await;
     stack::close(runtime).await;
 }
 

@@ -5,11 +5,10 @@
 //! dropped; notifications go to the tap in wire order before rmcp sees them (DESIGN §4.4); and
 //! the inbound side closes when the process exits even if a grandchild still holds stdout open.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use std::collections::HashSet;
 
 use rmcp::model::{
     CallToolResult, ClientRequest, JsonRpcError, JsonRpcMessage, JsonRpcResponse,
@@ -83,8 +82,8 @@ struct CallAnswer {
 
 /// Classifies one line as [`classify_line`] does, reading the answer to a `tools/call` in flight
 /// as a `tools/call` result straight away. rmcp's message type tries every kind of result in
-/// turn until one fits (sixteen attempts before a tool's result, each failing with an error
-/// it formats): most of the CPU a call costs the console. The answer to a request is of that
+/// turn until one fits (fifteen fail before a tool's result is tried, each formatting its
+/// error): most of the CPU a call cost the console. The answer to a request is of that
 /// request's kind, so the direct read is also the right one; whatever it does not take (an
 /// error, a task, anything else) goes the general way.
 pub fn classify_answer(line: &[u8], calls: &PendingCalls) -> LineKind {
