@@ -13,9 +13,9 @@ use http::{HeaderName, HeaderValue};
 use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use tokio::sync::mpsc;
 
 use super::sse_events::{sse_events, SseEvent, SseStreamError};
-use tokio::sync::mpsc;
 
 /// Characters of a bad endpoint or event quoted in errors.
 const QUOTE_CHARS: usize = 120;
