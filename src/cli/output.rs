@@ -142,30 +142,43 @@ fn ms(v: Option<u64>) -> String {
 
 /// The human start-up report: one row per server, then failures and warnings in full.
 pub fn render_servers(summary: &StartSummary, style: Style) -> String {
-    let mut table = Table::new(
-        vec![
-            "SERVER",
-            "STATUS",
-            "TRANSPORT",
-            "SPAWN/CONNECT",
-            "HANDSHAKE",
-            "TOOLS LISTED",
-            "TOOLS",
-            "PROTOCOL",
-        ],
-        vec![false, false, false, true, true, true, true, false],
-    );
+    // The queue column only when some server waited in it (mcp.max_concurrent_starts).
+    let queue = summary.servers.iter().any(|s| s.phases.queued_ms.is_some());
+    let mut headers = vec!["SERVER", "STATUS", "TRANSPORT"];
+    let mut right = vec![false, false, false];
+    if queue {
+        headers.push("QUEUED");
+        right.push(true);
+    }
+    headers.extend([
+        "SPAWN/CONNECT",
+        "HANDSHAKE",
+        "TOOLS LISTED",
+        "TOOK",
+        "TOOLS",
+        "PROTOCOL",
+    ]);
+    right.extend([true, true, true, true, true, false]);
+    let mut table = Table::new(headers, right);
     for s in &summary.servers {
-        table.row(vec![
+        let mut row = vec![
             s.name.clone(),
             status_word(s).to_string(),
             s.transport.as_str().to_string(),
+        ];
+        if queue {
+            row.push(ms(s.phases.queued_ms));
+        }
+        row.extend([
             ms(s.phases.spawn_ms.or(s.phases.connect_ms)),
             ms(s.phases.handshake_ms),
             ms(s.phases.list_tools_ms),
+            s.start_took()
+                .map_or_else(|| "-".to_string(), crate::text::fmt_duration),
             s.tools.to_string(),
             s.protocol_version.clone().unwrap_or_else(|| "-".into()),
         ]);
+        table.row(row);
     }
     let statuses: Vec<ServerStatus> = summary.servers.iter().map(|s| s.status).collect();
     let mut out = table.render(style, &|r, c, cell| match (c, statuses[r]) {

@@ -21,6 +21,8 @@ mod view;
 mod tests;
 #[cfg(test)]
 mod tests_keys;
+#[cfg(test)]
+mod tests_startup;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;

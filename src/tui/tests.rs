@@ -33,7 +33,7 @@ fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
     server
 }
 
-fn config() -> Config {
+pub(super) fn config() -> Config {
     let mut parked = server("parked", AnnotationTrust::Ignore);
     parked.enabled = false;
     Config {
@@ -378,13 +378,13 @@ fn live_events(app: &mut App, t0: Instant) {
     );
 }
 
-fn draw(app: &App, (w, h): (u16, u16)) -> String {
+pub(super) fn draw(app: &App, (w, h): (u16, u16)) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
     terminal.draw(|f| app.render(f)).expect("draw");
     terminal.backend().to_string()
 }
 
-fn snapshot(name: &str, app: &App) {
+pub(super) fn snapshot(name: &str, app: &App) {
     for size in SIZES {
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), draw(app, size));
     }

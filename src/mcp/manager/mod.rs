@@ -217,7 +217,8 @@ impl McpClientManager {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until no configured server is still starting, and sums up.
+    /// Waits until no configured server is still starting, and sums up (at once once the
+    /// manager is closing: what was still starting then stays `starting`).
     pub async fn settled(&self) -> StartSummary {
         let mut changed = self.shared.changed.subscribe();
         loop {
@@ -237,10 +238,15 @@ impl McpClientManager {
                     };
                 }
             }
-            if changed.changed().await.is_err() {
+            // Closing abandons the starts still in flight: nothing more will settle.
+            let more = tokio::select! {
+                changed = changed.changed() => changed.is_ok(),
+                () = self.shared.closing.cancelled() => false,
+            };
+            if !more {
                 return StartSummary {
                     deadline: self.deadline(),
-                    elapsed: Duration::ZERO,
+                    elapsed: self.shared.t0().elapsed(),
                     servers: self.reports(),
                 };
             }
@@ -257,7 +263,11 @@ impl McpClientManager {
                 Some(r) if r.status != ServerStatus::Starting => return Some(r.clone()),
                 Some(_) => {}
             }
-            if changed.changed().await.is_err() {
+            let more = tokio::select! {
+                changed = changed.changed() => changed.is_ok(),
+                () = self.shared.closing.cancelled() => false,
+            };
+            if !more {
                 return self.shared.set().report(server).cloned();
             }
         }

@@ -1,8 +1,10 @@
 //! The servers pane: status with spinner or mark, a phase waterfall, how long each start took
 //! (frozen once it ended), tool count, trust, `restart pending` and warnings.
 //!
-//! The waterfalls share one scale: the longest start on screen (finished or still running), so
-//! that a 7 ms start and a 2.6 s one look different; the title says the scale and the deadline.
+//! The waterfalls share one scale: the slowest start that became ready (before any is ready,
+//! the longest on screen), so that a 7 ms start and a 2.6 s one look different; a row longer
+//! than that (a hang, a timeout) runs to the edge and ends in » or ✗, its elapsed column saying
+//! how long. The title says the scale and the deadline.
 
 use std::time::{Duration, Instant};
 
@@ -26,14 +28,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .filter(|s| s.status == ServerStatus::Ready)
         .count();
     let enabled = app.servers.iter().filter(|s| s.enabled).count();
-    let scale = app
-        .servers
-        .iter()
-        .filter_map(|s| bar(s, app.now))
-        .map(|b| b.end)
-        .max()
-        .unwrap_or(0)
-        .max(1);
+    let scale = scale(app);
     let block = pane_block(
         format!(
             " Servers {ready}/{enabled} ready · bars 0–{} · deadline {} ",
@@ -186,6 +181,23 @@ fn row(
     Line::from(spans)
 }
 
+/// The waterfalls' common scale in ms: the slowest ready start, else the longest bar.
+fn scale(app: &App) -> u64 {
+    let bars = || {
+        app.servers
+            .iter()
+            .filter_map(|s| bar(s, app.now).map(|b| (s.status, b.end)))
+    };
+    let ready = bars()
+        .filter(|(status, _)| *status == ServerStatus::Ready)
+        .map(|(_, end)| end)
+        .max();
+    ready
+        .or_else(|| bars().map(|(_, end)| end).max())
+        .unwrap_or(0)
+        .max(1)
+}
+
 /// When the last reached phase ended, from the server's own start.
 fn finished_at(p: &PhaseTimes) -> Option<u64> {
     p.list_tools_ms
@@ -274,8 +286,8 @@ fn bar(s: &ServerRow, now: Instant) -> Option<Bar> {
 }
 
 /// The queue wait (·), spawn or connect (▪), handshake and tools-listed segments, scaled to
-/// `scale` ms over `width` cells; a segment that was reached is always at least one cell wide,
-/// and a failed start ends in ✗.
+/// `scale` ms over `width` cells; a segment that was reached is always at least one cell wide.
+/// A failed start shows the phase it failed in (░) up to when it failed, and ends in ✗.
 fn waterfall(bar: Option<Bar>, scale: u64, width: usize, theme: Theme) -> Vec<Span<'static>> {
     let total = scale.max(1) as f64;
     let col = |ms: u64| ((ms as f64 / total) * width as f64).ceil() as usize;
@@ -301,9 +313,17 @@ fn waterfall(bar: Option<Bar>, scale: u64, width: usize, theme: Theme) -> Vec<Sp
             }
             from = to;
         }
+        let last = width.saturating_sub(1);
         if bar.failed {
-            let at = col(bar.end).max(from).min(width.saturating_sub(1));
+            // The phase it failed in, up to when it failed, then the mark.
+            let at = col(bar.end).saturating_sub(1).max(from).min(last);
+            for c in cells.iter_mut().take(at).skip(from) {
+                *c = ('░', theme.bad());
+            }
             cells[at] = ('✗', theme.bad());
+        } else if bar.end > scale && from > last {
+            // Longer than the scale: it runs on past the edge.
+            cells[last].0 = '»';
         }
     }
     let mut spans = vec![Span::styled("▕", theme.dim())];
