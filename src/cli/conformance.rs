@@ -57,6 +57,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         url: Some(args.url),
         headers: Default::default(),
         bearer_token: None,
+        oauth: None,
         request_timeout: REQUEST_TIMEOUT,
         annotation_trust: AnnotationTrust::Ignore,
         // One check, then exit: nothing to supervise.

@@ -68,6 +68,9 @@ pub enum FailureClass {
     HttpStatus,
     /// HTTP: connecting, or an HTTP exchange, took longer than allowed.
     Timeout,
+    /// HTTP: the server wants an OAuth login (no token yet, the token was refused and could not
+    /// be refreshed, or it needs more scope); `aimon-console login NAME` or the console's key.
+    NeedsLogin,
 }
 
 impl FailureClass {
@@ -86,6 +89,7 @@ impl FailureClass {
             FailureClass::TlsError => "tls_error",
             FailureClass::HttpStatus => "http_status",
             FailureClass::Timeout => "timeout",
+            FailureClass::NeedsLogin => "needs_login",
         }
     }
 
@@ -103,7 +107,8 @@ impl FailureClass {
             | FailureClass::DuplicateName
             | FailureClass::TlsError
             | FailureClass::HttpStatus
-            | FailureClass::Timeout => false,
+            | FailureClass::Timeout
+            | FailureClass::NeedsLogin => false,
         }
     }
 
@@ -148,6 +153,9 @@ impl FailureClass {
             }
             FailureClass::Timeout => {
                 "the server did not answer in time: check the network path, or raise `request_timeout`"
+            }
+            FailureClass::NeedsLogin => {
+                "the server wants an OAuth login: run `aimon-console login <server>` (or press L on it in the console); it starts once the token arrives"
             }
         }
     }
