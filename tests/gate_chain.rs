@@ -156,7 +156,11 @@ proptest! {
                     }
                 }
             });
-            let options = RuntimeOptions { local_tools: false, extra_tools: extra };
+            let options = RuntimeOptions {
+                local_tools: false,
+                extra_tools: extra,
+                ..RuntimeOptions::default()
+            };
             let runtime = AgentRuntimeFactory::create(&config, options, events).await.expect("runtime");
             let descriptors: Vec<_> = (0..tools.len())
                 .map(|i| runtime.tools().into_iter().find(|d| d.name == format!("mcp__s{i}__act")).expect("registered"))

@@ -313,7 +313,9 @@ impl Context<'_> {
                 if client_id.is_none() {
                     return invalid(
                         "grant",
-                        format!("server {server:?}: `grant: client_credentials` needs oauth.client_id"),
+                        format!(
+                            "server {server:?}: `grant: client_credentials` needs oauth.client_id"
+                        ),
                     );
                 }
                 if client_secret.is_none() == key.is_none() {

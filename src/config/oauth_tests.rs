@@ -48,7 +48,10 @@ fn every_key_is_read_and_secrets_never_show() {
     assert_eq!(o.scopes, vec!["read", "write"]);
     let shown = format!("{o:?}");
     assert!(!shown.contains("s3cr3t"), "{shown}");
-    assert!(shown.contains("<redacted>") && shown.contains("pre-registered"), "{shown}");
+    assert!(
+        shown.contains("<redacted>") && shown.contains("pre-registered"),
+        "{shown}"
+    );
 
     let o = oauth(
         "        grant: client_credentials\n        client_id: bot\n        private_key: ${PEM}\n        signing_algorithm: ES256\n",
@@ -65,7 +68,10 @@ fn every_key_is_read_and_secrets_never_show() {
     let idp = o.idp.as_ref().expect("idp");
     assert_eq!(idp.id_token, "eyJ.id-token.sig");
     let shown = format!("{o:?}");
-    assert!(!shown.contains("id-token") && !shown.contains("s3cr3t"), "{shown}");
+    assert!(
+        !shown.contains("id-token") && !shown.contains("s3cr3t"),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -76,7 +82,10 @@ fn a_key_file_is_relative_to_the_config_folder_and_must_exist() {
                 oauth: {grant: client_credentials, client_id: bot, key_file: key.pem}\n";
     let config = load_str(&dir.path().join("aimon.yaml"), text, &env).expect("loads");
     let o = config.mcp.servers[0].oauth.clone().expect("oauth");
-    assert_eq!(o.private_key, Some(PrivateKey::File(dir.path().join("key.pem"))));
+    assert_eq!(
+        o.private_key,
+        Some(PrivateKey::File(dir.path().join("key.pem")))
+    );
     let missing = text.replace("key.pem", "nope.pem");
     let err = load_str(&dir.path().join("aimon.yaml"), &missing, &env).expect_err("missing key");
     assert!(err.to_string().contains(":6:"), "{err}");
@@ -126,9 +135,15 @@ fn rules_between_keys_are_located_errors() {
     }
     // Schema errors (unknown keys, bad grant) come from the decoder, located too.
     let err = load("        grant: password\n").expect_err("bad grant");
-    assert!(err.to_string().starts_with("/etc/aimon/cfg.yaml:7:"), "{err}");
+    assert!(
+        err.to_string().starts_with("/etc/aimon/cfg.yaml:7:"),
+        "{err}"
+    );
     let err = load("        clientid: x\n").expect_err("unknown key");
-    assert!(err.to_string().contains("unknown field `clientid`"), "{err}");
+    assert!(
+        err.to_string().contains("unknown field `clientid`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -144,5 +159,9 @@ fn oauth_is_for_streamable_http_without_a_static_token() {
     assert!(err.to_string().starts_with("/c.yaml:7:7: "), "{err}");
     let stdio = "mcp:\n  servers:\n    - name: r\n      command: x\n      oauth: {}\n";
     let err = load_str(Path::new("/c.yaml"), stdio, &env).expect_err("stdio");
-    assert!(err.to_string().contains("which only streamable_http and sse servers use"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("which only streamable_http and sse servers use"),
+        "{err}"
+    );
 }

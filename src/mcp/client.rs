@@ -32,6 +32,7 @@ pub use super::handler::{
 };
 use super::notify::LogLevel;
 use super::session::SessionLinks;
+use super::transport::discover::DiscoverGuard;
 use super::transport::ended::Ended;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
@@ -212,7 +213,8 @@ impl DefaultMcpClient {
             Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
         };
         let ended = CancellationToken::new();
-        let transport = Ended::new(transport, ended.clone());
+        // A server answering `server/discover` with something else still gets `initialize`.
+        let transport = Ended::new(DiscoverGuard::new(transport), ended.clone());
         let serve = AimonClientHandler::with_links(options, links.clone())
             .serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {

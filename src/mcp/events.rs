@@ -161,8 +161,9 @@ impl FailureClass {
     }
 }
 
-/// Why one server failed, with what it left behind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Why one server failed, with what it left behind. Serialized with its [`Failure::hint`]
+/// (`check --json`'s `failure.hint`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub class: FailureClass,
     /// The phase it was in (`null` when it never started, e.g. a duplicate name).
@@ -174,6 +175,21 @@ pub struct Failure {
     pub stderr_tail: Vec<String>,
     /// The HTTP status code, for `http_status`.
     pub http_status: Option<u16>,
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Failure", 7)?;
+        out.serialize_field("class", &self.class)?;
+        out.serialize_field("phase", &self.phase)?;
+        out.serialize_field("message", &self.message)?;
+        out.serialize_field("exit_status", &self.exit_status)?;
+        out.serialize_field("stderr_tail", &self.stderr_tail)?;
+        out.serialize_field("http_status", &self.http_status)?;
+        out.serialize_field("hint", self.hint())?;
+        out.end()
+    }
 }
 
 impl Failure {

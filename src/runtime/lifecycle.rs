@@ -15,7 +15,7 @@ use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::ApprovalGate;
 use crate::config::{AnnotationTrust, Config, ServerConfig};
-use crate::mcp::client::{ClientOptions, McpError};
+use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
@@ -35,6 +35,9 @@ pub struct RuntimeOptions {
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// How servers' `elicitation/create` requests are answered without an operator at hand
+    /// (headless drivers); the default declines.
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -42,6 +45,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
+            elicitation: ElicitationPolicy::default(),
         }
     }
 }
@@ -81,6 +85,7 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
+                elicitation: options.elicitation,
                 ..ClientOptions::default()
             },
         ));

@@ -20,3 +20,12 @@ pub use lifecycle::{
     RuntimeOptions, TraitChange,
 };
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
+
+/// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
+/// login, forget one, see a pending step-up, and how servers' requests are answered headless.
+pub use crate::mcp::auth::{
+    begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
+    PendingLogin, StoreError,
+};
+pub use crate::mcp::client::ElicitationPolicy;
+pub use crate::mcp::events::{FailureClass, ServerReport, ServerStatus};

@@ -1,7 +1,8 @@
 //! What HTTP servers share: the reqwest client (connect timeout, a resolver whose failures are
 //! recognisable, a hook that sees the first connection open), the headers and bearer token of a
-//! server, rmcp's Streamable HTTP transport built from them, and the classification of HTTP
-//! failures into the report's failure classes.
+//! server, rmcp's Streamable HTTP transport built from them (through the OAuth client of
+//! `mcp::auth` when the server sends no credentials of its own), and the classification of HTTP
+//! failures into the report's failure classes (OAuth's verdicts become `needs_login`).
 //!
 //! Separate from the legacy SSE transport (`sse.rs`), which reuses the client and the
 //! classification but speaks its own protocol.
@@ -15,6 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
+use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -23,6 +25,7 @@ use tokio::sync::watch;
 
 use super::sse::SseError;
 use crate::config::ServerConfig;
+use crate::mcp::auth::ServerHttpClient;
 use crate::mcp::events::FailureClass;
 
 /// Longest wait for a TCP (and TLS) connection; never longer than the server's request timeout.
@@ -119,11 +122,12 @@ pub fn headers(config: &ServerConfig, bearer: bool) -> HashMap<HeaderName, Heade
 
 /// rmcp's Streamable HTTP client transport for `config`: session id kept and sent, one
 /// re-initialisation on an expired session, the standalone GET stream resumed with
-/// `Last-Event-ID` after the server's `retry:`.
+/// `Last-Event-ID` after the server's `retry:`; requests go through the OAuth client unless
+/// the server is given credentials of its own.
 pub fn streamable_http(
     config: &ServerConfig,
     client: reqwest::Client,
-) -> StreamableHttpClientTransport<reqwest::Client> {
+) -> StreamableHttpClientTransport<ServerHttpClient> {
     let mut transport =
         StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
             .custom_headers(headers(config, false))
@@ -131,7 +135,7 @@ pub fn streamable_http(
     if let Some(token) = &config.bearer_token {
         transport = transport.auth_header(token.clone());
     }
-    StreamableHttpClientTransport::with_client(client, transport)
+    StreamableHttpClientTransport::with_client(ServerHttpClient::new(config, client), transport)
 }
 
 /// `host:port` of a URL, for messages (never the user-info or the query).
@@ -205,6 +209,12 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
                 _ => {}
             }
         }
+    }
+    if let Some(auth) = chain.iter().find_map(|e| match e.downcast_ref() {
+        Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
+        _ => None,
+    }) {
+        return Some(auth_failure(auth, authority));
     }
     for e in &chain {
         if let Some(status) = status_of(*e) {
@@ -308,6 +318,45 @@ fn broken_answer(links: &[&(dyn StdError + 'static)]) -> Option<String> {
     hyper
         .is_parse()
         .then(|| format!("answered with something that is not HTTP ({hyper})"))
+}
+
+/// The failure for what the OAuth client decided: a login is needed (no token, a refused one
+/// that could not be refreshed, more scope, an unattended grant that failed), or the server
+/// keeps refusing a scope after the step-up limit (a plain 403).
+fn auth_failure(e: &AuthError, authority: &str) -> HttpFailure {
+    let (class, http_status, message) = match e {
+        AuthError::InvalidScope(why) => (
+            FailureClass::HttpStatus,
+            Some(403),
+            format!(
+                "{authority} answered HTTP 403 insufficient_scope: {}",
+                crate::text::sanitize_line(why, 300)
+            ),
+        ),
+        AuthError::AuthorizationRequired => (
+            FailureClass::NeedsLogin,
+            Some(401),
+            format!("{authority} wants an OAuth login (no token stored, or the stored one was refused and could not be refreshed)"),
+        ),
+        AuthError::InsufficientScope { required_scope, .. } => (
+            FailureClass::NeedsLogin,
+            Some(403),
+            format!(
+                "{authority} wants a new OAuth login with more scope ({})",
+                crate::text::sanitize_line(required_scope, 200)
+            ),
+        ),
+        other => (
+            FailureClass::NeedsLogin,
+            None,
+            format!("{authority}: OAuth: {}", crate::mcp::auth::describe(other)),
+        ),
+    };
+    HttpFailure {
+        class,
+        http_status,
+        message,
+    }
 }
 
 /// The failure for an HTTP error status.
