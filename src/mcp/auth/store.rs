@@ -1,8 +1,7 @@
 //! The token store: one JSON file per server URL under `$XDG_STATE_HOME/aimon-console/oauth/`
 //! (mode 0600 in a 0700 folder, written atomically), holding what a later start needs without
-//! asking the operator again: the client registration, the authorization server's metadata, the
-//! resource, rmcp's stored credentials (tokens, granted scopes, when they arrived) and a pending
-//! step-up.
+//! asking the operator again: the client registration, the authorization server's metadata,
+//! rmcp's stored credentials (tokens, granted scopes, when they arrived) and a pending step-up.
 //!
 //! It is rmcp's `CredentialStore` for the refresh path, so a refreshed token lands in the same
 //! file. Nothing here is ever logged or shown: the Debug impls redact every secret, and errors
@@ -117,9 +116,6 @@ pub struct TokenRecord {
     /// The authorization server's metadata, as discovered at the last login.
     #[serde(default)]
     pub metadata: Option<AuthorizationMetadata>,
-    /// The resource indicator (RFC 8707) tokens were asked for.
-    #[serde(default)]
-    pub resource: Option<String>,
     /// The tokens (rmcp's record: token response, granted scopes, when it arrived, issuer).
     #[serde(default)]
     pub credentials: Option<StoredCredentials>,
@@ -132,7 +128,6 @@ impl std::fmt::Debug for TokenRecord {
         f.debug_struct("TokenRecord")
             .field("url", &self.url)
             .field("client", &self.client)
-            .field("resource", &self.resource)
             .field(
                 "credentials",
                 &crate::config::redact::RedactedSecret(self.credentials.as_ref().map(|_| "tokens")),
