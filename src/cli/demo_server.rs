@@ -14,8 +14,7 @@ use http::StatusCode;
 
 use super::demo_faults::{Next, ProcessFaults};
 use crate::demo::{
-    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, HttpFaults, SocketFault,
-    MCP_PATH,
+    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
 };
 
 /// The line `--garbage-stdout` writes before the protocol starts.
@@ -317,7 +316,13 @@ mod tests {
         let faults = args.http_faults();
         assert_eq!(faults.status, Some(StatusCode::SERVICE_UNAVAILABLE));
         assert_eq!(faults.require_bearer.as_deref(), Some("t"));
-        let oauth = parse(&[&http[..], &["--oauth", "--oauth-token-ttl", "2", "--oauth-hide-expiry"]].concat())?;
+        let oauth = parse(
+            &[
+                &http[..],
+                &["--oauth", "--oauth-token-ttl", "2", "--oauth-hide-expiry"],
+            ]
+            .concat(),
+        )?;
         assert_eq!(
             oauth.http_faults().oauth,
             Some(DemoAuth {

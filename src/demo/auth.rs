@@ -150,11 +150,19 @@ impl AuthServer {
             ("GET", "/authorize") => self.authorize(&pairs(&query)),
             ("POST", "/register") => match read_body(request).await {
                 Some(body) => self.register(&body),
-                None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "unreadable body"),
+                None => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "unreadable body",
+                ),
             },
             ("POST", "/token") => match read_body(request).await {
                 Some(body) => self.token(&pairs(&String::from_utf8_lossy(&body))),
-                None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "unreadable body"),
+                None => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "unreadable body",
+                ),
             },
             _ => plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         }
@@ -184,7 +192,10 @@ impl AuthServer {
                 ", error=\"invalid_token\", error_description=\"{problem}\""
             ));
         }
-        let mut response = plain(StatusCode::UNAUTHORIZED, "an OAuth access token is required");
+        let mut response = plain(
+            StatusCode::UNAUTHORIZED,
+            "an OAuth access token is required",
+        );
         if let Ok(value) = http::HeaderValue::from_str(&challenge) {
             response
                 .headers_mut()
@@ -195,12 +206,21 @@ impl AuthServer {
 
     fn register(&self, body: &[u8]) -> Response<Body> {
         let Ok(request) = serde_json::from_slice::<Value>(body) else {
-            return oauth_error(StatusCode::BAD_REQUEST, "invalid_client_metadata", "not JSON");
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_client_metadata",
+                "not JSON",
+            );
         };
         let uris: Vec<String> = request
             .get("redirect_uris")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default();
         if uris.is_empty() || !uris.iter().all(|u| is_loopback_redirect(u)) {
             return oauth_error(
@@ -241,7 +261,8 @@ impl AuthServer {
         if !uris.iter().any(|u| same_but_port(u, redirect_uri)) {
             return plain(StatusCode::BAD_REQUEST, "redirect_uri is not registered");
         }
-        let refuse = |error: &str| redirect(redirect_uri, &[("error", error), ("state", get("state"))]);
+        let refuse =
+            |error: &str| redirect(redirect_uri, &[("error", error), ("state", get("state"))]);
         if get("response_type") != "code" {
             return refuse("unsupported_response_type");
         }
@@ -269,7 +290,11 @@ impl AuthServer {
         ));
         redirect(
             redirect_uri,
-            &[("code", &code), ("state", get("state")), ("iss", &self.base)],
+            &[
+                ("code", &code),
+                ("state", get("state")),
+                ("iss", &self.base),
+            ],
         )
     }
 
@@ -279,10 +304,17 @@ impl AuthServer {
             "authorization_code" => {
                 let grant = self.state().codes.remove(get("code"));
                 let Some(grant) = grant.filter(|g| g.issued.elapsed() < CODE_TTL) else {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "unknown or expired code");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "unknown or expired code",
+                    );
                 };
                 let verifier_ok = {
-                    let digest = ring::digest::digest(&ring::digest::SHA256, get("code_verifier").as_bytes());
+                    let digest = ring::digest::digest(
+                        &ring::digest::SHA256,
+                        get("code_verifier").as_bytes(),
+                    );
                     URL_SAFE_NO_PAD.encode(digest.as_ref()) == grant.challenge
                 };
                 if grant.client_id != get("client_id")
@@ -296,18 +328,33 @@ impl AuthServer {
                     );
                 }
                 if get("resource") != self.resource() {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "wrong resource");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_target",
+                        "wrong resource",
+                    );
                 }
-                log(&format!("token issued to {} (authorization code)", grant.client_id));
+                log(&format!(
+                    "token issued to {} (authorization code)",
+                    grant.client_id
+                ));
                 self.issue(grant)
             }
             "refresh_token" => {
                 let grant = self.state().refresh.remove(get("refresh_token"));
                 let Some(grant) = grant else {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "unknown refresh token");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "unknown refresh token",
+                    );
                 };
                 if grant.client_id != get("client_id") {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "another client's refresh token");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "another client's refresh token",
+                    );
                 }
                 log(&format!("token refreshed for {}", grant.client_id));
                 self.issue(grant)
@@ -344,9 +391,10 @@ impl AuthServer {
             body["scope"] = json!(scope);
         }
         let mut response = json_response(StatusCode::OK, &body);
-        response
-            .headers_mut()
-            .insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+        response.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-store"),
+        );
         response
     }
 }
@@ -468,7 +516,10 @@ mod tests {
     #[test]
     fn form_pairs_are_decoded() {
         let p = pairs("a=1&scope=notes+offline_access&r=http%3A%2F%2Fh%2Fmcp");
-        assert_eq!(p.get("scope").map(String::as_str), Some("notes offline_access"));
+        assert_eq!(
+            p.get("scope").map(String::as_str),
+            Some("notes offline_access")
+        );
         assert_eq!(p.get("r").map(String::as_str), Some("http://h/mcp"));
     }
 
