@@ -424,3 +424,82 @@ impl StreamableHttpClient for ServerHttpClient {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OAuthConfig;
+
+    fn layer(dir: &std::path::Path, oauth: Option<OAuthConfig>) -> OAuthLayer {
+        let mut config = ServerConfig::remote(
+            "s",
+            crate::config::TransportKind::StreamableHttp,
+            "http://h/mcp",
+        );
+        config.oauth = oauth;
+        OAuthLayer {
+            config,
+            store: TokenStore::in_dir(dir, "http://h/mcp"),
+            client: OnceCell::new(),
+            obtaining: Mutex::new(()),
+        }
+    }
+
+    const CHALLENGE: &str = r#"Bearer error="insufficient_scope", scope="notes:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#;
+
+    #[test]
+    fn step_ups_are_counted_per_scope_up_to_the_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let layer = layer(dir.path(), None);
+        for round in 1..=MAX_STEP_UP_LOGINS {
+            let err = layer.refused(Some("tools/call"), CHALLENGE);
+            assert!(
+                matches!(&err, HttpError::Auth(AuthError::InsufficientScope { required_scope, .. }) if required_scope == "notes:write"),
+                "round {round}: {err:?}"
+            );
+        }
+        let err = layer.refused(Some("tools/call"), CHALLENGE);
+        assert!(
+            matches!(err, HttpError::Auth(AuthError::InvalidScope(_))),
+            "{err:?}"
+        );
+        // Another scope starts over.
+        let other = CHALLENGE.replace("notes:write", "notes:admin");
+        let err = layer.refused(Some("tools/call"), &other);
+        assert!(
+            matches!(err, HttpError::Auth(AuthError::InsufficientScope { .. })),
+            "{err:?}"
+        );
+        let step_up = layer.store.read().expect("read").step_up.expect("recorded");
+        assert_eq!(
+            (step_up.scope.as_str(), step_up.refusals),
+            ("notes:admin", 1)
+        );
+        assert_eq!(step_up.challenge, other);
+    }
+
+    #[test]
+    fn a_success_of_the_refused_method_ends_the_step_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let layer = layer(dir.path(), None);
+        let _ = layer.refused(Some("tools/call"), CHALLENGE);
+        layer.succeeded(Some("tools/list"));
+        assert!(layer.store.read().expect("read").step_up.is_some());
+        layer.succeeded(Some("tools/call"));
+        assert!(layer.store.read().expect("read").step_up.is_none());
+    }
+
+    #[test]
+    fn a_401_means_log_in_only_where_oauth_shows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plain = layer(dir.path(), None);
+        assert!(!plain.wants_login(r#"Bearer realm="demo""#));
+        assert!(!plain.wants_login(r#"Basic realm="demo""#));
+        assert!(plain.wants_login(
+            r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#
+        ));
+        let configured = layer(dir.path(), Some(OAuthConfig::default()));
+        assert!(configured.wants_login(r#"Bearer realm="demo""#));
+        assert!(!configured.wants_login(r#"Basic realm="demo""#));
+    }
+}

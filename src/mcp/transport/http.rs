@@ -523,6 +523,33 @@ mod tests {
     }
 
     #[test]
+    fn oauth_verdicts_are_needs_login_but_a_final_scope_refusal_is_a_403() {
+        let class = |e: AuthError| {
+            let err: StreamableHttpError<reqwest::Error> = StreamableHttpError::Auth(e);
+            classify(&err, "h:1").map(|f| (f.class, f.http_status))
+        };
+        assert_eq!(
+            class(AuthError::AuthorizationRequired),
+            Some((FailureClass::NeedsLogin, Some(401)))
+        );
+        assert_eq!(
+            class(AuthError::InsufficientScope {
+                required_scope: "notes".into(),
+                upgrade_url: None
+            }),
+            Some((FailureClass::NeedsLogin, Some(403)))
+        );
+        assert_eq!(
+            class(AuthError::InvalidScope("still refused".into())),
+            Some((FailureClass::HttpStatus, Some(403)))
+        );
+        assert_eq!(
+            class(AuthError::TokenRefreshFailed("down".into())),
+            Some((FailureClass::NeedsLogin, None))
+        );
+    }
+
+    #[test]
     fn chains_are_classified_by_type() {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         let f = classify(&refused, "h:1").map(|f| f.class);
