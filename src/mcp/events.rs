@@ -155,7 +155,7 @@ impl FailureClass {
                 "the server did not answer in time: check the network path, or raise `request_timeout`"
             }
             FailureClass::NeedsLogin => {
-                "the server wants an OAuth login: run `aimon-console login <server>` (or press L on it in the console); it starts once the token arrives"
+                "the server wants an OAuth login: run `aimon-console login <server>` (in the console: o on the server); it starts once the token arrives"
             }
         }
     }
