@@ -80,9 +80,11 @@ impl McpError {
                 server: server.to_string(),
             },
             // The inner error: the wrapper's message names rmcp's transport types.
-            ServiceError::TransportSend(e) => {
-                McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
-            }
+            ServiceError::TransportSend(e) => McpError::Transport(
+                // An OAuth verdict (a login needed, more scope) in words that say what to do.
+                super::transport::http::auth_message(&*e.error, server)
+                    .unwrap_or_else(|| crate::text::sanitize_line(&e.error.to_string(), 500)),
+            ),
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {

@@ -320,6 +320,24 @@ fn broken_answer(links: &[&(dyn StdError + 'static)]) -> Option<String> {
         .then(|| format!("answered with something that is not HTTP ({hyper})"))
 }
 
+/// What a request failed on, in words, when the OAuth client refused it (a login needed, more
+/// scope): for a call's error message, with the way out.
+pub fn auth_message(err: &(dyn StdError + 'static), server: &str) -> Option<String> {
+    let links = chain(err);
+    let auth = links.iter().find_map(|e| match e.downcast_ref() {
+        Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
+        _ => None,
+    })?;
+    let failure = auth_failure(auth, &format!("server {server}"));
+    Some(match failure.class {
+        FailureClass::NeedsLogin => format!(
+            "{}: log in again with `aimon-console login {server}` (in the console: o on the server)",
+            failure.message
+        ),
+        _ => failure.message,
+    })
+}
+
 /// The failure for what the OAuth client decided: a login is needed (no token, a refused one
 /// that could not be refreshed, more scope, an unattended grant that failed), or the server
 /// keeps refusing a scope after the step-up limit (a plain 403).
