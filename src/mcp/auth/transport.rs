@@ -13,6 +13,7 @@
 //! - a request that succeeds after a step-up ends it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,10 +49,14 @@ pub struct ServerHttpClient {
 struct OAuthLayer {
     config: ServerConfig,
     store: TokenStore,
-    /// Built at the first request (rmcp's manager is made asynchronously).
-    client: OnceCell<AuthClient<reqwest::Client>>,
+    /// Built at the first request (rmcp's manager is made asynchronously); `None` while the
+    /// server has no `oauth:` block and nothing stored: requests then go out plain, with no
+    /// token store read on each one.
+    client: OnceCell<Option<AuthClient<reqwest::Client>>>,
     /// One unattended token request at a time.
     obtaining: Mutex<()>,
+    /// A step-up is recorded in the store (so a success must end it).
+    step_up: AtomicBool,
 }
 
 impl ServerHttpClient {
@@ -64,6 +69,7 @@ impl ServerHttpClient {
                 store: TokenStore::for_url(config.url.as_deref().unwrap_or_default()),
                 client: OnceCell::new(),
                 obtaining: Mutex::new(()),
+                step_up: AtomicBool::new(false),
             })
         });
         ServerHttpClient { plain, oauth }
@@ -79,18 +85,28 @@ impl OAuthLayer {
     }
 
     /// rmcp's client, its manager set up from the token store (client and metadata, so that
-    /// it can refresh).
+    /// it can refresh); `None` when there is nothing to authorize with (see `client`).
     async fn client(
         &self,
         plain: &reqwest::Client,
-    ) -> Result<&AuthClient<reqwest::Client>, HttpError> {
-        self.client
+    ) -> Result<Option<&AuthClient<reqwest::Client>>, HttpError> {
+        let client = self
+            .client
             .get_or_try_init(|| async {
+                let record = self
+                    .store
+                    .read()
+                    .map_err(|e| HttpError::Auth(AuthError::from(e)))?;
+                self.step_up
+                    .store(record.step_up.is_some(), Ordering::Relaxed);
+                let stored = record.client.is_some() || record.credentials.is_some();
+                if !stored && self.config.oauth.is_none() {
+                    return Ok::<_, HttpError>(None);
+                }
                 let url = self.config.url.as_deref().unwrap_or_default();
                 let mut manager = super::discover::manager(url, &self.store)
                     .await
                     .map_err(|e| HttpError::Auth(AuthError::InternalError(e.to_string())))?;
-                let record = self.store.read().map_err(AuthError::from)?;
                 if let (Some(client), Some(metadata)) = (&record.client, &record.metadata) {
                     let redirect = client.redirect_uri.clone().unwrap_or_else(|| url.to_string());
                     if let Err(e) = configure(&mut manager, &self.config, metadata, client, &redirect) {
@@ -99,9 +115,10 @@ impl OAuthLayer {
                         tracing::warn!(server = %self.config.name, error = %e, "stored OAuth client unusable");
                     }
                 }
-                Ok(AuthClient::new(plain.clone(), manager))
+                Ok(Some(AuthClient::new(plain.clone(), manager)))
             })
-            .await
+            .await?;
+        Ok(client.as_ref())
     }
 
     /// For unattended grants: a token in the store that is not about to expire (`force`: a new
@@ -150,8 +167,11 @@ impl OAuthLayer {
                 refusals,
             });
         });
-        if let Err(e) = recorded {
-            tracing::warn!(server = %self.config.name, error = %e, "cannot record the step-up");
+        match recorded {
+            Ok(()) => self.step_up.store(true, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "cannot record the step-up")
+            }
         }
         if refusals > MAX_STEP_UP_LOGINS {
             HttpError::Auth(AuthError::InvalidScope(format!(
@@ -168,6 +188,9 @@ impl OAuthLayer {
     /// A success of `method` ends a step-up that was waiting for it.
     fn succeeded(&self, method: Option<&str>) {
         let Some(method) = method else { return };
+        if !self.step_up.load(Ordering::Relaxed) {
+            return;
+        }
         let pending = self
             .store
             .read()
@@ -175,9 +198,11 @@ impl OAuthLayer {
             .and_then(|r| r.step_up)
             .is_some_and(|s| s.method == method);
         if pending {
-            let cleared = self.store.update(|record| record.step_up = None);
-            if let Err(e) = cleared {
-                tracing::warn!(server = %self.config.name, error = %e, "cannot clear the step-up");
+            match self.store.update(|record| record.step_up = None) {
+                Ok(()) => self.step_up.store(false, Ordering::Relaxed),
+                Err(e) => {
+                    tracing::warn!(server = %self.config.name, error = %e, "cannot clear the step-up")
+                }
             }
         }
     }
@@ -203,12 +228,16 @@ impl ServerHttpClient {
         };
         layer.ensure_unattended(false).await?;
         let client = layer.client(&self.plain).await?;
-        let mut result = call(Client::OAuth(client.clone())).await;
+        let with = || match client {
+            Some(client) => Client::OAuth(client.clone()),
+            None => Client::Plain(self.plain.clone()),
+        };
+        let mut result = call(with()).await;
         if let Err(HttpError::AuthRequired(_)) = &result {
             if layer.unattended() {
                 // rmcp could not refresh it: get a new token once.
                 layer.ensure_unattended(true).await?;
-                result = call(Client::OAuth(client.clone())).await;
+                result = call(with()).await;
             }
         }
         match result {
@@ -442,6 +471,7 @@ mod tests {
             store: TokenStore::in_dir(dir, "http://h/mcp"),
             client: OnceCell::new(),
             obtaining: Mutex::new(()),
+            step_up: AtomicBool::new(false),
         }
     }
 
