@@ -28,6 +28,8 @@ pub use transport::ServerHttpClient;
 
 use rmcp::transport::auth::AuthError;
 
+use super::events::FailureClass;
+use super::transport::http::HttpFailure;
 use crate::config::{ServerConfig, TransportKind};
 
 /// How many logins may answer the same 403 `insufficient_scope` before it is taken as final
@@ -88,6 +90,45 @@ fn remote_url(config: &ServerConfig) -> Result<&str, LoginError> {
 /// rmcp's auth error in words fit for a report: one line, sanitized.
 pub fn describe(e: &AuthError) -> String {
     crate::text::sanitize_line(&e.to_string(), 400)
+}
+
+/// The failure for what the OAuth client decided: a login is needed (no token, a refused one
+/// that could not be refreshed, more scope, an unattended grant that failed), or the server
+/// keeps refusing a scope after the step-up limit (a plain 403).
+pub fn failure(e: &AuthError, authority: &str) -> HttpFailure {
+    let (class, http_status, message) = match e {
+        AuthError::InvalidScope(why) => (
+            FailureClass::HttpStatus,
+            Some(403),
+            format!(
+                "{authority} answered HTTP 403 insufficient_scope: {}",
+                crate::text::sanitize_line(why, 300)
+            ),
+        ),
+        AuthError::AuthorizationRequired => (
+            FailureClass::NeedsLogin,
+            Some(401),
+            format!("{authority} wants an OAuth login (no token stored, or the stored one was refused and could not be refreshed)"),
+        ),
+        AuthError::InsufficientScope { required_scope, .. } => (
+            FailureClass::NeedsLogin,
+            Some(403),
+            format!(
+                "{authority} wants a new OAuth login with more scope ({})",
+                crate::text::sanitize_line(required_scope, 200)
+            ),
+        ),
+        other => (
+            FailureClass::NeedsLogin,
+            None,
+            format!("{authority}: OAuth: {}", describe(other)),
+        ),
+    };
+    HttpFailure {
+        class,
+        http_status,
+        message,
+    }
 }
 
 /// Forgets `config`'s server: deletes its token file. False when there was none.

@@ -16,7 +16,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
-use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -214,7 +213,7 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
         Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
         _ => None,
     }) {
-        return Some(auth_failure(auth, authority));
+        return Some(crate::mcp::auth::failure(auth, authority));
     }
     for e in &chain {
         if let Some(status) = status_of(*e) {
@@ -328,7 +327,7 @@ pub fn auth_message(err: &(dyn StdError + 'static), server: &str) -> Option<Stri
         Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
         _ => None,
     })?;
-    let failure = auth_failure(auth, &format!("server {server}"));
+    let failure = crate::mcp::auth::failure(auth, &format!("server {server}"));
     Some(match failure.class {
         FailureClass::NeedsLogin => format!(
             "{}: log in again with `aimon-console login {server}` (in the console: o on the server)",
@@ -336,45 +335,6 @@ pub fn auth_message(err: &(dyn StdError + 'static), server: &str) -> Option<Stri
         ),
         _ => failure.message,
     })
-}
-
-/// The failure for what the OAuth client decided: a login is needed (no token, a refused one
-/// that could not be refreshed, more scope, an unattended grant that failed), or the server
-/// keeps refusing a scope after the step-up limit (a plain 403).
-fn auth_failure(e: &AuthError, authority: &str) -> HttpFailure {
-    let (class, http_status, message) = match e {
-        AuthError::InvalidScope(why) => (
-            FailureClass::HttpStatus,
-            Some(403),
-            format!(
-                "{authority} answered HTTP 403 insufficient_scope: {}",
-                crate::text::sanitize_line(why, 300)
-            ),
-        ),
-        AuthError::AuthorizationRequired => (
-            FailureClass::NeedsLogin,
-            Some(401),
-            format!("{authority} wants an OAuth login (no token stored, or the stored one was refused and could not be refreshed)"),
-        ),
-        AuthError::InsufficientScope { required_scope, .. } => (
-            FailureClass::NeedsLogin,
-            Some(403),
-            format!(
-                "{authority} wants a new OAuth login with more scope ({})",
-                crate::text::sanitize_line(required_scope, 200)
-            ),
-        ),
-        other => (
-            FailureClass::NeedsLogin,
-            None,
-            format!("{authority}: OAuth: {}", crate::mcp::auth::describe(other)),
-        ),
-    };
-    HttpFailure {
-        class,
-        http_status,
-        message,
-    }
 }
 
 /// The failure for an HTTP error status.
@@ -542,6 +502,7 @@ mod tests {
 
     #[test]
     fn oauth_verdicts_are_needs_login_but_a_final_scope_refusal_is_a_403() {
+        use rmcp::transport::auth::AuthError;
         let class = |e: AuthError| {
             let err: StreamableHttpError<reqwest::Error> = StreamableHttpError::Auth(e);
             classify(&err, "h:1").map(|f| (f.class, f.http_status))
