@@ -3,6 +3,7 @@
 //! `login` prints the authorization URL, which the test follows with plain HTTP (no browser)
 //! to the loopback redirect listener; the server is then ready and a tool call works; the
 //! token file is mode 0600; no token value reaches any output or the log; `logout` forgets it.
+//! On a machine without a browser, the redirected URL is pasted into `login` instead.
 //! A token that expires during a session is refreshed (ahead of its expiry, and on the 401 of
 //! a server that does not say when it expires), and the next call works without a new login.
 
@@ -416,4 +417,80 @@ async fn an_expiring_token_is_refreshed_before_the_next_call() {
 async fn a_token_refused_as_expired_is_refreshed_on_the_401() {
     // No `expires_in`: the client learns of the expiry from the server's 401 alone.
     a_session_outlives_its_token(&["--oauth-token-ttl", "2", "--oauth-hide-expiry"]).await;
+}
+
+/// The redirect's target, not followed: what a browser on another machine would end up at.
+fn redirect_target(url: &str) -> String {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let client = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client");
+            let response = client.get(&url).send().await.expect("GET");
+            assert_eq!(response.status(), 302);
+            response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .expect("a Location")
+                .to_string()
+        })
+    })
+    .join()
+    .expect("the browser thread")
+}
+
+#[test]
+fn on_a_remote_shell_the_redirected_url_is_pasted() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_demo, url) = demo_oauth(&[], &dir.path().join("demo.err"));
+    let s = setup(&url);
+    let mut child = s
+        .command(&["login", "secure", "--no-browser"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("login");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let page = loop {
+        let line = lines
+            .next()
+            .expect("an authorization URL before the end")
+            .expect("a line");
+        if let (Some(at), true) = (line.find("http://"), line.contains("/authorize?")) {
+            break line[at..].trim().to_string();
+        }
+    };
+    // The browser "elsewhere" never reaches the listener; its address bar is pasted instead,
+    // after a line that is not it.
+    let target = redirect_target(&page);
+    writeln!(stdin, "not the url").expect("write");
+    writeln!(stdin, "{target}").expect("write");
+    let status = wait_exit(&mut child, Duration::from_secs(30));
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(status.success(), "{rest:#?}");
+    assert!(
+        rest.iter().any(|l| l.contains("logged in to secure")),
+        "{rest:#?}"
+    );
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
+    }
+    assert!(
+        stderr.contains("that is not the redirected URL"),
+        "{stderr}"
+    );
+    let (_, after) = s.check_json();
+    assert_eq!(server(&after, "secure")["status"], "ready", "{after:#}");
 }

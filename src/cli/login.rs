@@ -118,13 +118,20 @@ async fn finish(pending: PendingLogin, url: &str) -> Result<String, crate::runti
 
 /// Runs `xdg-open URL` when there is one; whether it started.
 fn open_in_browser(url: &str) -> bool {
-    std::process::Command::new("xdg-open")
+    match tokio::process::Command::new("xdg-open")
         .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .is_ok()
+    {
+        Ok(mut child) => {
+            // Reaped when it exits (it hands the URL to the browser and leaves).
+            tokio::spawn(async move { child.wait().await });
+            true
+        }
+        Err(_) => false,
+    }
 }
 
 /// The first line typed on stdin that looks like a redirected URL (never, if stdin ends).

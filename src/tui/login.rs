@@ -63,13 +63,20 @@ pub(super) async fn login(
         Ok(Login::Done(_)) => {}
         Ok(Login::Interactive(pending)) => {
             let url = pending.authorization_url().to_string();
-            let opened = std::process::Command::new("xdg-open")
+            let opened = match tokio::process::Command::new("xdg-open")
                 .arg(&url)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .is_ok();
+            {
+                Ok(mut child) => {
+                    // Reaped when it exits (it hands the URL to the browser and leaves).
+                    tokio::spawn(async move { child.wait().await });
+                    true
+                }
+                Err(_) => false,
+            };
             let how = if opened {
                 "finish it in the browser that opened"
             } else {
