@@ -29,6 +29,10 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
     Watch(cli::watch::WatchArgs),
+    /// Log in to a Streamable HTTP server with OAuth (prints the URL; waits for the browser).
+    Login(cli::login::LoginArgs),
+    /// Forget a server's OAuth login (deletes its stored tokens).
+    Logout(cli::logout::LogoutArgs),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
@@ -112,6 +116,8 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
+            Some(Command::Login(args)) => cli::login::run(config, args).await,
+            Some(Command::Logout(args)) => cli::logout::run(config, args).await,
             Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
         }
     })

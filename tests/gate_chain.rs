@@ -156,7 +156,11 @@ proptest! {
                     }
                 }
             });
-            let options = RuntimeOptions { local_tools: false, extra_tools: extra, ..RuntimeOptions::default() };
+            let options = RuntimeOptions {
+                local_tools: false,
+                extra_tools: extra,
+                ..RuntimeOptions::default()
+            };
             let runtime = AgentRuntimeFactory::create(&config, options, events).await.expect("runtime");
             runtime.wait_started().await;
             let descriptors: Vec<_> = (0..tools.len())

@@ -7,6 +7,8 @@ pub mod conformance;
 pub mod demo_faults;
 pub mod demo_server;
 pub mod events;
+pub mod login;
+pub mod logout;
 pub mod output;
 pub mod tools;
 pub mod watch;

@@ -123,7 +123,7 @@ fn is_blank(value: Option<&str>) -> bool {
 
 /// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
 /// symlink).
-fn relative_to(base: &Path, path: &Path) -> PathBuf {
+pub(super) fn relative_to(base: &Path, path: &Path) -> PathBuf {
     base.join(path)
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
@@ -213,7 +213,7 @@ impl Context<'_> {
     }
 
     /// Expand `${VAR}`s in the string value at `node`.
-    fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
+    pub(super) fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
         expand(value, self.env).map_err(|e: ExpandError| {
             self.error(ConfigErrorKind::Expansion, node, format!("{e} (in {node})"))
         })
@@ -337,7 +337,7 @@ impl Context<'_> {
         }
         let field = |name: &str| child_path(node, name);
         // Keys of the other kind of transport would be silently ignored: refuse them instead.
-        let present: [(&str, bool); 7] = [
+        let present: [(&str, bool); 8] = [
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
             ("env", raw.env.is_some()),
@@ -345,9 +345,10 @@ impl Context<'_> {
             ("url", raw.url.is_some()),
             ("headers", raw.headers.is_some()),
             ("bearer_token", raw.bearer_token.is_some()),
+            ("oauth", raw.oauth.is_some()),
         ];
         for (key, is_set) in present {
-            let http_only = matches!(key, "url" | "headers" | "bearer_token");
+            let http_only = matches!(key, "url" | "headers" | "bearer_token" | "oauth");
             if is_set && http_only != transport.is_http() {
                 let at = self
                     .spans
@@ -427,6 +428,41 @@ impl Context<'_> {
                 ));
             }
         }
+        let oauth = match raw.oauth {
+            Some(block) => {
+                // OAuth is for Streamable HTTP, and replaces a static token.
+                let key_at = |key: &str| {
+                    self.spans
+                        .key(&field(key))
+                        .unwrap_or_else(|| self.value_at(&field(key)))
+                };
+                if transport != TransportKind::StreamableHttp {
+                    return Err(ConfigError::at(
+                        ConfigErrorKind::Invalid,
+                        self.path,
+                        key_at("oauth"),
+                        format!(
+                            "server {:?} uses transport {} but sets `oauth`, which only streamable_http servers use",
+                            raw.name,
+                            transport.as_str()
+                        ),
+                    ));
+                }
+                if bearer_token.is_some() {
+                    return Err(ConfigError::at(
+                        ConfigErrorKind::Invalid,
+                        self.path,
+                        key_at("oauth"),
+                        format!(
+                            "server {:?} sets both `bearer_token` and `oauth`: a static token or an OAuth login, not both",
+                            raw.name
+                        ),
+                    ));
+                }
+                Some(self.oauth(&field("oauth"), &raw.name, block, base)?)
+            }
+            None => None,
+        };
         let request_timeout = match &raw.request_timeout {
             Some(d) => self.duration(&field("request_timeout"), d)?,
             None => DEFAULT_REQUEST_TIMEOUT,
@@ -441,6 +477,7 @@ impl Context<'_> {
             url,
             headers,
             bearer_token,
+            oauth,
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             restart: raw.restart.unwrap_or_default(),
@@ -526,6 +563,8 @@ struct RawServer {
     headers: Option<BTreeMap<String, String>>,
     #[serde(default)]
     bearer_token: Option<String>,
+    #[serde(default)]
+    oauth: Option<super::oauth::RawOAuth>,
     #[serde(default)]
     request_timeout: Option<DurationText>,
     #[serde(default)]

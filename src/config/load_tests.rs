@@ -42,7 +42,7 @@ fn error_fixtures_give_exact_located_messages() {
             ConfigErrorKind::Schema,
             "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
              `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
-             `request_timeout`, `annotation_trust`, `restart`, `enabled`, `roots`",
+             `oauth`, `request_timeout`, `annotation_trust`, `restart`, `enabled`, `roots`",
         ),
         (
             "bad_name.yaml",
@@ -165,6 +165,7 @@ fn full_fixture_sets_every_key() {
             url: None,
             headers: BTreeMap::new(),
             bearer_token: None,
+            oauth: None,
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
             restart: RestartPolicy::Never,

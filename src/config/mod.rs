@@ -14,6 +14,7 @@ mod duration;
 mod error;
 mod expand;
 mod load;
+mod oauth;
 mod path;
 pub mod redact;
 mod rewake;
@@ -26,6 +27,7 @@ pub use expand::ExpandError;
 pub use load::{
     file_uri, is_valid_server_name, load, load_str, DEFAULT_REQUEST_TIMEOUT, SERVER_NAME_RULE,
 };
+pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, LOCAL_CONFIG_NAME};
 pub use spans::{NodeSpan, Position, Spans};
 pub use write::{digest, set_server_trust, TrustWriteError};
@@ -76,6 +78,9 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, String>,
     /// streamable_http / sse: sent as `Authorization: Bearer …`. A secret: shown redacted.
     pub bearer_token: Option<String>,
+    /// streamable_http: how an OAuth token is obtained (`oauth:`). Without it, a server that
+    /// answers 401 is still logged in to with dynamic registration. Its secrets are redacted.
+    pub oauth: Option<OAuthConfig>,
     /// Deadline of every request to this server, the handshake included. Default 30 s.
     pub request_timeout: Duration,
     pub annotation_trust: AnnotationTrust,
@@ -118,6 +123,7 @@ impl ServerConfig {
             url: None,
             headers: BTreeMap::new(),
             bearer_token: None,
+            oauth: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             annotation_trust: AnnotationTrust::Ignore,
             restart: RestartPolicy::OnFailure,
@@ -157,6 +163,7 @@ impl std::fmt::Debug for ServerConfig {
                 "bearer_token",
                 &redact::RedactedSecret(self.bearer_token.as_deref()),
             )
+            .field("oauth", &self.oauth)
             .field("request_timeout", &self.request_timeout)
             .field("annotation_trust", &self.annotation_trust)
             .field("restart", &self.restart)

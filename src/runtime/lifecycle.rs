@@ -17,7 +17,7 @@ use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::ApprovalGate;
 use crate::config::{AnnotationTrust, Config, ServerConfig};
-use crate::mcp::client::{ClientOptions, McpError};
+use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
@@ -38,9 +38,9 @@ pub struct RuntimeOptions {
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
-    /// How the clients handshake and answer servers' requests (the console's default; the
-    /// roots always come from the config).
-    pub client: ClientOptions,
+    /// How servers' `elicitation/create` requests are answered without an operator at hand
+    /// (headless drivers); the default declines.
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -48,7 +48,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
-            client: ClientOptions::default(),
+            elicitation: ElicitationPolicy::default(),
         }
     }
 }
@@ -91,7 +91,8 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
-                ..options.client.clone()
+                elicitation: options.elicitation,
+                ..ClientOptions::default()
             },
             registry.clone(),
         ));
