@@ -11,6 +11,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod duration;
+pub mod edit;
+mod emit;
 mod error;
 mod expand;
 mod load;
@@ -21,6 +23,7 @@ pub mod spans;
 mod write;
 
 pub use duration::parse_duration;
+pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
@@ -28,7 +31,9 @@ pub use load::{
 };
 pub use path::{resolve_path, LOCAL_CONFIG_NAME};
 pub use spans::{NodeSpan, Position, Spans};
-pub use write::{digest, set_server_trust, TrustWriteError};
+pub use write::{
+    digest, set_server_enabled, set_server_trust, ConfigFile, TrustWriteError, WriteError, SERVERS,
+};
 
 /// The whole configuration file, validated and with `${VAR}` expanded.
 #[derive(Debug, Clone, PartialEq)]
