@@ -27,11 +27,12 @@ pub struct ConfigArgs {
     pub config: Option<PathBuf>,
 }
 
-/// Finds and loads the config; on failure prints `file:line:col: message` and gives exit 2.
+/// Finds and loads the config; on failure prints every error found, one `file:line:col:
+/// message` line each (at most [`config::MAX_ERRORS`]), and gives exit 2.
 pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
     let loaded = config::resolve_path(explicit).and_then(|path| config::load(&path));
     loaded.map_err(|err| {
-        output::error_line(&err.to_string());
+        output::error_line(&err.report());
         ExitCode::from(EXIT_CONFIG)
     })
 }

@@ -1,9 +1,12 @@
-//! Loading the config: find the file, read it, deserialize it strictly, validate it and expand
-//! `${VAR}`, with every error located as `file:line:col`.
+//! Loading the config: find the file, read it, check its shape, deserialize it, validate it and
+//! expand `${VAR}`, with every error located as `file:line:col` and every error found reported,
+//! not only the first.
 //!
-//! serde_yaml does the typed decoding (unknown keys, types, enum values); the [`Spans`] index
-//! locates everything checked afterwards (names, durations, transport requirements, variables).
+//! `schema.rs` checks the shape (unknown keys, types, enum values) over the parsed document;
+//! serde_yaml then does the typed decoding; the [`Spans`] index locates everything checked
+//! afterwards (names, durations, transport requirements, variables).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -16,10 +19,11 @@ use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
 use super::rewake::{rewake_rules, RawNotifications};
-use super::spans::{child_path, index_path, Position, Spans};
+use super::schema;
+use super::spans::{child_path, index_path, Position, Spans, SyntaxError};
 use super::{
-    AnnotationTrust, ApprovalPolicy, Config, McpConfig, NotificationsConfig, PolicyConfig,
-    RestartPolicy, ServerConfig, SideEffectCeiling, TransportKind,
+    AnnotationTrust, ApprovalPolicy, Config, LocalTools, McpConfig, NotificationsConfig,
+    PolicyConfig, RestartPolicy, ServerConfig, SideEffectCeiling, TransportKind,
 };
 
 /// `request_timeout` when the config gives none.
@@ -46,21 +50,27 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// Load config `text` that was read from `path`, looking `${VAR}`s up through `env`. Errors name
-/// `path` as given; `Config::path` is made absolute.
+/// `path` as given; `Config::path` is made absolute. Every mistake found is reported (see
+/// [`ConfigError::all`]): all unknown keys and wrong types at once, else all invalid values.
+/// A YAML syntax error stops everything, since nothing after it can be read.
 pub fn load_str(
     path: &Path,
     text: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
-    let spans = Spans::parse(text).map_err(|e| {
-        ConfigError::at(
-            ConfigErrorKind::Syntax,
-            path,
-            e.position,
-            format!("invalid YAML: {}", e.message),
-        )
-    })?;
-    let raw = if is_empty_document(&spans, text) {
+    let spans = Spans::parse(text).map_err(|e| syntax_error(path, text, e))?;
+    let empty = is_empty_document(&spans, text);
+    let value: serde_yaml::Value = if empty {
+        serde_yaml::Value::Null
+    } else {
+        serde_yaml::from_str(text).map_err(|e| serde_error(path, &spans, &e))?
+    };
+    if let Some(err) = ConfigError::many(schema::check(&value, &spans, path)) {
+        return Err(err);
+    }
+    // Decoded from the text, not the value: a number written where a string goes is taken as
+    // written (`2.50` stays "2.50").
+    let raw = if empty {
         RawConfig::default()
     } else {
         serde_yaml::from_str::<RawConfig>(text).map_err(|e| serde_error(path, &spans, &e))?
@@ -69,15 +79,28 @@ pub fn load_str(
         path,
         spans: &spans,
         env,
+        errors: RefCell::new(Vec::new()),
     };
     let absolute = std::path::absolute(path).map_err(|e| ConfigError::read(path, e))?;
     let base = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let mcp = cx.mcp(raw.mcp.unwrap_or_default(), &base)?;
+    let raw_mcp = raw.mcp.unwrap_or_default();
+    // Rules may name any server written in the file, valid or not: a server with a mistake of
+    // its own is reported once, not again by every rule naming it.
+    let names: Vec<String> = raw_mcp
+        .servers
+        .iter()
+        .flatten()
+        .map(|s| s.name.clone())
+        .collect();
+    let mcp = cx.mcp(raw_mcp, &base);
     let policy = raw.policy.unwrap_or_default();
     let rewake = raw.notifications.unwrap_or_default().rewake;
     let notifications = NotificationsConfig {
-        rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &mcp.servers)?,
+        rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
+    if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
+        return Err(err);
+    }
     Ok(Config {
         path: absolute,
         mcp,
@@ -85,9 +108,125 @@ pub fn load_str(
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
+            local_tools: local_tools(policy.local_tools),
         },
         source_digest: super::write::digest(text),
     })
+}
+
+/// `policy.local_tools` as written; `read` alone when not given.
+fn local_tools(raw: Option<Vec<LocalTool>>) -> LocalTools {
+    let Some(listed) = raw else {
+        return LocalTools::default();
+    };
+    let mut tools = LocalTools::NONE;
+    for tool in listed {
+        match tool {
+            LocalTool::Read => tools.read = true,
+            LocalTool::Bash => tools.bash = true,
+        }
+    }
+    tools
+}
+
+/// A YAML syntax error, located. A flow collection left open (`args: [a, b` and no `]`) is
+/// reported where it opens: the parser only notices on a later line, where nothing is wrong.
+fn syntax_error(path: &Path, text: &str, e: SyntaxError) -> ConfigError {
+    let end = e.position.offset.min(text.len());
+    if let Some((at, bracket)) = unclosed_flow(&text[..end]) {
+        let opened = line_and_column(text, at);
+        if opened.line < e.position.line {
+            let close = if bracket == '[' { ']' } else { '}' };
+            return ConfigError::at(
+                ConfigErrorKind::Syntax,
+                path,
+                opened,
+                format!(
+                    "invalid YAML: this `{bracket}` is never closed with `{close}` (the parser gave up on line {}: {})",
+                    e.position.line, e.message
+                ),
+            );
+        }
+    }
+    ConfigError::at(
+        ConfigErrorKind::Syntax,
+        path,
+        e.position,
+        format!("invalid YAML: {}", e.message),
+    )
+}
+
+/// The innermost `[` or `{` opening a flow collection in `text` that is still open at its end,
+/// with its byte offset. Brackets inside quotes, comments and plain scalars do not count.
+fn unclosed_flow(text: &str) -> Option<(usize, char)> {
+    let mut open: Vec<(usize, char)> = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    // Whether the next non-blank character starts a node (a bracket or quote there is syntax).
+    let mut node_start = true;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'\n' => node_start = true,
+            b' ' | b'\t' | b'\r' => {}
+            b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'[' | b'{' if node_start || !open.is_empty() => {
+                open.push((i, char::from(c)));
+                node_start = true;
+            }
+            b']' | b'}' if !open.is_empty() => {
+                open.pop();
+                node_start = false;
+            }
+            b',' if !open.is_empty() => node_start = true,
+            b'"' | b'\'' if node_start => {
+                // Skip the quoted scalar (`\"` escapes in double quotes, `''` in single).
+                i += 1;
+                while i < bytes.len() {
+                    if c == b'"' && bytes[i] == b'\\' {
+                        i += 2;
+                        continue;
+                    }
+                    if bytes[i] == c {
+                        if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                node_start = false;
+            }
+            b':' | b'-' | b'?'
+                if bytes
+                    .get(i + 1)
+                    .is_none_or(|n| matches!(n, b' ' | b'\t' | b'\n' | b'\r')) =>
+            {
+                node_start = true;
+            }
+            _ => node_start = false,
+        }
+        i += 1;
+    }
+    open.pop()
+}
+
+/// The line and column of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> Position {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Position {
+        line,
+        column: text[line_start..offset].chars().count() + 1,
+        offset,
+    }
 }
 
 /// Whether a server name follows [`SERVER_NAME_RULE`].
@@ -166,32 +305,39 @@ fn serde_error(path: &Path, spans: &Spans, err: &serde_yaml::Error) -> ConfigErr
     ConfigError::at(ConfigErrorKind::Schema, path, position, message)
 }
 
-/// What the checks after deserialization need: the file, its location index and the variables.
+/// Where the value at `node` starts; falls back to its parents, then to 1:1.
+pub(super) fn position_of(spans: &Spans, node: &str) -> Position {
+    let mut path = node;
+    loop {
+        if let Some(position) = spans.value(path) {
+            return position;
+        }
+        match path.rfind(['.', '[']) {
+            Some(cut) => path = &path[..cut],
+            None => {
+                return spans.value("").unwrap_or(Position {
+                    line: 1,
+                    column: 1,
+                    offset: 0,
+                })
+            }
+        }
+    }
+}
+
+/// What the checks after deserialization need: the file, its location index and the
+/// variables; and the errors found so far (every check goes on after a failure of another).
 pub(super) struct Context<'a> {
     path: &'a Path,
     pub(super) spans: &'a Spans,
     env: &'a dyn Fn(&str) -> Option<String>,
+    errors: RefCell<Vec<ConfigError>>,
 }
 
 impl Context<'_> {
     /// Where the value at `node` starts; falls back to its parents, then to 1:1.
     pub(super) fn value_at(&self, node: &str) -> Position {
-        let mut path = node;
-        loop {
-            if let Some(position) = self.spans.value(path) {
-                return position;
-            }
-            match path.rfind(['.', '[']) {
-                Some(cut) => path = &path[..cut],
-                None => {
-                    return self.spans.value("").unwrap_or(Position {
-                        line: 1,
-                        column: 1,
-                        offset: 0,
-                    })
-                }
-            }
-        }
+        position_of(self.spans, node)
     }
 
     pub(super) fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
@@ -201,6 +347,20 @@ impl Context<'_> {
     /// An error at `position`.
     pub(super) fn at(&self, kind: ConfigErrorKind, at: Position, message: String) -> ConfigError {
         ConfigError::at(kind, self.path, at, message)
+    }
+
+    /// Records an error; loading goes on to find the others.
+    pub(super) fn report(&self, error: ConfigError) {
+        self.errors.borrow_mut().push(error);
+    }
+
+    /// The value, or `None` with its error recorded.
+    pub(super) fn keep<T>(&self, result: Result<T, ConfigError>) -> Option<T> {
+        result.map_err(|e| self.report(e)).ok()
+    }
+
+    fn error_count(&self) -> usize {
+        self.errors.borrow().len()
     }
 
     fn place(&self, position: Position) -> String {
@@ -224,12 +384,11 @@ impl Context<'_> {
             .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
     }
 
-    fn mcp(&self, raw: RawMcp, base: &Path) -> Result<McpConfig, ConfigError> {
+    fn mcp(&self, raw: RawMcp, base: &Path) -> McpConfig {
         let startup_budget = raw
             .startup_budget
             .as_ref()
-            .map(|d| self.duration("mcp.startup_budget", d))
-            .transpose()?;
+            .and_then(|d| self.keep(self.duration("mcp.startup_budget", d)));
         let mut servers = Vec::new();
         let mut first_seen: HashMap<String, Position> = HashMap::new();
         for (i, server) in raw.servers.unwrap_or_default().into_iter().enumerate() {
@@ -237,7 +396,7 @@ impl Context<'_> {
             let name_node = child_path(&node, "name");
             let name_at = self.value_at(&name_node);
             if let Some(first) = first_seen.get(&server.name) {
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::DuplicateName,
                     self.path,
                     name_at,
@@ -247,9 +406,12 @@ impl Context<'_> {
                         self.place(*first)
                     ),
                 ));
+                continue;
             }
             first_seen.insert(server.name.clone(), name_at);
-            servers.push(self.server(&node, server, base)?);
+            if let Some(server) = self.server(&node, server, base) {
+                servers.push(server);
+            }
         }
         let roots = match raw.roots {
             // The default: the folder the config file is in.
@@ -257,14 +419,16 @@ impl Context<'_> {
             Some(list) => list
                 .iter()
                 .enumerate()
-                .map(|(i, root)| self.root(&index_path("mcp.roots", i), root, base))
-                .collect::<Result<_, _>>()?,
+                .filter_map(|(i, root)| {
+                    self.keep(self.root(&index_path("mcp.roots", i), root, base))
+                })
+                .collect(),
         };
-        Ok(McpConfig {
+        McpConfig {
             servers,
             startup_budget,
             roots,
-        })
+        }
     }
 
     /// One `mcp.roots` entry: a `file://` URI as is, or a folder (relative to the config
@@ -284,10 +448,12 @@ impl Context<'_> {
         Ok(file_uri(&relative_to(base, Path::new(&value))))
     }
 
-    fn server(&self, node: &str, raw: RawServer, base: &Path) -> Result<ServerConfig, ConfigError> {
+    /// One server entry, or `None` when it has mistakes (each recorded).
+    fn server(&self, node: &str, raw: RawServer, base: &Path) -> Option<ServerConfig> {
+        let before = self.error_count();
         let name_node = child_path(node, "name");
         if !is_valid_server_name(&raw.name) {
-            return Err(self.error(
+            self.report(self.error(
                 ConfigErrorKind::Invalid,
                 &name_node,
                 format!(
@@ -315,10 +481,10 @@ impl Context<'_> {
         };
         match transport {
             TransportKind::Stdio if is_blank(raw.command.as_deref()) => {
-                return Err(missing("command"))
+                self.report(missing("command"))
             }
             TransportKind::StreamableHttp | TransportKind::Sse if is_blank(raw.url.as_deref()) => {
-                return Err(missing("url"))
+                self.report(missing("url"))
             }
             TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}
         }
@@ -345,7 +511,7 @@ impl Context<'_> {
                 } else {
                     "stdio servers"
                 };
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::Invalid,
                     self.path,
                     at,
@@ -358,33 +524,33 @@ impl Context<'_> {
             }
         }
         let opt = |name: &str, value: Option<String>| {
-            value.map(|v| self.expand(&field(name), &v)).transpose()
+            value.and_then(|v| self.keep(self.expand(&field(name), &v)))
         };
-        let command = opt("command", raw.command)?;
-        let url = opt("url", raw.url)?;
-        let cwd = opt("cwd", raw.cwd)?.map(|dir| relative_to(base, Path::new(&dir)));
-        let args = raw
+        let command = opt("command", raw.command);
+        let url = opt("url", raw.url);
+        let cwd = opt("cwd", raw.cwd).map(|dir| relative_to(base, Path::new(&dir)));
+        let args: Vec<String> = raw
             .args
             .unwrap_or_default()
             .iter()
             .enumerate()
-            .map(|(j, arg)| self.expand(&index_path(&field("args"), j), arg))
-            .collect::<Result<Vec<_>, _>>()?;
-        let env = self.map(&field("env"), raw.env.unwrap_or_default())?;
+            .filter_map(|(j, arg)| self.keep(self.expand(&index_path(&field("args"), j), arg)))
+            .collect();
+        let env = self.map(&field("env"), raw.env.unwrap_or_default());
         if let Some(url) = &url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &field("url"),
                     format!("url {url:?} must start with http:// or https://"),
                 ));
             }
         }
-        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default())?;
+        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default());
         for (name, value) in &headers {
             let node = child_path(&field("headers"), name);
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::Invalid,
                     self.path,
                     self.spans
@@ -392,22 +558,21 @@ impl Context<'_> {
                         .unwrap_or_else(|| self.value_at(&node)),
                     format!("invalid header name {name:?}"),
                 ));
-            }
-            if http::HeaderValue::from_str(value).is_err() {
+            } else if http::HeaderValue::from_str(value).is_err() {
                 // The value itself may be a secret: name the header, never the value.
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &node,
                     format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
                 ));
             }
         }
-        let bearer_token = opt("bearer_token", raw.bearer_token)?;
+        let bearer_token = opt("bearer_token", raw.bearer_token);
         if let Some(token) = &bearer_token {
             if token.trim().is_empty()
                 || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err()
             {
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &field("bearer_token"),
                     "bearer_token is empty or not a valid header value (control characters or non-ASCII)".to_string(),
@@ -415,10 +580,23 @@ impl Context<'_> {
             }
         }
         let request_timeout = match &raw.request_timeout {
-            Some(d) => self.duration(&field("request_timeout"), d)?,
+            Some(d) => self
+                .keep(self.duration(&field("request_timeout"), d))
+                .unwrap_or(DEFAULT_REQUEST_TIMEOUT),
             None => DEFAULT_REQUEST_TIMEOUT,
         };
-        Ok(ServerConfig {
+        let roots = raw.roots.map(|list| {
+            list.iter()
+                .enumerate()
+                .filter_map(|(i, root)| {
+                    self.keep(self.root(&index_path(&field("roots"), i), root, base))
+                })
+                .collect::<Vec<_>>()
+        });
+        if self.error_count() > before {
+            return None;
+        }
+        Some(ServerConfig {
             name: raw.name,
             transport,
             command,
@@ -432,28 +610,17 @@ impl Context<'_> {
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             restart: raw.restart.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
-            roots: raw
-                .roots
-                .map(|list| {
-                    list.iter()
-                        .enumerate()
-                        .map(|(i, root)| self.root(&index_path(&field("roots"), i), root, base))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .transpose()?,
+            roots,
         })
     }
 
-    /// Expand the values (not the keys) of a string map.
-    fn map(
-        &self,
-        node: &str,
-        raw: BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, ConfigError> {
+    /// Expand the values (not the keys) of a string map; a value that cannot be expanded is
+    /// left out, its error recorded.
+    fn map(&self, node: &str, raw: BTreeMap<String, String>) -> BTreeMap<String, String> {
         raw.into_iter()
-            .map(|(k, v)| {
-                let value = self.expand(&child_path(node, &k), &v)?;
-                Ok((k, value))
+            .filter_map(|(k, v)| {
+                let value = self.keep(self.expand(&child_path(node, &k), &v))?;
+                Some((k, value))
             })
             .collect()
     }
@@ -526,13 +693,23 @@ struct RawServer {
 #[derive(Debug, Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling` and `approval`"
+    expecting = "a mapping with `side_effect_ceiling`, `approval` and `local_tools`"
 )]
 struct RawPolicy {
     #[serde(default)]
     side_effect_ceiling: Option<SideEffectCeiling>,
     #[serde(default)]
     approval: Option<ApprovalPolicy>,
+    #[serde(default)]
+    local_tools: Option<Vec<LocalTool>>,
+}
+
+/// One entry of `policy.local_tools` as written.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum LocalTool {
+    Read,
+    Bash,
 }
 
 /// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so

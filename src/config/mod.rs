@@ -19,6 +19,7 @@ mod load;
 mod path;
 pub mod redact;
 mod rewake;
+mod schema;
 pub mod spans;
 mod write;
 
@@ -234,6 +235,56 @@ impl RestartPolicy {
     }
 }
 
+/// Which tools of aimon-console itself (not of any server) exist: `policy.local_tools`. By
+/// default `read` alone: `bash` runs shell commands and is off unless listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LocalTools {
+    /// `read`: reads files (read-only).
+    pub read: bool,
+    /// `bash`: runs shell commands (mutating, destructive).
+    pub bash: bool,
+}
+
+impl Default for LocalTools {
+    fn default() -> Self {
+        LocalTools {
+            read: true,
+            bash: false,
+        }
+    }
+}
+
+impl LocalTools {
+    /// No local tools (`local_tools: []`).
+    pub const NONE: LocalTools = LocalTools {
+        read: false,
+        bash: false,
+    };
+
+    /// Every local tool.
+    pub const ALL: LocalTools = LocalTools {
+        read: true,
+        bash: true,
+    };
+
+    /// Whether the local tool called `name` is on.
+    pub fn contains(self, name: &str) -> bool {
+        match name {
+            "read" => self.read,
+            "bash" => self.bash,
+            _ => false,
+        }
+    }
+
+    /// The names of the tools that are on.
+    pub fn names(self) -> Vec<&'static str> {
+        [("read", self.read), ("bash", self.bash)]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
+}
+
 /// The `notifications:` section.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NotificationsConfig {
@@ -256,11 +307,13 @@ pub struct RewakeRule {
     pub event: String,
 }
 
-/// The `policy:` section.
+/// The `policy:` section: what may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PolicyConfig {
     pub side_effect_ceiling: SideEffectCeiling,
     pub approval: ApprovalPolicy,
+    /// Which local tools exist at all (`policy.local_tools`).
+    pub local_tools: LocalTools,
 }
 
 /// The highest side-effect level any call may have; above it a call is refused without a prompt.
