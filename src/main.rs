@@ -29,6 +29,8 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
     Watch(cli::watch::WatchArgs),
+    /// Print (or with --write append) the servers of a Claude, VS Code or Codex config as entries of this one.
+    Import(cli::import::ImportArgs),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
@@ -95,6 +97,8 @@ fn main() -> ExitCode {
         Some(Command::Conformance(args)) => {
             return block_on(async move { cli::conformance::run(args).await })
         }
+        // Import may create the config file.
+        Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
     };
     let config = match cli::load_config(cli.config.config.as_deref()) {
@@ -112,7 +116,9 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
-            Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
+            Some(Command::DemoServer(_) | Command::Conformance(_) | Command::Import(_)) => {
+                ExitCode::SUCCESS
+            }
         }
     })
 }

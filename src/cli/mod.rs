@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod demo_faults;
 pub mod demo_server;
 pub mod events;
+pub mod import;
 pub mod output;
 pub mod tools;
 pub mod watch;

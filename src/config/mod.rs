@@ -15,6 +15,7 @@ pub mod edit;
 mod emit;
 mod error;
 mod expand;
+pub mod import;
 mod load;
 mod path;
 pub mod redact;
