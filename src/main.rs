@@ -31,6 +31,12 @@ enum Command {
     Watch(cli::watch::WatchArgs),
     /// Print (or with --write append) the servers of a Claude, VS Code or Codex config as entries of this one.
     Import(cli::import::ImportArgs),
+    /// Preview and write a server's annotation_trust (ignore or trust) into the config.
+    Trust(cli::trust::TrustArgs),
+    /// Set a server's `enabled: true` in the config.
+    Enable(cli::enable::ServerArg),
+    /// Set a server's `enabled: false` in the config: listed, never started.
+    Disable(cli::enable::ServerArg),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
@@ -116,6 +122,9 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
+            Some(Command::Trust(args)) => cli::trust::run(config, args).await,
+            Some(Command::Enable(args)) => cli::enable::run(config, args, true),
+            Some(Command::Disable(args)) => cli::enable::run(config, args, false),
             Some(Command::DemoServer(_) | Command::Conformance(_) | Command::Import(_)) => {
                 ExitCode::SUCCESS
             }

@@ -6,10 +6,12 @@ pub mod check;
 pub mod conformance;
 pub mod demo_faults;
 pub mod demo_server;
+pub mod enable;
 pub mod events;
 pub mod import;
 pub mod output;
 pub mod tools;
+pub mod trust;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -36,4 +38,20 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
         output::error_line(&err.report());
         ExitCode::from(EXIT_CONFIG)
     })
+}
+
+/// Says that the config has no server `name` (listing those it has) and gives exit 2.
+pub fn no_such_server(config: &Config, name: &str) -> ExitCode {
+    let names: Vec<&str> = config.mcp.servers.iter().map(|s| s.name.as_str()).collect();
+    let listed = if names.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("it has {}", names.join(", "))
+    };
+    output::error_line(&format!(
+        "error: no server named {} in {} ({listed})",
+        crate::text::sanitize_line(name, 80),
+        config.path.display()
+    ));
+    ExitCode::from(EXIT_CONFIG)
 }
