@@ -27,7 +27,7 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
-    /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
+    /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
     /// Print (or with --write append) the servers of a Claude, VS Code or Codex config as entries of this one.
     Import(cli::import::ImportArgs),
