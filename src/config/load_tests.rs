@@ -666,3 +666,31 @@ fn true_and_false_as_strings() {
         vec!["true".to_string(), "-n".to_string()]
     );
 }
+
+#[test]
+fn brackets_inside_plain_scalars_do_not_count_as_open() {
+    assert_eq!(unclosed_flow("a: foo[bar\nb: x{y\n"), None);
+    assert_eq!(
+        unclosed_flow("a: [x, 'it''s [', \"\\\"[\"\nb"),
+        Some((3, '['))
+    );
+    assert_eq!(unclosed_flow("a: [x, {b: [1]}]\n"), None);
+    assert_eq!(unclosed_flow("- {a: [1, 2]\n"), Some((2, '{')));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Whatever the text, loading gives a config or located errors, never a panic.
+    #[test]
+    fn any_text_loads_or_is_located(text in "[a-z_:\\[\\]{},'\" #\\-\\n]{0,80}") {
+        match load_text(&text) {
+            Ok(_) => {}
+            Err(e) => {
+                for err in e.all() {
+                    proptest::prop_assert!(err.position().is_some(), "{err}");
+                }
+            }
+        }
+    }
+}
