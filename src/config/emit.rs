@@ -1,4 +1,4 @@
-//! Rendering values as YAML text for the in-place editor (`edit.rs`): scalars plain where they
+//! Rendering values as YAML text for the in-place editor (`edit/`): scalars plain where they
 //! read back as the same value and double-quoted otherwise, mappings as indented blocks,
 //! sequences of scalars in flow style (`[a, b]`, as the example config writes them).
 //!

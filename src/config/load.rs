@@ -2,28 +2,26 @@
 //! expand `${VAR}`, with every error located as `file:line:col` and every error found reported,
 //! not only the first.
 //!
-//! `schema.rs` checks the shape (unknown keys, types, enum values) over the parsed document;
-//! serde_yaml then does the typed decoding; the [`Spans`] index locates everything checked
-//! afterwards (names, durations, transport requirements, variables).
+//! `syntax.rs` locates YAML syntax errors; `schema.rs` checks the shape (unknown keys, types,
+//! enum values) over the parsed document; serde_yaml then decodes the text into `raw.rs`'s
+//! types; the [`Spans`] index locates everything checked afterwards (names, durations,
+//! transport requirements, variables).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
 
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
-use super::rewake::{rewake_rules, RawNotifications};
+use super::raw::{DurationText, LocalTool, RawConfig, RawMcp, RawServer};
+use super::rewake::rewake_rules;
 use super::schema;
-use super::spans::{child_path, index_path, Position, Spans, SyntaxError};
+use super::spans::{child_path, index_path, Position, Spans};
+use super::syntax::syntax_error;
 use super::{
-    AnnotationTrust, ApprovalPolicy, Config, LocalTools, McpConfig, NotificationsConfig,
-    PolicyConfig, RestartPolicy, ServerConfig, SideEffectCeiling, TransportKind,
+    Config, LocalTools, McpConfig, NotificationsConfig, PolicyConfig, ServerConfig, TransportKind,
 };
 
 /// `request_timeout` when the config gives none.
@@ -127,106 +125,6 @@ fn local_tools(raw: Option<Vec<LocalTool>>) -> LocalTools {
         }
     }
     tools
-}
-
-/// A YAML syntax error, located. A flow collection left open (`args: [a, b` and no `]`) is
-/// reported where it opens: the parser only notices on a later line, where nothing is wrong.
-fn syntax_error(path: &Path, text: &str, e: SyntaxError) -> ConfigError {
-    let end = e.position.offset.min(text.len());
-    if let Some((at, bracket)) = unclosed_flow(&text[..end]) {
-        let opened = line_and_column(text, at);
-        if opened.line < e.position.line {
-            let close = if bracket == '[' { ']' } else { '}' };
-            return ConfigError::at(
-                ConfigErrorKind::Syntax,
-                path,
-                opened,
-                format!(
-                    "invalid YAML: this `{bracket}` is never closed with `{close}` (the parser gave up on line {}: {})",
-                    e.position.line, e.message
-                ),
-            );
-        }
-    }
-    ConfigError::at(
-        ConfigErrorKind::Syntax,
-        path,
-        e.position,
-        format!("invalid YAML: {}", e.message),
-    )
-}
-
-/// The innermost `[` or `{` opening a flow collection in `text` that is still open at its end,
-/// with its byte offset. Brackets inside quotes, comments and plain scalars do not count.
-fn unclosed_flow(text: &str) -> Option<(usize, char)> {
-    let mut open: Vec<(usize, char)> = Vec::new();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    // Whether the next non-blank character starts a node (a bracket or quote there is syntax).
-    let mut node_start = true;
-    while i < bytes.len() {
-        let c = bytes[i];
-        match c {
-            b'\n' => node_start = true,
-            b' ' | b'\t' | b'\r' => {}
-            b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t' | b'\n') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'[' | b'{' if node_start || !open.is_empty() => {
-                open.push((i, char::from(c)));
-                node_start = true;
-            }
-            b']' | b'}' if !open.is_empty() => {
-                open.pop();
-                node_start = false;
-            }
-            b',' if !open.is_empty() => node_start = true,
-            b'"' | b'\'' if node_start => {
-                // Skip the quoted scalar (`\"` escapes in double quotes, `''` in single).
-                i += 1;
-                while i < bytes.len() {
-                    if c == b'"' && bytes[i] == b'\\' {
-                        i += 2;
-                        continue;
-                    }
-                    if bytes[i] == c {
-                        if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
-                            i += 2;
-                            continue;
-                        }
-                        break;
-                    }
-                    i += 1;
-                }
-                node_start = false;
-            }
-            b':' | b'-' | b'?'
-                if bytes
-                    .get(i + 1)
-                    .is_none_or(|n| matches!(n, b' ' | b'\t' | b'\n' | b'\r')) =>
-            {
-                node_start = true;
-            }
-            _ => node_start = false,
-        }
-        i += 1;
-    }
-    open.pop()
-}
-
-/// The line and column of byte `offset` in `text`.
-fn line_and_column(text: &str, offset: usize) -> Position {
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    Position {
-        line,
-        column: text[line_start..offset].chars().count() + 1,
-        offset,
-    }
 }
 
 /// Whether a server name follows [`SERVER_NAME_RULE`].
@@ -623,122 +521,6 @@ impl Context<'_> {
                 Some((k, value))
             })
             .collect()
-    }
-}
-
-// No Debug on the raw types: they hold headers and tokens before redaction.
-#[derive(Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
-)]
-struct RawConfig {
-    #[serde(default)]
-    mcp: Option<RawMcp>,
-    #[serde(default)]
-    policy: Option<RawPolicy>,
-    #[serde(default)]
-    notifications: Option<RawNotifications>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `servers`, `startup_budget` and `roots`"
-)]
-struct RawMcp {
-    #[serde(default)]
-    startup_budget: Option<DurationText>,
-    #[serde(default)]
-    roots: Option<Vec<String>>,
-    #[serde(default)]
-    servers: Option<Vec<RawServer>>,
-}
-
-#[derive(Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a server mapping (name, transport, command, url, …)"
-)]
-struct RawServer {
-    name: String,
-    #[serde(default)]
-    transport: Option<TransportKind>,
-    #[serde(default)]
-    command: Option<String>,
-    #[serde(default)]
-    args: Option<Vec<String>>,
-    #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    headers: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    bearer_token: Option<String>,
-    #[serde(default)]
-    request_timeout: Option<DurationText>,
-    #[serde(default)]
-    annotation_trust: Option<AnnotationTrust>,
-    #[serde(default)]
-    restart: Option<RestartPolicy>,
-    #[serde(default)]
-    enabled: Option<bool>,
-    #[serde(default)]
-    roots: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling`, `approval` and `local_tools`"
-)]
-struct RawPolicy {
-    #[serde(default)]
-    side_effect_ceiling: Option<SideEffectCeiling>,
-    #[serde(default)]
-    approval: Option<ApprovalPolicy>,
-    #[serde(default)]
-    local_tools: Option<Vec<LocalTool>>,
-}
-
-/// One entry of `policy.local_tools` as written.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum LocalTool {
-    Read,
-    Bash,
-}
-
-/// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so
-/// the error can say which key it is.
-#[derive(Debug)]
-struct DurationText(String);
-
-impl<'de> Deserialize<'de> for DurationText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = DurationText;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration such as 500ms, 10s, 2m or 1h")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(V)
     }
 }
 

@@ -2,6 +2,8 @@
 //! valid fixtures, `${VAR}` expansion, and durations.
 
 use super::*;
+use crate::config::syntax::unclosed_flow;
+use crate::config::{AnnotationTrust, ApprovalPolicy, SideEffectCeiling};
 use crate::config::{RestartPolicy, RewakeRule};
 
 fn fixture_dir() -> PathBuf {

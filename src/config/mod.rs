@@ -1,8 +1,10 @@
 //! Configuration: the YAML schema, its defaults, and loading with `file:line:col` errors.
 //!
 //! This is the lowest layer: plain data that every other layer reads. Loading, validation and
-//! `${VAR}` expansion live in `load.rs`; the location index that gives every node its line and
-//! column lives in `spans.rs` (serde_yaml exposes no spans).
+//! `${VAR}` expansion live in `load.rs` (the shape check in `schema.rs`, the text as written in
+//! `raw.rs`, syntax errors in `syntax.rs`); the location index that gives every node its line and
+//! column lives in `spans.rs` (serde_yaml exposes no spans). Writing back: `edit/` (the
+//! comment-preserving editor), `write.rs` (the file); `import/` reads other clients' configs.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,10 +20,12 @@ mod expand;
 pub mod import;
 mod load;
 mod path;
+mod raw;
 pub mod redact;
 mod rewake;
 mod schema;
 pub mod spans;
+mod syntax;
 mod write;
 
 pub use duration::parse_duration;
