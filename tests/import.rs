@@ -256,3 +256,20 @@ fn without_write_nothing_changes_and_bad_files_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
 }
+
+#[test]
+fn a_flow_style_server_list_gets_flow_items() {
+    let cfg = write_config("mcp:\n  servers: [{name: z, command: y}]  # flow\n");
+    let file = cfg.dir.path().join(".mcp.json");
+    std::fs::write(&file, r#"{"mcpServers": {"A": {"command": "x"}}}"#).unwrap();
+    let (printed, said) = import_write(&file, &cfg.path);
+    assert!(
+        printed.starts_with("mcp:\n  servers:\n    # imported from"),
+        "{printed}"
+    );
+    assert!(said.contains("written in flow style"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(&cfg.path).unwrap(),
+        "mcp:\n  servers: [{name: z, command: y}, {name: a, command: x}]  # flow\n"
+    );
+}

@@ -187,7 +187,16 @@ pub fn run(explicit_config: Option<&Path>, args: ImportArgs) -> ExitCode {
             1,
         );
     }
-    output::print(&added);
+    if added.ends_with('\n') && !added.trim_start().starts_with(',') {
+        output::print(&added);
+    } else {
+        // The config's list is in flow style (`[…]`): the entries go in as flow items, without
+        // their notes. Show them whole.
+        output::print(&import::as_yaml(&imported.servers));
+        output::error_line(
+            "note: the config's server list is written in flow style ([…]): the entries are added there as flow items, and their notes are not written",
+        );
+    }
     let names: Vec<&str> = imported.servers.iter().map(|s| s.name.as_str()).collect();
     output::error_line(&format!(
         "{} server{} from {} ({}): {}",

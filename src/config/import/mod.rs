@@ -358,6 +358,23 @@ fn assemble(
     })
 }
 
+/// `servers` as a config of their own (`mcp:`, `servers:`, then each entry with its notes as
+/// comments): how they read when the config's list is in flow style, where the entries are
+/// added without their comments.
+pub fn as_yaml(servers: &[ImportedServer]) -> String {
+    let mut out = String::from("mcp:\n  servers:\n");
+    for server in servers {
+        out.push_str(&crate::config::emit::sequence_item(
+            &server.entry,
+            4,
+            2,
+            2,
+            &server.notes,
+        ));
+    }
+    out
+}
+
 /// A duration as the config writes it: `30s`, `1500ms`.
 fn duration_text(d: Duration) -> String {
     if d.subsec_millis() == 0 {
