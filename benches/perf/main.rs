@@ -177,7 +177,7 @@ async fn sequential_rows(
 
 /// The protocol revision the stack negotiated with its one server: the bare loop speaks it too.
 fn negotiated(runtime: &aimon_console::runtime::AgentRuntime) -> String {
-    match runtime.start_summary().servers.first() {
+    match runtime.reports().first() {
         Some(report) => match &report.protocol_version {
             Some(revision) => revision.clone(),
             None => panic!("{}: no protocol revision in {report:?}", report.name),

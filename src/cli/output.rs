@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{json, Value};
 
-use crate::mcp::events::{ServerReport, ServerStatus};
-use crate::mcp::manager::StartSummary;
+use crate::runtime::StartSummary;
+use crate::runtime::{ServerReport, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
@@ -29,8 +29,8 @@ pub fn tool_json(tool: &ToolDescriptor) -> Value {
 /// The whole `check --json` object.
 pub fn check_json(summary: &StartSummary, tools: &[ToolDescriptor]) -> Value {
     json!({
-        "deadline_ms": crate::mcp::events::millis(summary.deadline),
-        "elapsed_ms": crate::mcp::events::millis(summary.elapsed),
+        "deadline_ms": crate::text::millis(summary.deadline),
+        "elapsed_ms": crate::text::millis(summary.elapsed),
         "servers": summary.servers,
         "tools": tools.iter().map(tool_json).collect::<Vec<_>>(),
     })

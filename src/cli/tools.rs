@@ -9,7 +9,7 @@ use serde_json::json;
 use super::check::start_runtime;
 use super::output::{self, Style};
 use crate::config::Config;
-use crate::mcp::events::ServerStatus;
+use crate::runtime::ServerStatus;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ToolsArgs {
@@ -23,8 +23,9 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
+    // A report after everything settled: every server that could join has joined.
+    let summary = runtime.wait_started().await;
     let tools = runtime.tools();
-    let summary = runtime.start_summary().clone();
     runtime.close().await;
     let failed: Vec<_> = summary
         .servers

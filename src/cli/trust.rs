@@ -10,8 +10,7 @@ use std::process::ExitCode;
 use super::check::start_runtime;
 use super::output::{self, Style};
 use crate::config::{self, AnnotationTrust, Config};
-use crate::mcp::events::ServerStatus;
-use crate::runtime::TraitChange;
+use crate::runtime::{ServerStatus, TraitChange};
 use crate::text::sanitize_line;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
@@ -108,12 +107,7 @@ pub async fn run(mut config: Config, args: TrustArgs) -> ExitCode {
             Ok(r) => r,
             Err(code) => return code,
         };
-        let report = runtime
-            .start_summary()
-            .servers
-            .iter()
-            .find(|s| s.name == entry.name)
-            .cloned();
+        let report = runtime.wait_for_server(&entry.name).await;
         let changes = runtime.preview_trust(&entry.name, to);
         runtime.close().await;
         match report {

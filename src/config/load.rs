@@ -287,6 +287,20 @@ impl Context<'_> {
             .startup_budget
             .as_ref()
             .and_then(|d| self.keep(self.duration("mcp.startup_budget", d)));
+        let max_concurrent_starts =
+            match raw.max_concurrent_starts {
+                None => None,
+                Some(0) => {
+                    self.report(self.error(
+                    ConfigErrorKind::Invalid,
+                    "mcp.max_concurrent_starts",
+                    "mcp.max_concurrent_starts: must be at least 1 (leave it out for no limit)"
+                        .to_string(),
+                ));
+                    None
+                }
+                Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            };
         let mut servers = Vec::new();
         let mut first_seen: HashMap<String, Position> = HashMap::new();
         for (i, server) in raw.servers.unwrap_or_default().into_iter().enumerate() {
@@ -325,6 +339,7 @@ impl Context<'_> {
         McpConfig {
             servers,
             startup_budget,
+            max_concurrent_starts,
             roots,
         }
     }

@@ -696,3 +696,22 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn max_concurrent_starts_is_a_whole_number_from_1() {
+    let config = load_text("mcp:\n  max_concurrent_starts: 4\n").expect("loads");
+    assert_eq!(config.mcp.max_concurrent_starts, Some(4));
+    let err = load_text("mcp:\n  max_concurrent_starts: many\n").expect_err("bad");
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:2:26: mcp.max_concurrent_starts: expected a whole number, got a string"
+    );
+    let err =
+        load_text("mcp:\n  max_concurrent_starts: 0\n  startup_budget: soon\n").expect_err("bad");
+    assert_eq!(err.count(), 2, "{}", err.report());
+    assert!(
+        err.report().contains("must be at least 1"),
+        "{}",
+        err.report()
+    );
+}

@@ -28,11 +28,13 @@ pub(super) struct RawConfig {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `servers`, `startup_budget` and `roots`"
+    expecting = "a mapping with `servers`, `startup_budget`, `max_concurrent_starts` and `roots`"
 )]
 pub(super) struct RawMcp {
     #[serde(default)]
     pub(super) startup_budget: Option<DurationText>,
+    #[serde(default)]
+    pub(super) max_concurrent_starts: Option<u64>,
     #[serde(default)]
     pub(super) roots: Option<Vec<String>>,
     #[serde(default)]

@@ -22,6 +22,8 @@ pub(super) enum Shape {
     Bool,
     /// `10s`, `500ms`, or a bare number of seconds.
     Duration,
+    /// A whole number, 0 or more.
+    Count,
     /// One of these words.
     Enum(&'static [&'static str]),
     List(&'static Shape),
@@ -82,8 +84,9 @@ static SERVER_FIELDS: [Field; 14] = [
 ];
 static SERVER: Shape = Shape::Map(&SERVER_FIELDS);
 
-static MCP_FIELDS: [Field; 3] = [
+static MCP_FIELDS: [Field; 4] = [
     opt("startup_budget", Shape::Duration),
+    opt("max_concurrent_starts", Shape::Count),
     opt("roots", Shape::List(&STR)),
     opt("servers", Shape::List(&SERVER)),
 ];
@@ -187,6 +190,11 @@ impl Walk<'_> {
             Shape::Duration => {
                 if !matches!(value, Value::String(_) | Value::Number(_)) {
                     self.wrong(value, node, "a duration such as 500ms, 10s, 2m or 1h");
+                }
+            }
+            Shape::Count => {
+                if !matches!(value, Value::Number(n) if n.as_u64().is_some()) {
+                    self.wrong(value, node, "a whole number");
                 }
             }
             Shape::Enum(words) => match value {
