@@ -139,7 +139,7 @@ proptest! {
             let config = Config {
                 path: "/dev/null".into(),
                 mcp: McpConfig { servers: Vec::new(), startup_budget: None, max_concurrent_starts: None, roots: Vec::new() },
-                policy: PolicyConfig { side_effect_ceiling: ceiling, approval },
+                policy: PolicyConfig { side_effect_ceiling: ceiling, approval, ..PolicyConfig::default() },
                 notifications: Default::default(),
                 source_digest: 0,
             };

@@ -141,7 +141,8 @@ fn rules_between_keys_are_located_errors() {
     );
     let err = load("        clientid: x\n").expect_err("unknown key");
     assert!(
-        err.to_string().contains("unknown field `clientid`"),
+        err.to_string()
+            .ends_with("oauth: unknown key `clientid` (did you mean `client_id`?)"),
         "{err}"
     );
 }

@@ -34,7 +34,7 @@ pub enum RuntimeError {
 
 /// What goes into a runtime besides the config.
 pub struct RuntimeOptions {
-    /// Register the local tools `read` and `bash`.
+    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default).
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
@@ -134,7 +134,9 @@ fn build(
 ) -> Result<AgentRuntime, RuntimeError> {
     if options.local_tools {
         for tool in crate::tool::local::all() {
-            registry.register(tool)?;
+            if config.policy.local_tools.contains(&tool.descriptor().name) {
+                registry.register(tool)?;
+            }
         }
     }
     for tool in options.extra_tools {
