@@ -15,8 +15,10 @@ use std::time::Duration;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
+use super::hooks::hook_list;
 use super::raw::{DurationText, LocalTool, RawConfig, RawMcp, RawServer};
 use super::rewake::rewake_rules;
+use super::rules::approval_rules;
 use super::schema;
 use super::spans::{child_path, index_path, Position, Spans};
 use super::syntax::syntax_error;
@@ -96,6 +98,8 @@ pub fn load_str(
     let notifications = NotificationsConfig {
         rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
+    let rules = approval_rules(&cx, policy.rules.unwrap_or_default(), &names);
+    let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
     if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
         return Err(err);
     }
@@ -103,10 +107,12 @@ pub fn load_str(
         path: absolute,
         mcp,
         notifications,
+        hooks,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
             local_tools: local_tools(policy.local_tools),
+            rules,
         },
         source_digest: super::write::digest(text),
     })
@@ -277,7 +283,7 @@ impl Context<'_> {
         })
     }
 
-    fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
+    pub(super) fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
         parse_duration(&raw.0)
             .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
     }

@@ -7,14 +7,16 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::hooks::RawHook;
 use super::rewake::RawNotifications;
+use super::rules::RawRule;
 use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, TransportKind};
 
 // No Debug on the raw types: they hold headers and tokens before redaction.
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications` and `hooks` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -23,6 +25,8 @@ pub(super) struct RawConfig {
     pub(super) policy: Option<RawPolicy>,
     #[serde(default)]
     pub(super) notifications: Option<RawNotifications>,
+    #[serde(default)]
+    pub(super) hooks: Option<Vec<RawHook>>,
 }
 
 #[derive(Default, Deserialize)]
@@ -78,10 +82,10 @@ pub(super) struct RawServer {
     pub(super) roots: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling`, `approval` and `local_tools`"
+    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools` and `rules`"
 )]
 pub(super) struct RawPolicy {
     #[serde(default)]
@@ -90,6 +94,8 @@ pub(super) struct RawPolicy {
     pub(super) approval: Option<ApprovalPolicy>,
     #[serde(default)]
     pub(super) local_tools: Option<Vec<LocalTool>>,
+    #[serde(default)]
+    pub(super) rules: Option<Vec<RawRule>>,
 }
 
 /// One entry of `policy.local_tools` as written.
