@@ -216,6 +216,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::CallFinished { .. }
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_)
         | RuntimeEvent::EventsDropped { .. } => false,
     }
 }

@@ -1,5 +1,6 @@
-//! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
-//! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
+//! The call path: look the tool up, check its arguments, run the `pre_tool_use` hooks, ask the
+//! gate, wait for the operator when the gate says so, run the tool, run the `post_tool_use`
+//! hooks. Local and MCP tools go the same way (DESIGN §1).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,13 +13,17 @@ use tokio_util::sync::CancellationToken;
 use super::bus::EventBus;
 use super::call::{CallOutcome, CallStatus};
 use super::events::RuntimeEvent;
+use super::hooks::{Hooks, Subject};
 use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
+use crate::config::HookEvent;
 use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Runs calls for one runtime.
 pub(crate) struct Executor {
     pub(crate) registry: Arc<ToolRegistry>,
     pub(crate) gate: Arc<ApprovalGate>,
+    /// `pre_tool_use` hooks run before the gate decides, `post_tool_use` hooks after the tool.
+    pub(crate) hooks: Arc<Hooks>,
     pub(crate) bus: EventBus,
     pub(crate) next_id: AtomicU64,
     /// Parent of every call's cancellation: cancelled when the runtime closes.
@@ -101,8 +106,30 @@ impl Executor {
             Ok(input) => input,
             Err(why) => return (CallStatus::Error, ToolResult::error(why)),
         };
-        match self.gate.evaluate(descriptor) {
+        // The hooks say their piece first; the gate weighs it (a deny holds, nothing passes
+        // the ceiling).
+        let hooked = if self.hooks.has(HookEvent::PreToolUse) {
+            let arguments = Value::Object(input.0.clone());
+            let subject = Subject::Call {
+                id,
+                tool: descriptor,
+                arguments: &arguments,
+                after: None,
+            };
+            let decision = self.hooks.pre_tool_use(&subject, &cancel).await;
+            if cancel.is_cancelled() {
+                return (
+                    CallStatus::Cancelled,
+                    ToolResult::error("cancelled while its pre_tool_use hooks ran"),
+                );
+            }
+            decision
+        } else {
+            None
+        };
+        match self.gate.decide(descriptor, hooked.as_ref()) {
             GateVerdict::Refuse { why } => return (CallStatus::Refused, ToolResult::error(why)),
+            GateVerdict::Deny { why } => return (CallStatus::Denied, ToolResult::error(why)),
             GateVerdict::Run { .. } => {}
             GateVerdict::Ask { why } => {
                 self.bus.send(RuntimeEvent::CallStatus {
@@ -165,6 +192,10 @@ impl Executor {
                 })
             }),
         };
+        let post = self
+            .hooks
+            .has(HookEvent::PostToolUse)
+            .then(|| Value::Object(input.0.clone()));
         let result = tool.execute(input, ctx).await;
         let status = if cancel.is_cancelled() {
             CallStatus::Cancelled
@@ -173,6 +204,19 @@ impl Executor {
         } else {
             CallStatus::Ok
         };
+        if let Some(arguments) = post {
+            let subject = Subject::Call {
+                id,
+                tool: descriptor,
+                arguments: &arguments,
+                after: Some((status, &result)),
+            };
+            // A cancelled call's hooks still run: they are told it was cancelled.
+            let cancel = self.hooks.stop_token();
+            self.hooks
+                .run_event(HookEvent::PostToolUse, &subject, &cancel)
+                .await;
+        }
         (status, result)
     }
 

@@ -52,6 +52,7 @@ pub(super) fn config() -> Config {
         },
         policy: PolicyConfig::default(),
         notifications: Default::default(),
+        hooks: Vec::new(),
         source_digest: 1,
     }
 }
