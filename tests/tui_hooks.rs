@@ -121,7 +121,10 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
         .lines()
         .find(|l| l.contains("tool mcp__notes__write_note"))
         .unwrap_or_default();
-    assert!(row.contains("allow") && row.contains("policy.rules[0] in"), "{screen}");
+    assert!(
+        row.contains("allow") && row.contains("policy.rules[0] in"),
+        "{screen}"
+    );
     t.keys(&["d"]);
     t.wait_for("removed policy.rules[0]", Duration::from_secs(5));
     let written = std::fs::read_to_string(&config).unwrap();
