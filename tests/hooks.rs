@@ -121,6 +121,41 @@ fn an_mcp_tool_hook_that_says_deny_stops_the_call_with_its_reason() {
 }
 
 #[test]
+fn the_example_configs_hook_and_rule_work_offline() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml");
+    let out = run(
+        &[
+            "call",
+            "mcp__notes__delete_note",
+            "--args",
+            r#"{"title":"groceries"}"#,
+            "--yes",
+        ],
+        Some(&path),
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "denied by hooks[0] (mcp_tool notes-trusted/echo): notes on notes are kept (groceries)"
+        ),
+        "{err}"
+    );
+    // The rule: a mutating call runs without a question (there is no terminal, and no --yes).
+    let out = run(
+        &[
+            "call",
+            "mcp__notes-trusted__write_note",
+            "--args",
+            r#"{"title":"t","body":"b"}"#,
+        ],
+        Some(&path),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("saved note"));
+}
+
+#[test]
 fn hooks_that_fail_leave_a_warning_and_the_call_goes_on() {
     let m = marker("hook-fail");
     let cfg = config_with(
