@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::call::CallStatus;
-use super::hooks::HookRun;
+use super::hooks::report::HookRun;
 use super::turn::ToolsDiff;
 use crate::approval::ApprovalRequest;
 use crate::mcp::events::McpEvent;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::HookAnswer;
+use super::report::HookAnswer;
 
 /// Quoted text of an unreadable answer, at most this many characters.
 const QUOTE_CHARS: usize = 120;

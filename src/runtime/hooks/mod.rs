@@ -13,17 +13,18 @@
 //! call, so a hook is never a way around them.
 //!
 //! `template.rs` renders `mcp_tool` arguments, `answer.rs` reads decisions, `command.rs` runs
-//! `command` hooks; `event.rs` is what a hook is told about its event.
+//! `command` hooks; `event.rs` is what a hook is told about its event, `report.rs` what the
+//! runtime tells about a run.
 
 mod answer;
 mod command;
 mod event;
+pub(crate) mod report;
 mod template;
 
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -31,6 +32,7 @@ use tokio_util::task::TaskTracker;
 use self::answer::Answer;
 use self::command::Ran;
 pub(crate) use self::event::Subject;
+pub use self::report::{HookAnswer, HookOutcome, HookRun};
 use super::bus::EventBus;
 use super::events::RuntimeEvent;
 use crate::approval::{
@@ -48,65 +50,6 @@ const TEXT_CHARS: usize = 500;
 const CANCEL_GRACE: Duration = Duration::from_millis(300);
 /// How long closing waits for hooks still running in the background to stop.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
-
-/// A decision as a hook gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookAnswer {
-    Allow,
-    Deny,
-    /// Leave it to the rules and the policy.
-    Defer,
-}
-
-impl HookAnswer {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookAnswer::Allow => "allow",
-            HookAnswer::Deny => "deny",
-            HookAnswer::Defer => "defer",
-        }
-    }
-}
-
-/// How one hook run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HookOutcome {
-    /// It answered with a decision (read for `pre_tool_use` only).
-    Decided {
-        decision: HookAnswer,
-        reason: Option<String>,
-    },
-    /// It ran and said nothing that decides (or its event takes no decision).
-    Ran,
-    /// It failed, and counts as having said nothing: why, in words.
-    Warning(String),
-}
-
-/// One hook run, as `RuntimeEvent::HookRan` reports it (and a transcript would record it).
-#[derive(Debug, Clone, PartialEq)]
-pub struct HookRun {
-    /// Its index in `hooks`.
-    pub hook: usize,
-    pub event: HookEvent,
-    /// `mcp_tool guard/check` or `command /path/guard.sh`.
-    pub action: String,
-    /// The call it ran for (tool events).
-    pub call: Option<u64>,
-    /// That call's tool.
-    pub tool: Option<String>,
-    /// The server the event is about (the tool's server; the server that became ready or failed).
-    pub server: Option<String>,
-    pub elapsed: Duration,
-    pub outcome: HookOutcome,
-}
-
-impl HookRun {
-    /// `hooks[0] (mcp_tool guard/check)`: how the hook is named to the operator.
-    pub fn label(&self) -> String {
-        format!("hooks[{}] ({})", self.hook, self.action)
-    }
-}
 
 /// The hooks of one runtime, and what they need to run.
 pub(crate) struct Hooks {
