@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 /// At most this many bytes of stdout, and of stderr, are kept.
 const MAX_OUTPUT: usize = 64 * 1024;
-/// After the program exits, how long its pipes may stay open before its group is killed.
+/// After the program exits, how long its pipes may stay open before its group is killed (never
+/// past the hook's timeout).
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 
 /// How a command hook's run ended.
@@ -58,6 +59,8 @@ pub(super) async fn run(
         .process_group(0)
         .kill_on_drop(true)
         .spawn();
+    // Nothing past the timeout: draining the pipes after an exit counts too.
+    let deadline = tokio::time::Instant::now() + timeout;
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => return Ran::SpawnFailed(format!("could not start {program}: {e}")),
@@ -76,7 +79,7 @@ pub(super) async fn run(
     let mut stderr = collect(child.stderr.take());
     let ended = tokio::select! {
         status = child.wait() => Some(status),
-        () = tokio::time::sleep(timeout) => None,
+        () = tokio::time::sleep_until(deadline) => None,
         () = cancel.cancelled() => None,
     };
     let Some(status) = ended else {
@@ -93,20 +96,22 @@ pub(super) async fn run(
     };
     // Its pipes may be held open by something it left running: give them a moment, then kill
     // the group, which closes them.
+    let grace = |at: tokio::time::Instant| (at + DRAIN_GRACE).min(deadline);
     let (mut out, mut err) = (None, None);
-    let _ = tokio::time::timeout(DRAIN_GRACE, async {
+    let _ = tokio::time::timeout_at(grace(tokio::time::Instant::now()), async {
         out = Some((&mut stdout).await);
         err = Some((&mut stderr).await);
     })
     .await;
     kill_group(group);
+    let until = grace(tokio::time::Instant::now());
     let out = match out {
         Some(done) => text(done),
-        None => finish(stdout).await,
+        None => finish(stdout, until).await,
     };
     let err = match err {
         Some(done) => text(done),
-        None => finish(stderr).await,
+        None => finish(stderr, until).await,
     };
     match status {
         Ok(status) => Ran::Exited {
@@ -142,8 +147,8 @@ fn collect<R: AsyncRead + Unpin + Send + 'static>(pipe: Option<R>) -> JoinHandle
 
 /// What a collector read; nothing when its pipe is still held open by a process outside the
 /// group (then it is abandoned).
-async fn finish(mut collector: JoinHandle<Vec<u8>>) -> String {
-    match tokio::time::timeout(DRAIN_GRACE, &mut collector).await {
+async fn finish(mut collector: JoinHandle<Vec<u8>>, until: tokio::time::Instant) -> String {
+    match tokio::time::timeout_at(until, &mut collector).await {
         Ok(done) => text(done),
         Err(_) => {
             collector.abort();

@@ -46,8 +46,6 @@ use crate::tool::{schema, ProgressSink, Tool, ToolContext, ToolInput, ToolRegist
 
 /// Characters kept of a reason or a warning.
 const TEXT_CHARS: usize = 500;
-/// After a hook's tool call times out, how long it may take to send its cancellation.
-const CANCEL_GRACE: Duration = Duration::from_millis(300);
 /// How long closing waits for hooks still running in the background to stop.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -368,9 +366,9 @@ impl Hooks {
                 }
             }
         };
-        let descriptor = found.descriptor();
+        let descriptor = found.descriptor().clone();
         // The ceiling and deny rules hold for a hook's own call too; nobody is asked.
-        match self.gate.decide(descriptor, None) {
+        match self.gate.decide(&descriptor, None) {
             GateVerdict::Deny { why } | GateVerdict::Refuse { why } => {
                 return Err(format!("the hook's own call was not allowed: {why}"));
             }
@@ -389,20 +387,17 @@ impl Hooks {
             cancel: call_cancel.clone(),
             progress: ProgressSink::none(),
         };
-        let execute = found.execute(input, ctx);
-        tokio::pin!(execute);
+        // In a task of its own: at the timeout it is cancelled (its server is told) and left to
+        // end by itself, while the hook returns at once.
+        let mut call = tokio::spawn(async move { found.execute(input, ctx).await });
         tokio::select! {
-            result = &mut execute => {
-                if cancel.is_cancelled() {
-                    Err(stopped())
-                } else {
-                    Ok(result)
-                }
-            }
+            joined = &mut call => match joined {
+                Ok(_) if cancel.is_cancelled() => Err(stopped()),
+                Ok(result) => Ok(result),
+                Err(e) => Err(format!("its call of {server}/{tool} failed: {e}")),
+            },
             () = tokio::time::sleep_until(deadline) => {
-                // Cancel it properly (the server is told), then give up on it.
                 call_cancel.cancel();
-                let _ = tokio::time::timeout(CANCEL_GRACE, &mut execute).await;
                 Err(timed_out())
             }
         }
