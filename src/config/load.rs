@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::agent::{agent_config, RawAgent};
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
@@ -78,10 +79,15 @@ pub fn load_str(
     let notifications = NotificationsConfig {
         rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &mcp.servers)?,
     };
+    let agent = raw
+        .agent
+        .map(|agent| agent_config(&cx, agent, &base))
+        .transpose()?;
     Ok(Config {
         path: absolute,
         mcp,
         notifications,
+        agent,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
@@ -117,13 +123,13 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 /// A missing or whitespace-only value.
-fn is_blank(value: Option<&str>) -> bool {
+pub(super) fn is_blank(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty())
 }
 
 /// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
 /// symlink).
-fn relative_to(base: &Path, path: &Path) -> PathBuf {
+pub(super) fn relative_to(base: &Path, path: &Path) -> PathBuf {
     base.join(path)
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
@@ -213,13 +219,13 @@ impl Context<'_> {
     }
 
     /// Expand `${VAR}`s in the string value at `node`.
-    fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
+    pub(super) fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
         expand(value, self.env).map_err(|e: ExpandError| {
             self.error(ConfigErrorKind::Expansion, node, format!("{e} (in {node})"))
         })
     }
 
-    fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
+    pub(super) fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
         parse_duration(&raw.0)
             .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
     }
@@ -445,7 +451,7 @@ impl Context<'_> {
     }
 
     /// Expand the values (not the keys) of a string map.
-    fn map(
+    pub(super) fn map(
         &self,
         node: &str,
         raw: BTreeMap<String, String>,
@@ -463,7 +469,7 @@ impl Context<'_> {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications` and `agent` sections"
 )]
 struct RawConfig {
     #[serde(default)]
@@ -472,6 +478,8 @@ struct RawConfig {
     policy: Option<RawPolicy>,
     #[serde(default)]
     notifications: Option<RawNotifications>,
+    #[serde(default)]
+    agent: Option<RawAgent>,
 }
 
 #[derive(Default, Deserialize)]
@@ -537,8 +545,8 @@ struct RawPolicy {
 
 /// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so
 /// the error can say which key it is.
-#[derive(Debug)]
-struct DurationText(String);
+#[derive(Debug, Clone)]
+pub(super) struct DurationText(String);
 
 impl<'de> Deserialize<'de> for DurationText {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

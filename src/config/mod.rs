@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod agent;
 mod duration;
 mod error;
 mod expand;
@@ -20,6 +21,10 @@ mod rewake;
 pub mod spans;
 mod write;
 
+pub use agent::{
+    AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_SYSTEM_PROMPT,
+};
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
@@ -39,6 +44,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// The `notifications:` section (rewake rules).
     pub notifications: NotificationsConfig,
+    /// The `agent:` section: the model endpoints the agent may use (`None`: no agent).
+    pub agent: Option<AgentConfig>,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -96,6 +103,7 @@ impl Config {
             },
             policy,
             notifications: NotificationsConfig::default(),
+            agent: None,
             source_digest: 0,
         }
     }

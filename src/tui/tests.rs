@@ -52,6 +52,7 @@ fn config() -> Config {
         },
         policy: PolicyConfig::default(),
         notifications: Default::default(),
+        agent: None,
         source_digest: 1,
     }
 }
