@@ -197,6 +197,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::CallStatus { .. }
         | RuntimeEvent::CallFinished { .. }
         | RuntimeEvent::ApprovalRequested(_)
+        | RuntimeEvent::ApprovalAnswered { .. }
         | RuntimeEvent::ToolsChanged(_)
         | RuntimeEvent::EventsDropped { .. } => false,
     }

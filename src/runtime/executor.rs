@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::bus::EventBus;
 use super::events::RuntimeEvent;
-use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
+use crate::approval::{
+    AnsweredBy, ApprovalDecision, ApprovalGate, ApprovalRequest, CallOrigin, GateVerdict,
+};
 use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Where a call stands.
@@ -68,6 +70,17 @@ pub struct CallOutcome {
     pub result: ToolResult,
     #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
     pub elapsed: Duration,
+    /// How the operator answered, when the call waited for approval (not part of the JSON
+    /// shape of `call --json`).
+    #[serde(skip)]
+    pub approval: Option<Approval>,
+}
+
+/// The answer to a call's approval request, and how it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Approval {
+    pub decision: ApprovalDecision,
+    pub by: AnsweredBy,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -104,6 +117,7 @@ impl Executor {
         tool_name: &str,
         arguments: Value,
         cancel: CancellationToken,
+        origin: CallOrigin,
     ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
@@ -113,14 +127,19 @@ impl Executor {
             id,
             tool: tool_name.to_string(),
             arguments: arguments.clone(),
+            origin: origin.clone(),
         });
-        let (status, result) = self.decide_and_run(id, tool_name, arguments, cancel).await;
+        let mut approval = None;
+        let (status, result) = self
+            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut approval)
+            .await;
         let outcome = CallOutcome {
             id,
             tool: tool_name.to_string(),
             status,
             result,
             elapsed: started.elapsed(),
+            approval,
         };
         self.bus.send(RuntimeEvent::CallFinished {
             id,
@@ -137,6 +156,8 @@ impl Executor {
         tool_name: &str,
         arguments: Value,
         cancel: CancellationToken,
+        origin: CallOrigin,
+        approval: &mut Option<Approval>,
     ) -> (CallStatus, ToolResult) {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
@@ -170,19 +191,34 @@ impl Executor {
                 });
                 let arguments = Value::Object(input.0.clone());
                 let (request, reply) = ApprovalRequest::new(id, descriptor.clone(), arguments, why);
+                let request = request.with_origin(origin);
+                let by = request.answered_by();
                 self.bus.send(RuntimeEvent::ApprovalRequested(request));
-                let decision = tokio::select! {
-                    decision = reply => decision.unwrap_or(ApprovalDecision::Deny),
+                let (decision, by) = tokio::select! {
+                    decision = reply => match decision {
+                        Ok(decision) => (decision, by.get().copied().unwrap_or(AnsweredBy::Operator)),
+                        Err(_) => (ApprovalDecision::Deny, AnsweredBy::Unanswered),
+                    },
                     () = cancel.cancelled() => {
                         return (CallStatus::Cancelled, ToolResult::error("cancelled while awaiting approval"));
                     }
                 };
+                *approval = Some(Approval { decision, by });
+                self.bus
+                    .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
                     ApprovalDecision::Deny => {
-                        return (
-                            CallStatus::Denied,
-                            ToolResult::error(format!("denied by the operator: {tool_name}")),
-                        );
+                        let why = match by {
+                            AnsweredBy::NoTerminal => format!(
+                                "refused without asking: {tool_name} needs approval and there is no terminal to ask the operator on (and no --yes)"
+                            ),
+                            AnsweredBy::Operator
+                            | AnsweredBy::YesFlag
+                            | AnsweredBy::Unanswered => {
+                                format!("denied by the operator: {tool_name}")
+                            }
+                        };
+                        return (CallStatus::Denied, ToolResult::error(why));
                     }
                     ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
                         if !self.still_registered(tool_name, &tool) =>

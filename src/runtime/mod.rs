@@ -12,9 +12,10 @@ mod lifecycle;
 mod rewake;
 mod turn;
 
+pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use events::{log_text, RuntimeEvent};
-pub use executor::{CallOutcome, CallStatus};
+pub use executor::{Approval, CallOutcome, CallStatus};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,
