@@ -31,6 +31,8 @@ enum Command {
     Watch(cli::watch::WatchArgs),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
+    /// Run the built-in demo model: an OpenAI-compatible endpoint on loopback, by fixed rules.
+    DemoModel(cli::demo_model::DemoModelArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
     #[command(hide = true)]
     Conformance(cli::conformance::ConformanceArgs),
@@ -89,6 +91,17 @@ fn main() -> ExitCode {
         };
     }
 
+    if let Some(Command::DemoModel(args)) = cli.command {
+        let _guard = cli.log_file.as_ref().and_then(init_logging);
+        return match cli::demo_model::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                cli::output::error_line(&format!("demo-model: {e:#}"));
+                ExitCode::from(1)
+            }
+        };
+    }
+
     let _guard = init_logging(cli.log_file.as_ref().unwrap_or(&log_default));
     let command = match cli.command {
         // The conformance client needs no config file.
@@ -112,7 +125,9 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
-            Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
+            Some(Command::DemoServer(_) | Command::DemoModel(_) | Command::Conformance(_)) => {
+                ExitCode::SUCCESS
+            }
         }
     })
 }

@@ -5,6 +5,7 @@ pub mod call;
 pub mod check;
 pub mod conformance;
 pub mod demo_faults;
+pub mod demo_model;
 pub mod demo_server;
 pub mod events;
 pub mod output;
