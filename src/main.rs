@@ -29,6 +29,10 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
     Watch(cli::watch::WatchArgs),
+    /// Ask the agent (the model of agent: in the config) one prompt; it calls tools through the gate.
+    Run(cli::run::RunArgs),
+    /// List the agent's conversations (transcripts), for `run --resume ID`.
+    Sessions(cli::sessions::SessionsArgs),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// Run the built-in demo model: an OpenAI-compatible endpoint on loopback, by fixed rules.
@@ -108,6 +112,8 @@ fn main() -> ExitCode {
         Some(Command::Conformance(args)) => {
             return block_on(async move { cli::conformance::run(args).await })
         }
+        // Sessions are files of their own; no config needed.
+        Some(Command::Sessions(args)) => return cli::sessions::run(args),
         other => other,
     };
     let config = match cli::load_config(cli.config.config.as_deref()) {
@@ -125,9 +131,13 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
-            Some(Command::DemoServer(_) | Command::DemoModel(_) | Command::Conformance(_)) => {
-                ExitCode::SUCCESS
-            }
+            Some(Command::Run(args)) => cli::run::run(config, args).await,
+            Some(
+                Command::DemoServer(_)
+                | Command::DemoModel(_)
+                | Command::Conformance(_)
+                | Command::Sessions(_),
+            ) => ExitCode::SUCCESS,
         }
     })
 }

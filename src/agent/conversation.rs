@@ -331,6 +331,8 @@ impl Conversation {
                 reason: reason.to_string(),
             });
         }
+        // Let a driver on this thread show the calls before their runtime events.
+        tokio::task::yield_now().await;
         join_all(
             calls
                 .iter()
@@ -416,8 +418,8 @@ pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
     let (status, prefix) = match outcome.status {
         CallStatus::Ok => (ToolCallStatus::Ok, ""),
         CallStatus::Error => (ToolCallStatus::Error, "error: "),
-        CallStatus::Denied => (ToolCallStatus::Denied, "denied, not run: "),
-        CallStatus::Refused => (ToolCallStatus::Refused, "refused, not run: "),
+        CallStatus::Denied => (ToolCallStatus::Denied, "not run: "),
+        CallStatus::Refused => (ToolCallStatus::Refused, "not run: "),
         CallStatus::Cancelled => (ToolCallStatus::Cancelled, "cancelled by the operator: "),
         // A returned outcome is final; these cannot be, but say what is known.
         CallStatus::AwaitingApproval | CallStatus::Running => (ToolCallStatus::Error, "error: "),

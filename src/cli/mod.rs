@@ -9,6 +9,8 @@ pub mod demo_model;
 pub mod demo_server;
 pub mod events;
 pub mod output;
+pub mod run;
+pub mod sessions;
 pub mod tools;
 pub mod watch;
 

@@ -220,7 +220,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
         .find(|m| role(m, "tool"))
         .and_then(|m| m["content"].as_str())
         .unwrap_or("");
-    let failed = ["error", "denied", "refused", "cancelled"]
+    let failed = ["error", "not run", "cancelled"]
         .iter()
         .any(|w| result.starts_with(w));
     if failed {
