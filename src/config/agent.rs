@@ -94,6 +94,26 @@ pub struct ModelProfile {
     pub max_tokens: Option<u32>,
 }
 
+impl ModelProfile {
+    /// A profile for the running endpoint at `base_url`, every other setting at its default
+    /// (embedders, tests, benches).
+    pub fn url(name: &str, base_url: &str, model: &str) -> Self {
+        ModelProfile {
+            name: name.to_string(),
+            endpoint: ModelEndpoint::Url(base_url.to_string()),
+            model: model.to_string(),
+            api_key: None,
+            headers: BTreeMap::new(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+            max_turns: DEFAULT_MAX_TURNS,
+            request_timeout: DEFAULT_MODEL_TIMEOUT,
+            stream: true,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for ModelProfile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let endpoint: &dyn std::fmt::Debug = match &self.endpoint {
