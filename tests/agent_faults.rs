@@ -7,7 +7,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use aimon_console::agent::wire::{Message, ToolSpec};
+use aimon_console::agent::wire::{Message, ToolChoice, ToolSpec};
 use aimon_console::agent::{
     HttpModelClient, ModelClient, ModelError, ModelEvent, ModelFailureClass,
 };
@@ -59,7 +59,9 @@ async fn ask(
     let seen = Mutex::new(Vec::new());
     let started = Instant::now();
     let result = client
-        .complete(&prompt(), &tools(), &|e| seen.lock().unwrap().push(e))
+        .complete(&prompt(), &tools(), ToolChoice::Auto, &|e| {
+            seen.lock().unwrap().push(e)
+        })
         .await;
     (result, seen.into_inner().unwrap(), started.elapsed())
 }

@@ -15,7 +15,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::failure::{classify_transport, ModelError, ModelFailureClass};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
-use super::wire::{request_body, Message, RequestOptions, ToolSpec};
+use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
 use crate::config::ModelProfile;
 
 /// Retries of a 429 or a 5xx before the request fails.
@@ -49,12 +49,13 @@ pub enum ModelEvent {
 /// Something that answers a conversation: the OpenAI-compatible endpoint, over HTTP.
 #[async_trait::async_trait]
 pub trait ModelClient: Send + Sync {
-    /// One model turn: the answer to `messages` with `tools` on offer. Dropping the future
-    /// drops the request.
+    /// One model turn: the answer to `messages` with `tools` on offer (`choice` says whether
+    /// it may call them). Dropping the future drops the request.
     async fn complete(
         &self,
         messages: &[Message],
         tools: &[ToolSpec],
+        choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError>;
 }
@@ -308,10 +309,11 @@ impl ModelClient for HttpModelClient {
         &self,
         messages: &[Message],
         tools: &[ToolSpec],
+        choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
-        let body =
-            serde_json::to_vec(&request_body(messages, tools, &self.options)).unwrap_or_default();
+        let body = serde_json::to_vec(&request_body(messages, tools, choice, &self.options))
+            .unwrap_or_default();
         let mut attempt = 0;
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {

@@ -2,6 +2,9 @@
 //! `AgentRuntime::call_from` (the one gate, ledger and event stream); what the calls gave goes
 //! back as tool messages; again, until a final answer, `max_turns`, or a cancel.
 //!
+//! The last turn `max_turns` allows asks the model to answer in words (`tool_choice: none`);
+//! a model that calls tools even then is stopped there, its calls not run.
+//!
 //! The model's tool list changes only between model turns: before each turn the loop calls the
 //! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
 //! turn's list is an error the model is told about, whatever the registry holds by then.
@@ -19,7 +22,7 @@ use super::client::{ModelClient, ModelEvent};
 use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
 use super::transcript::{now_ms, Record, Transcript};
-use super::wire::{Message, ToolCall, ToolSpec, Usage};
+use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
 use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus};
 use crate::tool::json_kind;
 
@@ -127,16 +130,15 @@ impl Conversation {
             usage: Usage::default(),
         };
         loop {
-            if report.turns >= self.settings.max_turns {
-                let turns = report.turns;
-                return self.stop(
-                    report,
-                    PromptOutcome::MaxTurns { turns },
-                    format!("stopped after {turns} model turns (max_turns) without a final answer: the model kept calling tools"),
-                );
-            }
             report.turns += 1;
             let turn = report.turns;
+            // The last turn max_turns allows asks for an answer in words.
+            let last = turn >= self.settings.max_turns;
+            let choice = if last {
+                ToolChoice::None
+            } else {
+                ToolChoice::Auto
+            };
             // The turn boundary: list changes are taken in here, and only here for the model.
             self.runtime.turn_boundary().await;
             let specs: Vec<ToolSpec> = self
@@ -182,7 +184,7 @@ impl Conversation {
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
-                    reply = self.client.complete(&self.messages, &specs, &forward) => Some(reply),
+                    reply = self.client.complete(&self.messages, &specs, choice, &forward) => Some(reply),
                 }
             };
             let reply = match reply {
@@ -242,12 +244,39 @@ impl Conversation {
                 });
             }
             let offered: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            let results = self
-                .run_calls(turn, &tool_calls, &offered, &text, &cancel)
-                .await;
+            let results = if last {
+                // Asked to answer in words, it called tools anyway: none is run.
+                let not_run = "not run: the agent reached max_turns before this call";
+                for call in &tool_calls {
+                    self.emit(AgentEvent::ToolCall {
+                        turn,
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        reason: text.clone(),
+                    });
+                }
+                tool_calls
+                    .iter()
+                    .map(|_| CallResult {
+                        status: ToolCallStatus::NotRun,
+                        content: not_run.to_string(),
+                        outcome: None,
+                    })
+                    .collect()
+            } else {
+                self.run_calls(turn, &tool_calls, &offered, &text, &cancel)
+                    .await
+            };
             for (call, result) in tool_calls.iter().zip(results) {
-                if result.status != ToolCallStatus::Ok {
-                    report.tool_failures += 1;
+                match result.status {
+                    ToolCallStatus::Ok | ToolCallStatus::NotRun => {}
+                    ToolCallStatus::Error
+                    | ToolCallStatus::Denied
+                    | ToolCallStatus::Refused
+                    | ToolCallStatus::Cancelled
+                    | ToolCallStatus::UnknownTool
+                    | ToolCallStatus::BadArguments => report.tool_failures += 1,
                 }
                 let runtime_id = result.outcome.as_ref().map(|o| o.id);
                 if let Some(approval) = result.outcome.as_ref().and_then(|o| o.approval) {
@@ -284,6 +313,13 @@ impl Conversation {
                     report,
                     PromptOutcome::Cancelled,
                     "cancelled by the operator".into(),
+                );
+            }
+            if last {
+                return self.stop(
+                    report,
+                    PromptOutcome::MaxTurns { turns: turn },
+                    format!("stopped after {turn} model turns (max_turns) without a final answer: the model kept calling tools"),
                 );
             }
         }

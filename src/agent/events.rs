@@ -25,6 +25,9 @@ pub enum ToolCallStatus {
     UnknownTool,
     /// The arguments were not a JSON object.
     BadArguments,
+    /// Not run: asked on the last turn `max_turns` allows, where the model was to answer in
+    /// words.
+    NotRun,
 }
 
 impl ToolCallStatus {
@@ -37,6 +40,7 @@ impl ToolCallStatus {
             ToolCallStatus::Cancelled => "cancelled",
             ToolCallStatus::UnknownTool => "unknown_tool",
             ToolCallStatus::BadArguments => "bad_arguments",
+            ToolCallStatus::NotRun => "not_run",
         }
     }
 }

@@ -85,6 +85,15 @@ pub struct ToolSpec {
     pub parameters: Value,
 }
 
+/// Whether the model may call tools in a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// It may (`tool_choice: "auto"`).
+    Auto,
+    /// It is asked to answer in words (`tool_choice: "none"`): the last turn `max_turns` allows.
+    None,
+}
+
 /// Token counts of one answer, as the endpoint reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -105,9 +114,16 @@ pub struct RequestOptions {
     pub max_tokens: Option<u32>,
 }
 
-/// The JSON body of a `POST …/chat/completions`. No `tool_choice`: with tools, `auto` is the
-/// default everywhere, and llama.cpp's server mishandles it when streaming.
-pub fn request_body(messages: &[Message], tools: &[ToolSpec], options: &RequestOptions) -> Value {
+/// The JSON body of a `POST …/chat/completions`. With tools, `tool_choice: "auto"` is sent
+/// although it is the standard's default: llama-cpp-python's `chatml-function-calling` ignores
+/// the tools without it. (That server answers a *streamed* `auto` request with an empty body,
+/// which the client reports as `bad_stream`, hint `stream: false`.)
+pub fn request_body(
+    messages: &[Message],
+    tools: &[ToolSpec],
+    choice: ToolChoice,
+    options: &RequestOptions,
+) -> Value {
     let mut body = json!({
         "model": options.model,
         "messages": messages,
@@ -123,6 +139,10 @@ pub fn request_body(messages: &[Message], tools: &[ToolSpec], options: &RequestO
                 })
             })
             .collect();
+        body["tool_choice"] = json!(match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        });
     }
     if options.stream {
         body["stream_options"] = json!({"include_usage": true});
@@ -269,29 +289,31 @@ mod tests {
             temperature: Some(0.2),
             max_tokens: None,
         };
-        let body = request_body(
-            &[Message::User {
-                content: "hi".into(),
-            }],
-            &tools,
-            &options,
-        );
+        let user = [Message::User {
+            content: "hi".into(),
+        }];
+        let body = request_body(&user, &tools, ToolChoice::Auto, &options);
         assert_eq!(
             body["tools"][0]["function"]["parameters"],
             tools[0].parameters
         );
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["temperature"], json!(0.2));
-        assert!(body.get("max_tokens").is_none() && body.get("tool_choice").is_none());
+        assert_eq!(body["tool_choice"], "auto");
+        assert!(body.get("max_tokens").is_none());
+        let last = request_body(&user, &tools, ToolChoice::None, &options);
+        assert_eq!(last["tool_choice"], "none");
         let plain = request_body(
             &[],
             &[],
+            ToolChoice::Auto,
             &RequestOptions {
                 stream: false,
                 ..options
             },
         );
         assert!(plain.get("tools").is_none() && plain.get("stream_options").is_none());
+        assert!(plain.get("tool_choice").is_none());
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub struct Rules {
     pub invent_tool: bool,
     /// The first answer to each prompt sends [`BAD_ARGUMENTS`].
     pub bad_arguments: bool,
-    /// Every answer calls `echo` (or the first tool): the model never stops.
+    /// Every answer calls `echo` (or the first tool), even when asked to answer without tools
+    /// (`tool_choice: "none"`): the model never stops.
     pub loop_tools: bool,
 }
 
@@ -163,6 +164,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
         None => &[],
     };
     let steps = since.iter().filter(|m| role(m, "assistant")).count();
+    let words_only = request["tool_choice"] == "none";
     if rules.loop_tools {
         let name = resolve(&tools, "echo", rules.prefer_server.as_deref())
             .or_else(|| tools.first().cloned())
@@ -172,6 +174,15 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
             name,
             json!({"text": format!("round {}", steps + 1)}).to_string(),
         );
+    }
+    if words_only {
+        return Answer::say(match intent(&prompt) {
+            Some(intent) => format!(
+                "(demo model) I was asked to answer without tools, so I did not call {}.",
+                intent.tool()
+            ),
+            None => HELP.to_string(),
+        });
     }
     if rules.invent_tool && steps == 0 {
         return Answer::call(
