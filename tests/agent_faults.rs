@@ -75,7 +75,14 @@ async fn fault(flags: &[&str], stream: bool) -> (ModelError, Duration) {
 #[tokio::test]
 async fn every_fault_has_its_class_and_hint_within_the_timeout() {
     // (flags, stream, class, in the message, in the hint, longest wait besides the timeout)
-    type Case<'a> = (&'a [&'a str], bool, ModelFailureClass, &'a str, &'a str, u64);
+    type Case<'a> = (
+        &'a [&'a str],
+        bool,
+        ModelFailureClass,
+        &'a str,
+        &'a str,
+        u64,
+    );
     let cases: &[Case] = &[
         (
             &["--hang"],

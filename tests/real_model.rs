@@ -4,6 +4,7 @@
 //! final message. A missing peer fails the test (CI installs the compiler it needs).
 
 mod common;
+#[allow(dead_code)] // this test uses the llama peer only
 mod peers;
 
 use std::process::{Command, Stdio};

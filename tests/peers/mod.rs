@@ -1,8 +1,6 @@
 //! Installs the third-party MCP servers of PEERS.md on first use, pinned, under the target dir,
 //! so `cargo test` alone passes on a fresh machine. A failed install fails the test: a missing
 //! peer is a failure, never a skip.
-// Each test binary uses some of the peers.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,6 +81,8 @@ pub fn python() -> &'static Path {
     })
 }
 
+// Used by tests/real_model.rs only.
+#[allow(dead_code)]
 /// llama-cpp-python's server in a venv of its own, and the SmolLM2 model file: returns the
 /// venv's python and the GGUF file.
 pub fn llama() -> &'static (PathBuf, PathBuf) {
