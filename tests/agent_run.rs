@@ -314,3 +314,48 @@ fn without_an_agent_section_run_is_a_config_error() {
     assert_eq!(example.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&example.stderr).contains("no model profile named \"nope\""));
 }
+
+#[test]
+fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
+    let state = tempfile::tempdir().unwrap();
+    let m = common::marker("model-endpoint");
+    let config = write_config(&format!(
+        "agent:\n  command: {}\n  args: [demo-model]\n  env: {{AIMON_TEST_MARKER: {m}}}\n  model: demo\n",
+        bin()
+    ));
+    let out = run_in(
+        state.path(),
+        &config.path,
+        &["run", "what is 2 plus 3"],
+        &[],
+    );
+    // No tools configured but the local ones: the demo model says it has no add tool.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("none is on offer"));
+    assert!(common::wait_gone(&m, std::time::Duration::from_secs(10)).is_empty());
+
+    for (command, said) in [
+        ("/bin/false", "exited before printing its base URL"),
+        ("/bin/echo", "first line is not a base URL"),
+        (
+            "/nonexistent/model-server",
+            "cannot start the model endpoint",
+        ),
+    ] {
+        let config = write_config(&format!(
+            "agent:\n  command: {command}\n  args: [hello]\n  model: demo\n  request_timeout: 5s\n"
+        ));
+        let out = run_in(state.path(), &config.path, &["run", "hi"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("model error: endpoint_failed") && stderr.contains(said),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -472,3 +472,60 @@ pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
     }
     (status, content)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::ToolResult;
+
+    fn outcome(status: CallStatus, result: ToolResult) -> CallOutcome {
+        CallOutcome {
+            id: 1,
+            tool: "t".into(),
+            status,
+            result,
+            elapsed: Duration::ZERO,
+            approval: None,
+        }
+    }
+
+    #[test]
+    fn what_the_model_is_told_says_what_happened() {
+        let mut ok = ToolResult::ok("5");
+        ok.structured = Some(json!({"sum": 5}));
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Ok, ok)),
+            (
+                ToolCallStatus::Ok,
+                "5\nstructured content: {\"sum\":5}".into()
+            )
+        );
+        let mut same = ToolResult::ok("{\"sum\":5}");
+        same.structured = Some(json!({"sum": 5}));
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Ok, same)).1,
+            "{\"sum\":5}"
+        );
+        let denied = ToolResult::error("denied by the operator: t");
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Denied, denied)),
+            (
+                ToolCallStatus::Denied,
+                "not run: denied by the operator: t".into()
+            )
+        );
+        let failed = ToolResult::error("no note titled \"x\"");
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Error, failed)).1,
+            "error: no note titled \"x\""
+        );
+        let huge = ToolResult::ok("é".repeat(MAX_TOOL_CONTENT));
+        let (_, cut) = tool_content(&outcome(CallStatus::Ok, huge));
+        assert!(cut.len() < MAX_TOOL_CONTENT + 100, "{}", cut.len());
+        assert!(cut.ends_with(&format!("[cut: {} more bytes]", MAX_TOOL_CONTENT)));
+    }
+}

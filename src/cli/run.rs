@@ -109,7 +109,11 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         }
     }
     let report = match model {
-        Err(error) => model_unavailable(error),
+        Err(error) => {
+            // No conversation will send agent events: close their channel for the printer.
+            drop(agent_tx);
+            model_unavailable(error)
+        }
         Ok((endpoint, client)) => {
             let settings = ConversationSettings {
                 system_prompt: profile.system_prompt.clone(),
