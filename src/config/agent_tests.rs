@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
-use crate::config::{load_str, Config};
+use crate::config::{load_str, Config, ConfigError};
 
 fn env(name: &str) -> Option<String> {
     match name {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use super::agent::{agent_config, RawAgent};
+use super::agent_load::{agent_config, RawAgent};
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};

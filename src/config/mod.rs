@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 mod agent;
+mod agent_load;
 mod duration;
 mod error;
 mod expand;
