@@ -49,6 +49,11 @@ async fn setup(name: &str, model_flags: &[&str]) -> Setup {
         }
     });
     let runtime = start_runtime(&config, events).await.expect("runtime");
+    let started = runtime.wait_started().await;
+    assert!(
+        started.servers.iter().all(|s| s.failure.is_none()),
+        "{started:?}"
+    );
     let (model, url) = demo_model(model_flags);
     let mut profile = ModelProfile::url("test", &url, "demo");
     profile.request_timeout = Duration::from_secs(10);

@@ -273,6 +273,7 @@ impl Live {
         let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
             .await
             .expect("runtime");
+        runtime.wait_started().await;
         Live {
             runtime,
             events: seen,

@@ -251,7 +251,7 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
         Err(e) => panic!("model client: {e}"),
     };
     let (whole, streamed) = (client(false), client(true));
-    let revision = match runtime.start_summary().servers.first() {
+    let revision = match runtime.reports().first() {
         Some(r) => r.protocol_version.clone().unwrap_or_default(),
         None => panic!("no server"),
     };

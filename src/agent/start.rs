@@ -12,8 +12,9 @@ use crate::runtime::{
     AgentRuntime, AgentRuntimeFactory, RuntimeError, RuntimeEvents, RuntimeOptions,
 };
 
-/// The runtime an agent drives, publishing on `events`: every configured server and the local
-/// tools.
+/// The runtime an agent drives, publishing on `events`: the local tools at once, every
+/// configured server's as it becomes ready (`AgentRuntime::wait_started` waits for all; the
+/// loop takes in whoever joined at each turn boundary).
 pub async fn start_runtime(
     config: &Config,
     events: RuntimeEvents,

@@ -80,16 +80,16 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-    if let Some(failed) = runtime
-        .start_summary()
-        .servers
-        .iter()
-        .find(|s| s.failure.is_some())
-    {
-        let f = failed.failure.as_ref().map_or("", |f| f.class.as_str());
+    // Only the tool's own server is waited for: the others never hold a call back.
+    let report = match &wanted {
+        Some(server) => runtime.wait_for_server(server).await,
+        None => None,
+    };
+    if let Some(failure) = report.as_ref().and_then(|r| r.failure.as_ref()) {
         output::error_line(&format!(
-            "server {} failed to start ({f}); run `aimon-console check` for details",
-            failed.name
+            "server {} failed to start ({}); run `aimon-console check` for details",
+            report.as_ref().map_or("", |r| r.name.as_str()),
+            failure.class.as_str()
         ));
     }
 

@@ -1,7 +1,8 @@
 //! `aimon-console conformance URL` (hidden from `--help`): the client under test of the official
 //! MCP conformance suite (`.ci/run`). It reads `MCP_CONFORMANCE_SCENARIO`, connects to URL over
-//! Streamable HTTP with the console's own manager, client and `McpTool` (no second client), lists
-//! the tools and calls the first one: `{"a":2,"b":3}` for `tools_call`, `{}` otherwise.
+//! Streamable HTTP through the console's own runtime (manager, client, `McpTool`, the gate; no
+//! second client), lists the tools and calls the first one: `{"a":2,"b":3}` for `tools_call`,
+//! `{}` otherwise, approving the call as `call --yes` does.
 //!
 //! Differences from the console, both on purpose: the suite's mock servers predate
 //! `server/discover`, so the handshake is `initialize` only (at `MCP_CONFORMANCE_PROTOCOL_VERSION`,
@@ -10,17 +11,18 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::output;
-use crate::config::{AnnotationTrust, RestartPolicy, ServerConfig, TransportKind};
-use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle};
-use crate::mcp::events::{null_sink, ServerStatus};
-use crate::mcp::manager::McpClientManager;
-use crate::mcp::notify::NotificationTap;
-use crate::mcp::tool::qualified_name;
-use crate::tool::{ToolContext, ToolInput, ToolRegistry};
+use crate::approval::ApprovalDecision;
+use crate::config::{
+    AnnotationTrust, Config, PolicyConfig, RestartPolicy, ServerConfig, TransportKind,
+};
+use crate::runtime::{
+    AgentRuntime, AgentRuntimeFactory, ClientOptions, ElicitationPolicy, Lifecycle, RuntimeEvent,
+    RuntimeOptions, ServerStatus,
+};
 
 /// The server's name inside this run.
 const SERVER: &str = "conformance";
@@ -42,10 +44,14 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| DEFAULT_PROTOCOL_VERSION.to_string());
     tracing::info!(%scenario, %version, "conformance run");
-    let options = ClientOptions {
-        lifecycle: Lifecycle::Initialize(version),
-        elicitation: ElicitationPolicy::AcceptDefaults,
-        roots: Vec::new(),
+    let options = RuntimeOptions {
+        local_tools: false,
+        client: ClientOptions {
+            lifecycle: Lifecycle::Initialize(version),
+            elicitation: ElicitationPolicy::AcceptDefaults,
+            roots: Vec::new(),
+        },
+        ..RuntimeOptions::default()
     };
     let server = ServerConfig {
         name: SERVER.to_string(),
@@ -64,11 +70,27 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         enabled: true,
         roots: None,
     };
-    let manager = McpClientManager::with_options(null_sink(), NotificationTap::none(), options);
-    let summary = manager.start_all(&[server], None).await;
-    let code = match summary.servers.first() {
+    let mut config = Config::from_servers(vec![server], PolicyConfig::default());
+    config.mcp.roots = Vec::new();
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    // The suite is the operator: every approval is given, as `call --yes` would.
+    let driver = tokio::spawn(async move {
+        while let Some(event) = stream.recv().await {
+            if let RuntimeEvent::ApprovalRequested(request) = event {
+                request.respond(ApprovalDecision::AllowOnce);
+            }
+        }
+    });
+    let runtime = match AgentRuntimeFactory::create(&config, options, events).await {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            output::error_line(&format!("conformance: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    let code = match runtime.wait_for_server(SERVER).await {
         Some(report) if report.status == ServerStatus::Ready => {
-            call_first(&manager, &scenario).await
+            call_first(&runtime, &scenario).await
         }
         Some(report) => {
             let why = report
@@ -81,35 +103,34 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         }
         None => ExitCode::from(1),
     };
-    manager.close_all().await;
+    runtime.close().await;
+    let _ = driver.await;
     code
 }
 
-/// Calls the first listed tool, if any, through the same `McpTool` the console registers.
-async fn call_first(manager: &McpClientManager, scenario: &str) -> ExitCode {
-    let Some(first) = manager.tool_names(SERVER).into_iter().next() else {
+/// Calls the first tool the server listed, if any, through the runtime (the gate, the same
+/// `McpTool` the console registers).
+async fn call_first(runtime: &AgentRuntime, scenario: &str) -> ExitCode {
+    let Some(first) = runtime.server_tool_names(SERVER).into_iter().next() else {
         return ExitCode::SUCCESS;
-    };
-    let registry = ToolRegistry::new();
-    manager.register_all_tools(&registry);
-    let Some(tool) = registry.get(&qualified_name(SERVER, &first)) else {
-        output::error_line(&format!("conformance: tool {first} was not registered"));
-        return ExitCode::from(1);
     };
     let arguments = match scenario {
         "tools_call" => json!({"a": 2, "b": 3}),
         _ => json!({}),
     };
-    let Value::Object(arguments) = arguments else {
+    let Some(tool) = runtime.tools().into_iter().find(|t| {
+        t.origin
+            .as_ref()
+            .is_some_and(|o| o.server == SERVER && o.tool == first)
+    }) else {
+        output::error_line(&format!("conformance: tool {first} was not registered"));
         return ExitCode::from(1);
     };
-    let context = ToolContext {
-        cancel: CancellationToken::new(),
-        ..ToolContext::default()
-    };
-    let result = tool.execute(ToolInput(arguments), context).await;
-    output::print(&format!("{}\n", output::safe_text(&result.text)));
-    if result.is_error {
+    let outcome = runtime
+        .call(&tool.name, arguments, CancellationToken::new())
+        .await;
+    output::print(&format!("{}\n", output::safe_text(&outcome.result.text)));
+    if outcome.result.is_error {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

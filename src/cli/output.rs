@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{json, Value};
 
-use crate::mcp::events::{ServerReport, ServerStatus};
-use crate::mcp::manager::StartSummary;
+use crate::runtime::StartSummary;
+use crate::runtime::{ServerReport, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
@@ -28,8 +28,8 @@ pub fn tool_json(tool: &ToolDescriptor) -> Value {
 /// The whole `check --json` object.
 pub fn check_json(summary: &StartSummary, tools: &[ToolDescriptor]) -> Value {
     json!({
-        "deadline_ms": crate::mcp::events::millis(summary.deadline),
-        "elapsed_ms": crate::mcp::events::millis(summary.elapsed),
+        "deadline_ms": crate::text::millis(summary.deadline),
+        "elapsed_ms": crate::text::millis(summary.elapsed),
         "servers": summary.servers,
         "tools": tools.iter().map(tool_json).collect::<Vec<_>>(),
     })
@@ -142,30 +142,43 @@ fn ms(v: Option<u64>) -> String {
 
 /// The human start-up report: one row per server, then failures and warnings in full.
 pub fn render_servers(summary: &StartSummary, style: Style) -> String {
-    let mut table = Table::new(
-        vec![
-            "SERVER",
-            "STATUS",
-            "TRANSPORT",
-            "SPAWN/CONNECT",
-            "HANDSHAKE",
-            "TOOLS LISTED",
-            "TOOLS",
-            "PROTOCOL",
-        ],
-        vec![false, false, false, true, true, true, true, false],
-    );
+    // The queue column only when some server waited in it (mcp.max_concurrent_starts).
+    let queue = summary.servers.iter().any(|s| s.phases.queued_ms.is_some());
+    let mut headers = vec!["SERVER", "STATUS", "TRANSPORT"];
+    let mut right = vec![false, false, false];
+    if queue {
+        headers.push("QUEUED");
+        right.push(true);
+    }
+    headers.extend([
+        "SPAWN/CONNECT",
+        "HANDSHAKE",
+        "TOOLS LISTED",
+        "TOOK",
+        "TOOLS",
+        "PROTOCOL",
+    ]);
+    right.extend([true, true, true, true, true, false]);
+    let mut table = Table::new(headers, right);
     for s in &summary.servers {
-        table.row(vec![
+        let mut row = vec![
             s.name.clone(),
             status_word(s).to_string(),
             s.transport.as_str().to_string(),
+        ];
+        if queue {
+            row.push(ms(s.phases.queued_ms));
+        }
+        row.extend([
             ms(s.phases.spawn_ms.or(s.phases.connect_ms)),
             ms(s.phases.handshake_ms),
             ms(s.phases.list_tools_ms),
+            s.start_took()
+                .map_or_else(|| "-".to_string(), crate::text::fmt_duration),
             s.tools.to_string(),
             s.protocol_version.clone().unwrap_or_else(|| "-".into()),
         ]);
+        table.row(row);
     }
     let statuses: Vec<ServerStatus> = summary.servers.iter().map(|s| s.status).collect();
     let mut out = table.render(style, &|r, c, cell| match (c, statuses[r]) {

@@ -99,7 +99,10 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    for failed in &runtime.start_summary().servers {
+    // One prompt: let every server finish starting, so the first turn offers all their tools
+    // (servers join as they become ready; a later one would join at a turn boundary).
+    let summary = runtime.wait_started().await;
+    for failed in &summary.servers {
         if let Some(f) = &failed.failure {
             output::error_line(&format!(
                 "warning: server {} failed to start ({}); run `aimon-console check` for details",

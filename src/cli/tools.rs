@@ -18,8 +18,9 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
+    // A report after everything settled: every server that could join has joined.
+    let summary = runtime.wait_started().await;
     let tools = runtime.tools();
-    let summary = runtime.start_summary().clone();
     runtime.close().await;
     if args.json {
         let list: Vec<_> = tools.iter().map(output::tool_json).collect();

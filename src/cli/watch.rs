@@ -15,7 +15,7 @@ use super::events::write_event;
 use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::Config;
-use crate::mcp::notify::ListKind;
+use crate::runtime::ListKind;
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeEvent, RuntimeOptions};
 
 /// How long a stop waits for a start-up still finishing before abandoning it.

@@ -236,6 +236,18 @@ impl Context<'_> {
             .as_ref()
             .map(|d| self.duration("mcp.startup_budget", d))
             .transpose()?;
+        let max_concurrent_starts = match raw.max_concurrent_starts {
+            None => None,
+            Some(0) => {
+                return Err(self.error(
+                    ConfigErrorKind::Invalid,
+                    "mcp.max_concurrent_starts",
+                    "mcp.max_concurrent_starts: must be at least 1 (leave it out for no limit)"
+                        .to_string(),
+                ))
+            }
+            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        };
         let mut servers = Vec::new();
         let mut first_seen: HashMap<String, Position> = HashMap::new();
         for (i, server) in raw.servers.unwrap_or_default().into_iter().enumerate() {
@@ -269,6 +281,7 @@ impl Context<'_> {
         Ok(McpConfig {
             servers,
             startup_budget,
+            max_concurrent_starts,
             roots,
         })
     }
@@ -485,11 +498,13 @@ struct RawConfig {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `servers`, `startup_budget` and `roots`"
+    expecting = "a mapping with `servers`, `startup_budget`, `max_concurrent_starts` and `roots`"
 )]
 struct RawMcp {
     #[serde(default)]
     startup_budget: Option<DurationText>,
+    #[serde(default)]
+    max_concurrent_starts: Option<u64>,
     #[serde(default)]
     roots: Option<Vec<String>>,
     #[serde(default)]

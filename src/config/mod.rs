@@ -58,6 +58,9 @@ pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     /// Optional operator cap on the start-up deadline (`mcp.startup_budget`).
     pub startup_budget: Option<Duration>,
+    /// At most this many servers start at once (`mcp.max_concurrent_starts`); the others
+    /// wait in a queue. `None`: no limit.
+    pub max_concurrent_starts: Option<usize>,
     /// What the console answers to a server's `roots/list`: `file://` URIs (`mcp.roots`;
     /// default, the config file's folder).
     pub roots: Vec<String>,
@@ -100,6 +103,7 @@ impl Config {
             mcp: McpConfig {
                 servers,
                 startup_budget: None,
+                max_concurrent_starts: None,
                 roots: Vec::new(),
             },
             policy,

@@ -9,7 +9,6 @@ pub mod notify;
 pub mod rewake;
 pub mod session;
 mod start;
-mod start_remote;
 pub mod supervisor;
 pub mod tool;
 pub mod traits;

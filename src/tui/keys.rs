@@ -9,8 +9,8 @@ use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use crate::approval::ApprovalDecision;
 use crate::config::AnnotationTrust;
-use crate::mcp::notify::LogLevel;
 use crate::runtime::trust_changes;
+use crate::runtime::LogLevel;
 use crate::tool::{ToolDescriptor, ToolOrigin};
 
 /// Rows a page key moves.
