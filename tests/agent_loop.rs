@@ -250,7 +250,7 @@ async fn a_cancel_ends_the_turn_cancels_the_running_call_and_the_next_prompt_wor
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let events = s.runtime_events.clone();
-    tokio::spawn(async move {
+    let cancelled_at = tokio::spawn(async move {
         // Once the call runs, cancel the turn.
         loop {
             let running = events.lock().unwrap().iter().any(|e| {
@@ -268,10 +268,19 @@ async fn a_cancel_ends_the_turn_cancels_the_running_call_and_the_next_prompt_wor
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         trigger.cancel();
+        Instant::now()
     });
     let started = Instant::now();
     let report = s.conversation.prompt("go", cancel).await;
+    let ended = Instant::now();
     assert_eq!(report.outcome, PromptOutcome::Cancelled);
+    if let Ok(at) = cancelled_at.await {
+        // Shown with --nocapture; no speed is asserted.
+        eprintln!(
+            "the prompt ended {:?} after the cancel",
+            ended.duration_since(at)
+        );
+    }
     // 200 steps of 100 ms would be 20 s; the cancel ends it long before (no speed asserted).
     assert!(
         started.elapsed() < Duration::from_secs(15),
@@ -328,9 +337,16 @@ async fn a_cancel_while_the_model_streams_drops_the_request() {
         };
         assert!(!first.is_empty());
         cancel.cancel();
-        tokio::time::timeout(Duration::from_secs(5), prompt)
+        let cancelled = Instant::now();
+        let report = tokio::time::timeout(Duration::from_secs(5), prompt)
             .await
-            .expect("the cancel ends the prompt")
+            .expect("the cancel ends the prompt");
+        // Shown with --nocapture; no speed is asserted.
+        eprintln!(
+            "the prompt ended {:?} after the cancel",
+            cancelled.elapsed()
+        );
+        report
     };
     assert_eq!(report.outcome, PromptOutcome::Cancelled);
     close(s).await;
