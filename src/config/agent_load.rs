@@ -15,7 +15,8 @@ use super::agent::{
     DEFAULT_SYSTEM_PROMPT,
 };
 use super::error::{ConfigError, ConfigErrorKind};
-use super::load::{is_blank, is_valid_server_name, relative_to, Context, DurationText};
+use super::load::{is_blank, is_valid_server_name, relative_to, Context};
+use super::raw::DurationText;
 use super::spans::{child_path, index_path};
 
 /// The `agent:` section as written: the keys of one profile (shared by every profile when
@@ -383,7 +384,7 @@ fn headers(
     node: &str,
     raw: BTreeMap<String, String>,
 ) -> Result<BTreeMap<String, String>, ConfigError> {
-    let headers = cx.map(node, raw)?;
+    let headers = cx.map(node, raw);
     for (name, value) in &headers {
         let at = child_path(node, name);
         if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
@@ -462,7 +463,7 @@ fn finish(
                 .enumerate()
                 .map(|(i, arg)| cx.expand(&index_path(&field("args"), i), arg))
                 .collect::<Result<Vec<_>, _>>()?;
-            let env = cx.map(&field("env"), raw.env.unwrap_or_default())?;
+            let env = cx.map(&field("env"), raw.env.unwrap_or_default());
             let cwd = raw
                 .cwd
                 .map(|dir| cx.expand(&field("cwd"), &dir))

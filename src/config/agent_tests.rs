@@ -92,7 +92,7 @@ fn mistakes_are_located_and_never_quote_the_key() {
         ("agent:\n  base_url: http://h/v1\n  model: m\n  temperature: 3\n", "4:16: agent.temperature must be between 0 and 2, not 3"),
         ("agent:\n  base_url: http://h/v1\n  model: m\n  api_key: ${NOPE}\n", "4:12: environment variable NOPE is not set (in agent.api_key)"),
         ("agent:\n  base_url: http://h/v1\n  model: m\n  request_timeout: soon\n", "4:20: agent.request_timeout: invalid duration \"soon\": expected a number then ms, s, m or h (e.g. 500ms, 10s, 1.5s)"),
-        ("agent:\n  base_url: http://h/v1\n  model: m\n  modle: x\n", "4:3: agent: unknown field `modle`, expected one of `default`, `models`, `base_url`, `command`, `args`, `env`, `cwd`, `model`, `api_key`, `headers`, `system_prompt`, `max_turns`, `request_timeout`, `stream`, `temperature`, `max_tokens`"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  modle: x\n", "4:3: agent: unknown key `modle` (did you mean `models`?)"),
         ("agent:\n  models:\n    a: {base_url: http://h/v1, model: m}\n    b: {base_url: http://h/v1, model: m}\n", "2:3: agent.default is required when agent.models has more than one profile"),
         ("agent:\n  default: c\n  models:\n    a: {base_url: http://h/v1, model: m}\n", "2:12: agent.default: no profile named \"c\" in agent.models (there are: a)"),
         ("agent:\n  base_url: http://h/v1\n  models:\n    a: {base_url: http://h/v1, model: m}\n", "2:3: agent.base_url: with agent.models, each profile names its own endpoint (base_url or command); only shared settings go beside models"),

@@ -11,6 +11,7 @@
 //! Completions endpoint answering by fixed rules (`model_rules.rs`), for the agent.
 
 mod annotations;
+mod auth;
 mod extra;
 mod handler;
 mod http;
@@ -26,6 +27,7 @@ mod tests;
 
 use std::time::Duration;
 
+pub use auth::DemoAuth;
 pub use handler::DemoServer;
 pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;

@@ -17,7 +17,7 @@ use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::{ApprovalGate, CallOrigin};
 use crate::config::{AnnotationTrust, Config, ServerConfig};
-use crate::mcp::client::{ClientOptions, McpError};
+use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
@@ -34,13 +34,13 @@ pub enum RuntimeError {
 
 /// What goes into a runtime besides the config.
 pub struct RuntimeOptions {
-    /// Register the local tools `read` and `bash`.
+    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default).
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
-    /// How the clients handshake and answer servers' requests (the console's default; the
-    /// roots always come from the config).
-    pub client: ClientOptions,
+    /// How servers' `elicitation/create` requests are answered without an operator at hand
+    /// (headless drivers); the default declines.
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -48,7 +48,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
-            client: ClientOptions::default(),
+            elicitation: ElicitationPolicy::default(),
         }
     }
 }
@@ -91,7 +91,8 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
-                ..options.client.clone()
+                elicitation: options.elicitation,
+                ..ClientOptions::default()
             },
             registry.clone(),
         ));
@@ -133,7 +134,9 @@ fn build(
 ) -> Result<AgentRuntime, RuntimeError> {
     if options.local_tools {
         for tool in crate::tool::local::all() {
-            registry.register(tool)?;
+            if config.policy.local_tools.contains(&tool.descriptor().name) {
+                registry.register(tool)?;
+            }
         }
     }
     for tool in options.extra_tools {

@@ -27,7 +27,13 @@ pub use lifecycle::{
 };
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
-pub use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle};
+/// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
+/// login, forget one, see a pending step-up, and how servers' requests are answered headless.
+pub use crate::mcp::auth::{
+    begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
+    PendingLogin, StoreError,
+};
+pub use crate::mcp::client::ElicitationPolicy;
 pub use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,
     ServerStatus, StartPhase, Timeline,

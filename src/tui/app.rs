@@ -74,6 +74,8 @@ pub enum Effect {
     TurnBoundary,
     /// Ask `server` for log messages at `level` and above.
     SetLogLevel { server: String, level: LogLevel },
+    /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
+    Login { server: String },
 }
 
 /// Events the event loop feeds back into the app.
@@ -102,6 +104,8 @@ pub enum AppEvent {
         level: LogLevel,
         result: Result<(), String>,
     },
+    /// Something for the notice line (how a login goes).
+    Notice(Level, String),
 }
 
 /// How serious a notice is.
@@ -368,6 +372,7 @@ impl App {
                 }
                 Err(e) => self.notify(Level::Error, e),
             },
+            AppEvent::Notice(level, text) => self.notify(level, text),
             AppEvent::LogLevelSet {
                 server,
                 level,

@@ -2,6 +2,7 @@
 //! wrapper points of DESIGN §4 (stderr, process group, exit watchdog, wire-order tap, framing
 //! checks) hold whatever rmcp does.
 
+pub mod discover;
 pub mod ended;
 pub mod http;
 pub mod lines;
