@@ -267,6 +267,7 @@ proptest! {
                 policy: PolicyConfig { side_effect_ceiling: ceiling, approval, rules: rules.clone(), ..PolicyConfig::default() },
                 notifications: Default::default(),
                 hooks,
+                agent: None,
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

@@ -145,14 +145,14 @@ fn the_example_configs_hook_and_rule_work_offline() {
     let out = run(
         &[
             "call",
-            "mcp__notes-trusted__write_note",
+            "mcp__live__change_tools",
             "--args",
-            r#"{"title":"t","body":"b"}"#,
+            r#"{"action":"add","tool":"extra"}"#,
         ],
         Some(&path),
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains("saved note"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("refused"));
 }
 
 #[test]

@@ -13,7 +13,7 @@ mod rules;
 
 pub use gate::ApprovalGate;
 pub use ledger::{DescriptorFingerprint, LedgerEntry, LedgerError};
-pub use request::{await_decision, ApprovalRequest};
+pub use request::{await_decision, AnsweredBy, ApprovalRequest, CallOrigin};
 pub use rules::{
     first_rule, glob_matches, pattern_matches, rule_label, server_matches, HookDecision,
     HookVerdict,

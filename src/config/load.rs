@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::agent_load::agent_config;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
@@ -100,6 +101,9 @@ pub fn load_str(
     };
     let rules = approval_rules(&cx, policy.rules.unwrap_or_default(), &names);
     let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
+    let agent = raw
+        .agent
+        .and_then(|agent| cx.keep(agent_config(&cx, agent, &base)));
     if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
         return Err(err);
     }
@@ -108,6 +112,7 @@ pub fn load_str(
         mcp,
         notifications,
         hooks,
+        agent,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
@@ -160,7 +165,7 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 /// A missing or whitespace-only value.
-fn is_blank(value: Option<&str>) -> bool {
+pub(super) fn is_blank(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty())
 }
 
@@ -571,7 +576,11 @@ impl Context<'_> {
 
     /// Expand the values (not the keys) of a string map; a value that cannot be expanded is
     /// left out, its error recorded.
-    fn map(&self, node: &str, raw: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    pub(super) fn map(
+        &self,
+        node: &str,
+        raw: BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
         raw.into_iter()
             .filter_map(|(k, v)| {
                 let value = self.keep(self.expand(&child_path(node, &k), &v))?;

@@ -364,7 +364,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",

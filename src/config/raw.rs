@@ -7,6 +7,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::agent_load::RawAgent;
 use super::hooks::RawHook;
 use super::rewake::RawNotifications;
 use super::rules::RawRule;
@@ -16,7 +17,7 @@ use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, T
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy`, `notifications` and `hooks` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks` and `agent` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -27,6 +28,7 @@ pub(super) struct RawConfig {
     pub(super) notifications: Option<RawNotifications>,
     #[serde(default)]
     pub(super) hooks: Option<Vec<RawHook>>,
+    pub(super) agent: Option<RawAgent>,
 }
 
 #[derive(Default, Deserialize)]

@@ -55,6 +55,7 @@ pub(super) fn config() -> Config {
         policy: PolicyConfig::default(),
         notifications: Default::default(),
         hooks: Vec::new(),
+        agent: None,
         source_digest: 1,
     }
 }
@@ -237,6 +238,7 @@ pub(super) fn populated() -> (App, Instant) {
             id,
             tool: "mcp__notes__write_note".into(),
             arguments: json!({"title": "t", "body": "b"}),
+            origin: Default::default(),
         });
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,
@@ -249,6 +251,7 @@ pub(super) fn populated() -> (App, Instant) {
         id: 6,
         tool: "mcp__notes-trusted__slow".into(),
         arguments: json!({"steps": 10}),
+        origin: Default::default(),
     });
     app.on_runtime_event(RuntimeEvent::CallStatus {
         id: 6,
@@ -264,6 +267,7 @@ pub(super) fn populated() -> (App, Instant) {
         id: 7,
         tool: "mcp__notes__delete_note".into(),
         arguments: json!({"title": "t"}),
+        origin: Default::default(),
     });
     app.on_runtime_event(RuntimeEvent::CallStatus {
         id: 7,

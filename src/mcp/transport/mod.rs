@@ -8,6 +8,5 @@ pub mod http;
 pub mod lines;
 pub mod process;
 pub mod sse;
-pub mod sse_events;
 pub mod stderr;
 pub mod tap;
