@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::bus::EventBus;
 use super::call::{Approval, CallOutcome, CallStatus};
 use super::events::RuntimeEvent;
-use super::hooks::{Hooks, Subject};
+use super::hooks::{HookRun, Hooks, Subject};
 use crate::approval::{
     AnsweredBy, ApprovalDecision, ApprovalGate, ApprovalRequest, CallOrigin, GateVerdict,
 };
@@ -32,6 +32,14 @@ pub(crate) struct Executor {
     pub(crate) all_calls: CancellationToken,
     /// The cancellation of every call still running, by id (`AgentRuntime::cancel_call`).
     pub(crate) running: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+/// What a call's outcome says besides its status and result: how its approval was answered,
+/// and the hooks that ran for it.
+#[derive(Default)]
+struct Notes {
+    approval: Option<Approval>,
+    hooks: Vec<HookRun>,
 }
 
 /// Keeps a call in `Executor::running` until it ends (or its future is dropped).
@@ -64,9 +72,9 @@ impl Executor {
             arguments: arguments.clone(),
             origin: origin.clone(),
         });
-        let mut approval = None;
+        let mut notes = Notes::default();
         let (status, result) = self
-            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut approval)
+            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut notes)
             .await;
         let outcome = CallOutcome {
             id,
@@ -74,7 +82,8 @@ impl Executor {
             status,
             result,
             elapsed: started.elapsed(),
-            approval,
+            approval: notes.approval,
+            hooks: notes.hooks,
         };
         self.bus.send(RuntimeEvent::CallFinished {
             id,
@@ -92,7 +101,7 @@ impl Executor {
         arguments: Value,
         cancel: CancellationToken,
         origin: CallOrigin,
-        approval: &mut Option<Approval>,
+        notes: &mut Notes,
     ) -> (CallStatus, ToolResult) {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
@@ -126,7 +135,8 @@ impl Executor {
                 arguments: &arguments,
                 after: None,
             };
-            let decision = self.hooks.pre_tool_use(&subject, &cancel).await;
+            let (decision, runs) = self.hooks.pre_tool_use(&subject, &cancel).await;
+            notes.hooks = runs;
             if cancel.is_cancelled() {
                 return (
                     CallStatus::Cancelled,
@@ -160,7 +170,7 @@ impl Executor {
                         return (CallStatus::Cancelled, ToolResult::error("cancelled while awaiting approval"));
                     }
                 };
-                *approval = Some(Approval { decision, by });
+                notes.approval = Some(Approval { decision, by });
                 self.bus
                     .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
@@ -238,9 +248,11 @@ impl Executor {
             };
             // A cancelled call's hooks still run: they are told it was cancelled.
             let cancel = self.hooks.stop_token();
-            self.hooks
+            let runs = self
+                .hooks
                 .run_event(HookEvent::PostToolUse, &subject, &cancel)
                 .await;
+            notes.hooks.extend(runs);
         }
         (status, result)
     }

@@ -109,14 +109,15 @@ impl Hooks {
     }
 
     /// `pre_tool_use`: the hooks that match the call, in order, until one denies. What the
-    /// gate is told: the first deny, else the first allow, else nothing.
+    /// gate is told: the first deny, else the first allow, else nothing; and the runs.
     pub(crate) async fn pre_tool_use(
         &self,
         subject: &Subject<'_>,
         cancel: &CancellationToken,
-    ) -> Option<HookDecision> {
+    ) -> (Option<HookDecision>, Vec<HookRun>) {
+        let mut runs = Vec::new();
         if !self.has(HookEvent::PreToolUse) {
-            return None;
+            return (None, runs);
         }
         let context = subject.context(HookEvent::PreToolUse);
         let mut allow = None;
@@ -143,9 +144,10 @@ impl Hooks {
                 by: run.label(),
                 reason,
             });
-            self.publish(run);
+            self.publish(run.clone());
+            runs.push(run);
             match decision {
-                Some(d) if d.verdict == HookVerdict::Deny => return Some(d),
+                Some(d) if d.verdict == HookVerdict::Deny => return (Some(d), runs),
                 Some(d) if allow.is_none() => allow = Some(d),
                 Some(_) | None => {}
             }
@@ -153,7 +155,7 @@ impl Hooks {
                 break;
             }
         }
-        allow
+        (allow, runs)
     }
 
     /// Runs the hooks of `event` that match `subject`, in order, and returns their runs (each
