@@ -9,7 +9,7 @@ use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use crate::approval::{rule_label, ApprovalDecision};
-use crate::config::AnnotationTrust;
+use crate::config::{AnnotationTrust, RuleDecision};
 use crate::runtime::trust_changes;
 use crate::runtime::LogLevel;
 use crate::tool::{ToolDescriptor, ToolOrigin};
@@ -264,16 +264,29 @@ impl App {
         let Some(request) = self.approvals.front() else {
             return Vec::new();
         };
-        let asking = self
+        let matching = self
             .runtime()
             .and_then(|rt| rt.gate().rule_for(&request.tool));
-        if let Some((index, rule)) = asking {
-            let label = rule_label(index, &rule);
-            self.notify(
-                Level::Warn,
-                format!("{label} says ask for this tool, and the first rule that matches decides: edit it in the config file; y allows once"),
-            );
-            return Vec::new();
+        match matching {
+            Some((index, rule)) if rule.decision == RuleDecision::Ask => {
+                let label = rule_label(index, &rule);
+                self.notify(
+                    Level::Warn,
+                    format!("{label} says ask for this tool, and the first rule that matches decides: edit it in the config file; y allows once"),
+                );
+                return Vec::new();
+            }
+            // Written since this question was asked (A on another one): nothing more to write.
+            Some((index, rule)) if rule.decision == RuleDecision::Allow => {
+                let label = rule_label(index, &rule);
+                if let Some(request) = self.approvals.pop_front() {
+                    request.respond(ApprovalDecision::AllowOnce);
+                }
+                self.approval_scroll = 0;
+                self.notify(Level::Info, format!("allowed: {label} already allows it"));
+                return Vec::new();
+            }
+            Some(_) | None => {}
         }
         if request.tool.destructive.is_destructive() {
             self.approval_confirm = true;

@@ -202,3 +202,70 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
     assert_eq!(app.config_digest, 77);
     assert!(matches!(app.notice, Some((Level::Error, _))));
 }
+
+#[tokio::test]
+async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_rule_allows() {
+    use super::app::RuntimeState;
+    use crate::approval::ApprovalDecision;
+    use crate::config::{ApprovalRule, PolicyConfig, RuleDecision, ToolPattern};
+    use crate::runtime::{AgentRuntimeFactory, RuntimeOptions};
+    use crossterm::event::KeyCode;
+    use std::sync::Arc;
+    let policy = PolicyConfig {
+        rules: vec![
+            ApprovalRule {
+                pattern: ToolPattern {
+                    tool: Some("mcp__notes__*".into()),
+                    server: None,
+                },
+                decision: RuleDecision::Ask,
+            },
+            ApprovalRule::allow_tool("mcp__notes-trusted__write_note"),
+        ],
+        ..PolicyConfig::default()
+    };
+    let config = crate::config::Config::from_servers(Vec::new(), policy);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let options = RuntimeOptions {
+        local_tools: false,
+        ..RuntimeOptions::default()
+    };
+    let runtime = AgentRuntimeFactory::create(&config, options, events)
+        .await
+        .expect("runtime");
+    let (mut app, _) = populated();
+    app.runtime = RuntimeState::Ready(Arc::new(runtime));
+
+    let (asked, _reply) =
+        ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(asked));
+    assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
+    assert!(!app.approval_confirm, "not even asked once more");
+    assert_eq!(app.approvals.len(), 1, "the question stays");
+    assert!(app
+        .notice
+        .as_ref()
+        .is_some_and(|(_, t)| t.starts_with("policy.rules[0] (tool mcp__notes__*) says ask")));
+    app.approvals.clear();
+
+    let write = descriptor(
+        "notes-trusted",
+        "write_note",
+        SideEffectLevel::Mutating,
+        false,
+        AnnotationTrust::Trust,
+        "t",
+    );
+    let (request, reply) = ApprovalRequest::new(2, write, json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    assert!(
+        app.on_key(key(KeyCode::Char('A'))).is_empty(),
+        "nothing to write"
+    );
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert!(app.notice.as_ref().is_some_and(|(_, t)| t
+        .contains("policy.rules[1] (tool mcp__notes-trusted__write_note) already allows it")));
+    if let Some(rt) = app.runtime() {
+        rt.close().await;
+    }
+}

@@ -88,7 +88,7 @@ pub fn render(
         keys_line(
             &[
                 ("y", "allow once"),
-                ("a", "for the session"),
+                ("a", "allow this tool for the session"),
                 ("A", "always"),
                 ("n/Esc", "deny"),
             ],
