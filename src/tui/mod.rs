@@ -23,6 +23,8 @@ mod tests;
 #[cfg(test)]
 mod tests_keys;
 #[cfg(test)]
+mod tests_rules;
+#[cfg(test)]
 mod tests_startup;
 
 use std::io::{self, Stdout};
