@@ -47,7 +47,10 @@ async fn close_closes_the_manager_first_and_leaves_no_process() {
     assert!(!processes_with(&m).is_empty(), "server should be running");
     let steps = runtime.close().await;
     let order: Vec<&str> = steps.iter().map(|s| s.what).collect();
-    assert_eq!(order, vec!["mcp manager", "running calls", "event stream"]);
+    assert_eq!(
+        order,
+        vec!["mcp manager", "running calls", "hooks", "event stream"]
+    );
     assert!(steps.iter().all(|s| s.result.is_ok()), "{steps:?}");
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
 }

@@ -5,6 +5,10 @@
 //! The last turn `max_turns` allows asks the model to answer in words (`tool_choice: none`);
 //! a model that calls tools even then is stopped there, its calls not run.
 //!
+//! The prompt runs the `user_prompt` hooks, each turn's end the `turn_end` hooks; the hooks
+//! of each call (`pre_tool_use`, `post_tool_use`) come back with its outcome, and every run
+//! goes into the transcript.
+//!
 //! The model's tool list changes only between model turns: before each turn the loop calls the
 //! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
 //! turn's list is an error the model is told about, whatever the registry holds by then.
@@ -23,7 +27,8 @@ use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
 use super::transcript::{now_ms, Record, Transcript};
 use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
-use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus};
+use crate::config::HookEvent;
+use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus, HookRun};
 use crate::tool::json_kind;
 
 /// The most bytes of one tool result the model is sent; the rest is cut with a note.
@@ -123,6 +128,9 @@ impl Conversation {
             at_ms: now_ms(),
             text: text.to_string(),
         });
+        for run in self.runtime.user_prompt_hooks(text).await {
+            self.record(Record::hook(&run, None, None));
+        }
         let mut report = PromptReport {
             outcome: PromptOutcome::Cancelled,
             turns: 0,
@@ -229,6 +237,7 @@ impl Conversation {
                 tool_calls: tool_calls.clone(),
             });
             if tool_calls.is_empty() {
+                self.turn_end(turn).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });
                 self.record(Record::Answer { text: text.clone() });
                 report.outcome = PromptOutcome::Answered { text };
@@ -279,6 +288,13 @@ impl Conversation {
                     | ToolCallStatus::BadArguments => report.tool_failures += 1,
                 }
                 let runtime_id = result.outcome.as_ref().map(|o| o.id);
+                let hooks = result.outcome.as_ref().map_or(&[][..], |o| &o.hooks[..]);
+                let (before, after): (Vec<&HookRun>, Vec<&HookRun>) = hooks
+                    .iter()
+                    .partition(|run| run.event == HookEvent::PreToolUse);
+                for run in before {
+                    self.record(Record::hook(run, Some(turn), Some(&call.id)));
+                }
                 if let Some(approval) = result.outcome.as_ref().and_then(|o| o.approval) {
                     self.record(Record::Approval {
                         call_id: call.id.clone(),
@@ -286,6 +302,9 @@ impl Conversation {
                         decision: approval.decision.as_str().to_string(),
                         by: approval.by.as_str().to_string(),
                     });
+                }
+                for run in after {
+                    self.record(Record::hook(run, Some(turn), Some(&call.id)));
                 }
                 self.record(Record::ToolResult {
                     turn,
@@ -315,6 +334,7 @@ impl Conversation {
                     "cancelled by the operator".into(),
                 );
             }
+            self.turn_end(turn).await;
             if last {
                 return self.stop(
                     report,
@@ -322,6 +342,13 @@ impl Conversation {
                     format!("stopped after {turn} model turns (max_turns) without a final answer: the model kept calling tools"),
                 );
             }
+        }
+    }
+
+    /// The end of model turn `turn` (its answer, or its calls done): the `turn_end` hooks.
+    async fn turn_end(&mut self, turn: u32) {
+        for run in self.runtime.turn_end_hooks(u64::from(turn)).await {
+            self.record(Record::hook(&run, Some(turn), None));
         }
     }
 
@@ -490,6 +517,7 @@ mod tests {
             result,
             elapsed: Duration::ZERO,
             approval: None,
+            hooks: Vec::new(),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Transcripts: every conversation appended as JSON lines under
 //! `$XDG_STATE_HOME/aimon-console/sessions/ID.jsonl` (prompts, answers, tool calls with their
-//! arguments, approvals and how they were given, results, usage), listed by `sessions` and read
+//! arguments, approvals and how they were given, hook runs, results, usage), listed by `sessions` and read
 //! back by `--resume ID`. Secrets are never written: no key, no header, no environment.
 
 use std::fs::{File, OpenOptions};
@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::wire::{Message, ToolCall, Usage};
+use crate::runtime::{HookOutcome, HookRun};
 
 /// Why a transcript could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +89,24 @@ pub enum Record {
         status: String,
         content: String,
     },
+    /// A hook ran: `pre_tool_use`/`post_tool_use` for a call (`call_id`, `runtime_id`),
+    /// `user_prompt` for the prompt, `turn_end` for `turn`. Its decision and reason, or the
+    /// warning that made it count as silent (the runtime's `hook` event, kept).
+    Hook {
+        event: String,
+        hook: usize,
+        action: String,
+        #[serde(default)]
+        turn: Option<u32>,
+        #[serde(default)]
+        call_id: Option<String>,
+        #[serde(default)]
+        runtime_id: Option<u64>,
+        elapsed_ms: u64,
+        decision: Option<String>,
+        reason: Option<String>,
+        warning: Option<String>,
+    },
     Answer {
         text: String,
     },
@@ -96,6 +115,31 @@ pub enum Record {
         reason: String,
         message: String,
     },
+}
+
+impl Record {
+    /// The record of a hook's run, for the call `call_id` of the model, or turn `turn`.
+    pub fn hook(run: &HookRun, turn: Option<u32>, call_id: Option<&str>) -> Record {
+        let (decision, reason, warning) = match &run.outcome {
+            HookOutcome::Decided { decision, reason } => {
+                (Some(decision.as_str().to_string()), reason.clone(), None)
+            }
+            HookOutcome::Ran => (None, None, None),
+            HookOutcome::Warning(why) => (None, None, Some(why.clone())),
+        };
+        Record::Hook {
+            event: run.event.as_str().to_string(),
+            hook: run.hook,
+            action: run.action.clone(),
+            turn,
+            call_id: call_id.map(str::to_string),
+            runtime_id: run.call,
+            elapsed_ms: crate::text::millis(run.elapsed),
+            decision,
+            reason,
+            warning,
+        }
+    }
 }
 
 /// An open transcript, appended to line by line.
@@ -357,6 +401,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
             | Record::Resumed { .. }
             | Record::ToolCall { .. }
             | Record::Approval { .. }
+            | Record::Hook { .. }
             | Record::Answer { .. }
             | Record::Stopped { .. } => {}
         }
@@ -412,6 +457,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
                     | Record::Assistant { .. }
                     | Record::ToolCall { .. }
                     | Record::Approval { .. }
+                    | Record::Hook { .. }
                     | Record::ToolResult { .. }
                     | Record::Answer { .. }
                     | Record::Stopped { .. } => {}

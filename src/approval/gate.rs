@@ -1,34 +1,49 @@
-//! `ApprovalGate`: decides, from a `ToolDescriptor` alone, whether a call runs, asks or is refused.
+//! `ApprovalGate`: decides, from a `ToolDescriptor` alone (and what a `pre_tool_use` hook said),
+//! whether a call runs, asks, is denied or is refused.
 //!
-//! Order (first match wins): the side-effect ceiling refuses; policy `never` runs; a read-only,
-//! non-destructive tool under `ask_mutating` runs; a session approval of this exact tool runs;
-//! everything else asks. A destructive tool therefore always asks unless the policy is `never`.
+//! Order: (1) a hook's deny, then the first matching rule's deny, win over everything; (2) the
+//! side-effect ceiling refuses; (3) a matching `ask` rule asks (a session approval still
+//! counts); (4) a hook's allow, then an `allow` rule, run without asking; (5) with no rule or
+//! hook deciding, the policy as always: `never` runs; a read-only, non-destructive tool under
+//! `ask_mutating` runs; a session approval of this exact tool runs; everything else asks. A
+//! destructive tool therefore always asks unless the policy is `never` or a rule or hook allows
+//! it, and nothing passes the ceiling.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, RwLock};
 
-use crate::config::{ApprovalPolicy, PolicyConfig, SideEffectCeiling};
+use crate::config::{ApprovalPolicy, ApprovalRule, PolicyConfig, RuleDecision, SideEffectCeiling};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
 use super::ledger::{Ledger, LedgerEntry, LedgerError};
+use super::rules::{first_rule, rule_label, HookDecision, HookVerdict};
 use super::{ApprovalDecision, GateVerdict};
 
-/// The one approval gate of a runtime. `Send + Sync`; the ledger sits behind a lock.
+/// The one approval gate of a runtime. `Send + Sync`; the ledger and the rules sit behind locks
+/// (the console adds and removes rules while calls run).
 #[derive(Debug)]
 pub struct ApprovalGate {
+    /// The policy, its `rules` left empty: those live in `rules`.
     policy: PolicyConfig,
+    rules: RwLock<Vec<ApprovalRule>>,
     ledger: Mutex<Ledger>,
 }
 
 impl ApprovalGate {
-    pub fn new(policy: PolicyConfig) -> Self {
+    pub fn new(mut policy: PolicyConfig) -> Self {
+        let rules = std::mem::take(&mut policy.rules);
         ApprovalGate {
             policy,
+            rules: RwLock::new(rules),
             ledger: Mutex::new(Ledger::default()),
         }
     }
 
+    /// The policy, with the rules as they are now.
     pub fn policy(&self) -> PolicyConfig {
-        self.policy
+        PolicyConfig {
+            rules: self.rules(),
+            ..self.policy.clone()
+        }
     }
 
     fn ledger_lock(&self) -> MutexGuard<'_, Ledger> {
@@ -38,12 +53,62 @@ impl ApprovalGate {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Decides about a call of `tool`.
+    /// `policy.rules` as the gate applies them now.
+    pub fn rules(&self) -> Vec<ApprovalRule> {
+        self.rules
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// Replaces the rules (after the config file's rules were written: the file is the truth).
+    pub fn set_rules(&self, rules: Vec<ApprovalRule>) {
+        *self
+            .rules
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = rules;
+    }
+
+    /// The first rule that matches `tool`, with its index.
+    pub fn rule_for(&self, tool: &ToolDescriptor) -> Option<(usize, ApprovalRule)> {
+        let rules = self
+            .rules
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        first_rule(&rules, tool).map(|(i, rule)| (i, rule.clone()))
+    }
+
+    /// Decides about a call of `tool` when no hook said anything.
     pub fn evaluate(&self, tool: &ToolDescriptor) -> GateVerdict {
+        self.decide(tool, None)
+    }
+
+    /// Decides about a call of `tool`, given what its `pre_tool_use` hooks said (`None`: they
+    /// deferred, said nothing or failed).
+    pub fn decide(&self, tool: &ToolDescriptor, hook: Option<&HookDecision>) -> GateVerdict {
         let ceiling = self.policy.side_effect_ceiling;
         let approval = self.policy.approval;
+        let rule = self.rule_for(tool);
+        let rule_says = |decision: RuleDecision| {
+            rule.as_ref()
+                .filter(|(_, r)| r.decision == decision)
+                .map(|(i, r)| rule_label(*i, r))
+        };
+        let hook_says = |verdict: HookVerdict| hook.filter(|h| h.verdict == verdict);
 
-        // (1) The ceiling: nothing above it runs, whatever else is configured.
+        // (1) A deny holds, whatever else is configured.
+        if let Some(h) = hook_says(HookVerdict::Deny) {
+            return GateVerdict::Deny {
+                why: format!("denied by {}", h.describe()),
+            };
+        }
+        if let Some(label) = rule_says(RuleDecision::Deny) {
+            return GateVerdict::Deny {
+                why: format!("denied by {label}"),
+            };
+        }
+
+        // (2) The ceiling: nothing above it runs, whatever allows it.
         let above_ceiling = match (ceiling, tool.side_effect) {
             (SideEffectCeiling::ReadOnly, SideEffectLevel::Mutating) => true,
             (SideEffectCeiling::ReadOnly, SideEffectLevel::ReadOnly)
@@ -61,7 +126,31 @@ impl ApprovalGate {
             };
         }
 
-        // (2) and (3): what the policy lets through without asking.
+        // (3) An `ask` rule asks, even where the policy or a hook would run the call.
+        if let Some(label) = rule_says(RuleDecision::Ask) {
+            if self.ledger_lock().covers(tool) {
+                return GateVerdict::Run {
+                    why: "approved for this session".to_string(),
+                };
+            }
+            return GateVerdict::Ask {
+                why: format!("{}; {label} says ask", traits(tool)),
+            };
+        }
+
+        // (4) A hook's or a rule's allow skips the question.
+        if let Some(h) = hook_says(HookVerdict::Allow) {
+            return GateVerdict::Run {
+                why: format!("allowed by {}", h.describe()),
+            };
+        }
+        if let Some(label) = rule_says(RuleDecision::Allow) {
+            return GateVerdict::Run {
+                why: format!("allowed by {label}"),
+            };
+        }
+
+        // (5) What the policy lets through without asking.
         match approval {
             ApprovalPolicy::Never => {
                 return GateVerdict::Run {
@@ -91,23 +180,16 @@ impl ApprovalGate {
             ApprovalPolicy::AskAll => {}
         }
 
-        // (4) A session approval of this exact tool (same traits, schema and description).
+        // A session approval of this exact tool (same traits, schema and description).
         if self.ledger_lock().covers(tool) {
             return GateVerdict::Run {
                 why: "approved for this session".to_string(),
             };
         }
 
-        // (5) Ask, saying why.
+        // Ask, saying why.
         GateVerdict::Ask {
-            why: format!(
-                "{} is {}, {} ({}); policy.approval is {}",
-                tool.name,
-                tool.side_effect.as_str(),
-                destructive_str(tool.destructive),
-                tool.provenance,
-                approval.as_str()
-            ),
+            why: format!("{}; policy.approval is {}", traits(tool), approval.as_str()),
         }
     }
 
@@ -133,6 +215,17 @@ impl ApprovalGate {
     pub fn revoke(&self, tool_name: &str) -> bool {
         self.ledger_lock().revoke(tool_name)
     }
+}
+
+/// `mcp__notes__write_note is mutating, non-destructive (readOnlyHint=false, …)`.
+fn traits(tool: &ToolDescriptor) -> String {
+    format!(
+        "{} is {}, {} ({})",
+        tool.name,
+        tool.side_effect.as_str(),
+        destructive_str(tool.destructive),
+        tool.provenance
+    )
 }
 
 fn destructive_str(destructive: DestructiveBehavior) -> &'static str {

@@ -1,6 +1,9 @@
 //! Tests of the approval gate: one per branch of `evaluate`, and a property test of its promises.
 
 use super::*;
+use crate::approval::{glob_matches, HookDecision, HookVerdict};
+use crate::config::{AnnotationTrust, ToolPattern};
+use crate::tool::ToolOrigin;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -239,6 +242,141 @@ fn a_changed_tool_asks_again() {
     ));
 }
 
+fn rule(tool: Option<&str>, server: Option<&str>, decision: RuleDecision) -> ApprovalRule {
+    ApprovalRule {
+        pattern: ToolPattern {
+            tool: tool.map(String::from),
+            server: server.map(String::from),
+        },
+        decision,
+    }
+}
+
+fn gate_with(policy_: PolicyConfig, rules: Vec<ApprovalRule>) -> ApprovalGate {
+    ApprovalGate::new(PolicyConfig { rules, ..policy_ })
+}
+
+fn hook(verdict: HookVerdict) -> HookDecision {
+    HookDecision {
+        verdict,
+        by: "hooks[0] (mcp_tool guard/check)".into(),
+        reason: Some("because".into()),
+    }
+}
+
+#[test]
+fn a_deny_holds_over_everything() {
+    let never = policy(SideEffectCeiling::Mutating, ApprovalPolicy::Never);
+    let gate = gate_with(
+        never.clone(),
+        vec![rule(Some("mcp__demo__delete_*"), None, RuleDecision::Deny)],
+    );
+    assert_eq!(
+        gate.decide(&delete_note(), Some(&hook(HookVerdict::Allow))),
+        GateVerdict::Deny {
+            why: "denied by policy.rules[0] (tool mcp__demo__delete_*)".into()
+        }
+    );
+    // A hook's deny wins over an allow rule, and its reason is the why.
+    let gate = gate_with(never, vec![rule(Some("*"), None, RuleDecision::Allow)]);
+    assert_eq!(
+        gate.decide(&read_note(), Some(&hook(HookVerdict::Deny))),
+        GateVerdict::Deny {
+            why: "denied by hooks[0] (mcp_tool guard/check): because".into()
+        }
+    );
+    // Even above the ceiling a deny says so (it would not have run either way).
+    let gate = gate_with(
+        policy(SideEffectCeiling::ReadOnly, ApprovalPolicy::AskMutating),
+        Vec::new(),
+    );
+    assert!(matches!(
+        gate.decide(&write_note(), Some(&hook(HookVerdict::Deny))),
+        GateVerdict::Deny { .. }
+    ));
+}
+
+#[test]
+fn an_allow_skips_the_question_but_never_the_ceiling() {
+    let gate = gate_with(
+        policy(SideEffectCeiling::Mutating, ApprovalPolicy::AskAll),
+        vec![rule(
+            Some("mcp__demo__delete_note"),
+            None,
+            RuleDecision::Allow,
+        )],
+    );
+    assert_eq!(
+        gate.evaluate(&delete_note()),
+        GateVerdict::Run {
+            why: "allowed by policy.rules[0] (tool mcp__demo__delete_note)".into()
+        }
+    );
+    assert_eq!(
+        gate.decide(&write_note(), Some(&hook(HookVerdict::Allow))),
+        GateVerdict::Run {
+            why: "allowed by hooks[0] (mcp_tool guard/check): because".into()
+        }
+    );
+    let read_only = gate_with(
+        policy(SideEffectCeiling::ReadOnly, ApprovalPolicy::AskAll),
+        vec![rule(Some("*"), None, RuleDecision::Allow)],
+    );
+    for t in [write_note(), delete_note()] {
+        assert!(matches!(
+            read_only.decide(&t, Some(&hook(HookVerdict::Allow))),
+            GateVerdict::Refuse { .. }
+        ));
+    }
+}
+
+#[test]
+fn an_ask_rule_asks_where_the_policy_or_a_hook_would_run() {
+    let gate = gate_with(
+        policy(SideEffectCeiling::Mutating, ApprovalPolicy::Never),
+        vec![rule(Some("mcp__demo__*"), None, RuleDecision::Ask)],
+    );
+    assert_eq!(
+        gate.decide(&read_note(), Some(&hook(HookVerdict::Allow))),
+        GateVerdict::Ask {
+            why: "mcp__demo__read_note is read_only, non-destructive (readOnlyHint=false, \
+                  destructiveHint=false, trusted); policy.rules[0] (tool mcp__demo__*) says ask"
+                .into()
+        }
+    );
+    // The operator's session approval still counts.
+    assert_eq!(
+        gate.record(&write_note(), ApprovalDecision::AllowForSession),
+        Ok(())
+    );
+    assert!(matches!(
+        gate.evaluate(&write_note()),
+        GateVerdict::Run { .. }
+    ));
+}
+
+#[test]
+fn rules_can_be_replaced_while_the_gate_runs() {
+    let gate = ApprovalGate::new(PolicyConfig::default());
+    assert!(matches!(
+        gate.evaluate(&delete_note()),
+        GateVerdict::Ask { .. }
+    ));
+    gate.set_rules(vec![rule(
+        Some("mcp__demo__delete_note"),
+        None,
+        RuleDecision::Allow,
+    )]);
+    assert!(matches!(
+        gate.evaluate(&delete_note()),
+        GateVerdict::Run { .. }
+    ));
+    assert_eq!(gate.rule_for(&delete_note()).map(|(i, _)| i), Some(0));
+    assert_eq!(gate.policy().rules.len(), 1);
+    gate.set_rules(Vec::new());
+    assert!(gate.rule_for(&delete_note()).is_none());
+}
+
 fn side_effect() -> impl Strategy<Value = SideEffectLevel> {
     prop_oneof![
         Just(SideEffectLevel::ReadOnly),
@@ -274,6 +412,103 @@ fn decision() -> impl Strategy<Value = ApprovalDecision> {
         Just(ApprovalDecision::AllowForSession),
         Just(ApprovalDecision::Deny)
     ]
+}
+
+fn rule_decision() -> impl Strategy<Value = RuleDecision> {
+    prop_oneof![
+        Just(RuleDecision::Allow),
+        Just(RuleDecision::Deny),
+        Just(RuleDecision::Ask)
+    ]
+}
+
+fn hook_verdict() -> impl Strategy<Value = Option<HookVerdict>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(HookVerdict::Allow)),
+        Just(Some(HookVerdict::Deny))
+    ]
+}
+
+/// A rule over the tools `mcp__s{0,1}__t{0..4}`: some globs, some servers, some both.
+fn random_rule() -> impl Strategy<Value = ApprovalRule> {
+    let globs = prop_oneof![
+        Just(None),
+        Just(Some("*")),
+        Just(Some("mcp__s0__*")),
+        Just(Some("mcp__*__t1")),
+        Just(Some("t2")),
+        Just(Some("mcp__s1__t?")),
+    ];
+    let servers = prop_oneof![Just(None), Just(Some("s0")), Just(Some("s1"))];
+    (globs, servers, rule_decision()).prop_map(|(tool, server, decision)| {
+        let tool = if tool.is_none() && server.is_none() {
+            Some("*")
+        } else {
+            tool
+        };
+        rule(tool, server, decision)
+    })
+}
+
+/// A remote tool of server `s{i % 2}` named `t{i}`.
+fn served(i: usize, side: SideEffectLevel, destructive: DestructiveBehavior) -> ToolDescriptor {
+    let server = format!("s{}", i % 2);
+    ToolDescriptor {
+        origin: Some(ToolOrigin {
+            server: server.clone(),
+            tool: format!("t{i}"),
+            trust: AnnotationTrust::Trust,
+            annotations: None,
+        }),
+        ..tool(&format!("mcp__{server}__t{i}"), side, destructive)
+    }
+}
+
+proptest! {
+    #[test]
+    fn rules_and_hooks_keep_the_promises(
+        tools in proptest::collection::vec((side_effect(), destructive(), hook_verdict()), 1..5),
+        rules in proptest::collection::vec(random_rule(), 0..5),
+        ceiling in ceiling(),
+        approval in approval(),
+    ) {
+        let gate = gate_with(policy(ceiling, approval), rules.clone());
+        for (i, (side, destr, said)) in tools.iter().enumerate() {
+            let t = served(i, *side, *destr);
+            let hooked = said.map(hook);
+            let verdict = gate.decide(&t, hooked.as_ref());
+            // The first rule that matches, found the long way round.
+            let first = rules.iter().find(|r| {
+                r.pattern.server.as_deref().is_none_or(|s| Some(s) == t.origin.as_ref().map(|o| o.server.as_str()))
+                    && r.pattern.tool.as_deref().is_none_or(|g| {
+                        glob_matches(g, &t.name)
+                            || (r.pattern.server.is_some() && glob_matches(g, &format!("t{i}")))
+                    })
+            });
+            let rule_says = first.map(|r| r.decision);
+            let denied = *said == Some(HookVerdict::Deny) || rule_says == Some(RuleDecision::Deny);
+            // A deny always holds.
+            prop_assert_eq!(denied, matches!(verdict, GateVerdict::Deny { .. }), "{:?} {:?} {:?}", t.name, verdict, rule_says);
+            // Nothing above the ceiling runs, whatever allows it.
+            if ceiling == SideEffectCeiling::ReadOnly && *side == SideEffectLevel::Mutating {
+                prop_assert!(!matches!(verdict, GateVerdict::Run { .. } | GateVerdict::Ask { .. }), "{:?}", verdict);
+            }
+            // A destructive call runs without asking only under `never` or an allow.
+            if destr.is_destructive() && matches!(verdict, GateVerdict::Run { .. }) {
+                prop_assert!(
+                    approval == ApprovalPolicy::Never
+                        || *said == Some(HookVerdict::Allow)
+                        || rule_says == Some(RuleDecision::Allow),
+                    "{:?} ran: {:?}", t.name, verdict
+                );
+            }
+            // An ask rule asks (no session approvals were recorded here).
+            if rule_says == Some(RuleDecision::Ask) && !denied && !matches!(verdict, GateVerdict::Refuse { .. }) {
+                prop_assert!(matches!(verdict, GateVerdict::Ask { .. }), "{:?}", verdict);
+            }
+        }
+    }
 }
 
 proptest! {

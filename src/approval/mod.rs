@@ -1,16 +1,23 @@
 //! Approval: the side-effect ceiling, the approval policy, the session ledger and the gate.
 //!
-//! `gate.rs` decides (run, ask or refuse) from a `ToolDescriptor` alone, never from where the tool
-//! came from (DESIGN §1); `ledger.rs` remembers session approvals keyed by a descriptor
-//! fingerprint; `request.rs` is the question the runtime sends to whoever answers approvals.
+//! `gate.rs` decides (run, ask, deny or refuse) from a `ToolDescriptor` alone, never from where
+//! the tool came from (DESIGN §1), and from what `pre_tool_use` hooks said; `rules.rs` is how
+//! `policy.rules` and hook matches select tools; `ledger.rs` remembers session approvals keyed
+//! by a descriptor fingerprint; `request.rs` is the question the runtime sends to whoever
+//! answers approvals.
 
 mod gate;
 mod ledger;
 mod request;
+mod rules;
 
 pub use gate::ApprovalGate;
 pub use ledger::{DescriptorFingerprint, LedgerEntry, LedgerError};
 pub use request::{await_decision, AnsweredBy, ApprovalRequest, CallOrigin};
+pub use rules::{
+    first_rule, glob_matches, pattern_matches, rule_label, server_matches, HookDecision,
+    HookVerdict,
+};
 
 /// The operator's answer to one approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,14 +58,17 @@ pub enum GateVerdict {
     Ask { why: String },
     /// Never run: above the side-effect ceiling.
     Refuse { why: String },
+    /// Never run: a hook or a rule denied it.
+    Deny { why: String },
 }
 
 impl GateVerdict {
     pub fn why(&self) -> &str {
         match self {
-            GateVerdict::Run { why } | GateVerdict::Ask { why } | GateVerdict::Refuse { why } => {
-                why
-            }
+            GateVerdict::Run { why }
+            | GateVerdict::Ask { why }
+            | GateVerdict::Refuse { why }
+            | GateVerdict::Deny { why } => why,
         }
     }
 }

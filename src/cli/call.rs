@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::write_event;
 use super::output::{self, safe_text};
-use crate::approval::{ApprovalDecision, ApprovalRequest};
-use crate::config::{ApprovalPolicy, Config, LocalTools};
+use crate::approval::{first_rule, rule_label, ApprovalDecision, ApprovalRequest};
+use crate::config::{ApprovalPolicy, ApprovalRule, Config, HookAction, LocalTools, RuleDecision};
 use crate::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
 use crate::tool::{schema, SideEffectLevel, ToolDescriptor};
 
@@ -66,6 +66,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
         }
     };
     let approval = config.policy.approval;
+    let rules = config.policy.rules.clone();
     if LocalTools::ALL.contains(&args.tool) && !config.policy.local_tools.contains(&args.tool) {
         output::error_line(&format!(
             "error: the local tool {} is off: add it to policy.local_tools in {} to use it",
@@ -74,12 +75,21 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
         ));
         return ExitCode::from(1);
     }
-    // Only the server that serves the tool needs to start.
+    // Only the server that serves the tool needs to start, and those that `mcp_tool` hooks
+    // call (each hook waits for its own server, within its timeout).
     let wanted = server_of(&args.tool).map(str::to_string);
+    let hook_servers: Vec<String> = config
+        .hooks
+        .iter()
+        .filter_map(|h| match &h.action {
+            HookAction::McpTool { server, .. } => Some(server.clone()),
+            HookAction::Command { .. } => None,
+        })
+        .collect();
     config
         .mcp
         .servers
-        .retain(|s| Some(&s.name) == wanted.as_ref());
+        .retain(|s| Some(&s.name) == wanted.as_ref() || hook_servers.contains(&s.name));
 
     let (events, mut stream) = AgentRuntimeFactory::events();
     let yes = args.yes;
@@ -92,7 +102,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 let _ = write_event(&mut out, &event, json);
             }
             if let RuntimeEvent::ApprovalRequested(request) = event {
-                answer(request, yes, approval).await;
+                answer(request, yes, approval, &rules).await;
             }
         }
     });
@@ -175,10 +185,14 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     }
 }
 
-/// One sentence: what the tool is, why (its provenance, once), and the policy that asks.
-/// `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore
-/// (annotations present but not trusted); policy.approval is ask_mutating.`
-fn approval_sentence(tool: &ToolDescriptor, approval: ApprovalPolicy) -> String {
+/// One sentence: what the tool is, why (its provenance, once), and the policy (or the rule)
+/// that asks. `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is
+/// ignore (annotations present but not trusted); policy.approval is ask_mutating.`
+fn approval_sentence(
+    tool: &ToolDescriptor,
+    approval: ApprovalPolicy,
+    rules: &[ApprovalRule],
+) -> String {
     let traits = match (tool.side_effect, tool.destructive.is_destructive()) {
         (SideEffectLevel::Mutating, true) => "MUTATING and DESTRUCTIVE",
         (SideEffectLevel::Mutating, false) => "MUTATING",
@@ -190,20 +204,27 @@ fn approval_sentence(tool: &ToolDescriptor, approval: ApprovalPolicy) -> String 
         .provenance
         .strip_prefix("ignored: ")
         .unwrap_or(&tool.provenance);
-    safe_text(&format!(
-        "{} is {traits} because {why}; policy.approval is {}.",
-        tool.name,
-        approval.as_str()
-    ))
+    let asks = match first_rule(rules, tool) {
+        Some((i, rule)) if rule.decision == RuleDecision::Ask => {
+            format!("{} says ask", rule_label(i, rule))
+        }
+        Some(_) | None => format!("policy.approval is {}", approval.as_str()),
+    };
+    safe_text(&format!("{} is {traits} because {why}; {asks}.", tool.name))
 }
 
 /// Answers one approval request: `--yes`, else y/N on the terminal, else refuse.
-async fn answer(request: ApprovalRequest, yes: bool, approval: ApprovalPolicy) {
+async fn answer(
+    request: ApprovalRequest,
+    yes: bool,
+    approval: ApprovalPolicy,
+    rules: &[ApprovalRule],
+) {
     if yes {
         request.respond(ApprovalDecision::AllowOnce);
         return;
     }
-    let sentence = approval_sentence(&request.tool, approval);
+    let sentence = approval_sentence(&request.tool, approval, rules);
     if !std::io::stdin().is_terminal() {
         output::error_line(&format!(
             "refused: {sentence} There is no terminal to ask on (pass --yes to approve)."
@@ -233,7 +254,7 @@ async fn answer(request: ApprovalRequest, yes: bool, approval: ApprovalPolicy) {
 #[cfg(test)]
 mod tests {
     use super::{approval_sentence, server_of};
-    use crate::config::ApprovalPolicy;
+    use crate::config::{ApprovalPolicy, ApprovalRule, RuleDecision};
     use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
     fn tool(side: SideEffectLevel, destructive: DestructiveBehavior, why: &str) -> ToolDescriptor {
@@ -256,9 +277,24 @@ mod tests {
             "ignored: server trust is ignore (annotations present but not trusted)",
         );
         assert_eq!(
-            approval_sentence(&t, ApprovalPolicy::AskMutating),
+            approval_sentence(&t, ApprovalPolicy::AskMutating, &[]),
             "mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore \
              (annotations present but not trusted); policy.approval is ask_mutating."
+        );
+        let rules = [
+            ApprovalRule::allow_tool("read"),
+            ApprovalRule {
+                pattern: crate::config::ToolPattern {
+                    tool: Some("mcp__notes__*".into()),
+                    server: None,
+                },
+                decision: RuleDecision::Ask,
+            },
+        ];
+        assert_eq!(
+            approval_sentence(&t, ApprovalPolicy::Never, &rules),
+            "mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore \
+             (annotations present but not trusted); policy.rules[1] (tool mcp__notes__*) says ask."
         );
         let t = tool(
             SideEffectLevel::ReadOnly,
@@ -266,7 +302,7 @@ mod tests {
             "readOnlyHint=true, trusted",
         );
         assert_eq!(
-            approval_sentence(&t, ApprovalPolicy::AskAll),
+            approval_sentence(&t, ApprovalPolicy::AskAll, &[]),
             "mcp__notes__delete_note is read-only because readOnlyHint=true, trusted; \
              policy.approval is ask_all."
         );

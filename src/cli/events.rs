@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::output::tool_json;
 use crate::runtime::McpEvent;
-use crate::runtime::{log_text, RuntimeEvent, ToolChange, ToolsDiff};
+use crate::runtime::{log_text, HookOutcome, HookRun, RuntimeEvent, ToolChange, ToolsDiff};
 use crate::text::sanitize_line;
 
 /// Characters of server text shown on a human line.
@@ -128,6 +128,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             json!({"type": "resource_updated", "server": server, "uri": uri})
         }
         RuntimeEvent::ToolsChanged(diff) => diff_json(diff),
+        RuntimeEvent::HookRan(run) => hook_json(run),
         RuntimeEvent::EventsDropped { count } => json!({"type": "events_dropped", "count": count}),
         RuntimeEvent::Mcp(McpEvent::ServerDown {
             server,
@@ -170,6 +171,58 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "params": e.params,
         }),
     }
+}
+
+fn hook_json(run: &HookRun) -> Value {
+    let (decision, reason, warning) = match &run.outcome {
+        HookOutcome::Decided { decision, reason } => (Some(*decision), reason.clone(), None),
+        HookOutcome::Ran => (None, None, None),
+        HookOutcome::Warning(why) => (None, None, Some(why.clone())),
+    };
+    json!({
+        "type": "hook",
+        "hook": run.hook,
+        "event": run.event,
+        "action": run.action,
+        "call_id": run.call,
+        "tool": run.tool,
+        "server": run.server,
+        "elapsed_ms": crate::text::millis(run.elapsed),
+        "decision": decision,
+        "reason": reason,
+        "warning": warning,
+    })
+}
+
+/// `hooks[0] (mcp_tool guard/check) on pre_tool_use of call #3 mcp__notes__delete_note (12ms):
+/// deny (no deleting on fridays)`.
+fn hook_line(run: &HookRun) -> String {
+    let clean = |s: &str| sanitize_line(s, LINE_CHARS);
+    let about = match (&run.call, &run.tool, &run.server) {
+        (Some(id), Some(tool), _) => format!(" of call #{id} {tool}"),
+        (_, _, Some(server)) => format!(" of [{server}]"),
+        _ => String::new(),
+    };
+    let what = match &run.outcome {
+        HookOutcome::Decided {
+            decision,
+            reason: Some(reason),
+        } => format!("{} ({})", decision.as_str(), clean(reason)),
+        HookOutcome::Decided {
+            decision,
+            reason: None,
+        } => decision.as_str().to_string(),
+        HookOutcome::Ran => "ran".to_string(),
+        HookOutcome::Warning(why) => {
+            format!("warning: {}; going on as if it said nothing", clean(why))
+        }
+    };
+    format!(
+        "{} on {}{about} ({}): {what}",
+        clean(&run.label()),
+        run.event.as_str(),
+        crate::text::fmt_duration(run.elapsed)
+    )
 }
 
 fn diff_json(diff: &ToolsDiff) -> Value {
@@ -281,6 +334,7 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             format!("[{server}] resource updated: {}", clean(uri))
         }
         RuntimeEvent::ToolsChanged(diff) => diff_line(diff),
+        RuntimeEvent::HookRan(run) => hook_line(run),
         RuntimeEvent::EventsDropped { count } => {
             format!("({count} events dropped: the reader fell behind)")
         }
@@ -403,6 +457,48 @@ mod tests {
         let line = event_line(&event);
         assert!(line.starts_with("[s] warning db: "), "{line}");
         assert!(!line.contains('\u{1b}'), "{line}");
+    }
+
+    #[test]
+    fn hook_runs_have_their_shape_and_line() {
+        use crate::config::HookEvent;
+        use crate::runtime::HookAnswer;
+        let mut run = HookRun {
+            hook: 1,
+            event: HookEvent::PreToolUse,
+            action: "mcp_tool guard/echo".into(),
+            call: Some(3),
+            tool: Some("mcp__notes__delete_note".into()),
+            server: Some("notes".into()),
+            elapsed: std::time::Duration::from_millis(12),
+            outcome: HookOutcome::Decided {
+                decision: HookAnswer::Deny,
+                reason: Some("not on \u{1b}[2Jfridays".into()),
+            },
+        };
+        assert_eq!(
+            event_json(&RuntimeEvent::HookRan(run.clone())),
+            json!({"type": "hook", "hook": 1, "event": "pre_tool_use", "action": "mcp_tool guard/echo",
+                   "call_id": 3, "tool": "mcp__notes__delete_note", "server": "notes", "elapsed_ms": 12,
+                   "decision": "deny", "reason": "not on \u{1b}[2Jfridays", "warning": null})
+        );
+        assert_eq!(
+            event_line(&RuntimeEvent::HookRan(run.clone())),
+            "hooks[1] (mcp_tool guard/echo) on pre_tool_use of call #3 mcp__notes__delete_note (12ms): deny (not on fridays)"
+        );
+        run.event = HookEvent::ServerFailed;
+        run.call = None;
+        run.tool = None;
+        run.outcome = HookOutcome::Warning("timed out after 2.0s".into());
+        let v = event_json(&RuntimeEvent::HookRan(run.clone()));
+        assert_eq!(
+            (v["decision"].clone(), v["warning"].clone()),
+            (Value::Null, json!("timed out after 2.0s"))
+        );
+        assert_eq!(
+            event_line(&RuntimeEvent::HookRan(run)),
+            "hooks[1] (mcp_tool guard/echo) on server_failed of [notes] (12ms): warning: timed out after 2.0s; going on as if it said nothing"
+        );
     }
 
     #[test]

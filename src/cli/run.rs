@@ -262,8 +262,8 @@ async fn print_events(
     }
 }
 
-/// The line for a runtime event, for the events `run` shows: those of calls and tool-list
-/// changes.
+/// The line for a runtime event, for the events `run` shows: those of calls, tool-list
+/// changes and hook runs.
 fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
     let shown = match event {
         RuntimeEvent::CallStarted { .. }
@@ -272,7 +272,8 @@ fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
         | RuntimeEvent::CallProgress { .. }
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ApprovalAnswered { .. }
-        | RuntimeEvent::ToolsChanged(_) => true,
+        | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_) => true,
         RuntimeEvent::Mcp(_)
         | RuntimeEvent::Notification(_)
         | RuntimeEvent::Rewake(_)
@@ -289,9 +290,9 @@ fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
     }
     // Without --json the agent's own lines say the same, except for these.
     match event {
-        RuntimeEvent::ApprovalAnswered { .. } | RuntimeEvent::ToolsChanged(_) => {
-            Some(format!("  {}\n", event_line(event)))
-        }
+        RuntimeEvent::ApprovalAnswered { .. }
+        | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_) => Some(format!("  {}\n", event_line(event))),
         _ => None,
     }
 }

@@ -16,8 +16,10 @@ use super::agent_load::agent_config;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
+use super::hooks::hook_list;
 use super::raw::{DurationText, LocalTool, RawConfig, RawMcp, RawServer};
 use super::rewake::rewake_rules;
+use super::rules::approval_rules;
 use super::schema;
 use super::spans::{child_path, index_path, Position, Spans};
 use super::syntax::syntax_error;
@@ -97,6 +99,8 @@ pub fn load_str(
     let notifications = NotificationsConfig {
         rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
+    let rules = approval_rules(&cx, policy.rules.unwrap_or_default(), &names);
+    let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
     let agent = raw
         .agent
         .and_then(|agent| cx.keep(agent_config(&cx, agent, &base)));
@@ -107,11 +111,13 @@ pub fn load_str(
         path: absolute,
         mcp,
         notifications,
+        hooks,
         agent,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
             local_tools: local_tools(policy.local_tools),
+            rules,
         },
         source_digest: super::write::digest(text),
     })

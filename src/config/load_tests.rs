@@ -142,6 +142,7 @@ fn full_fixture_sets_every_key() {
             side_effect_ceiling: SideEffectCeiling::ReadOnly,
             approval: ApprovalPolicy::AskAll,
             local_tools: LocalTools::ALL,
+            rules: Vec::new(),
         }
     );
     let [files, remote, legacy] = config.mcp.servers.as_slice() else {
@@ -363,7 +364,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `agent`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",

@@ -19,6 +19,7 @@ pub mod edit;
 mod emit;
 mod error;
 mod expand;
+mod hooks;
 pub mod import;
 mod load;
 mod oauth;
@@ -26,6 +27,7 @@ mod path;
 mod raw;
 pub mod redact;
 mod rewake;
+mod rules;
 mod schema;
 pub mod spans;
 mod syntax;
@@ -39,11 +41,13 @@ pub use duration::parse_duration;
 pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
+pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
 pub use load::{
     file_uri, is_valid_server_name, load, load_str, DEFAULT_REQUEST_TIMEOUT, SERVER_NAME_RULE,
 };
 pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, LOCAL_CONFIG_NAME};
+pub use rules::{add_rule, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
 pub use spans::{NodeSpan, Position, Spans};
 pub use write::{
     digest, set_server_enabled, set_server_trust, ConfigFile, TrustWriteError, WriteError, SERVERS,
@@ -58,6 +62,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// The `notifications:` section (rewake rules).
     pub notifications: NotificationsConfig,
+    /// The `hooks:` section, in order.
+    pub hooks: Vec<HookConfig>,
     /// The `agent:` section: the model endpoints the agent may use (`None`: no agent).
     pub agent: Option<AgentConfig>,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
@@ -124,6 +130,7 @@ impl Config {
             },
             policy,
             notifications: NotificationsConfig::default(),
+            hooks: Vec::new(),
             agent: None,
             source_digest: 0,
         }
@@ -333,12 +340,14 @@ pub struct RewakeRule {
 }
 
 /// The `policy:` section: what may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PolicyConfig {
     pub side_effect_ceiling: SideEffectCeiling,
     pub approval: ApprovalPolicy,
     /// Which local tools exist at all (`policy.local_tools`).
     pub local_tools: LocalTools,
+    /// `policy.rules`, in order: the first that matches a call decides.
+    pub rules: Vec<ApprovalRule>,
 }
 
 /// The highest side-effect level any call may have; above it a call is refused without a prompt.

@@ -8,14 +8,16 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::agent_load::RawAgent;
+use super::hooks::RawHook;
 use super::rewake::RawNotifications;
+use super::rules::RawRule;
 use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, TransportKind};
 
 // No Debug on the raw types: they hold headers and tokens before redaction.
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy`, `notifications` and `agent` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks` and `agent` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -25,6 +27,7 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) notifications: Option<RawNotifications>,
     #[serde(default)]
+    pub(super) hooks: Option<Vec<RawHook>>,
     pub(super) agent: Option<RawAgent>,
 }
 
@@ -81,10 +84,10 @@ pub(super) struct RawServer {
     pub(super) roots: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling`, `approval` and `local_tools`"
+    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools` and `rules`"
 )]
 pub(super) struct RawPolicy {
     #[serde(default)]
@@ -93,6 +96,8 @@ pub(super) struct RawPolicy {
     pub(super) approval: Option<ApprovalPolicy>,
     #[serde(default)]
     pub(super) local_tools: Option<Vec<LocalTool>>,
+    #[serde(default)]
+    pub(super) rules: Option<Vec<RawRule>>,
 }
 
 /// One entry of `policy.local_tools` as written.

@@ -122,7 +122,14 @@ static MCP_FIELDS: [Field; 4] = [
     opt("servers", Shape::List(&SERVER)),
 ];
 
-static POLICY_FIELDS: [Field; 3] = [
+static RULE_FIELDS: [Field; 3] = [
+    opt("tool", Shape::Str),
+    opt("server", Shape::Str),
+    req("decision", Shape::Enum(&["allow", "deny", "ask"])),
+];
+static RULE: Shape = Shape::Map(&RULE_FIELDS);
+
+static POLICY_FIELDS: [Field; 4] = [
     opt(
         "side_effect_ceiling",
         Shape::Enum(&["read_only", "mutating"]),
@@ -132,6 +139,7 @@ static POLICY_FIELDS: [Field; 3] = [
         Shape::Enum(&["ask_mutating", "ask_all", "never"]),
     ),
     opt("local_tools", Shape::List(&LOCAL_TOOL)),
+    opt("rules", Shape::List(&RULE)),
 ];
 
 static REWAKE_FIELDS: [Field; 4] = [
@@ -143,6 +151,27 @@ static REWAKE_FIELDS: [Field; 4] = [
 static REWAKE: Shape = Shape::Map(&REWAKE_FIELDS);
 
 static NOTIFICATIONS_FIELDS: [Field; 1] = [opt("rewake", Shape::List(&REWAKE))];
+
+static MATCH_FIELDS: [Field; 2] = [opt("tool", Shape::Str), opt("server", Shape::Str)];
+
+static MCP_TOOL_FIELDS: [Field; 3] = [
+    req("server", Shape::Str),
+    req("tool", Shape::Str),
+    opt("arguments", Shape::AnyMap),
+];
+
+static ACTION_FIELDS: [Field; 3] = [
+    opt("mcp_tool", Shape::Map(&MCP_TOOL_FIELDS)),
+    opt("command", Shape::List(&STR)),
+    opt("timeout", Shape::Duration),
+];
+
+static HOOK_FIELDS: [Field; 3] = [
+    req("event", Shape::Enum(crate::config::HookEvent::NAMES)),
+    opt("match", Shape::Map(&MATCH_FIELDS)),
+    req("action", Shape::Map(&ACTION_FIELDS)),
+];
+static HOOK: Shape = Shape::Map(&HOOK_FIELDS);
 
 /// `agent:`: the keys of one profile, plus `models` and `default`. A profile under `models`
 /// is checked by its typed decoding (`agent_load.rs`), located too; `temperature` is a number,
@@ -166,10 +195,11 @@ static AGENT_FIELDS: [Field; 16] = [
     opt("max_tokens", Shape::Count),
 ];
 
-static ROOT_FIELDS: [Field; 4] = [
+static ROOT_FIELDS: [Field; 5] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
     opt("policy", Shape::Map(&POLICY_FIELDS)),
     opt("notifications", Shape::Map(&NOTIFICATIONS_FIELDS)),
+    opt("hooks", Shape::List(&HOOK)),
     opt("agent", Shape::Map(&AGENT_FIELDS)),
 ];
 

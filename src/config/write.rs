@@ -32,6 +32,8 @@ pub enum WriteError {
     Changed { path: PathBuf },
     #[error("{path}: no server named {server} in the file")]
     NoSuchServer { path: PathBuf, server: String },
+    #[error("{path}: there is no policy.rules[{index}] in the file")]
+    NoSuchRule { path: PathBuf, index: usize },
     #[error("{path}: {source}")]
     Edit {
         path: PathBuf,

@@ -217,6 +217,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ApprovalAnswered { .. }
         | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_)
         | RuntimeEvent::EventsDropped { .. } => false,
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::hooks::report::HookRun;
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tool::ToolResult;
 
@@ -65,6 +66,10 @@ pub struct CallOutcome {
     /// shape of `call --json`).
     #[serde(skip)]
     pub approval: Option<Approval>,
+    /// The hooks that ran for the call (`pre_tool_use`, then `post_tool_use`), in order, as
+    /// their `HookRan` events said (not part of the JSON shape either).
+    #[serde(skip)]
+    pub hooks: Vec<HookRun>,
 }
 
 /// The answer to a call's approval request, and how it was given.

@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::call::CallStatus;
+use super::hooks::report::HookRun;
 use super::turn::ToolsDiff;
 use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest, CallOrigin};
 use crate::mcp::events::McpEvent;
@@ -75,6 +76,9 @@ pub enum RuntimeEvent {
     /// A stale server's tools were listed again at a turn boundary: what was added, removed
     /// or changed, and which remembered approvals were forgotten.
     ToolsChanged(ToolsDiff),
+    /// A hook ran: on which event, its action, how long it took, and its decision or the
+    /// warning that made it count as silent.
+    HookRan(HookRun),
     /// `count` events were dropped at this place in the stream because the driver had stopped
     /// reading (the queue is bounded); everything before and after is intact.
     EventsDropped { count: u64 },

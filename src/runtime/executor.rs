@@ -1,5 +1,6 @@
-//! The call path: look the tool up, check its arguments, ask the gate, wait for the operator
-//! when the gate says so, run the tool. Local and MCP tools go the same way (DESIGN §1).
+//! The call path: look the tool up, check its arguments, run the `pre_tool_use` hooks, ask the
+//! gate, wait for the operator when the gate says so, run the tool, run the `post_tool_use`
+//! hooks. Local and MCP tools go the same way (DESIGN §1).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -12,21 +13,33 @@ use tokio_util::sync::CancellationToken;
 use super::bus::EventBus;
 use super::call::{Approval, CallOutcome, CallStatus};
 use super::events::RuntimeEvent;
+use super::hooks::{HookRun, Hooks, Subject};
 use crate::approval::{
     AnsweredBy, ApprovalDecision, ApprovalGate, ApprovalRequest, CallOrigin, GateVerdict,
 };
+use crate::config::HookEvent;
 use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Runs calls for one runtime.
 pub(crate) struct Executor {
     pub(crate) registry: Arc<ToolRegistry>,
     pub(crate) gate: Arc<ApprovalGate>,
+    /// `pre_tool_use` hooks run before the gate decides, `post_tool_use` hooks after the tool.
+    pub(crate) hooks: Arc<Hooks>,
     pub(crate) bus: EventBus,
     pub(crate) next_id: AtomicU64,
     /// Parent of every call's cancellation: cancelled when the runtime closes.
     pub(crate) all_calls: CancellationToken,
     /// The cancellation of every call still running, by id (`AgentRuntime::cancel_call`).
     pub(crate) running: Mutex<HashMap<u64, CancellationToken>>,
+}
+
+/// What a call's outcome says besides its status and result: how its approval was answered,
+/// and the hooks that ran for it.
+#[derive(Default)]
+struct Notes {
+    approval: Option<Approval>,
+    hooks: Vec<HookRun>,
 }
 
 /// Keeps a call in `Executor::running` until it ends (or its future is dropped).
@@ -59,9 +72,9 @@ impl Executor {
             arguments: arguments.clone(),
             origin: origin.clone(),
         });
-        let mut approval = None;
+        let mut notes = Notes::default();
         let (status, result) = self
-            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut approval)
+            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut notes)
             .await;
         let outcome = CallOutcome {
             id,
@@ -69,7 +82,8 @@ impl Executor {
             status,
             result,
             elapsed: started.elapsed(),
-            approval,
+            approval: notes.approval,
+            hooks: notes.hooks,
         };
         self.bus.send(RuntimeEvent::CallFinished {
             id,
@@ -87,7 +101,7 @@ impl Executor {
         arguments: Value,
         cancel: CancellationToken,
         origin: CallOrigin,
-        approval: &mut Option<Approval>,
+        notes: &mut Notes,
     ) -> (CallStatus, ToolResult) {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
@@ -111,8 +125,31 @@ impl Executor {
             Ok(input) => input,
             Err(why) => return (CallStatus::Error, ToolResult::error(why)),
         };
-        match self.gate.evaluate(descriptor) {
+        // The hooks say their piece first; the gate weighs it (a deny holds, nothing passes
+        // the ceiling).
+        let hooked = if self.hooks.has(HookEvent::PreToolUse) {
+            let arguments = Value::Object(input.0.clone());
+            let subject = Subject::Call {
+                id,
+                tool: descriptor,
+                arguments: &arguments,
+                after: None,
+            };
+            let (decision, runs) = self.hooks.pre_tool_use(&subject, &cancel).await;
+            notes.hooks = runs;
+            if cancel.is_cancelled() {
+                return (
+                    CallStatus::Cancelled,
+                    ToolResult::error("cancelled while its pre_tool_use hooks ran"),
+                );
+            }
+            decision
+        } else {
+            None
+        };
+        match self.gate.decide(descriptor, hooked.as_ref()) {
             GateVerdict::Refuse { why } => return (CallStatus::Refused, ToolResult::error(why)),
+            GateVerdict::Deny { why } => return (CallStatus::Denied, ToolResult::error(why)),
             GateVerdict::Run { .. } => {}
             GateVerdict::Ask { why } => {
                 self.bus.send(RuntimeEvent::CallStatus {
@@ -133,7 +170,7 @@ impl Executor {
                         return (CallStatus::Cancelled, ToolResult::error("cancelled while awaiting approval"));
                     }
                 };
-                *approval = Some(Approval { decision, by });
+                notes.approval = Some(Approval { decision, by });
                 self.bus
                     .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
@@ -190,6 +227,10 @@ impl Executor {
                 })
             }),
         };
+        let post = self
+            .hooks
+            .has(HookEvent::PostToolUse)
+            .then(|| Value::Object(input.0.clone()));
         let result = tool.execute(input, ctx).await;
         let status = if cancel.is_cancelled() {
             CallStatus::Cancelled
@@ -198,6 +239,21 @@ impl Executor {
         } else {
             CallStatus::Ok
         };
+        if let Some(arguments) = post {
+            let subject = Subject::Call {
+                id,
+                tool: descriptor,
+                arguments: &arguments,
+                after: Some((status, &result)),
+            };
+            // A cancelled call's hooks still run: they are told it was cancelled.
+            let cancel = self.hooks.stop_token();
+            let runs = self
+                .hooks
+                .run_event(HookEvent::PostToolUse, &subject, &cancel)
+                .await;
+            notes.hooks.extend(runs);
+        }
         (status, result)
     }
 

@@ -13,10 +13,11 @@ use super::bus::{EventBus, EventStream};
 use super::call::CallOutcome;
 use super::events::RuntimeEvent;
 use super::executor::Executor;
+use super::hooks::{HookRun, Hooks, Subject};
 use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::{ApprovalGate, CallOrigin};
-use crate::config::{AnnotationTrust, Config, ServerConfig};
+use crate::config::{AnnotationTrust, Config, HookEvent, ServerConfig};
 use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
@@ -81,13 +82,21 @@ impl AgentRuntimeFactory {
     ) -> Result<AgentRuntime, RuntimeError> {
         let bus = events.0;
         let registry = Arc::new(ToolRegistry::new());
+        let gate = Arc::new(ApprovalGate::new(config.policy.clone()));
+        let hooks = Arc::new(Hooks::new(
+            config.hooks.clone(),
+            registry.clone(),
+            gate.clone(),
+            bus.clone(),
+        ));
         // 1. The factory creates the manager ...
         let listener = RuntimeListener {
             bus: bus.clone(),
             rewaker: Rewaker::new(&config.notifications.rewake, bus.clone()),
         };
         let manager = Arc::new(McpClientManager::with_registry(
-            bus.mcp_sink(),
+            // Server events reach the hooks of `server_ready` and `server_failed` too.
+            hooks.sink(bus.mcp_sink()),
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
@@ -96,9 +105,16 @@ impl AgentRuntimeFactory {
             },
             registry.clone(),
         ));
+        hooks.set_manager(&manager);
         // 2. ... hands it to the runtime (the local tools are registered first, so they hold
         // their names before any server joins) ...
-        let runtime = match build(manager.clone(), registry, config, options, bus) {
+        let parts = Parts {
+            registry,
+            gate,
+            hooks: hooks.clone(),
+            bus,
+        };
+        let runtime = match build(manager.clone(), parts, config, options) {
             Ok(runtime) => runtime,
             // If building it fails, nobody owns the manager yet: close it.
             Err(err) => {
@@ -108,6 +124,7 @@ impl AgentRuntimeFactory {
                 return Err(err);
             }
         };
+        hooks.session_start(config.mcp.servers.iter().map(|s| s.name.clone()).collect());
         // 3. ... and starts the servers: each joins when ready, and from then on one that goes
         // away is restarted and its tools re-registered.
         manager.supervise();
@@ -125,13 +142,27 @@ impl AgentRuntimeFactory {
 /// The sending side of a runtime's event stream, handed to `AgentRuntimeFactory::create`.
 pub struct RuntimeEvents(EventBus);
 
+/// What the factory made before the runtime: the registry, the gate and the hooks, which the
+/// manager's event sink already needs.
+struct Parts {
+    registry: Arc<ToolRegistry>,
+    gate: Arc<ApprovalGate>,
+    hooks: Arc<Hooks>,
+    bus: EventBus,
+}
+
 fn build(
     manager: Arc<McpClientManager>,
-    registry: Arc<ToolRegistry>,
+    parts: Parts,
     config: &Config,
     options: RuntimeOptions,
-    bus: EventBus,
 ) -> Result<AgentRuntime, RuntimeError> {
+    let Parts {
+        registry,
+        gate,
+        hooks,
+        bus,
+    } = parts;
     if options.local_tools {
         for tool in crate::tool::local::all() {
             if config.policy.local_tools.contains(&tool.descriptor().name) {
@@ -142,12 +173,12 @@ fn build(
     for tool in options.extra_tools {
         registry.register(tool)?;
     }
-    let gate = Arc::new(ApprovalGate::new(config.policy));
     Ok(AgentRuntime {
         manager,
         executor: Executor {
             registry,
             gate,
+            hooks,
             bus,
             next_id: AtomicU64::new(0),
             all_calls: CancellationToken::new(),
@@ -339,6 +370,32 @@ impl AgentRuntime {
         }
     }
 
+    /// The agent was given `prompt`: runs the `user_prompt` hooks (in order, each within its
+    /// timeout) and returns their runs, which are also published as `HookRan` events.
+    pub async fn user_prompt_hooks(&self, prompt: &str) -> Vec<HookRun> {
+        let hooks = &self.executor.hooks;
+        hooks
+            .run_event(
+                HookEvent::UserPrompt,
+                &Subject::Prompt(prompt),
+                &hooks.stop_token(),
+            )
+            .await
+    }
+
+    /// The agent finished turn `turn` (counted from 1): runs the `turn_end` hooks, as
+    /// [`user_prompt_hooks`](Self::user_prompt_hooks) does.
+    pub async fn turn_end_hooks(&self, turn: u64) -> Vec<HookRun> {
+        let hooks = &self.executor.hooks;
+        hooks
+            .run_event(
+                HookEvent::TurnEnd,
+                &Subject::Turn(turn),
+                &hooks.stop_token(),
+            )
+            .await
+    }
+
     /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
     /// cancelled it: the server is sent `notifications/cancelled` and the call ends `cancelled`
     /// at once. False when no such call is running.
@@ -348,10 +405,11 @@ impl AgentRuntime {
 
     /// Closes, in this order: (1) the MCP manager: its supervisor first (nothing restarts
     /// behind the close), then every server and its process group;
-    /// (2) every call still running (local tool processes are killed); (3) the event stream.
+    /// (2) every call still running (local tool processes are killed); (3) every hook still
+    /// running (its process group killed); (4) the event stream.
     /// A failing step is logged and the rest still run.
     pub async fn close(&self) -> Vec<CloseStep> {
-        let mut steps = Vec::with_capacity(3);
+        let mut steps = Vec::with_capacity(4);
 
         let failures = self.manager.close_all().await;
         steps.push(CloseStep {
@@ -371,6 +429,11 @@ impl AgentRuntime {
         steps.push(CloseStep {
             what: "running calls",
             result: Ok(()),
+        });
+
+        steps.push(CloseStep {
+            what: "hooks",
+            result: self.executor.hooks.close().await,
         });
 
         self.executor.bus.close();

@@ -7,12 +7,13 @@
 //!
 //! The factory and the close list (DESIGN §3 Lifecycle) are in `lifecycle.rs`; the call path
 //! is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh and its
-//! diff) in `turn.rs`.
+//! diff) in `turn.rs`, declarative hooks in `hooks/`.
 
 mod bus;
 mod call;
 mod events;
 mod executor;
+mod hooks;
 mod lifecycle;
 mod rewake;
 mod turn;
@@ -21,6 +22,7 @@ pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{Approval, CallOutcome, CallStatus};
 pub use events::{log_text, RuntimeEvent};
+pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,

@@ -14,7 +14,7 @@ use super::modals::Modal;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
 use crate::approval::ApprovalRequest;
-use crate::config::{AnnotationTrust, Config};
+use crate::config::{AnnotationTrust, ApprovalRule, Config};
 use crate::runtime::startup_deadline;
 use crate::runtime::LogLevel;
 use crate::runtime::{AgentRuntime, RuntimeEvent};
@@ -76,6 +76,10 @@ pub enum Effect {
     SetLogLevel { server: String, level: LogLevel },
     /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
     Login { server: String },
+    /// Append the rule "always allow `tool`" to `policy.rules` in the config file.
+    AlwaysAllow { tool: String, digest: u64 },
+    /// Remove `policy.rules[index]` (and any entry written exactly like it) from the file.
+    RemoveRule { index: usize, digest: u64 },
 }
 
 /// Events the event loop feeds back into the app.
@@ -106,6 +110,12 @@ pub enum AppEvent {
     },
     /// Something for the notice line (how a login goes).
     Notice(Level, String),
+    /// `policy.rules` was written: the new file digest and its rules as loaded again, and what
+    /// to tell the operator; or why nothing (or not all) was done.
+    RulesWritten {
+        done: String,
+        result: Result<(u64, Vec<ApprovalRule>), String>,
+    },
 }
 
 /// How serious a notice is.
@@ -148,6 +158,8 @@ pub struct App {
     pub(super) modal: Option<Modal>,
     /// Lines scrolled in the approval modal's arguments.
     pub(super) approval_scroll: u16,
+    /// `A` on a destructive tool: the modal asks once more before the rule is written.
+    pub(super) approval_confirm: bool,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
     /// Tool traits before the last restart-all, to highlight what changed as servers join.
@@ -211,6 +223,7 @@ impl App {
             filter_editing: false,
             modal: None,
             approval_scroll: 0,
+            approval_confirm: false,
             notice: None,
             quit: false,
             previous_traits: HashMap::new(),
@@ -373,6 +386,19 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Notice(level, text) => self.notify(level, text),
+            AppEvent::RulesWritten { done, result } => match result {
+                Ok((digest, rules)) => {
+                    self.config_digest = digest;
+                    if let Some(rt) = self.runtime() {
+                        rt.gate().set_rules(rules);
+                    }
+                    if matches!(self.modal, Some(Modal::Ledger { .. })) {
+                        self.open_ledger();
+                    }
+                    self.notify(Level::Info, done);
+                }
+                Err(e) => self.notify(Level::Error, e),
+            },
             AppEvent::LogLevelSet {
                 server,
                 level,
@@ -418,6 +444,7 @@ impl App {
         self.previous_traits = old_tools;
         self.tools.clear();
         self.approvals.clear();
+        self.approval_confirm = false;
         self.config_path = config.path.clone();
         self.config_digest = config.source_digest;
         self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);

@@ -1,6 +1,6 @@
 //! Runtime events into the console's state: servers' phases and reports, stderr, supervision,
-//! logs and notifications into the Events pane, calls and their progress, tool-list changes,
-//! approvals. Separate from `app.rs` because it is the one place that knows every
+//! logs, notifications and hook runs into the Events pane, calls and their progress, tool-list
+//! changes, approvals. Separate from `app.rs` because it is the one place that knows every
 //! `RuntimeEvent` variant's effect on the screen.
 
 use std::time::Duration;
@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::app::{tool_rows, App, Effect, Level};
 use super::state::{Down, EventKind, EventRow};
 use crate::runtime::ListKind;
+use crate::runtime::{HookOutcome, HookRun, RuntimeEvent, ToolsDiff};
 use crate::runtime::{McpEvent, RequestOutcome, ServerStatus};
-use crate::runtime::{RuntimeEvent, ToolsDiff};
 use crate::text::{sanitize, sanitize_line};
 
 /// Characters of server text kept on an Events line.
@@ -183,6 +183,7 @@ impl App {
                 let text = format!("rewake {} (rule {}, {})", e.event, e.rule + 1, e.method);
                 self.event(&e.server, EventKind::Rewake, text);
             }
+            RuntimeEvent::HookRan(run) => self.hook_ran(&run),
             RuntimeEvent::EventsDropped { count } => {
                 self.events.dropped_upstream += count;
                 self.event(
@@ -243,6 +244,43 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// A hook ran: one Events line; a warning also on the notice line.
+    fn hook_ran(&mut self, run: &HookRun) {
+        let about = match (&run.call, &run.tool) {
+            (Some(id), Some(tool)) => format!(" call #{id} {tool}"),
+            _ => String::new(),
+        };
+        let what = match &run.outcome {
+            HookOutcome::Decided {
+                decision,
+                reason: Some(reason),
+            } => format!("{}: {reason}", decision.as_str()),
+            HookOutcome::Decided {
+                decision,
+                reason: None,
+            } => decision.as_str().to_string(),
+            HookOutcome::Ran => "ran".to_string(),
+            HookOutcome::Warning(why) => format!("warning: {why}"),
+        };
+        let text = format!(
+            "{} {}{about} → {what} ({})",
+            run.event.as_str(),
+            run.label(),
+            crate::text::fmt_duration(run.elapsed)
+        );
+        self.event(run.server.as_deref().unwrap_or(""), EventKind::Hook, text);
+        if let HookOutcome::Warning(why) = &run.outcome {
+            self.notify(
+                Level::Warn,
+                format!(
+                    "{} failed ({}); going on as if it said nothing",
+                    run.label(),
+                    sanitize_line(why, 160)
+                ),
+            );
+        }
     }
 
     /// A stale server's tools were listed again: the new list, changed and added tools

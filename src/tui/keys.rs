@@ -5,10 +5,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::app::{App, Effect, Level, Pane};
 use super::modals::editor::EditorOutcome;
+use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
-use crate::approval::ApprovalDecision;
-use crate::config::AnnotationTrust;
+use crate::approval::{rule_label, ApprovalDecision};
+use crate::config::{AnnotationTrust, RuleDecision};
 use crate::runtime::trust_changes;
 use crate::runtime::LogLevel;
 use crate::tool::{ToolDescriptor, ToolOrigin};
@@ -41,8 +42,7 @@ impl App {
             if ctrl_c {
                 return self.ask_quit();
             }
-            self.approval_key(key);
-            return Vec::new();
+            return self.approval_key(key);
         }
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);
@@ -217,7 +217,16 @@ impl App {
         self.tool_sel = 0;
     }
 
-    fn approval_key(&mut self, key: KeyEvent) {
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if self.approval_confirm {
+            // `A` on a destructive tool: asked once more.
+            match key.code {
+                KeyCode::Char('y') => return self.always_allow(),
+                KeyCode::Char('n') | KeyCode::Esc => self.approval_confirm = false,
+                _ => {}
+            }
+            return Vec::new();
+        }
         let decision = match key.code {
             KeyCode::Char('y') => ApprovalDecision::AllowOnce,
             KeyCode::Char('a') => match self.approvals.front() {
@@ -225,26 +234,84 @@ impl App {
                 _ => {
                     self.notify(
                         Level::Warn,
-                        "no session approval for destructive tools: y allows once",
+                        "no session approval for destructive tools: y allows once, A always",
                     );
-                    return;
+                    return Vec::new();
                 }
             },
+            KeyCode::Char('A') => return self.ask_always_allow(),
             KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
             KeyCode::Up | KeyCode::Char('k') => {
                 self.approval_scroll = self.approval_scroll.saturating_sub(1);
-                return;
+                return Vec::new();
             }
             KeyCode::Down | KeyCode::Char('j') => {
                 self.approval_scroll = self.approval_scroll.saturating_add(1);
-                return;
+                return Vec::new();
             }
-            _ => return,
+            _ => return Vec::new(),
         };
         if let Some(request) = self.approvals.pop_front() {
             request.respond(decision);
         }
         self.approval_scroll = 0;
+        Vec::new()
+    }
+
+    /// `A`: always allow the tool of the approval on screen. Refused when a rule already asks
+    /// for it (an allow rule after it would never apply); a destructive tool asks once more.
+    fn ask_always_allow(&mut self) -> Vec<Effect> {
+        let Some(request) = self.approvals.front() else {
+            return Vec::new();
+        };
+        let matching = self
+            .runtime()
+            .and_then(|rt| rt.gate().rule_for(&request.tool));
+        match matching {
+            Some((index, rule)) if rule.decision == RuleDecision::Ask => {
+                let label = rule_label(index, &rule);
+                self.notify(
+                    Level::Warn,
+                    format!("{label} says ask for this tool, and the first rule that matches decides: edit it in the config file; y allows once"),
+                );
+                return Vec::new();
+            }
+            // Written since this question was asked (A on another one): nothing more to write.
+            Some((index, rule)) if rule.decision == RuleDecision::Allow => {
+                let label = rule_label(index, &rule);
+                if let Some(request) = self.approvals.pop_front() {
+                    request.respond(ApprovalDecision::AllowOnce);
+                }
+                self.approval_scroll = 0;
+                self.notify(Level::Info, format!("allowed: {label} already allows it"));
+                return Vec::new();
+            }
+            Some(_) | None => {}
+        }
+        if request.tool.destructive.is_destructive() {
+            self.approval_confirm = true;
+            return Vec::new();
+        }
+        self.always_allow()
+    }
+
+    /// Allows this call, and asks the loop to write the rule that allows the tool from now on.
+    fn always_allow(&mut self) -> Vec<Effect> {
+        self.approval_confirm = false;
+        self.approval_scroll = 0;
+        let Some(request) = self.approvals.pop_front() else {
+            return Vec::new();
+        };
+        let tool = request.tool.name.clone();
+        request.respond(ApprovalDecision::AllowOnce);
+        self.notify(
+            Level::Info,
+            format!("allowed; writing the rule that always allows {tool}…"),
+        );
+        vec![Effect::AlwaysAllow {
+            tool,
+            digest: self.config_digest,
+        }]
     }
 
     fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
@@ -311,8 +378,8 @@ impl App {
                 KeyCode::Down | KeyCode::Char('j') => {
                     *selected = (*selected + 1).min(entries.len().saturating_sub(1))
                 }
-                KeyCode::Char('d') | KeyCode::Delete => {
-                    if let Some(entry) = entries.get(*selected) {
+                KeyCode::Char('d') | KeyCode::Delete => match entries.get(*selected) {
+                    Some(LedgerRow::Session(entry)) => {
                         let name = entry.tool_name.clone();
                         if let Some(rt) = self.runtime().cloned() {
                             rt.gate().revoke(&name);
@@ -323,7 +390,18 @@ impl App {
                         }
                         self.open_ledger();
                     }
-                }
+                    Some(LedgerRow::Rule { index, rule }) => {
+                        let index = *index;
+                        let text =
+                            format!("removing {} from the config file…", rule_label(index, rule));
+                        self.notify(Level::Info, text);
+                        return vec![Effect::RemoveRule {
+                            index,
+                            digest: self.config_digest,
+                        }];
+                    }
+                    None => {}
+                },
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('L') => self.modal = None,
                 _ if ctrl_c => self.modal = None,
                 _ => {}
@@ -332,10 +410,19 @@ impl App {
         Vec::new()
     }
 
-    fn open_ledger(&mut self) {
-        let entries = self
-            .runtime()
-            .map_or_else(Vec::new, |rt| rt.gate().ledger());
+    /// `L`: the rules of the config file (they last) and the session approvals, each revocable.
+    pub(super) fn open_ledger(&mut self) {
+        let entries: Vec<LedgerRow> = self.runtime().map_or_else(Vec::new, |rt| {
+            let gate = rt.gate();
+            let rules = gate
+                .rules()
+                .into_iter()
+                .enumerate()
+                .map(|(index, rule)| LedgerRow::Rule { index, rule });
+            rules
+                .chain(gate.ledger().into_iter().map(LedgerRow::Session))
+                .collect()
+        });
         let selected = match &self.modal {
             Some(Modal::Ledger { selected, .. }) => {
                 (*selected).min(entries.len().saturating_sub(1))

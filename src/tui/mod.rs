@@ -23,6 +23,8 @@ mod tests;
 #[cfg(test)]
 mod tests_keys;
 #[cfg(test)]
+mod tests_rules;
+#[cfg(test)]
 mod tests_startup;
 
 use std::io::{self, Stdout};
@@ -44,7 +46,7 @@ use tokio_util::sync::CancellationToken;
 use self::app::{App, AppEvent, Effect};
 use self::frame::FrameRequester;
 use self::theme::Theme;
-use crate::config::{self, Config};
+use crate::config::{self, ApprovalRule, Config};
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
 
 /// How long closing the runtime may take when quitting.
@@ -206,6 +208,28 @@ fn start_runtime(config: Config, generation: u64, app_tx: mpsc::Sender<AppEvent>
     });
 }
 
+/// Writes `policy.rules` in the background (`edit`), then loads the file again: the gate takes
+/// its rules from the file as written.
+fn write_rules(
+    tx: mpsc::Sender<AppEvent>,
+    path: std::path::PathBuf,
+    done: String,
+    edit: impl FnOnce() -> Result<u64, config::WriteError> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        let result = tokio::task::spawn_blocking(move || {
+            let digest = edit().map_err(|e| e.to_string())?;
+            let loaded = config::load(&path).map_err(|e| {
+                format!("the rule was written, but the config file does not load now ({e}); R restarts with it once fixed")
+            })?;
+            Ok((digest, loaded.policy.rules))
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        let _ = tx.send(AppEvent::RulesWritten { done, result }).await;
+    });
+}
+
 /// Runs one effect in the background; results come back as app events.
 fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
     let runtime: Option<Arc<AgentRuntime>> = app.runtime().cloned();
@@ -308,6 +332,25 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 };
                 let report = rt.restart_server(&entry).await;
                 let _ = tx.send(AppEvent::ServerRestarted(report)).await;
+            });
+        }
+        Effect::AlwaysAllow { tool, digest } => {
+            let path = app.config_path().clone();
+            let rule = ApprovalRule::allow_tool(&tool);
+            let done = format!(
+                "{tool} is always allowed now (a rule in policy.rules; L lists and revokes it)"
+            );
+            let file = path.clone();
+            write_rules(tx, path, done, move || {
+                config::add_rule(&file, digest, &rule)
+            });
+        }
+        Effect::RemoveRule { index, digest } => {
+            let path = app.config_path().clone();
+            let done = format!("removed policy.rules[{index}] from the config file");
+            let file = path.clone();
+            write_rules(tx, path, done, move || {
+                config::remove_rule(&file, digest, index)
             });
         }
         Effect::Login { server } => {

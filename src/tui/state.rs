@@ -284,6 +284,8 @@ pub enum EventKind {
     Supervisor,
     /// A rewake rule matched.
     Rewake,
+    /// A hook ran (its decision, or the warning that made it count as silent).
+    Hook,
     /// Events were dropped upstream.
     Dropped,
 }

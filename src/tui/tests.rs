@@ -14,7 +14,7 @@ use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use super::state::ToolRow;
 use super::theme::Theme;
-use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
+use crate::approval::ApprovalRequest;
 use crate::config::{
     AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
 };
@@ -52,6 +52,7 @@ pub(super) fn config() -> Config {
         },
         policy: PolicyConfig::default(),
         notifications: Default::default(),
+        hooks: Vec::new(),
         agent: None,
         source_digest: 1,
     }
@@ -540,7 +541,7 @@ fn argument_editor() {
 }
 
 #[test]
-fn result_help_quit_and_ledger() {
+fn result_help_and_quit() {
     let (mut app, _) = populated();
     app.modal = Some(Modal::Result { call: 2, scroll: 0 });
     snapshot("result", &app);
@@ -548,23 +549,6 @@ fn result_help_quit_and_ledger() {
     snapshot("help", &app);
     app.modal = Some(Modal::Quit);
     snapshot("quit", &app);
-    let tool = descriptor(
-        "notes-trusted",
-        "write_note",
-        SideEffectLevel::Mutating,
-        false,
-        AnnotationTrust::Trust,
-        "t",
-    );
-    app.modal = Some(Modal::Ledger {
-        entries: vec![LedgerEntry {
-            tool_name: tool.name.clone(),
-            fingerprint: DescriptorFingerprint::of(&tool),
-            approved_at: std::time::UNIX_EPOCH,
-        }],
-        selected: 0,
-    });
-    snapshot("ledger", &app);
 }
 
 #[test]

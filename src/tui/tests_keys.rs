@@ -114,3 +114,158 @@ fn a_submitted_editor_becomes_a_call_effect() {
     );
     assert_eq!(app.focus, Pane::Calls);
 }
+
+#[tokio::test]
+async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
+    use super::app::Effect;
+    use crate::approval::ApprovalDecision;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let write = descriptor(
+        "notes-trusted",
+        "write_note",
+        SideEffectLevel::Mutating,
+        false,
+        AnnotationTrust::Trust,
+        "t",
+    );
+    let (request, reply) = ApprovalRequest::new(1, write, json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('A'))),
+        vec![Effect::AlwaysAllow {
+            tool: "mcp__notes-trusted__write_note".into(),
+            digest: 1,
+        }]
+    );
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert!(app.approvals.is_empty());
+
+    // A destructive tool: asked once more; n goes back, y writes.
+    let (request, reply) =
+        ApprovalRequest::new(2, ignored("notes", "delete_note"), json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
+    assert!(app.approval_confirm);
+    assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
+    assert!(!app.approval_confirm);
+    assert_eq!(app.approvals.len(), 1, "back to the question, not answered");
+    assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![Effect::AlwaysAllow {
+            tool: "mcp__notes__delete_note".into(),
+            digest: 1,
+        }]
+    );
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert!(!app.approval_confirm);
+}
+
+#[test]
+fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
+    use super::app::{AppEvent, Effect, Level};
+    use super::modals::ledger::LedgerRow;
+    use crate::config::ApprovalRule;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    app.modal = Some(Modal::Ledger {
+        entries: vec![LedgerRow::Rule {
+            index: 3,
+            rule: ApprovalRule::allow_tool("bash"),
+        }],
+        selected: 0,
+    });
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('d'))),
+        vec![Effect::RemoveRule {
+            index: 3,
+            digest: 1
+        }]
+    );
+    app.on_app_event(AppEvent::RulesWritten {
+        done: "removed policy.rules[3] from the config file".into(),
+        result: Ok((77, Vec::new())),
+    });
+    assert_eq!(app.config_digest, 77);
+    assert_eq!(
+        app.notice,
+        Some((
+            Level::Info,
+            "removed policy.rules[3] from the config file".into()
+        ))
+    );
+    app.on_app_event(AppEvent::RulesWritten {
+        done: String::new(),
+        result: Err("changed on disk since it was loaded".into()),
+    });
+    assert_eq!(app.config_digest, 77);
+    assert!(matches!(app.notice, Some((Level::Error, _))));
+}
+
+#[tokio::test]
+async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_rule_allows() {
+    use super::app::RuntimeState;
+    use crate::approval::ApprovalDecision;
+    use crate::config::{ApprovalRule, PolicyConfig, RuleDecision, ToolPattern};
+    use crate::runtime::{AgentRuntimeFactory, RuntimeOptions};
+    use crossterm::event::KeyCode;
+    use std::sync::Arc;
+    let policy = PolicyConfig {
+        rules: vec![
+            ApprovalRule {
+                pattern: ToolPattern {
+                    tool: Some("mcp__notes__*".into()),
+                    server: None,
+                },
+                decision: RuleDecision::Ask,
+            },
+            ApprovalRule::allow_tool("mcp__notes-trusted__write_note"),
+        ],
+        ..PolicyConfig::default()
+    };
+    let config = crate::config::Config::from_servers(Vec::new(), policy);
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let options = RuntimeOptions {
+        local_tools: false,
+        ..RuntimeOptions::default()
+    };
+    let runtime = AgentRuntimeFactory::create(&config, options, events)
+        .await
+        .expect("runtime");
+    let (mut app, _) = populated();
+    app.runtime = RuntimeState::Ready(Arc::new(runtime));
+
+    let (asked, _reply) =
+        ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(asked));
+    assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
+    assert!(!app.approval_confirm, "not even asked once more");
+    assert_eq!(app.approvals.len(), 1, "the question stays");
+    assert!(app
+        .notice
+        .as_ref()
+        .is_some_and(|(_, t)| t.starts_with("policy.rules[0] (tool mcp__notes__*) says ask")));
+    app.approvals.clear();
+
+    let write = descriptor(
+        "notes-trusted",
+        "write_note",
+        SideEffectLevel::Mutating,
+        false,
+        AnnotationTrust::Trust,
+        "t",
+    );
+    let (request, reply) = ApprovalRequest::new(2, write, json!({}), "why".into());
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    assert!(
+        app.on_key(key(KeyCode::Char('A'))).is_empty(),
+        "nothing to write"
+    );
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert!(app.notice.as_ref().is_some_and(|(_, t)| t
+        .contains("policy.rules[1] (tool mcp__notes-trusted__write_note) already allows it")));
+    if let Some(rt) = app.runtime() {
+        rt.close().await;
+    }
+}

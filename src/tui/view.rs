@@ -101,6 +101,7 @@ impl App {
                 request,
                 self.approvals.len(),
                 self.approval_scroll,
+                self.approval_confirm,
                 theme,
             );
             return;
@@ -162,9 +163,10 @@ impl App {
             }
             Modal::Ledger { entries, selected } => modals::ledger::render(
                 frame,
-                centered(area, 60, 50, 60.min(area.width), 10.min(area.height)),
+                centered(area, 80, 50, 76.min(area.width), 10.min(area.height)),
                 entries,
                 *selected,
+                &self.config_path.display().to_string(),
                 theme,
             ),
         }

@@ -1,5 +1,6 @@
-//! The approval modal: the tool, its server, the arguments, what it may do *and why*, and the
-//! choices. Concurrent approvals queue; the count shows.
+//! The approval modal: the tool, its server, the arguments, what it may do *and why* (and the
+//! rule or policy that asks), and the choices. `A` (always allow) asks once more for a
+//! destructive tool. Concurrent approvals queue; the count shows.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -18,6 +19,7 @@ pub fn render(
     request: &ApprovalRequest,
     queued: usize,
     scroll: u16,
+    confirm: bool,
     theme: Theme,
 ) {
     frame.render_widget(Clear, area);
@@ -58,23 +60,45 @@ pub fn render(
         DestructiveBehavior::NonDestructive => Span::raw(", not destructive"),
     };
     head.push(Line::from(vec![Span::raw("effect  "), level, destructive]));
+    // The gate's why: the traits with their provenance, and the rule or policy that asks.
     head.push(Line::raw(format!(
         "why     {}",
-        sanitize(&tool.provenance, false)
+        sanitize(&request.why, false)
     )));
+    if confirm {
+        head.push(Line::styled(
+            format!(
+                "{} is DESTRUCTIVE: always allow it, in every session, without asking?",
+                sanitize(&tool.name, false)
+            ),
+            theme.bad().patch(theme.bold()),
+        ));
+    }
     head.push(Line::styled("arguments:", theme.dim()));
 
-    let choices = if request.session_approval_allowed() {
+    let choices = if confirm {
+        keys_line(
+            &[
+                ("y", "yes, write the rule"),
+                ("n/Esc", "back to the question"),
+            ],
+            theme,
+        )
+    } else if request.session_approval_allowed() {
         keys_line(
             &[
                 ("y", "allow once"),
                 ("a", "allow this tool for the session"),
+                ("A", "always"),
                 ("n/Esc", "deny"),
             ],
             theme,
         )
     } else {
-        let mut line = keys_line(&[("y", "allow once"), ("n/Esc", "deny")], theme);
+        let mut line = keys_line(
+            &[("y", "allow once"), ("A", "always"), ("n/Esc", "deny")],
+            theme,
+        );
         line.spans.push(Span::styled(
             "  (no session approval for destructive tools)",
             theme.dim(),

@@ -1,46 +1,101 @@
-//! The approvals remembered for this session ("allow this tool for the session"), each revocable.
+//! `L`: what lets tools run without a question, and where each came from: the rules of the
+//! config file (`policy.rules`, they last; `A` in the approval modal adds one) and the
+//! approvals remembered for this session (`a`). Each can be revoked: a rule is removed from
+//! the file, a session approval forgotten.
 
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::approval::LedgerEntry;
+use crate::config::{ApprovalRule, RuleDecision};
+use crate::text::sanitize;
+use crate::tui::panes::{cell, fit};
 use crate::tui::theme::Theme;
+
+/// One line of the modal.
+#[derive(Debug, Clone)]
+pub enum LedgerRow {
+    /// `policy.rules[index]` of the config file.
+    Rule { index: usize, rule: ApprovalRule },
+    /// "Allow this tool for the session".
+    Session(LedgerEntry),
+}
 
 pub fn render(
     frame: &mut Frame,
     area: Rect,
-    entries: &[LedgerEntry],
+    rows: &[LedgerRow],
     selected: usize,
+    config_file: &str,
     theme: Theme,
 ) {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
-        .title(" Remembered approvals  (d revoke, Esc close) ");
+        .title(" Rules and session approvals  (d revoke, Esc close) ");
+    let inner = block.inner(area);
     let mut lines = Vec::new();
-    if entries.is_empty() {
-        lines.push(Line::raw("No tool is approved for this session."));
+    if rows.is_empty() {
+        lines.push(Line::raw("No rule and no session approval."));
         lines.push(Line::styled(
-            "Answer an approval with `a` to remember it (never offered for destructive tools).",
+            "In the approval modal, `a` allows a tool for the session (not if destructive),",
+            theme.dim(),
+        ));
+        lines.push(Line::styled(
+            "`A` always (a rule in policy.rules of the config file).",
             theme.dim(),
         ));
     }
-    for (i, e) in entries.iter().enumerate() {
+    let width = usize::from(inner.width);
+    let name_w = rows
+        .iter()
+        .map(|r| what(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(8, width.saturating_sub(30).max(8));
+    for (i, row) in rows.iter().enumerate() {
         let style = if i == selected {
             theme.selected()
         } else {
-            Default::default()
+            Style::default()
         };
-        lines.push(Line::from(vec![
-            Span::styled(format!(" {} ", e.tool_name), style),
-            Span::styled(
-                format!("  fingerprint {}", e.fingerprint.short()),
-                theme.dim(),
+        let (decision, decision_style, from) = match row {
+            LedgerRow::Rule { index, rule } => (
+                rule.decision.as_str(),
+                match rule.decision {
+                    RuleDecision::Allow => theme.ok(),
+                    RuleDecision::Deny => theme.bad(),
+                    RuleDecision::Ask => theme.warn(),
+                },
+                format!("policy.rules[{index}] in {config_file}"),
             ),
+            LedgerRow::Session(entry) => (
+                "allow",
+                theme.ok(),
+                format!(
+                    "this session (a), fingerprint {}",
+                    entry.fingerprint.short()
+                ),
+            ),
+        };
+        let from_w = width.saturating_sub(name_w + 10);
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {} ", cell(&what(row), name_w)), style),
+            Span::styled(format!("{decision:<6}"), decision_style),
+            Span::styled(fit(&from, from_w), theme.dim()),
         ]));
     }
     frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// What the row is about: a tool's name, or a rule's pattern.
+fn what(row: &LedgerRow) -> String {
+    match row {
+        LedgerRow::Rule { rule, .. } => sanitize(&rule.pattern.describe(), false),
+        LedgerRow::Session(entry) => sanitize(&entry.tool_name, false),
+    }
 }

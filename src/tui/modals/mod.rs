@@ -13,8 +13,6 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::approval::LedgerEntry;
-
 /// The dialog open over the panes, if any.
 #[derive(Debug)]
 pub enum Modal {
@@ -28,9 +26,9 @@ pub enum Modal {
     Result { call: u64, scroll: u16 },
     /// `q` while calls run.
     Quit,
-    /// `L`: the approvals remembered for this session.
+    /// `L`: the rules of the config file and the approvals remembered for this session.
     Ledger {
-        entries: Vec<LedgerEntry>,
+        entries: Vec<ledger::LedgerRow>,
         selected: usize,
     },
 }

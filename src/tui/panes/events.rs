@@ -1,6 +1,6 @@
 //! The Events pane: what servers push and what the supervisor does, as it happens — log
 //! messages with their levels, list changes and the diffs they led to, requests from servers,
-//! restarts, rewake matches. The last lines are kept; the counts stay exact.
+//! restarts, rewake matches, hook runs. The last lines are kept; the counts stay exact.
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -32,6 +32,7 @@ fn tag(kind: EventKind, theme: Theme) -> (&'static str, Style) {
         EventKind::Tools => ("tools", theme.warn()),
         EventKind::Supervisor => ("restart", theme.bad()),
         EventKind::Rewake => ("rewake", theme.ok()),
+        EventKind::Hook => ("hook", theme.accent()),
         EventKind::Dropped => ("dropped", theme.bad()),
     }
 }

@@ -10,11 +10,14 @@ use crate::tui::modals::Modal;
 
 fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
     if let Some(request) = app.approvals.front() {
+        if app.approval_confirm {
+            return vec![("y", "always allow"), ("n/Esc", "back")];
+        }
         let mut k = vec![("y", "allow once")];
         if request.session_approval_allowed() {
             k.push(("a", "allow for session"));
         }
-        k.extend([("n/Esc", "deny"), ("↑↓", "scroll")]);
+        k.extend([("A", "always"), ("n/Esc", "deny"), ("↑↓", "scroll")]);
         return k;
     }
     match &app.modal {
