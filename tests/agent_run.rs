@@ -169,10 +169,11 @@ fn without_yes_and_without_a_terminal_the_call_is_refused_and_the_model_told() {
         (Some("deny"), Some("no_terminal"))
     );
     let result = find(&events, "tool_result", |_| true);
-    assert_eq!(events[result]["status"], "denied");
+    // Refused, not denied: nobody said no, nobody could be asked.
+    assert_eq!(events[result]["status"], "refused");
     let told = events[result]["content"].as_str().unwrap();
     assert!(
-        told.contains("there is no terminal to ask the operator on"),
+        told.contains("nobody could be asked") && told.contains("there is no terminal to ask on"),
         "{told}"
     );
     let answer = find(&events, "answer", |_| true);

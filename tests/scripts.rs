@@ -153,7 +153,7 @@ fn args_that_do_not_fit_the_schema_exit_2_like_bad_json() {
     assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
 }
 
-const SENTENCE: &str = "mcp__demo__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore (annotations present but not trusted); policy.approval is ask_mutating.";
+const SENTENCE: &str = "mcp__demo__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore (annotations present but not trusted); policy.approval is ask_mutating";
 
 #[test]
 fn without_a_terminal_the_refusal_is_one_sentence() {
@@ -173,13 +173,30 @@ fn without_a_terminal_the_refusal_is_one_sentence() {
     );
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(
-        err.starts_with(&format!(
-            "refused: {SENTENCE} There is no terminal to ask on (pass --yes to approve).\n"
-        )),
+    // One line: refused (nobody could be asked, so nobody denied it), the sentence once.
+    assert_eq!(
+        err,
+        format!(
+            "refused: nobody could be asked: {SENTENCE}, and there is no terminal to ask on \
+             (pass --yes to approve)\n"
+        ),
         "{err}"
     );
     assert_eq!(err.matches("MUTATING").count(), 1, "{err}");
+    // --json says refused too.
+    let out = run(
+        &[
+            "call",
+            "mcp__demo__delete_note",
+            "--args",
+            r#"{"title": "t"}"#,
+            "--json",
+        ],
+        Some(&cfg.path),
+    );
+    let outcome: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("call --json prints JSON");
+    assert_eq!(outcome["status"], "refused", "{outcome:#}");
     assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
 }
 

@@ -118,7 +118,7 @@ impl ApprovalGate {
         if above_ceiling {
             return GateVerdict::Refuse {
                 why: format!(
-                    "refused: {} is {} and policy.side_effect_ceiling is {}",
+                    "{} is {} and policy.side_effect_ceiling is {}",
                     tool.name,
                     tool.side_effect.as_str(),
                     ceiling.as_str()
@@ -218,21 +218,24 @@ impl ApprovalGate {
 }
 
 /// `mcp__notes__write_note is mutating, non-destructive (readOnlyHint=false, …)`.
+/// What the tool is and why, in one sentence (its provenance said once):
+/// `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore
+/// (annotations present but not trusted)`.
 fn traits(tool: &ToolDescriptor) -> String {
-    format!(
-        "{} is {}, {} ({})",
-        tool.name,
-        tool.side_effect.as_str(),
-        destructive_str(tool.destructive),
-        tool.provenance
-    )
-}
-
-fn destructive_str(destructive: DestructiveBehavior) -> &'static str {
-    match destructive {
-        DestructiveBehavior::Destructive => "destructive",
-        DestructiveBehavior::NonDestructive => "non-destructive",
-    }
+    let traits = match (tool.side_effect, tool.destructive) {
+        (SideEffectLevel::Mutating, DestructiveBehavior::Destructive) => "MUTATING and DESTRUCTIVE",
+        (SideEffectLevel::Mutating, DestructiveBehavior::NonDestructive) => "MUTATING",
+        (SideEffectLevel::ReadOnly, DestructiveBehavior::Destructive) => {
+            "read-only but says it is DESTRUCTIVE"
+        }
+        (SideEffectLevel::ReadOnly, DestructiveBehavior::NonDestructive) => "read-only",
+    };
+    // "ignored: server trust is ignore (…)": the sentence already says what ignoring gives.
+    let why = tool
+        .provenance
+        .strip_prefix("ignored: ")
+        .unwrap_or(&tool.provenance);
+    format!("{} is {traits} because {why}", tool.name)
 }
 
 #[cfg(test)]

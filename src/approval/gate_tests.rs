@@ -68,7 +68,7 @@ fn ceiling_refuses_mutating_tools_and_names_itself() {
         assert_eq!(
             gate.evaluate(&write_note()),
             GateVerdict::Refuse {
-                why: "refused: mcp__demo__write_note is mutating and \
+                why: "mcp__demo__write_note is mutating and \
                       policy.side_effect_ceiling is read_only"
                     .into()
             }
@@ -146,8 +146,8 @@ fn mutating_asks_with_traits_and_provenance() {
     assert_eq!(
         gate.evaluate(&write_note()),
         GateVerdict::Ask {
-            why: "mcp__demo__write_note is mutating, non-destructive \
-                  (readOnlyHint=false, destructiveHint=false, trusted); \
+            why: "mcp__demo__write_note is MUTATING because \
+                  readOnlyHint=false, destructiveHint=false, trusted; \
                   policy.approval is ask_mutating"
                 .into()
         }
@@ -339,8 +339,8 @@ fn an_ask_rule_asks_where_the_policy_or_a_hook_would_run() {
     assert_eq!(
         gate.decide(&read_note(), Some(&hook(HookVerdict::Allow))),
         GateVerdict::Ask {
-            why: "mcp__demo__read_note is read_only, non-destructive (readOnlyHint=false, \
-                  destructiveHint=false, trusted); policy.rules[0] (tool mcp__demo__*) says ask"
+            why: "mcp__demo__read_note is read-only because readOnlyHint=false, \
+                  destructiveHint=false, trusted; policy.rules[0] (tool mcp__demo__*) says ask"
                 .into()
         }
     );

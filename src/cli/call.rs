@@ -12,10 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::write_event;
 use super::output::{self, safe_text};
-use crate::approval::{first_rule, rule_label, ApprovalDecision, ApprovalRequest};
-use crate::config::{ApprovalPolicy, ApprovalRule, Config, HookAction, LocalTools, RuleDecision};
+use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
+use crate::config::{Config, HookAction, LocalTools};
 use crate::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
-use crate::tool::{schema, SideEffectLevel, ToolDescriptor};
+use crate::tool::schema;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CallArgs {
@@ -65,8 +65,6 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
-    let approval = config.policy.approval;
-    let rules = config.policy.rules.clone();
     if LocalTools::ALL.contains(&args.tool) && !config.policy.local_tools.contains(&args.tool) {
         output::error_line(&format!(
             "error: the local tool {} is off: add it to policy.local_tools in {} to use it",
@@ -102,7 +100,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 let _ = write_event(&mut out, &event, json);
             }
             if let RuntimeEvent::ApprovalRequested(request) = event {
-                answer(request, yes, approval, &rules).await;
+                answer(request, yes).await;
             }
         }
     });
@@ -185,55 +183,21 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     }
 }
 
-/// One sentence: what the tool is, why (its provenance, once), and the policy (or the rule)
-/// that asks. `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is
-/// ignore (annotations present but not trusted); policy.approval is ask_mutating.`
-fn approval_sentence(
-    tool: &ToolDescriptor,
-    approval: ApprovalPolicy,
-    rules: &[ApprovalRule],
-) -> String {
-    let traits = match (tool.side_effect, tool.destructive.is_destructive()) {
-        (SideEffectLevel::Mutating, true) => "MUTATING and DESTRUCTIVE",
-        (SideEffectLevel::Mutating, false) => "MUTATING",
-        (SideEffectLevel::ReadOnly, true) => "read-only but says it is DESTRUCTIVE",
-        (SideEffectLevel::ReadOnly, false) => "read-only",
-    };
-    // "ignored: server trust is ignore (…)": the sentence already says what ignoring gives.
-    let why = tool
-        .provenance
-        .strip_prefix("ignored: ")
-        .unwrap_or(&tool.provenance);
-    let asks = match first_rule(rules, tool) {
-        Some((i, rule)) if rule.decision == RuleDecision::Ask => {
-            format!("{} says ask", rule_label(i, rule))
-        }
-        Some(_) | None => format!("policy.approval is {}", approval.as_str()),
-    };
-    safe_text(&format!("{} is {traits} because {why}; {asks}.", tool.name))
-}
-
 /// Answers one approval request: `--yes`, else y/N on the terminal, else refuse.
-async fn answer(
-    request: ApprovalRequest,
-    yes: bool,
-    approval: ApprovalPolicy,
-    rules: &[ApprovalRule],
-) {
+async fn answer(request: ApprovalRequest, yes: bool) {
     if yes {
-        request.respond(ApprovalDecision::AllowOnce);
+        request.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
         return;
     }
-    let sentence = approval_sentence(&request.tool, approval, rules);
+    // Nobody to ask: the call is refused, and its outcome line says why (once).
     if !std::io::stdin().is_terminal() {
-        output::error_line(&format!(
-            "refused: {sentence} There is no terminal to ask on (pass --yes to approve)."
-        ));
-        request.respond(ApprovalDecision::Deny);
+        request.respond_by(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
         return;
     }
+    // The gate's sentence: what the tool is, why, and what asks.
+    let sentence = safe_text(&request.why);
     let prompt = format!(
-        "{sentence}\narguments: {}\nallow this call? [y/N] ",
+        "{sentence}.\narguments: {}\nallow this call? [y/N] ",
         safe_text(&request.arguments.to_string()),
     );
     let decision = tokio::task::spawn_blocking(move || {
@@ -253,60 +217,7 @@ async fn answer(
 
 #[cfg(test)]
 mod tests {
-    use super::{approval_sentence, server_of};
-    use crate::config::{ApprovalPolicy, ApprovalRule, RuleDecision};
-    use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
-
-    fn tool(side: SideEffectLevel, destructive: DestructiveBehavior, why: &str) -> ToolDescriptor {
-        ToolDescriptor {
-            name: "mcp__notes__delete_note".into(),
-            description: String::new(),
-            input_schema: serde_json::json!({"type": "object"}),
-            side_effect: side,
-            destructive,
-            provenance: why.into(),
-            origin: None,
-        }
-    }
-
-    #[test]
-    fn the_prompt_says_traits_and_why_once() {
-        let t = tool(
-            SideEffectLevel::Mutating,
-            DestructiveBehavior::Destructive,
-            "ignored: server trust is ignore (annotations present but not trusted)",
-        );
-        assert_eq!(
-            approval_sentence(&t, ApprovalPolicy::AskMutating, &[]),
-            "mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore \
-             (annotations present but not trusted); policy.approval is ask_mutating."
-        );
-        let rules = [
-            ApprovalRule::allow_tool("read"),
-            ApprovalRule {
-                pattern: crate::config::ToolPattern {
-                    tool: Some("mcp__notes__*".into()),
-                    server: None,
-                },
-                decision: RuleDecision::Ask,
-            },
-        ];
-        assert_eq!(
-            approval_sentence(&t, ApprovalPolicy::Never, &rules),
-            "mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore \
-             (annotations present but not trusted); policy.rules[1] (tool mcp__notes__*) says ask."
-        );
-        let t = tool(
-            SideEffectLevel::ReadOnly,
-            DestructiveBehavior::NonDestructive,
-            "readOnlyHint=true, trusted",
-        );
-        assert_eq!(
-            approval_sentence(&t, ApprovalPolicy::AskAll, &[]),
-            "mcp__notes__delete_note is read-only because readOnlyHint=true, trusted; \
-             policy.approval is ask_all."
-        );
-    }
+    use super::server_of;
 
     #[test]
     fn finds_the_server_of_a_qualified_name() {

@@ -22,7 +22,6 @@ use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
 use crate::config::Config;
 use crate::runtime::{AgentRuntimeFactory, EventStream, RuntimeEvent};
 use crate::text::sanitize;
-use crate::tool::SideEffectLevel;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunArgs {
@@ -243,7 +242,7 @@ async fn print_events(
                         output::print(&line);
                     }
                     if let RuntimeEvent::ApprovalRequested(request) = event {
-                        answer(request, yes, json).await;
+                        answer(request, yes).await;
                     }
                 }
             },
@@ -439,28 +438,13 @@ pub fn agent_json(event: &AgentEvent) -> Value {
 
 /// Answers one approval request: `--yes`, else y/N on the terminal, else refuse (the model
 /// is told that nobody could be asked).
-async fn answer(request: ApprovalRequest, yes: bool, json: bool) {
+async fn answer(request: ApprovalRequest, yes: bool) {
     if yes {
         request.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
         return;
     }
-    let tool = &request.tool;
-    let level = match tool.side_effect {
-        SideEffectLevel::Mutating => "MUTATING",
-        SideEffectLevel::ReadOnly => "read-only",
-    };
-    let destructive = if tool.destructive.is_destructive() {
-        ", DESTRUCTIVE"
-    } else {
-        ""
-    };
+    // Nobody to ask: refused; the tool's result line (and the model) say why.
     if !std::io::stdin().is_terminal() {
-        if !json {
-            output::error_line(&format!(
-                "refused: {} is {level}{destructive} and needs approval, but there is no terminal to ask on (pass --yes to approve)",
-                tool.name
-            ));
-        }
         request.respond_by(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
         return;
     }
@@ -475,10 +459,10 @@ async fn answer(request: ApprovalRequest, yes: bool, json: bool) {
             String::new()
         }
     };
+    // The gate's sentence: what the tool is, why, and what asks.
     let prompt = format!(
-        "\nthe agent asks to call {} ({level}{destructive}: {})\n{reason}arguments: {}\nallow this call? [y/N] ",
-        tool.name,
-        safe_text(&tool.provenance),
+        "\nthe agent asks: {}.\n{reason}arguments: {}\nallow this call? [y/N] ",
+        safe_text(&request.why),
         safe_text(&request.arguments.to_string()),
     );
     let decision = tokio::task::spawn_blocking(move || {

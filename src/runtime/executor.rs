@@ -157,7 +157,8 @@ impl Executor {
                     status: CallStatus::AwaitingApproval,
                 });
                 let arguments = Value::Object(input.0.clone());
-                let (request, reply) = ApprovalRequest::new(id, descriptor.clone(), arguments, why);
+                let (request, reply) =
+                    ApprovalRequest::new(id, descriptor.clone(), arguments, why.clone());
                 let request = request.with_origin(origin);
                 let by = request.answered_by();
                 self.bus.send(RuntimeEvent::ApprovalRequested(request));
@@ -174,18 +175,26 @@ impl Executor {
                 self.bus
                     .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
+                    // Refused: nobody could say yes or no. Denied: someone said no.
                     ApprovalDecision::Deny => {
-                        let why = match by {
-                            AnsweredBy::NoTerminal => format!(
-                                "refused without asking: {tool_name} needs approval and there is no terminal to ask the operator on (and no --yes)"
+                        return match by {
+                            AnsweredBy::NoTerminal => (
+                                CallStatus::Refused,
+                                ToolResult::error(format!(
+                                    "nobody could be asked: {why}, and there is no terminal to ask on (pass --yes to approve)"
+                                )),
                             ),
-                            AnsweredBy::Operator
-                            | AnsweredBy::YesFlag
-                            | AnsweredBy::Unanswered => {
-                                format!("denied by the operator: {tool_name}")
-                            }
+                            AnsweredBy::Unanswered => (
+                                CallStatus::Refused,
+                                ToolResult::error(format!(
+                                    "nobody answered: {why}, and its approval request was dropped unanswered (the console restarted or went away)"
+                                )),
+                            ),
+                            AnsweredBy::Operator | AnsweredBy::YesFlag => (
+                                CallStatus::Denied,
+                                ToolResult::error(format!("denied by the operator: {tool_name}")),
+                            ),
                         };
-                        return (CallStatus::Denied, ToolResult::error(why));
                     }
                     ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
                         if !self.still_registered(tool_name, &tool) =>
