@@ -68,6 +68,9 @@ pub enum FailureClass {
     HttpStatus,
     /// HTTP: connecting, or an HTTP exchange, took longer than allowed.
     Timeout,
+    /// The server answered, but its answer could not be read (over the 16 MiB line limit,
+    /// invalid UTF-8, both `result` and `error`, not JSON-RPC); the message says which.
+    AnswerUnreadable,
 }
 
 impl FailureClass {
@@ -86,6 +89,7 @@ impl FailureClass {
             FailureClass::TlsError => "tls_error",
             FailureClass::HttpStatus => "http_status",
             FailureClass::Timeout => "timeout",
+            FailureClass::AnswerUnreadable => "answer_unreadable",
         }
     }
 
@@ -103,7 +107,8 @@ impl FailureClass {
             | FailureClass::DuplicateName
             | FailureClass::TlsError
             | FailureClass::HttpStatus
-            | FailureClass::Timeout => false,
+            | FailureClass::Timeout
+            | FailureClass::AnswerUnreadable => false,
         }
     }
 
@@ -148,6 +153,9 @@ impl FailureClass {
             }
             FailureClass::Timeout => {
                 "the server did not answer in time: check the network path, or raise `request_timeout`"
+            }
+            FailureClass::AnswerUnreadable => {
+                "the server answered with something that cannot be read (too large, not UTF-8, not JSON-RPC): fix the server, or ask it for less (the line limit is 16 MiB)"
             }
         }
     }

@@ -263,7 +263,13 @@ async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
             // server died (a server that answered was alive; its exit status is still shown).
             let exited = match (&err, process) {
                 (HandshakeError::Closed { .. }, Some(p)) => p.wait_exit(EXIT_SETTLE).await,
-                (HandshakeError::Timeout(_) | HandshakeError::Failed { .. }, _) | (_, None) => None,
+                (
+                    HandshakeError::Timeout(_)
+                    | HandshakeError::Failed { .. }
+                    | HandshakeError::Unreadable(_),
+                    _,
+                )
+                | (_, None) => None,
             };
             let garbage = issues.lock().unwrap_or_else(|e| e.into_inner()).warnings();
             let (class, mut message) = match (exited, err) {
@@ -282,6 +288,7 @@ async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcom
                     None,
                     HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. },
                 ) => (FailureClass::ProtocolError, message),
+                (None, HandshakeError::Unreadable(why)) => (FailureClass::AnswerUnreadable, why),
             };
             if !garbage.is_empty() {
                 message = format!("{message}; {}", garbage.join("; "));
@@ -315,10 +322,11 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
                 Some(p) => p.wait_exit(EXIT_SETTLE).await,
                 None => None,
             };
-            let (class, message) = match (exited, &err) {
+            let (class, message, http_status) = match (exited, &err) {
                 (Some(info), _) => (
                     FailureClass::Exited,
                     format!("the server exited while listing tools ({info})"),
+                    None,
                 ),
                 (None, McpError::Timeout(d)) => (
                     FailureClass::ListTimeout,
@@ -326,14 +334,30 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
                         "no answer to tools/list within request_timeout ({})",
                         crate::text::fmt_duration(*d)
                     ),
+                    None,
+                ),
+                (None, McpError::Unreadable(why)) => {
+                    (FailureClass::AnswerUnreadable, why.clone(), None)
+                }
+                (None, McpError::HttpStatus { status, message }) => (
+                    FailureClass::HttpStatus,
+                    format!("tools/list: {message}"),
+                    Some(*status),
                 ),
                 (None, other) => (
                     FailureClass::ProtocolError,
                     format!("tools/list failed: {other}"),
+                    None,
                 ),
             };
             let outcome = starter
-                .fail(class, StartPhase::ListTools, message, client.process())
+                .fail_with(
+                    class,
+                    StartPhase::ListTools,
+                    message,
+                    client.process(),
+                    http_status,
+                )
                 .await;
             let _ = client.close().await;
             return outcome;
@@ -353,7 +377,7 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         }),
         phases: starter.phases(),
         tools: tools.len(),
-        warnings: client.stdout_warnings(),
+        warnings: client.warnings(),
         failure: None,
     };
     (starter.sink)(McpEvent::ServerStarted(Box::new(report.clone())));
