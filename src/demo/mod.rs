@@ -15,6 +15,7 @@ mod http_faults;
 mod live;
 mod stdio;
 mod tools;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -25,6 +26,7 @@ pub use handler::DemoServer;
 pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;
 pub use stdio::serve_stdio;
+pub use wire::{WireFaults, MALFORMED_TOOLS};
 
 /// Name the demo server reports in its `serverInfo`.
 pub const SERVER_NAME: &str = "aimon-demo";
