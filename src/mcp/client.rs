@@ -450,6 +450,13 @@ impl McpClient for DefaultMcpClient {
     }
 
     async fn close(&self) -> Result<(), McpError> {
+        // Its descendants are found while its tree still hangs together: closing its stdin may
+        // end it, and orphan (to the console) whatever left its process group.
+        let escaped = self
+            .process
+            .as_ref()
+            .map(ServerProcess::descendants)
+            .unwrap_or_default();
         let service = self.service.lock().await.take();
         let mut outcome = Ok(());
         if let Some(mut service) = service {
@@ -459,7 +466,7 @@ impl McpClient for DefaultMcpClient {
             }
         }
         if let Some(process) = &self.process {
-            process.shutdown(CLOSE_GRACE).await;
+            process.shutdown(CLOSE_GRACE, &escaped).await;
         }
         outcome
     }

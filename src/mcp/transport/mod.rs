@@ -9,6 +9,7 @@ pub mod http;
 pub mod issues;
 pub mod lines;
 pub mod process;
+pub mod reaper;
 pub mod sse;
 pub mod sse_events;
 pub mod stderr;
