@@ -114,8 +114,12 @@ impl<T> DiscoverProbe<T> {
         }
     }
 
-    /// What to do with a message from the server while the probe runs; `None` drops it.
-    fn take(&mut self, message: RxJsonRpcMessage<RoleClient>) -> Option<Received> {
+    /// What to do with a message from the server while the probe runs: hand it on, drop it
+    /// (`Ok(None)`), or end the handshake.
+    fn take(
+        &mut self,
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Result<Option<RxJsonRpcMessage<RoleClient>>, EndHandshake> {
         let answered = match &message {
             JsonRpcMessage::Response(JsonRpcResponse { id, .. }) => Some(id),
             JsonRpcMessage::Error(JsonRpcError { id, .. }) => id.as_ref(),
@@ -124,7 +128,7 @@ impl<T> DiscoverProbe<T> {
         match (&self.probe, answered) {
             (Probe::Abandoned { id }, Some(answer)) if answer == id => {
                 tracing::debug!(%id, "dropped a late answer to server/discover");
-                None
+                Ok(None)
             }
             (Probe::Waiting { id, .. }, Some(answer)) if answer == id => {
                 let unreadable = matches!(&message, JsonRpcMessage::Error(_))
@@ -134,22 +138,19 @@ impl<T> DiscoverProbe<T> {
                         .unwrap_or_else(|e| e.into_inner())
                         .is_failed(id);
                 self.probe = Probe::Answered;
-                Some(if unreadable {
-                    Received::End
+                if unreadable {
+                    Err(EndHandshake)
                 } else {
-                    Received::Message(message)
-                })
+                    Ok(Some(message))
+                }
             }
-            _ => Some(Received::Message(message)),
+            _ => Ok(Some(message)),
         }
     }
 }
 
-enum Received {
-    Message(RxJsonRpcMessage<RoleClient>),
-    /// End the handshake here (rmcp sees the connection close).
-    End,
-}
+/// End the handshake here (rmcp sees the connection close).
+struct EndHandshake;
 
 /// What the probe answers for a `server/discover` given up on: what an old server says.
 fn gave_up(id: RequestId, share: Duration) -> ServerJsonRpcMessage {
@@ -208,9 +209,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for DiscoverProbe<T> {
                 }
             };
             match self.take(message) {
-                Some(Received::Message(message)) => return Some(message),
-                Some(Received::End) => return None,
-                None => {}
+                Ok(Some(message)) => return Some(message),
+                Err(EndHandshake) => return None,
+                Ok(None) => {}
             }
         }
     }
