@@ -127,11 +127,6 @@ impl Pending {
         self.lock().requests.get(id).map(|(a, _)| *a)
     }
 
-    /// The method of request `id`, if it is in flight.
-    pub fn method(&self, id: &RequestId) -> Option<&'static str> {
-        self.lock().requests.get(id).map(|(_, m)| *m)
-    }
-
     /// Takes request `id` out of the set (its answer came, readable or not); its method.
     pub fn take(&self, id: &RequestId) -> Option<&'static str> {
         self.lock().remove(id).map(|(_, method)| method)

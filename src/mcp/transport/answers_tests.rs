@@ -127,7 +127,7 @@ fn a_tool_list_answer_keeps_its_good_tools_and_names_the_bad() {
         }
         other => panic!("not a page: {other:?}"),
     }
-    assert_eq!(pending.method(&RequestId::Number(3)), None, "answered");
+    assert_eq!(pending.take(&RequestId::Number(3)), None, "answered");
 }
 
 #[test]
