@@ -323,6 +323,10 @@ impl DefaultMcpClient {
             }
         };
         drop(route);
+        if self.process.is_some() {
+            // A busy stdio server is when orphans it left may have exited: reap them (rarely).
+            super::transport::reaper::sweep_soon();
+        }
         match outcome {
             Ok(result) => Ok((result, id)),
             // The connection dropped mid-request: say how the process ended, if it did.

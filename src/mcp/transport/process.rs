@@ -118,6 +118,8 @@ impl ServerProcess {
         on_line: Arc<dyn Fn(String) + Send + Sync>,
     ) -> Result<(ServerProcess, Pipes), SpawnError> {
         reaper::enable();
+        // Orphans that exited since the last sweep go now.
+        reaper::sweep();
         let mark = format!(
             "{}-{}",
             std::process::id(),
@@ -196,6 +198,7 @@ impl ServerProcess {
             reaper::kill(&escaped);
             let _ = exit_tx.send(Some(info));
             reaper::reap_killed(&escaped).await;
+            reaper::sweep();
         });
 
         Ok((
@@ -253,6 +256,7 @@ impl ServerProcess {
         escaped.extend(self.descendants());
         reaper::kill(&escaped);
         reaper::reap_killed(&escaped).await;
+        reaper::sweep();
         ended
     }
 
@@ -274,7 +278,7 @@ impl Drop for ServerProcess {
         if self.exit_info().is_none() {
             let escaped = self.descendants();
             kill_group(self.pid, libc::SIGKILL);
-            // Reaped by the SIGCHLD sweeper, or by the exit watcher's own search.
+            // Reaped by the exit watcher, whose sweep follows the leader's exit.
             reaper::kill(&escaped);
         }
     }

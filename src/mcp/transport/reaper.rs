@@ -16,16 +16,19 @@
 //! — processes it killed as descendants, or zombies in another session than the console's, or
 //! in another process group than the console's without leading it. A child the console spawned
 //! (a server, a shell of the `bash` tool) is in the console's session and either in its group
-//! or leading a group of its own, so none of these ever matches one. A SIGCHLD listener (a
-//! thread of its own, idle until a child ends) runs this sweep, so orphans that exit by
-//! themselves do not stay zombies.
+//! or leading a group of its own, so none of these ever matches one.
+//!
+//! Sweeps for such zombies run when a server starts, exits or is closed, and after requests to a
+//! stdio server (at most one every `SWEEP_EVERY`): an orphan that exits by itself is reaped at
+//! the next of these. Nothing runs while the console is idle, and no descriptor is held for it
+//! (a SIGCHLD listener would keep a signal pipe and a runtime of its own open for good).
 //!
 //! Linux only (`/proc`, `prctl`), like the rest of the process handling.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, Once};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The environment variable that marks a server's processes (inherited by its descendants).
 pub const SERVER_MARK: &str = "AIMON_CONSOLE_SERVER";
@@ -34,6 +37,8 @@ pub const SERVER_MARK: &str = "AIMON_CONSOLE_SERVER";
 const REAP_WAIT: Duration = Duration::from_secs(1);
 /// Most killed pids remembered for reaping (a bound, not an expectation).
 const KILLED_LIMIT: usize = 4096;
+/// Sweeps after requests come at most this often.
+const SWEEP_EVERY: Duration = Duration::from_secs(5);
 
 static SUBREAPER: Once = Once::new();
 static IS_SUBREAPER: AtomicBool = AtomicBool::new(false);
@@ -41,8 +46,7 @@ static IS_SUBREAPER: AtomicBool = AtomicBool::new(false);
 /// Descendants killed, by pid, with their start time: reaped when they turn up as our zombies.
 static KILLED: Mutex<Option<HashMap<i32, u64>>> = Mutex::new(None);
 
-/// Makes the console a child subreaper and starts the orphan sweeper, once per process.
-/// Whether the console is a subreaper.
+/// Makes the console a child subreaper, once per process. Whether it is one.
 pub fn enable() -> bool {
     SUBREAPER.call_once(|| {
         // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes an integer and touches no memory.
@@ -51,42 +55,46 @@ pub fn enable() -> bool {
             tracing::warn!(error = %std::io::Error::last_os_error(), "cannot become a child subreaper: escaped grandchildren are found by their mark only");
         }
         IS_SUBREAPER.store(done, Ordering::SeqCst);
-        if let Err(error) = std::thread::Builder::new()
-            .name("aimon-reaper".into())
-            .spawn(sweep_on_sigchld)
-        {
-            tracing::warn!(%error, "no orphan sweeper: orphans that exit by themselves stay zombies until the console exits");
-        }
     });
     IS_SUBREAPER.load(Ordering::SeqCst)
 }
 
-/// The sweeper thread: a runtime of its own (so it outlives whichever runtime started the
-/// first server), asleep until SIGCHLD, then one sweep. tokio hands every SIGCHLD to every
-/// listener, its own process driver's included, so listening here takes nothing from it.
-fn sweep_on_sigchld() {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .build()
+/// Milliseconds after `EPOCH` of the last sweep after a request.
+static LAST_SWEEP: AtomicU64 = AtomicU64::new(0);
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Sweeps for orphaned zombies in the background, unless a sweep after a request ran in the last
+/// `SWEEP_EVERY` (so a busy server costs one `/proc` scan per period, an idle one nothing).
+pub fn sweep_soon() {
+    let now = u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX);
+    let last = LAST_SWEEP.load(Ordering::Relaxed);
+    let every = u64::try_from(SWEEP_EVERY.as_millis()).unwrap_or(u64::MAX);
+    if now.saturating_sub(last) < every && last != 0 {
+        return;
+    }
+    if LAST_SWEEP
+        .compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
     {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            tracing::warn!(%error, "no orphan sweeper runtime");
-            return;
+        sweep();
+    }
+}
+
+/// Sweeps for orphaned zombies in the background (on tokio's blocking pool, when there is a
+/// runtime; else here).
+pub fn sweep() {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => {
+            runtime.spawn_blocking(reap_orphans);
         }
-    };
-    runtime.block_on(async {
-        let Ok(mut signals) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child())
-        else {
-            return;
-        };
-        loop {
+        Err(_) => {
             reap_orphans();
-            if signals.recv().await.is_none() {
-                return;
-            }
         }
-    });
+    }
 }
 
 /// One process as `/proc/<pid>/stat` shows it.

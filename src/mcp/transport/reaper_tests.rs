@@ -133,22 +133,46 @@ async fn an_escaped_grandchild_is_killed_when_its_server_dies() {
 }
 
 #[tokio::test]
-async fn orphans_that_exit_by_themselves_are_reaped_and_tokio_keeps_its_children() {
+async fn a_sweep_reaps_orphans_and_never_a_child_someone_waits_for() {
     assert!(enable(), "the test process becomes a subreaper");
     // A double fork: the subshell exits at once, so the setsid'd sleep is orphaned to us.
     let (process, mut lines) =
-        server("(setsid sh -c 'sleep 0.3' </dev/null >/dev/null 2>&1 & echo $!); exec sleep 600");
+        server("(setsid sh -c 'sleep 0.2' </dev/null >/dev/null 2>&1 & echo $!); exec sleep 600");
     let orphan = pid_line(&mut lines).await;
-    // Meanwhile a child of tokio's own exits with a status it must still see.
-    let own = tokio::process::Command::new("sh")
-        .args(["-c", "sleep 0.4; exit 7"])
-        .status();
-    let status = tokio::time::timeout(Duration::from_secs(10), own)
-        .await
-        .expect("in time")
-        .expect("tokio waits for its child");
-    assert_eq!(status.code(), Some(7));
-    assert!(gone(orphan).await, "orphan {orphan} left a zombie");
+    // Children of tokio's own, one in our group and one leading its own (as a `bash` tool
+    // shell does), exit and stay zombies until tokio waits for them.
+    let mut own = tokio::process::Command::new("sh")
+        .args(["-c", "exit 7"])
+        .spawn()
+        .expect("spawn");
+    let mut leader = tokio::process::Command::new("sh")
+        .args(["-c", "exit 9"])
+        .process_group(0)
+        .spawn()
+        .expect("spawn");
+    // Wait until all three have exited (the orphan may already be reaped by a sweep of another
+    // test in this process: gone is what counts).
+    let me = std::process::id() as i32;
+    let zombie = |pid: Option<u32>| {
+        pid.and_then(|p| Proc::read(p as i32))
+            .is_some_and(|p| p.is_zombie() && p.ppid == me)
+    };
+    for _ in 0..500 {
+        let orphan_done = Proc::read(orphan).is_none_or(|p| p.is_zombie());
+        if orphan_done && zombie(own.id()) && zombie(leader.id()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        zombie(own.id()) && zombie(leader.id()),
+        "tokio's children are zombies now"
+    );
+    reap_orphans();
+    assert!(Proc::read(orphan).is_none(), "the orphan was reaped");
+    // tokio still gets its children's statuses.
+    assert_eq!(own.wait().await.expect("tokio waits").code(), Some(7));
+    assert_eq!(leader.wait().await.expect("tokio waits").code(), Some(9));
     assert!(process.exit_info().is_none(), "the server still runs");
     process.shutdown(Duration::from_millis(100), &[]).await;
 }
