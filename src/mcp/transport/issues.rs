@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use rmcp::model::RequestId;
 
-use super::lines::MAX_LINE_BYTES;
+use super::unreadable::MAX_LINE_BYTES;
 
 /// Most entries kept by request id before the oldest are forgotten (requests abandoned on a
 /// deadline never come to take theirs).

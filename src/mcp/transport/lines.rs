@@ -22,12 +22,11 @@ use tokio::sync::mpsc;
 
 pub use super::answers::{classify_answer, classify_line, LineKind, Pending};
 pub use super::issues::StdoutIssues;
+pub use super::unreadable::MAX_LINE_BYTES;
 use super::unreadable::{self, Defect, Envelope, HEAD_BYTES, TAIL_BYTES};
 use crate::mcp::notify::NotificationTap;
 use crate::text;
 
-/// Lines longer than this are dropped and reported (rmcp's own limit, `DEFAULT_MAX_LINE_LENGTH`).
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// How long the reader keeps draining stdout after the process exited.
 const EXIT_DRAIN: Duration = Duration::from_millis(150);
 /// Characters of a bad line quoted in warnings.

@@ -9,8 +9,10 @@ use std::fmt;
 
 use rmcp::model::RequestId;
 
-use super::lines::MAX_LINE_BYTES;
-
+/// Lines longer than this cannot be read: they are dropped and reported (rmcp's own limit,
+/// `DEFAULT_MAX_LINE_LENGTH`). Here, with what makes a line unreadable, so that the reader
+/// (`lines.rs`) and what reports on it (`issues.rs`) both take it from below.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of a line's start scanned for its top-level keys.
 pub const HEAD_BYTES: usize = 64 * 1024;
 /// Bytes of a line's end scanned for a trailing `"id"` (SDKs that write the id last).
