@@ -27,8 +27,20 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
-    /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
+    /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
+    /// Log in to a Streamable HTTP server with OAuth (prints the URL; waits for the browser).
+    Login(cli::login::LoginArgs),
+    /// Forget a server's OAuth login (deletes its stored tokens).
+    Logout(cli::logout::LogoutArgs),
+    /// Print (or with --write append) the servers of a Claude, VS Code or Codex config as entries of this one.
+    Import(cli::import::ImportArgs),
+    /// Preview and write a server's annotation_trust (ignore or trust) into the config.
+    Trust(cli::trust::TrustArgs),
+    /// Set a server's `enabled: true` in the config.
+    Enable(cli::enable::ServerArg),
+    /// Set a server's `enabled: false` in the config: listed, never started.
+    Disable(cli::enable::ServerArg),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
@@ -95,6 +107,8 @@ fn main() -> ExitCode {
         Some(Command::Conformance(args)) => {
             return block_on(async move { cli::conformance::run(args).await })
         }
+        // Import may create the config file.
+        Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
     };
     let config = match cli::load_config(cli.config.config.as_deref()) {
@@ -112,7 +126,14 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
-            Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
+            Some(Command::Login(args)) => cli::login::run(config, args).await,
+            Some(Command::Logout(args)) => cli::logout::run(config, args).await,
+            Some(Command::Trust(args)) => cli::trust::run(config, args).await,
+            Some(Command::Enable(args)) => cli::enable::run(config, args, true),
+            Some(Command::Disable(args)) => cli::enable::run(config, args, false),
+            Some(Command::DemoServer(_) | Command::Conformance(_) | Command::Import(_)) => {
+                ExitCode::SUCCESS
+            }
         }
     })
 }

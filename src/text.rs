@@ -48,6 +48,11 @@ pub fn quote_bytes(bytes: &[u8], max_chars: usize) -> String {
     format!("\"{}\"", sanitize_line(text.trim_end(), max_chars))
 }
 
+/// Whole milliseconds of a duration, for reports and JSON (saturating).
+pub fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// A duration for people: `850ms`, `2.0s`, `1m30s`.
 pub fn fmt_duration(d: std::time::Duration) -> String {
     let ms = d.as_millis();

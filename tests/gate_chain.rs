@@ -138,8 +138,8 @@ proptest! {
             }
             let config = Config {
                 path: "/dev/null".into(),
-                mcp: McpConfig { servers: Vec::new(), startup_budget: None, roots: Vec::new() },
-                policy: PolicyConfig { side_effect_ceiling: ceiling, approval },
+                mcp: McpConfig { servers: Vec::new(), startup_budget: None, max_concurrent_starts: None, roots: Vec::new() },
+                policy: PolicyConfig { side_effect_ceiling: ceiling, approval, ..PolicyConfig::default() },
                 notifications: Default::default(),
                 source_digest: 0,
             };
@@ -156,8 +156,13 @@ proptest! {
                     }
                 }
             });
-            let options = RuntimeOptions { local_tools: false, extra_tools: extra };
+            let options = RuntimeOptions {
+                local_tools: false,
+                extra_tools: extra,
+                ..RuntimeOptions::default()
+            };
             let runtime = AgentRuntimeFactory::create(&config, options, events).await.expect("runtime");
+            runtime.wait_started().await;
             let descriptors: Vec<_> = (0..tools.len())
                 .map(|i| runtime.tools().into_iter().find(|d| d.name == format!("mcp__s{i}__act")).expect("registered"))
                 .collect();

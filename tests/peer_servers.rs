@@ -173,7 +173,10 @@ fn calls_reach_third_party_servers_through_the_gate() {
 async fn server_everything_live_notifications_progress_and_requests() {
     use aimon_console::cli::events::event_json;
     use aimon_console::config::{AnnotationTrust, ApprovalPolicy, PolicyConfig, ServerConfig};
-    use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions};
+    use aimon_console::mcp::events::null_sink;
+    use aimon_console::mcp::manager::McpClientManager;
+    use aimon_console::mcp::notify::NotificationTap;
+    use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions, ServerStatus};
     use serde_json::{json, Value};
     use std::sync::{Arc, Mutex};
     use tokio_util::sync::CancellationToken;
@@ -212,6 +215,7 @@ async fn server_everything_live_notifications_progress_and_requests() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
 
     // It announced tools/list_changed during start-up, before answering the first tools/list;
     // start-up still ends with the full list: what a fresh tools/list says now.
@@ -225,14 +229,19 @@ async fn server_everything_live_notifications_progress_and_requests() {
         .iter()
         .filter(|t| t.origin.as_ref().is_some_and(|o| o.server == "everything"))
         .count();
-    let fresh = runtime
-        .manager()
-        .client("everything")
-        .expect("ready")
-        .list_tools()
-        .await
-        .expect("tools/list")
-        .len();
+    // A second, independent client of the same server: what a fresh tools/list says now.
+    let fresh = {
+        let manager = McpClientManager::new(null_sink(), NotificationTap::none());
+        let summary = manager.start_all(&cfg.mcp.servers, None).await;
+        assert_eq!(
+            summary.servers[0].status,
+            ServerStatus::Ready,
+            "{summary:?}"
+        );
+        let n = manager.tool_names("everything").len();
+        manager.close_all().await;
+        n
+    };
     assert_eq!(registered, fresh);
     assert!(
         registered > 13,

@@ -26,6 +26,7 @@ async fn a_matching_notification_wakes_the_driver_and_others_do_not() {
     let runtime = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
 
     let calls = [
         (

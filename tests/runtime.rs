@@ -43,6 +43,7 @@ async fn close_closes_the_manager_first_and_leaves_no_process() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
     assert!(!processes_with(&m).is_empty(), "server should be running");
     let steps = runtime.close().await;
     let order: Vec<&str> = steps.iter().map(|s| s.what).collect();
@@ -65,6 +66,7 @@ async fn a_failed_runtime_build_closes_the_manager() {
     let options = RuntimeOptions {
         local_tools: true,
         extra_tools: vec![Arc::new(ReadTool::new()) as Arc<dyn Tool>],
+        ..RuntimeOptions::default()
     };
     let result = AgentRuntimeFactory::create(&cfg, options, events).await;
     assert!(matches!(result, Err(RuntimeError::DuplicateTool(_))));
@@ -82,6 +84,7 @@ async fn approvals_are_asked_of_the_driver_and_honoured() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
 
     // The driver: allow the first request, deny the second; remember what was asked.
     let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -145,6 +148,7 @@ async fn a_dead_server_makes_its_tools_fail_safe() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
     for pid in processes_with(&m) {
         unsafe {
             libc::kill(pid, libc::SIGKILL);
@@ -205,6 +209,7 @@ async fn phases_are_published_as_events_while_servers_start() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
     runtime.close().await;
     let mut phases = Vec::new();
     let mut stderr = Vec::new();
@@ -237,6 +242,7 @@ async fn restarting_a_server_with_new_trust_resolves_its_tools_again() {
     let runtime = AgentRuntimeFactory::create(&cfg, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
     let before: Vec<i32> = processes_with(&m);
     let write = |rt: &aimon_console::runtime::AgentRuntime| {
         rt.tools()
@@ -263,7 +269,7 @@ async fn restarting_a_server_with_new_trust_resolves_its_tools_again() {
     let after = processes_with(&m);
     assert_eq!(after.len(), 1, "{after:?}");
     assert!(!before.contains(&after[0]));
-    let tail = runtime.manager().stderr_ring("liar").tail(5);
+    let tail = runtime.stderr_tail("liar", 5);
     assert!(tail.iter().any(|l| l.contains("restarted")), "{tail:?}");
     runtime.close().await;
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());

@@ -128,13 +128,14 @@ async fn a_hundred_thousand_calls_with_cancels_and_crashes() {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: Vec::new(),
+        ..RuntimeOptions::default()
     };
     let runtime = Arc::new(
         AgentRuntimeFactory::create(&config, options, events)
             .await
             .expect("runtime"),
     );
-    for report in &runtime.start_summary().servers {
+    for report in &runtime.wait_started().await.servers {
         assert!(report.failure.is_none(), "{report:#?}");
     }
 

@@ -12,11 +12,10 @@ use std::time::Duration;
 use aimon_console::config::{
     AnnotationTrust, Config, PolicyConfig, RestartPolicy, ServerConfig, TransportKind,
 };
-use aimon_console::mcp::events::{McpEvent, ServerStatus};
-use aimon_console::mcp::transport::process::ExitInfo;
 use aimon_console::runtime::{
     AgentRuntime, AgentRuntimeFactory, CallStatus, EventStream, RuntimeEvent, RuntimeOptions,
 };
+use aimon_console::runtime::{ExitInfo, McpEvent, ServerStatus};
 use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +35,7 @@ async fn runtime(servers: Vec<ServerConfig>) -> (Arc<AgentRuntime>, EventStream)
     let runtime = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
         .await
         .expect("runtime");
+    runtime.wait_started().await;
     (Arc::new(runtime), stream)
 }
 
@@ -83,7 +83,7 @@ fn kill(pid: i32) {
 async fn a_crash_mid_call_ends_the_call_and_the_server_comes_back() {
     let m = marker("sup-crash");
     let (runtime, mut stream) = runtime(vec![demo("s", &[], &m)]).await;
-    let first = runtime.manager().pid("s").expect("a pid");
+    let first = runtime.server_pid("s").expect("a pid");
 
     let rt = runtime.clone();
     let call = tokio::spawn(async move {
@@ -135,13 +135,13 @@ async fn a_crash_mid_call_ends_the_call_and_the_server_comes_back() {
     })
     .await;
 
-    let second = runtime.manager().pid("s").expect("a pid after the restart");
+    let second = runtime.server_pid("s").expect("a pid after the restart");
     assert_ne!(first, second, "a new process");
     assert_eq!(processes_with(&m), vec![second]);
     let again = echo(&runtime, "mcp__s__echo").await;
     assert_eq!(again.status, CallStatus::Ok, "{again:?}");
-    assert_eq!(runtime.manager().crashes("s").total, 1);
-    let tail = runtime.manager().stderr_ring("s").tail(5);
+    assert_eq!(runtime.crashes("s").total, 1);
+    let tail = runtime.stderr_tail("s", 5);
     assert!(
         tail.iter()
             .any(|l| l.contains("restarted by the supervisor (attempt 1)")),
@@ -209,7 +209,7 @@ async fn five_quick_crashes_in_a_row_give_up_after_a_growing_backoff() {
     );
     let counts: Vec<u32> = downs.iter().map(|(_, c)| *c).collect();
     assert!(counts.windows(2).all(|w| w[0] < w[1]), "{counts:?}");
-    let state = runtime.manager().crashes("crashy");
+    let state = runtime.crashes("crashy");
     assert!(state.gave_up && state.in_a_row == 5, "{state:?}");
 
     // It stays down: no process, and its tools answer `disconnected`.
@@ -222,7 +222,7 @@ async fn five_quick_crashes_in_a_row_give_up_after_a_growing_backoff() {
     // A restart by hand brings it back and resets the count.
     let report = runtime.restart_server(&server).await;
     assert_eq!(report.status, ServerStatus::Ready, "{report:?}");
-    assert_eq!(runtime.manager().crashes("crashy").total, 0);
+    assert_eq!(runtime.crashes("crashy").total, 0);
     assert_eq!(
         echo(&runtime, "mcp__crashy__echo").await.status,
         CallStatus::Ok
@@ -237,7 +237,7 @@ async fn restart_never_stays_down() {
     let mut server = demo("still", &[], &m);
     server.restart = RestartPolicy::Never;
     let (runtime, mut stream) = runtime(vec![server]).await;
-    kill(runtime.manager().pid("still").expect("a pid"));
+    kill(runtime.server_pid("still").expect("a pid"));
     let restart = wait_for(&mut stream, "ServerDown", |e| match e {
         RuntimeEvent::Mcp(McpEvent::ServerDown { restart, .. }) => Some(*restart),
         _ => None,

@@ -2,7 +2,9 @@
 //!
 //! Sections (run all, or name some: `cargo bench --bench perf -- startup call/demo`):
 //! - `startup`: N = 1, 8, 32, 64 demo servers with `--init-delay-ms 200`, against the slowest
-//!   server's own start and one server alone; the console's start with zero servers.
+//!   server's own start and one server alone; the first tool of a fast server callable with a
+//!   hung server in the same config, against the fast server's own start; the console's start
+//!   with zero servers.
 //! - `call/demo`: `tools/call echo` through the whole stack against the demo server, beside a
 //!   bare JSON-RPC loop over the same kind of pipe speaking the same protocol revision,
 //!   sequential then 10 and 100 callers; then sequential on tokio's multi-thread runtime, for
@@ -177,7 +179,7 @@ async fn sequential_rows(
 
 /// The protocol revision the stack negotiated with its one server: the bare loop speaks it too.
 fn negotiated(runtime: &aimon_console::runtime::AgentRuntime) -> String {
-    match runtime.start_summary().servers.first() {
+    match runtime.reports().first() {
         Some(report) => match &report.protocol_version {
             Some(revision) => revision.clone(),
             None => panic!("{}: no protocol revision in {report:?}", report.name),
@@ -344,6 +346,7 @@ fn main() {
     let startup_reps = 3;
     if wanted(&sections, "startup") {
         rows.extend(runtime.block_on(startup::servers(&startup_counts, startup_reps, 200, BINARY)));
+        rows.push(runtime.block_on(startup::first_tool_with_a_hung_server(9, BINARY)));
         let empty = demo_config(tmp.path(), "empty.yaml", 0, &[]);
         rows.push(startup::console_zero_servers(BINARY, &empty, 10));
         eprintln!("startup done at {:.0?}", started.elapsed());

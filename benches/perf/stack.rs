@@ -38,12 +38,13 @@ pub async fn runtime_for(mut server: ServerConfig) -> Arc<AgentRuntime> {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: Vec::new(),
+        ..RuntimeOptions::default()
     };
     let runtime = match AgentRuntimeFactory::create(&config(vec![server]), options, events).await {
         Ok(r) => r,
         Err(e) => panic!("runtime for {name}: {e}"),
     };
-    for report in &runtime.start_summary().servers {
+    for report in &runtime.wait_started().await.servers {
         assert!(report.failure.is_none(), "{name} did not start: {report:?}");
     }
     Arc::new(runtime)

@@ -1,13 +1,17 @@
 //! Start-up: N servers at once against the slowest of them (the limit is 1.0), one server alone,
-//! and the console's own start to its first report with no servers at all.
+//! the first tool of a fast server callable while a hung server is in the same config (against
+//! the fast server's own start), and the console's own start to its first report with no
+//! servers at all.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use aimon_console::config::{Config, PolicyConfig};
 use aimon_console::mcp::events::null_sink;
 use aimon_console::mcp::manager::McpClientManager;
 use aimon_console::mcp::notify::NotificationTap;
+use aimon_console::runtime::{AgentRuntimeFactory, RuntimeOptions, ServerStatus};
 
 use crate::report::Row;
 use crate::stack::server_config;
@@ -86,6 +90,71 @@ pub async fn servers(counts: &[usize], reps: usize, init_delay_ms: u64, binary: 
         );
     }
     rows
+}
+
+/// A fast demo server (its handshake answered after 100 ms, as a quick real server's) and one
+/// that never answers its handshake (`request_timeout` 20 s), through the runtime as the
+/// console builds it: from `create` until the fast server's tools are callable, against that
+/// server's own start (spawn to tools listed by its own clock, whole ms), median ratio of
+/// `reps` runs. Before servers joined when ready this waited for the hung one (~30×).
+pub async fn first_tool_with_a_hung_server(reps: usize, binary: &str) -> Row {
+    let fast = server_config(
+        "fast",
+        &ServerCmd {
+            command: binary.to_string(),
+            args: vec!["demo-server".into(), "--init-delay-ms".into(), "100".into()],
+        },
+    );
+    let mut hung = server_config(
+        "hung",
+        &ServerCmd {
+            command: binary.to_string(),
+            args: vec!["demo-server".into(), "--hang-init".into()],
+        },
+    );
+    hung.request_timeout = Duration::from_secs(20);
+    let config = Config::from_servers(vec![fast, hung], PolicyConfig::default());
+    let mut ours = Vec::with_capacity(reps);
+    let mut own = Vec::with_capacity(reps);
+    let mut ratios = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let (events, mut stream) = AgentRuntimeFactory::events();
+        let drain = tokio::spawn(async move { while stream.recv().await.is_some() {} });
+        let started = Instant::now();
+        let runtime =
+            match AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await {
+                Ok(r) => r,
+                Err(e) => panic!("runtime: {e}"),
+            };
+        let report = match runtime.wait_for_server("fast").await {
+            Some(r) if r.status == ServerStatus::Ready => r,
+            other => panic!("the fast server did not start: {other:?}"),
+        };
+        let callable = started.elapsed();
+        assert!(
+            runtime.tools().iter().any(|t| t.name == "mcp__fast__echo"),
+            "ready but not registered"
+        );
+        let hung = runtime.reports().into_iter().find(|r| r.name == "hung");
+        assert_eq!(hung.map(|r| r.status), Some(ServerStatus::Starting));
+        let fast_own = report.start_took().unwrap_or_default();
+        runtime.close().await;
+        let _ = drain.await;
+        ratios.push(callable.as_secs_f64() / fast_own.as_secs_f64().max(1e-9));
+        ours.push(callable);
+        own.push(fast_own);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let mut row = Row::new(
+        "startup",
+        "fast + 1 hung server",
+        "first tool callable ms",
+        ms(median(ours)),
+    )
+    .against("the fast server's own start", ms(median(own)))
+    .at_most(1.1);
+    row.ratio = ratios.get(ratios.len() / 2).copied();
+    row
 }
 
 /// The console's own start: `check --json` with no servers, from spawn to the first byte of its

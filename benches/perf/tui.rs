@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aimon_console::config::{Config, PolicyConfig, ServerConfig};
-use aimon_console::mcp::events::{McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus};
-use aimon_console::mcp::notify::LogLevel;
-use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
+use aimon_console::runtime::{
+    AgentRuntimeFactory, CallStatus, LogLevel, McpEvent, PhaseTimes, RuntimeEvent, RuntimeOptions,
+    ServerInfo, ServerReport, ServerStatus, Timeline,
+};
 use aimon_console::tool::{
     DestructiveBehavior, SideEffectLevel, Tool, ToolContext, ToolDescriptor, ToolInput, ToolResult,
 };
@@ -44,6 +45,7 @@ fn report(name: &str) -> ServerReport {
             version: "1".into(),
         }),
         phases: PhaseTimes {
+            queued_ms: None,
             connect_ms: None,
             spawn_ms: Some(1),
             handshake_ms: Some(5),
@@ -52,6 +54,11 @@ fn report(name: &str) -> ServerReport {
         tools: 78,
         warnings: Vec::new(),
         failure: None,
+        timeline: Timeline {
+            started_at_ms: Some(0),
+            ready_at_ms: Some(7),
+            failed_at_ms: None,
+        },
     }
 }
 
@@ -103,6 +110,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: extra,
+        ..RuntimeOptions::default()
     };
     let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
     match AgentRuntimeFactory::create(&empty, options, events).await {

@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, Style};
 use crate::config::Config;
-use crate::mcp::events::ServerStatus;
+use crate::runtime::ServerStatus;
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -43,7 +43,8 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let summary = runtime.start_summary().clone();
+    // A report after everything settled: every server that could join has joined.
+    let summary = runtime.wait_started().await;
     let tools = runtime.tools();
     runtime.close().await;
 

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use super::output::tool_json;
-use crate::mcp::events::McpEvent;
+use crate::runtime::McpEvent;
 use crate::runtime::{log_text, RuntimeEvent, ToolChange, ToolsDiff};
 use crate::text::sanitize_line;
 
@@ -25,7 +25,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "type": "phase",
             "server": server,
             "phase": phase,
-            "elapsed_ms": crate::mcp::events::millis(*elapsed),
+            "elapsed_ms": crate::text::millis(*elapsed),
         }),
         RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => json!({
             "type": "server_started",
@@ -128,7 +128,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "server": server,
             "exit_status": exit,
             "reason": reason,
-            "uptime_ms": crate::mcp::events::millis(*uptime),
+            "uptime_ms": crate::text::millis(*uptime),
             "crashes": crashes,
             "restart": restart.as_str(),
         }),
@@ -141,7 +141,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "type": "restart_scheduled",
             "server": server,
             "attempt": attempt,
-            "delay_ms": crate::mcp::events::millis(*delay),
+            "delay_ms": crate::text::millis(*delay),
             "crashes": crashes,
         }),
         RuntimeEvent::Mcp(McpEvent::GaveUp { server, crashes }) => {
@@ -368,7 +368,7 @@ pub fn write_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::notify::LogLevel;
+    use crate::runtime::LogLevel;
 
     #[test]
     fn log_lines_carry_level_logger_and_data_and_no_escapes() {

@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{json, Value};
 
-use crate::mcp::events::{ServerReport, ServerStatus};
-use crate::mcp::manager::StartSummary;
+use crate::runtime::StartSummary;
+use crate::runtime::{ServerReport, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
@@ -15,6 +15,7 @@ pub fn tool_json(tool: &ToolDescriptor) -> Value {
     let origin = tool.origin.as_ref();
     json!({
         "name": tool.name,
+        "local": origin.is_none(),
         "server": origin.map(|o| o.server.clone()),
         "tool": origin.map_or_else(|| tool.name.clone(), |o| o.tool.clone()),
         "side_effect": tool.side_effect,
@@ -28,8 +29,8 @@ pub fn tool_json(tool: &ToolDescriptor) -> Value {
 /// The whole `check --json` object.
 pub fn check_json(summary: &StartSummary, tools: &[ToolDescriptor]) -> Value {
     json!({
-        "deadline_ms": crate::mcp::events::millis(summary.deadline),
-        "elapsed_ms": crate::mcp::events::millis(summary.elapsed),
+        "deadline_ms": crate::text::millis(summary.deadline),
+        "elapsed_ms": crate::text::millis(summary.elapsed),
         "servers": summary.servers,
         "tools": tools.iter().map(tool_json).collect::<Vec<_>>(),
     })
@@ -142,30 +143,43 @@ fn ms(v: Option<u64>) -> String {
 
 /// The human start-up report: one row per server, then failures and warnings in full.
 pub fn render_servers(summary: &StartSummary, style: Style) -> String {
-    let mut table = Table::new(
-        vec![
-            "SERVER",
-            "STATUS",
-            "TRANSPORT",
-            "SPAWN/CONNECT",
-            "HANDSHAKE",
-            "TOOLS LISTED",
-            "TOOLS",
-            "PROTOCOL",
-        ],
-        vec![false, false, false, true, true, true, true, false],
-    );
+    // The queue column only when some server waited in it (mcp.max_concurrent_starts).
+    let queue = summary.servers.iter().any(|s| s.phases.queued_ms.is_some());
+    let mut headers = vec!["SERVER", "STATUS", "TRANSPORT"];
+    let mut right = vec![false, false, false];
+    if queue {
+        headers.push("QUEUED");
+        right.push(true);
+    }
+    headers.extend([
+        "SPAWN/CONNECT",
+        "HANDSHAKE",
+        "TOOLS LISTED",
+        "TOOK",
+        "TOOLS",
+        "PROTOCOL",
+    ]);
+    right.extend([true, true, true, true, true, false]);
+    let mut table = Table::new(headers, right);
     for s in &summary.servers {
-        table.row(vec![
+        let mut row = vec![
             s.name.clone(),
             status_word(s).to_string(),
             s.transport.as_str().to_string(),
+        ];
+        if queue {
+            row.push(ms(s.phases.queued_ms));
+        }
+        row.extend([
             ms(s.phases.spawn_ms.or(s.phases.connect_ms)),
             ms(s.phases.handshake_ms),
             ms(s.phases.list_tools_ms),
+            s.start_took()
+                .map_or_else(|| "-".to_string(), crate::text::fmt_duration),
             s.tools.to_string(),
             s.protocol_version.clone().unwrap_or_else(|| "-".into()),
         ]);
+        table.row(row);
     }
     let statuses: Vec<ServerStatus> = summary.servers.iter().map(|s| s.status).collect();
     let mut out = table.render(style, &|r, c, cell| match (c, statuses[r]) {
@@ -250,12 +264,25 @@ pub fn render_tools(tools: &[ToolDescriptor], style: Style) -> String {
         .iter()
         .map(|t| (t.side_effect, t.destructive.is_destructive()))
         .collect();
-    table.render(style, &|r, c, cell| match (c, effects[r]) {
+    let mut out = table.render(style, &|r, c, cell| match (c, effects[r]) {
         (1, (SideEffectLevel::Mutating, _)) => style.yellow(&cell),
         (1, (SideEffectLevel::ReadOnly, _)) => style.green(&cell),
         (2, (_, true)) => style.red(&cell),
         _ => cell,
-    })
+    });
+    let local: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.origin.is_none())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !local.is_empty() {
+        out.push_str(&style.dim(&format!(
+            "local (trust column): {} — aimon-console's own tools, from no server; policy.local_tools lists them (default: read; bash only when listed)",
+            local.join(", ")
+        )));
+        out.push('\n');
+    }
+    out
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.

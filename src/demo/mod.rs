@@ -8,6 +8,7 @@
 //! faults of the HTTP endpoint ([`HttpFaults`]) act on its sockets, so they are here.
 
 mod annotations;
+mod auth;
 mod extra;
 mod handler;
 mod http;
@@ -22,6 +23,7 @@ mod tests;
 
 use std::time::Duration;
 
+pub use auth::DemoAuth;
 pub use handler::DemoServer;
 pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;

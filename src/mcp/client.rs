@@ -28,6 +28,7 @@ use rmcp::service::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::events::FailureClass;
 pub use super::handler::{
     AimonClientHandler, ClientOptions, ElicitationPolicy, Lifecycle, ELICITATION_DECLINED,
     SAMPLING_DECLINED,
@@ -90,9 +91,11 @@ impl McpError {
                 server: server.to_string(),
             },
             // The inner error: the wrapper's message names rmcp's transport types.
-            ServiceError::TransportSend(e) => {
-                McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
-            }
+            ServiceError::TransportSend(e) => McpError::Transport(
+                // An OAuth verdict (a login needed, more scope) in words that say what to do.
+                super::transport::http::auth_message(&*e.error, server)
+                    .unwrap_or_else(|| crate::text::sanitize_line(&e.error.to_string(), 500)),
+            ),
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {
@@ -498,7 +501,12 @@ fn http_answer_error(server: &str, err: &(dyn std::error::Error + 'static)) -> O
     if let Some(why) = http::unreadable_answer(err) {
         return Some(McpError::Unreadable(why));
     }
-    let failure = http::classify(err, &format!("server {server}"))?;
+    // The OAuth client's verdicts (a login needed) are said by `from_service`, with the way out.
+    if http::auth_message(err, server).is_some() {
+        return None;
+    }
+    let failure = http::classify(err, &format!("server {server}"))
+        .filter(|f| f.class == FailureClass::HttpStatus)?;
     Some(McpError::HttpStatus {
         status: failure.http_status?,
         message: failure.message,

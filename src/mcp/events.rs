@@ -9,12 +9,14 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use super::transport::process::ExitInfo;
-use crate::config::{RestartPolicy, TransportKind};
+use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 
 /// A start phase, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartPhase {
+    /// Waiting for a start slot (`mcp.max_concurrent_starts`); its own start has not begun.
+    Queued,
     /// Starting the process (stdio servers).
     Spawn,
     /// Opening the connection: DNS, TCP, TLS, and for legacy SSE the `endpoint` event (HTTP
@@ -29,6 +31,7 @@ pub enum StartPhase {
 impl StartPhase {
     pub fn as_str(self) -> &'static str {
         match self {
+            StartPhase::Queued => "queued",
             StartPhase::Spawn => "spawn",
             StartPhase::Connect => "connect",
             StartPhase::Handshake => "handshake",
@@ -68,6 +71,9 @@ pub enum FailureClass {
     HttpStatus,
     /// HTTP: connecting, or an HTTP exchange, took longer than allowed.
     Timeout,
+    /// HTTP: the server wants an OAuth login (no token yet, the token was refused and could not
+    /// be refreshed, or it needs more scope); `aimon-console login NAME` or the console's key.
+    NeedsLogin,
     /// The server answered, but its answer could not be read (over the 16 MiB line limit,
     /// invalid UTF-8, both `result` and `error`, not JSON-RPC); the message says which.
     AnswerUnreadable,
@@ -89,6 +95,7 @@ impl FailureClass {
             FailureClass::TlsError => "tls_error",
             FailureClass::HttpStatus => "http_status",
             FailureClass::Timeout => "timeout",
+            FailureClass::NeedsLogin => "needs_login",
             FailureClass::AnswerUnreadable => "answer_unreadable",
         }
     }
@@ -108,6 +115,7 @@ impl FailureClass {
             | FailureClass::TlsError
             | FailureClass::HttpStatus
             | FailureClass::Timeout
+            | FailureClass::NeedsLogin
             | FailureClass::AnswerUnreadable => false,
         }
     }
@@ -154,6 +162,9 @@ impl FailureClass {
             FailureClass::Timeout => {
                 "the server did not answer in time: check the network path, or raise `request_timeout`"
             }
+            FailureClass::NeedsLogin => {
+                "the server wants an OAuth login: run `aimon-console login <server>` (in the console: o on the server); it starts once the token arrives"
+            }
             FailureClass::AnswerUnreadable => {
                 "the server answered with something that cannot be read (too large, not UTF-8, not JSON-RPC): fix the server, or ask it for less (the line limit is 16 MiB)"
             }
@@ -161,8 +172,9 @@ impl FailureClass {
     }
 }
 
-/// Why one server failed, with what it left behind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Why one server failed, with what it left behind. Serialized with its [`Failure::hint`]
+/// (`check --json`'s `failure.hint`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub class: FailureClass,
     /// The phase it was in (`null` when it never started, e.g. a duplicate name).
@@ -174,6 +186,21 @@ pub struct Failure {
     pub stderr_tail: Vec<String>,
     /// The HTTP status code, for `http_status`.
     pub http_status: Option<u16>,
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Failure", 7)?;
+        out.serialize_field("class", &self.class)?;
+        out.serialize_field("phase", &self.phase)?;
+        out.serialize_field("message", &self.message)?;
+        out.serialize_field("exit_status", &self.exit_status)?;
+        out.serialize_field("stderr_tail", &self.stderr_tail)?;
+        out.serialize_field("http_status", &self.http_status)?;
+        out.serialize_field("hint", self.hint())?;
+        out.end()
+    }
 }
 
 impl Failure {
@@ -198,9 +225,23 @@ pub enum ServerStatus {
     Disabled,
 }
 
+impl ServerStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ServerStatus::Starting => "starting",
+            ServerStatus::Ready => "ready",
+            ServerStatus::Failed => "failed",
+            ServerStatus::Disabled => "disabled",
+        }
+    }
+}
+
 /// Phase end times, each measured from that server's own start; `None` when not reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct PhaseTimes {
+    /// How long it waited for a start slot before its own start (`mcp.max_concurrent_starts`);
+    /// `None` when it did not wait.
+    pub queued_ms: Option<u64>,
     /// stdio servers only.
     pub spawn_ms: Option<u64>,
     /// HTTP servers only.
@@ -228,6 +269,61 @@ pub struct ServerReport {
     pub tools: usize,
     pub warnings: Vec<String>,
     pub failure: Option<Failure>,
+    /// When its start began and ended, from the start of start-up.
+    #[serde(flatten)]
+    pub timeline: Timeline,
+}
+
+/// When a server's own start began and ended, in milliseconds from the start of start-up (the
+/// manager's first `launch`). Its own start begins once it leaves the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Timeline {
+    pub started_at_ms: Option<u64>,
+    pub ready_at_ms: Option<u64>,
+    pub failed_at_ms: Option<u64>,
+}
+
+impl ServerReport {
+    /// The report of a server that is not started (`enabled: false`).
+    pub fn disabled(config: &ServerConfig) -> ServerReport {
+        ServerReport::blank(config, ServerStatus::Disabled)
+    }
+
+    /// The report of a server whose start has not ended yet.
+    pub fn starting(config: &ServerConfig) -> ServerReport {
+        ServerReport::blank(config, ServerStatus::Starting)
+    }
+
+    /// A failed report for `config`.
+    pub fn failed(config: &ServerConfig, phases: PhaseTimes, failure: Failure) -> ServerReport {
+        ServerReport {
+            phases,
+            failure: Some(failure),
+            ..ServerReport::blank(config, ServerStatus::Failed)
+        }
+    }
+
+    fn blank(config: &ServerConfig, status: ServerStatus) -> ServerReport {
+        ServerReport {
+            name: config.name.clone(),
+            transport: config.transport,
+            status,
+            protocol_version: None,
+            server_info: None,
+            phases: PhaseTimes::default(),
+            tools: 0,
+            warnings: Vec::new(),
+            failure: None,
+            timeline: Timeline::default(),
+        }
+    }
+
+    /// How long its own start took, frozen once it ended (queue wait not included).
+    pub fn start_took(&self) -> Option<Duration> {
+        let end = self.timeline.ready_at_ms.or(self.timeline.failed_at_ms)?;
+        let begin = self.timeline.started_at_ms.unwrap_or(end);
+        Some(Duration::from_millis(end.saturating_sub(begin)))
+    }
 }
 
 /// One event of the MCP layer.
@@ -308,7 +404,7 @@ pub fn null_sink() -> EventSink {
     Arc::new(|_| {})
 }
 
-/// Milliseconds of a duration, for reports.
-pub fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+/// Milliseconds since `start`, for phase times.
+pub(crate) fn since(start: std::time::Instant) -> Option<u64> {
+    Some(crate::text::millis(start.elapsed()))
 }

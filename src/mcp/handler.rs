@@ -19,7 +19,7 @@ use rmcp::ClientHandler;
 
 use super::events::{McpEvent, RequestOutcome};
 use super::session::SessionLinks;
-use super::transport::discover::EraMemory;
+use super::transport::era::EraMemory;
 
 /// Why `sampling/createMessage` is declined, as the server and the operator are told.
 pub const SAMPLING_DECLINED: &str =

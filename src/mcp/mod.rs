@@ -1,6 +1,7 @@
 //! Everything on the client side that knows MCP exists. With `demo/`, the only modules importing rmcp.
 
 pub mod annotations;
+pub mod auth;
 pub mod client;
 pub mod events;
 mod handler;
@@ -9,7 +10,6 @@ pub mod notify;
 pub mod rewake;
 pub mod session;
 mod start;
-mod start_remote;
 pub mod supervisor;
 pub mod tool;
 pub mod traits;

@@ -2,11 +2,11 @@
 //! exits, its connection is lost), says so and, under `restart: on_failure`, starts it again
 //! with exponential backoff until it has crashed too quickly too often in a row.
 //!
-//! Reconnection lives here, beside the manager that owns every server's lifecycle, and not in
-//! the client (seed §9.1): a client is one connection, and bringing a server back means a new
-//! process or session, a new tool list and tools resolved again — the manager's work. Separate
-//! from `manager.rs` because the watch tasks, their stop protocol and the crash arithmetic are a
-//! seam of their own.
+//! This file holds the rule (backoff, give-up), the crash arithmetic and the bookkeeping of the
+//! watch tasks; it knows nothing of the manager. The watch loop itself, which takes a server
+//! out of the ready set and brings it back, is the manager's (`manager/supervise.rs`): a client
+//! is one connection, and bringing a server back means a new process or session, a new tool list
+//! and tools resolved again (seed §9.1).
 //!
 //! Stop protocol: every watch task selects on its own stop token (a child of the shutdown
 //! token) at each wait, and checks it right before each change it makes to the manager, with
@@ -15,23 +15,18 @@
 //! a close.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{DefaultMcpClient, McpClient};
-use super::events::{FailureClass, McpEvent, ServerReport};
-use super::manager::{McpClientManager, ReadyServer};
-use super::start::StartOutcome;
-use crate::config::{RestartPolicy, ServerConfig, TransportKind};
-use crate::tool::ToolRegistry;
+use super::events::{FailureClass, ServerReport};
+use crate::config::TransportKind;
 
 /// How long a stopping watch task may take (it may be closing a dead client).
 const STOP_WAIT: Duration = Duration::from_secs(5);
-/// After a lost connection, how long to wait for the process to be seen exiting.
-const EXIT_SETTLE: Duration = Duration::from_millis(300);
 
 /// The backoff and the give-up rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,81 +129,66 @@ pub fn counts_as_crash(transport: TransportKind, report: &ServerReport) -> bool 
     !(transport.is_http() && unreachable)
 }
 
-/// What the supervisor needs from the runtime: the manager (weakly: the watch tasks must not
-/// keep it alive) and the registry the servers' tools live in.
-struct Attached {
-    manager: Weak<McpClientManager>,
-    registry: Arc<ToolRegistry>,
-}
-
 struct Watch {
     stop: CancellationToken,
     task: JoinHandle<()>,
 }
 
 /// The watch tasks of one manager and the crash counts of its servers.
-pub(super) struct Supervisor {
+pub(crate) struct Watches {
     shutdown: CancellationToken,
-    attached: OnceLock<Attached>,
-    watches: Mutex<HashMap<String, Watch>>,
+    /// Supervision is on (`McpClientManager::supervise`); servers that become ready from then
+    /// on are watched.
+    on: AtomicBool,
+    tasks: Mutex<HashMap<String, Watch>>,
     crashes: Mutex<HashMap<String, Crashes>>,
     rule: RestartRule,
 }
 
-impl Default for Supervisor {
+impl Default for Watches {
     fn default() -> Self {
-        Supervisor {
+        Watches {
             shutdown: CancellationToken::new(),
-            attached: OnceLock::new(),
-            watches: Mutex::new(HashMap::new()),
+            on: AtomicBool::new(false),
+            tasks: Mutex::new(HashMap::new()),
             crashes: Mutex::new(HashMap::new()),
             rule: RESTART_RULE,
         }
     }
 }
 
-impl Supervisor {
-    /// Supervision starts: servers that become ready from now on are watched. Only the first
-    /// call counts.
-    pub(super) fn attach(&self, manager: Weak<McpClientManager>, registry: Arc<ToolRegistry>) {
-        let _ = self.attached.set(Attached { manager, registry });
+impl Watches {
+    /// Supervision starts: servers that become ready from now on are watched.
+    pub(crate) fn switch_on(&self) {
+        self.on.store(true, Ordering::SeqCst);
     }
 
-    /// The registry tools are re-registered in, once attached.
-    pub(super) fn registry(&self) -> Option<&Arc<ToolRegistry>> {
-        self.attached.get().map(|a| &a.registry)
-    }
-
-    /// Watches a server that just became ready (nothing before `attach` or after `shutdown`).
-    pub(super) fn watch(&self, config: &ServerConfig, client: &Arc<DefaultMcpClient>) {
-        let Some(attached) = self.attached.get() else {
-            return;
-        };
-        if self.shutdown.is_cancelled() {
+    /// Starts the watch of `server` (replacing an older one), unless supervision is off or shut
+    /// down: `task` gets the watch's stop token.
+    pub(crate) fn watch(
+        &self,
+        server: &str,
+        task: impl FnOnce(CancellationToken) -> JoinHandle<()>,
+    ) {
+        if !self.on.load(Ordering::SeqCst) || self.shutdown.is_cancelled() {
             return;
         }
         let stop = self.shutdown.child_token();
-        let task = tokio::spawn(supervise(
-            attached.manager.clone(),
-            config.clone(),
-            Arc::downgrade(client),
-            client.ended_owned(),
-            stop.clone(),
-        ));
+        let task = task(stop.clone());
         let old = self
-            .watches
+            .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(config.name.clone(), Watch { stop, task });
+            .insert(server.to_string(), Watch { stop, task });
         if let Some(old) = old {
             old.stop.cancel();
         }
     }
 
     /// Stops watching `server` (a restart by hand), waits for its task, and resets its counts.
-    pub(super) async fn stop(&self, server: &str) {
+    pub(crate) async fn stop(&self, server: &str) {
         let watch = self
-            .watches
+            .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(server);
@@ -223,10 +203,10 @@ impl Supervisor {
     }
 
     /// Stops every watch for good and waits for the tasks (first step of `close_all`).
-    pub(super) async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.shutdown.cancel();
         let watches: Vec<Watch> = self
-            .watches
+            .tasks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .drain()
@@ -238,7 +218,7 @@ impl Supervisor {
     }
 
     /// The crash counts of `server`.
-    pub(super) fn crashes(&self, server: &str) -> Crashes {
+    pub(crate) fn crashes(&self, server: &str) -> Crashes {
         self.crashes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -247,7 +227,12 @@ impl Supervisor {
             .unwrap_or_default()
     }
 
-    fn count(&self, server: &str, change: impl FnOnce(&mut Crashes, &RestartRule)) -> Crashes {
+    /// Changes the counts of `server` under the rule; returns them after the change.
+    pub(crate) fn count(
+        &self,
+        server: &str,
+        change: impl FnOnce(&mut Crashes, &RestartRule),
+    ) -> Crashes {
         let mut all = self.crashes.lock().unwrap_or_else(|e| e.into_inner());
         let entry = all.entry(server.to_string()).or_default();
         change(entry, &self.rule);
@@ -255,185 +240,11 @@ impl Supervisor {
     }
 }
 
-/// The manager's side of supervision: a server leaving the ready set, and coming back.
-impl McpClientManager {
-    /// Removes `client` from the ready set if it is still `server`'s client (the supervisor,
-    /// when it went away by itself). Its tools stay registered and answer `disconnected`.
-    fn take_if_current(&self, server: &str, client: &Arc<DefaultMcpClient>) -> bool {
-        let mut ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        match ready.get(server) {
-            Some(s) if Arc::ptr_eq(&s.client, client) => {
-                ready.remove(server);
-                true
-            }
-            Some(_) | None => false,
-        }
-    }
-
-    /// A server the supervisor brought back: it joins the ready set and its tools, resolved
-    /// anew, replace the old ones in one step.
-    fn install(
-        &self,
-        config: &ServerConfig,
-        client: Arc<DefaultMcpClient>,
-        tools: Vec<rmcp::model::Tool>,
-        report: ServerReport,
-    ) {
-        self.ready.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            config.name.clone(),
-            ReadyServer {
-                client,
-                config: config.clone(),
-                tools,
-            },
-        );
-        if let Some(registry) = self.supervisor.registry() {
-            let prefix = format!("mcp__{}__", config.name);
-            for dup in registry.replace_prefixed(&prefix, self.build_tools(&config.name)) {
-                tracing::warn!(server = %config.name, tool = %dup.0, "tool not registered: name taken");
-            }
-        }
-        self.store_report(report);
-    }
-}
-
-/// One server's watch: wait for the connection to end; if it ended by itself, report it and
-/// bring the server back as its restart policy says; then watch the new connection.
-async fn supervise(
-    manager: Weak<McpClientManager>,
-    config: ServerConfig,
-    mut client: Weak<DefaultMcpClient>,
-    ended: tokio_util::sync::WaitForCancellationFutureOwned,
-    stop: CancellationToken,
-) {
-    let mut ended = Box::pin(ended);
-    let mut ready_at = Instant::now();
-    loop {
-        tokio::select! {
-            biased;
-            () = stop.cancelled() => return,
-            () = &mut ended => {}
-        }
-        // Closed on purpose (dropped, or no longer the server's client): nothing to do.
-        let (Some(m), Some(dead)) = (manager.upgrade(), client.upgrade()) else {
-            return;
-        };
-        if stop.is_cancelled() || !m.take_if_current(&config.name, &dead) {
-            return;
-        }
-        let exit = match dead.process() {
-            Some(process) => process.wait_exit(EXIT_SETTLE).await,
-            None => None,
-        };
-        let uptime = ready_at.elapsed();
-        let crashes = m
-            .supervisor
-            .count(&config.name, |c, rule| c.went_down(uptime, rule));
-        let reason = match (exit, config.transport.is_http()) {
-            (Some(info), _) => format!("the server exited ({info})"),
-            (None, false) => "the server closed its stdout".to_string(),
-            (None, true) => "the connection to the server was lost".to_string(),
-        };
-        tracing::warn!(server = %config.name, %reason, ?uptime, "server down");
-        m.emit(McpEvent::ServerDown {
-            server: config.name.clone(),
-            exit,
-            reason,
-            at: SystemTime::now(),
-            uptime,
-            crashes: crashes.in_a_row,
-            restart: config.restart,
-        });
-        // Reap it (the process group, the HTTP session); its tools stay registered and answer
-        // `disconnected` until it is back.
-        let _ = dead.close().await;
-        drop((m, dead));
-        match config.restart {
-            RestartPolicy::Never => return,
-            RestartPolicy::OnFailure => {}
-        }
-        let Some(new) = bring_back(&manager, &config, &stop).await else {
-            return;
-        };
-        client = Arc::downgrade(&new);
-        ended = Box::pin(new.ended_owned());
-        ready_at = Instant::now();
-    }
-}
-
-/// Restart attempts with backoff until one is ready (returned, installed), the supervisor
-/// gives up, or the watch is stopped (`None` for both).
-async fn bring_back(
-    manager: &Weak<McpClientManager>,
-    config: &ServerConfig,
-    stop: &CancellationToken,
-) -> Option<Arc<DefaultMcpClient>> {
-    loop {
-        if stop.is_cancelled() {
-            return None;
-        }
-        let m = manager.upgrade()?;
-        let mut next = NextStep::GiveUp;
-        let crashes = m
-            .supervisor
-            .count(&config.name, |c, rule| next = c.next(rule));
-        let (attempt, delay) = match next {
-            NextStep::GiveUp => {
-                tracing::warn!(server = %config.name, crashes = crashes.in_a_row, "gave up restarting");
-                m.emit(McpEvent::GaveUp {
-                    server: config.name.clone(),
-                    crashes: crashes.in_a_row,
-                });
-                return None;
-            }
-            NextStep::Restart { attempt, delay } => (attempt, delay),
-        };
-        m.emit(McpEvent::RestartScheduled {
-            server: config.name.clone(),
-            attempt,
-            delay,
-            crashes: crashes.in_a_row,
-        });
-        drop(m);
-        tokio::select! {
-            biased;
-            () = stop.cancelled() => return None,
-            () = tokio::time::sleep(delay) => {}
-        }
-        let m = manager.upgrade()?;
-        let marker = format!("──── restarted by the supervisor (attempt {attempt}) ────");
-        // Dropping an unfinished start kills what it spawned (the process group goes with it).
-        let outcome = tokio::select! {
-            biased;
-            () = stop.cancelled() => return None,
-            outcome = m.start_alone(config, &marker) => outcome,
-        };
-        match outcome {
-            StartOutcome::Ready {
-                client,
-                tools,
-                report,
-            } => {
-                if stop.is_cancelled() {
-                    let _ = client.close().await;
-                    return None;
-                }
-                m.install(config, client.clone(), tools, *report);
-                return Some(client);
-            }
-            StartOutcome::Failed(report) => {
-                let crashed = counts_as_crash(config.transport, &report);
-                m.supervisor
-                    .count(&config.name, |c, _| c.start_failed(crashed));
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::events::{Failure, PhaseTimes, ServerStatus};
+    use crate::config::ServerConfig;
+    use crate::mcp::events::{Failure, PhaseTimes};
 
     #[test]
     fn backoff_doubles_from_250ms_to_a_30s_cap() {
@@ -521,24 +332,19 @@ mod tests {
     }
 
     fn failed(class: FailureClass) -> ServerReport {
-        ServerReport {
-            name: "s".into(),
-            transport: TransportKind::StreamableHttp,
-            status: ServerStatus::Failed,
-            protocol_version: None,
-            server_info: None,
-            phases: PhaseTimes::default(),
-            tools: 0,
-            warnings: Vec::new(),
-            failure: Some(Failure {
+        let config = ServerConfig::remote("s", TransportKind::StreamableHttp, "http://h/mcp");
+        ServerReport::failed(
+            &config,
+            PhaseTimes::default(),
+            Failure {
                 class,
                 phase: None,
                 message: String::new(),
                 exit_status: None,
                 stderr_tail: Vec::new(),
                 http_status: None,
-            }),
-        }
+            },
+        )
     }
 
     #[test]

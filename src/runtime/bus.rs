@@ -14,6 +14,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::events::RuntimeEvent;
+use crate::mcp::events::{EventSink, McpEvent};
+use crate::mcp::notify::{McpNotification, McpNotificationListener, RoomFuture};
 
 /// Most high-volume events (logs, progress, stderr lines, other notifications) queued for the
 /// driver at once; a producer that finds the queue this full waits for room.
@@ -173,9 +175,25 @@ impl EventBus {
     }
 }
 
+impl EventBus {
+    /// The bus as an MCP event sink.
+    pub(crate) fn mcp_sink(&self) -> EventSink {
+        let bus = self.clone();
+        Arc::new(move |event| bus.send(RuntimeEvent::Mcp(event)))
+    }
+}
+
+impl McpNotificationListener for EventBus {
+    fn on_notification(&self, notification: &McpNotification) {
+        self.send(RuntimeEvent::from_notification(notification));
+    }
+
+    fn room(&self) -> RoomFuture<'_> {
+        Box::pin(EventBus::room(self))
+    }
+}
 /// Whether a server can make many of these (they wait for room, or are dropped and counted).
 fn is_flood(event: &RuntimeEvent) -> bool {
-    use crate::mcp::events::McpEvent;
     match event {
         RuntimeEvent::Mcp(McpEvent::Stderr { .. } | McpEvent::ServerRequest { .. })
         | RuntimeEvent::Notification(_)
@@ -261,7 +279,7 @@ mod tests {
         }
         bus.send(RuntimeEvent::CallStatus {
             id: 1,
-            status: super::super::executor::CallStatus::Running,
+            status: crate::runtime::CallStatus::Running,
         });
         bus.close();
         let mut logs = 0u64;

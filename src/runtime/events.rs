@@ -1,23 +1,18 @@
 //! `RuntimeEvent`: the one stream every driver (TUI, headless commands) consumes, and how what
 //! the MCP layer reports becomes one.
 //!
-//! The queue itself (bounded, ordered) is in `bus.rs`.
-
-use std::sync::Arc;
+//! The queue itself (bounded, ordered), and how the MCP layer's sink and notification tap feed
+//! it, are in `bus.rs`.
 
 use serde_json::Value;
 
-use super::bus::EventBus;
+use super::call::CallStatus;
 use super::turn::ToolsDiff;
 use crate::approval::ApprovalRequest;
 use crate::mcp::events::McpEvent;
-use crate::mcp::notify::{
-    ListKind, LogLevel, McpNotification, McpNotificationListener, Notice, RoomFuture,
-};
+use crate::mcp::notify::{ListKind, LogLevel, McpNotification, Notice};
 use crate::mcp::rewake::ExternalEvent;
 use crate::tool::ToolResult;
-
-use super::executor::CallStatus;
 
 /// Everything that happens in a runtime, in the order it happened.
 #[derive(Debug)]
@@ -111,23 +106,5 @@ impl RuntimeEvent {
                 RuntimeEvent::Notification(notification.clone())
             }
         }
-    }
-}
-
-impl EventBus {
-    /// The bus as an MCP event sink.
-    pub(crate) fn mcp_sink(&self) -> crate::mcp::events::EventSink {
-        let bus = self.clone();
-        Arc::new(move |event| bus.send(RuntimeEvent::Mcp(event)))
-    }
-}
-
-impl McpNotificationListener for EventBus {
-    fn on_notification(&self, notification: &McpNotification) {
-        self.send(RuntimeEvent::from_notification(notification));
-    }
-
-    fn room(&self) -> RoomFuture<'_> {
-        Box::pin(EventBus::room(self))
     }
 }

@@ -4,75 +4,16 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::bus::EventBus;
+use super::call::{CallOutcome, CallStatus};
 use super::events::RuntimeEvent;
 use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
 use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
-
-/// Where a call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallStatus {
-    /// Waiting for the operator's decision.
-    AwaitingApproval,
-    Running,
-    Ok,
-    /// The tool ran and failed, or could not be called.
-    Error,
-    /// The operator said no.
-    Denied,
-    /// Above the side-effect ceiling: refused without asking.
-    Refused,
-    /// Cancelled before it ended.
-    Cancelled,
-}
-
-impl CallStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallStatus::AwaitingApproval => "awaiting approval",
-            CallStatus::Running => "running",
-            CallStatus::Ok => "ok",
-            CallStatus::Error => "error",
-            CallStatus::Denied => "denied",
-            CallStatus::Refused => "refused",
-            CallStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// True once the call has ended.
-    pub fn is_final(self) -> bool {
-        match self {
-            CallStatus::AwaitingApproval | CallStatus::Running => false,
-            CallStatus::Ok
-            | CallStatus::Error
-            | CallStatus::Denied
-            | CallStatus::Refused
-            | CallStatus::Cancelled => true,
-        }
-    }
-}
-
-/// How a call ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallOutcome {
-    pub id: u64,
-    pub tool: String,
-    pub status: CallStatus,
-    pub result: ToolResult,
-    #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
-    pub elapsed: Duration,
-}
-
-fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(crate::mcp::events::millis(*d))
-}
 
 /// Runs calls for one runtime.
 pub(crate) struct Executor {
@@ -126,7 +67,7 @@ impl Executor {
             id,
             status,
             result: outcome.result.clone(),
-            elapsed_ms: crate::mcp::events::millis(outcome.elapsed),
+            elapsed_ms: crate::text::millis(outcome.elapsed),
         });
         outcome
     }

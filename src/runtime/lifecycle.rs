@@ -4,21 +4,24 @@
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::bus::{EventBus, EventStream};
+use super::call::CallOutcome;
 use super::events::RuntimeEvent;
-use super::executor::{CallOutcome, Executor};
+use super::executor::Executor;
 use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::ApprovalGate;
 use crate::config::{AnnotationTrust, Config, ServerConfig};
-use crate::mcp::client::{ClientOptions, McpError};
+use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
-use crate::mcp::manager::{McpClientManager, StartSummary};
+use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
+use crate::mcp::supervisor::Crashes;
 use crate::tool::registry::DuplicateTool;
 use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
 
@@ -31,10 +34,13 @@ pub enum RuntimeError {
 
 /// What goes into a runtime besides the config.
 pub struct RuntimeOptions {
-    /// Register the local tools `read` and `bash`.
+    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default).
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// How servers' `elicitation/create` requests are answered without an operator at hand
+    /// (headless drivers); the default declines.
+    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -42,6 +48,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
+            elicitation: ElicitationPolicy::default(),
         }
     }
 }
@@ -64,44 +71,54 @@ impl AgentRuntimeFactory {
         (RuntimeEvents(bus), stream)
     }
 
-    /// Starts every configured server, registers the tools and builds the runtime.
+    /// Builds a runtime and starts every configured server in the background: it returns at
+    /// once, and each server's tools join the registry the moment that server is ready (the
+    /// driver sees `ServerStarted` for each). `AgentRuntime::wait_started` waits for all.
     pub async fn create(
         config: &Config,
         options: RuntimeOptions,
         events: RuntimeEvents,
     ) -> Result<AgentRuntime, RuntimeError> {
         let bus = events.0;
+        let registry = Arc::new(ToolRegistry::new());
         // 1. The factory creates the manager ...
         let listener = RuntimeListener {
             bus: bus.clone(),
             rewaker: Rewaker::new(&config.notifications.rewake, bus.clone()),
         };
-        let manager = Arc::new(McpClientManager::with_options(
+        let manager = Arc::new(McpClientManager::with_registry(
             bus.mcp_sink(),
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
+                elicitation: options.elicitation,
                 ..ClientOptions::default()
             },
+            registry.clone(),
         ));
-        // 2. ... hands it to the tool registration ...
-        let summary = manager
-            .start_all(&config.mcp.servers, config.mcp.startup_budget)
-            .await;
-        let registry = Arc::new(ToolRegistry::new());
-        manager.register_all_tools(&registry);
-        // From here on a server that goes away is restarted and its tools re-registered.
-        manager.supervise(registry.clone());
-        // 3. ... and to the runtime. If building it fails, nobody owns the manager yet: close it.
-        match build(manager.clone(), registry, config, options, bus, summary) {
-            Ok(runtime) => Ok(runtime),
+        // 2. ... hands it to the runtime (the local tools are registered first, so they hold
+        // their names before any server joins) ...
+        let runtime = match build(manager.clone(), registry, config, options, bus) {
+            Ok(runtime) => runtime,
+            // If building it fails, nobody owns the manager yet: close it.
             Err(err) => {
                 for (server, e) in manager.close_all().await {
                     tracing::warn!(%server, error = %e, "close after a failed runtime build");
                 }
-                Err(err)
+                return Err(err);
             }
-        }
+        };
+        // 3. ... and starts the servers: each joins when ready, and from then on one that goes
+        // away is restarted and its tools re-registered.
+        manager.supervise();
+        manager.launch(
+            &config.mcp.servers,
+            StartLimits {
+                budget: config.mcp.startup_budget,
+                max_concurrent: config.mcp.max_concurrent_starts,
+            },
+        );
+        Ok(runtime)
     }
 }
 
@@ -114,11 +131,12 @@ fn build(
     config: &Config,
     options: RuntimeOptions,
     bus: EventBus,
-    summary: StartSummary,
 ) -> Result<AgentRuntime, RuntimeError> {
     if options.local_tools {
         for tool in crate::tool::local::all() {
-            registry.register(tool)?;
+            if config.policy.local_tools.contains(&tool.descriptor().name) {
+                registry.register(tool)?;
+            }
         }
     }
     for tool in options.extra_tools {
@@ -135,7 +153,6 @@ fn build(
             all_calls: CancellationToken::new(),
             running: Default::default(),
         },
-        summary,
     })
 }
 
@@ -143,22 +160,55 @@ fn build(
 pub struct AgentRuntime {
     manager: Arc<McpClientManager>,
     executor: Executor,
-    summary: StartSummary,
 }
 
 impl std::fmt::Debug for AgentRuntime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentRuntime")
-            .field("servers", &self.summary.servers.len())
             .field("tools", &self.executor.registry.len())
             .finish()
     }
 }
 
 impl AgentRuntime {
-    /// How start-up went.
-    pub fn start_summary(&self) -> &StartSummary {
-        &self.summary
+    /// Waits until every configured server has finished starting (ready, failed, or stopped
+    /// at the deadline) and sums up: the report `check` and `tools` print. Servers joined as
+    /// they became ready meanwhile; this only waits for the last one.
+    pub async fn wait_started(&self) -> StartSummary {
+        self.manager.settled().await
+    }
+
+    /// Waits until `server` has finished starting; `None` when it is not configured. A call
+    /// of one tool waits for its server only.
+    pub async fn wait_for_server(&self, server: &str) -> Option<ServerReport> {
+        self.manager.wait_for(server).await
+    }
+
+    /// Every configured server's report as it stands, in config order (status `starting`
+    /// for those not done yet).
+    pub fn reports(&self) -> Vec<ServerReport> {
+        self.manager.reports()
+    }
+
+    /// The start-up deadline: each server has this long from its own start.
+    pub fn startup_deadline(&self) -> Duration {
+        self.manager.deadline()
+    }
+
+    /// How often `server` crashed since it started or was last restarted by hand.
+    pub fn crashes(&self, server: &str) -> Crashes {
+        self.manager.crashes(server)
+    }
+
+    /// The process id of a ready stdio server.
+    pub fn server_pid(&self, server: &str) -> Option<i32> {
+        self.manager.pid(server)
+    }
+
+    /// The last `lines` stderr lines of `server` (sanitized; kept across restarts, with a
+    /// marker line where each new process begins).
+    pub fn stderr_tail(&self, server: &str, lines: usize) -> Vec<String> {
+        self.manager.stderr_ring(server).tail(lines)
     }
 
     /// Every registered tool, sorted by name.
@@ -175,18 +225,14 @@ impl AgentRuntime {
         &self.executor.gate
     }
 
-    pub fn manager(&self) -> &McpClientManager {
-        &self.manager
-    }
-
     /// Restarts one server with `config` (e.g. re-read from the file, with a new trust); its
-    /// tools are listed and resolved again. This is the restart by hand: it also brings back a
-    /// server the supervisor gave up on, and resets its crash count. Remembered approvals of tools whose traits,
-    /// schema or description changed no longer apply (the ledger compares fingerprints).
+    /// tools are listed and resolved again and join when it is ready. This is the restart by
+    /// hand: it also starts a server that failed at start-up or was stopped at the deadline,
+    /// abandons a start still in flight, brings back a server the supervisor gave up on, and
+    /// resets its crash count. Remembered approvals of tools whose traits, schema or
+    /// description changed no longer apply (the ledger compares fingerprints).
     pub async fn restart_server(&self, config: &ServerConfig) -> ServerReport {
-        self.manager
-            .restart_server(config, &self.executor.registry)
-            .await
+        self.manager.restart_server(config).await
     }
 
     /// The turn boundary: lists the tools of every server that announced `tools/list_changed`
@@ -203,11 +249,7 @@ impl AgentRuntime {
         let mut diffs = Vec::new();
         for server in self.manager.stale_servers() {
             let before = self.server_tools(&server);
-            let mut diff = match self
-                .manager
-                .refresh_tools(&server, &self.executor.registry)
-                .await
-            {
+            let mut diff = match self.manager.refresh_tools(&server).await {
                 Ok(refused) => {
                     let mut diff = diff_tools(&server, &before, &self.server_tools(&server));
                     diff.refused = refused;
@@ -229,6 +271,11 @@ impl AgentRuntime {
             diffs.push(diff);
         }
         diffs
+    }
+
+    /// The names of a ready server's tools as the server listed them, in its order.
+    pub fn server_tool_names(&self, server: &str) -> Vec<String> {
+        self.manager.tool_names(server)
     }
 
     /// The servers whose tools are stale (announced `tools/list_changed`, not yet re-listed).

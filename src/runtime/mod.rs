@@ -1,11 +1,16 @@
 //! The agent runtime: owns the tool registry, the MCP manager and the approval gate; runs calls
 //! through the gate; publishes every change as a `RuntimeEvent` for whoever drives it.
 //!
+//! The one door (DESIGN §2): the console, the headless commands and the agent reach servers,
+//! tools and their status only through this module; the status types of the MCP layer that
+//! they show are re-exported below, so nothing above names `crate::mcp`.
+//!
 //! The factory and the close list (DESIGN §3 Lifecycle) are in `lifecycle.rs`; the call path
 //! is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh and its
 //! diff) in `turn.rs`.
 
 mod bus;
+mod call;
 mod events;
 mod executor;
 mod lifecycle;
@@ -13,10 +18,27 @@ mod rewake;
 mod turn;
 
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
+pub use call::{CallOutcome, CallStatus};
 pub use events::{log_text, RuntimeEvent};
-pub use executor::{CallOutcome, CallStatus};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,
 };
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
+
+/// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
+/// login, forget one, see a pending step-up, and how servers' requests are answered headless.
+pub use crate::mcp::auth::{
+    begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
+    PendingLogin, StoreError,
+};
+pub use crate::mcp::client::ElicitationPolicy;
+pub use crate::mcp::events::{
+    Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,
+    ServerStatus, StartPhase, Timeline,
+};
+pub use crate::mcp::manager::{startup_deadline, StartSummary};
+pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
+pub use crate::mcp::rewake::ExternalEvent;
+pub use crate::mcp::supervisor::Crashes;
+pub use crate::mcp::transport::process::ExitInfo;

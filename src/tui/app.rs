@@ -11,14 +11,14 @@ use serde_json::Value;
 
 use super::modals::editor::ArgsEditor;
 use super::modals::Modal;
-use super::state::{CallList, EventLog, ServerRow, ToolRow};
+use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
 use crate::approval::ApprovalRequest;
 use crate::config::{AnnotationTrust, Config};
-use crate::mcp::events::{ServerReport, ServerStatus};
-use crate::mcp::manager::startup_deadline;
-use crate::mcp::notify::LogLevel;
+use crate::runtime::startup_deadline;
+use crate::runtime::LogLevel;
 use crate::runtime::{AgentRuntime, RuntimeEvent};
+use crate::runtime::{ServerReport, ServerStatus};
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
 /// The panes, in Tab order.
@@ -74,6 +74,8 @@ pub enum Effect {
     TurnBoundary,
     /// Ask `server` for log messages at `level` and above.
     SetLogLevel { server: String, level: LogLevel },
+    /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
+    Login { server: String },
 }
 
 /// Events the event loop feeds back into the app.
@@ -85,8 +87,11 @@ pub enum AppEvent {
     RuntimeReady(u64, Result<Arc<AgentRuntime>, String>),
     /// A restart-all re-read the config: the new generation starts with it.
     Restarting(u64, Result<Box<Config>, String>),
-    /// One server restarted.
+    /// One server restarted by hand (ready or not: the report says).
     ServerRestarted(ServerReport),
+    /// A restart by hand could not begin, and why (the config does not load, the server is
+    /// gone from it).
+    RestartRefused { server: String, why: String },
     /// The trust write finished: the new file digest, or why nothing was written.
     TrustWritten {
         server: String,
@@ -99,6 +104,8 @@ pub enum AppEvent {
         level: LogLevel,
         result: Result<(), String>,
     },
+    /// Something for the notice line (how a login goes).
+    Notice(Level, String),
 }
 
 /// How serious a notice is.
@@ -143,7 +150,7 @@ pub struct App {
     pub(super) approval_scroll: u16,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
-    /// Tool traits before a restart-all, to highlight what changed once tools are back.
+    /// Tool traits before the last restart-all, to highlight what changed as servers join.
     pub(super) previous_traits: HashMap<String, Traits>,
     /// When the console started: event times are shown from here.
     pub(super) started_at: Instant,
@@ -276,15 +283,21 @@ impl App {
             AppEvent::RuntimeReady(generation, result) if generation == self.generation => {
                 match result {
                     Ok(runtime) => {
-                        for report in runtime.manager().reports() {
+                        // Servers that finished before the runtime reached the console (their
+                        // `ServerStarted` may have come first).
+                        for report in runtime.reports() {
+                            if report.status == ServerStatus::Starting {
+                                continue;
+                            }
                             if let Some(row) = self.server_mut(&report.name.clone()) {
                                 if row.report.is_none() {
                                     row.set_report(report);
                                 }
                             }
                         }
-                        let previous = std::mem::take(&mut self.previous_traits);
-                        self.tools = tool_rows(&runtime, &previous);
+                        // Servers join one by one from now on: each refresh marks the tools
+                        // whose traits differ from before the restart-all.
+                        self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
                     }
                     Err(e) => {
@@ -304,6 +317,8 @@ impl App {
             },
             AppEvent::ServerRestarted(report) => {
                 let name = report.name.clone();
+                let report_status = report.status;
+                let failure = report.failure.as_ref().map(|f| f.class.as_str());
                 let old = traits_by_name(
                     self.tools
                         .iter()
@@ -318,7 +333,24 @@ impl App {
                 if let Some(runtime) = self.runtime().cloned() {
                     self.tools = tool_rows(&runtime, &old);
                 }
-                self.notify(Level::Info, format!("server {name} restarted"));
+                let (level, text) = match (&report_status, &failure) {
+                    (ServerStatus::Ready, _) => (Level::Info, format!("{name} restarted: ready")),
+                    (_, Some(class)) => (
+                        Level::Error,
+                        format!("{name} restarted, and failed again: {class} (see Details)"),
+                    ),
+                    (_, None) => (
+                        Level::Info,
+                        format!("{name} restarted: {}", report_status.as_str()),
+                    ),
+                };
+                self.event(&name, EventKind::Supervisor, text.clone());
+                self.notify(level, text);
+            }
+            AppEvent::RestartRefused { server, why } => {
+                let text = format!("{server} not restarted: {why}");
+                self.event(&server, EventKind::Supervisor, text.clone());
+                self.notify(Level::Error, text);
             }
             AppEvent::TrustWritten {
                 server,
@@ -340,6 +372,7 @@ impl App {
                 }
                 Err(e) => self.notify(Level::Error, e),
             },
+            AppEvent::Notice(level, text) => self.notify(level, text),
             AppEvent::LogLevelSet {
                 server,
                 level,

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::app::{tool_rows, App, Effect, Level};
 use super::state::{Down, EventKind, EventRow};
-use crate::mcp::events::{McpEvent, RequestOutcome, ServerStatus};
-use crate::mcp::notify::ListKind;
+use crate::runtime::ListKind;
+use crate::runtime::{McpEvent, RequestOutcome, ServerStatus};
 use crate::runtime::{RuntimeEvent, ToolsDiff};
 use crate::text::{sanitize, sanitize_line};
 
@@ -17,7 +17,7 @@ const EVENT_CHARS: usize = 400;
 
 impl App {
     /// Adds a line to the Events pane.
-    fn event(&mut self, server: &str, kind: EventKind, text: String) {
+    pub(super) fn event(&mut self, server: &str, kind: EventKind, text: String) {
         let at = self.now.saturating_duration_since(self.started_at);
         self.events.push(EventRow {
             at,
@@ -38,17 +38,25 @@ impl App {
             }) => {
                 let now = self.now;
                 if let Some(row) = self.server_mut(&server) {
-                    if row.started.is_none() || row.phase.is_none() && row.report.is_some() {
-                        row.started = Some(now.checked_sub(elapsed).unwrap_or(now));
-                        row.report = None;
-                    }
-                    row.status = ServerStatus::Starting;
-                    row.phase = Some((phase, elapsed));
+                    row.enter_phase(phase, elapsed, now);
                 }
             }
             RuntimeEvent::Mcp(McpEvent::ServerStarted(report)) => {
-                if let Some(row) = self.server_mut(&report.name.clone()) {
+                let ready = report.status == ServerStatus::Ready;
+                let server = report.name.clone();
+                let mut back = false;
+                if let Some(row) = self.server_mut(&server) {
+                    back = ready && row.down.is_some();
                     row.set_report(*report);
+                }
+                if back {
+                    self.event(&server, EventKind::Supervisor, "ready again".into());
+                }
+                // A server joins the moment it is ready: its tools are registered already.
+                if ready {
+                    if let Some(runtime) = self.runtime().cloned() {
+                        self.tools = tool_rows(&runtime, &self.previous_traits);
+                    }
                 }
             }
             RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {

@@ -9,8 +9,8 @@ use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use crate::approval::ApprovalDecision;
 use crate::config::AnnotationTrust;
-use crate::mcp::notify::LogLevel;
 use crate::runtime::trust_changes;
+use crate::runtime::LogLevel;
 use crate::tool::{ToolDescriptor, ToolOrigin};
 
 /// Rows a page key moves.
@@ -108,6 +108,20 @@ impl App {
                         return vec![Effect::CancelCall(id)];
                     }
                     self.notify(Level::Warn, format!("call #{} has already ended", row.id));
+                }
+            }
+            KeyCode::Char('o') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                if let Some(s) = self.selected_server() {
+                    let server = s.name.clone();
+                    if s.transport != crate::config::TransportKind::StreamableHttp {
+                        self.notify(
+                            Level::Warn,
+                            format!("{server} is not a streamable_http server: OAuth login is for those"),
+                        );
+                    } else {
+                        self.notify(Level::Info, format!("logging in to {server}…"));
+                        return vec![Effect::Login { server }];
+                    }
                 }
             }
             KeyCode::Char('l') if matches!(self.focus, Pane::Servers | Pane::Details) => {

@@ -11,6 +11,7 @@ pub mod app;
 mod frame;
 mod ingest;
 mod keys;
+mod login;
 pub mod modals;
 pub mod panes;
 pub mod state;
@@ -21,6 +22,8 @@ mod view;
 mod tests;
 #[cfg(test)]
 mod tests_keys;
+#[cfg(test)]
+mod tests_startup;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;
@@ -273,23 +276,42 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
         Effect::RestartServer { server } => {
             let path = app.config_path().clone();
             tokio::spawn(async move {
-                let Some(rt) = runtime else { return };
-                let loaded = tokio::task::spawn_blocking(move || config::load(&path)).await;
+                let refused = |why: String| AppEvent::RestartRefused {
+                    server: server.clone(),
+                    why,
+                };
+                let Some(rt) = runtime else {
+                    let _ = tx
+                        .send(refused("the console has no runtime yet".into()))
+                        .await;
+                    return;
+                };
+                // The entry as it is on disk now (a new trust, a fixed command).
+                let loaded = tokio::task::spawn_blocking(move || config::load(&path))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| e.to_string()));
                 let entry = match loaded {
-                    Ok(Ok(cfg)) => cfg.mcp.servers.into_iter().find(|s| s.name == server),
-                    Ok(Err(e)) => {
-                        tracing::warn!(error = %e, "config does not load; restarting with the old entry");
-                        None
+                    Ok(cfg) => cfg.mcp.servers.into_iter().find(|s| s.name == server),
+                    Err(e) => {
+                        let why = format!("the config file does not load: {e}");
+                        let _ = tx.send(refused(why)).await;
+                        return;
                     }
-                    Err(_) => None,
                 };
                 let Some(entry) = entry else {
-                    tracing::warn!(%server, "server not in the config any more; not restarted");
+                    let why = "it is not in the config file any more (R restarts everything \
+                               with the file as it is)"
+                        .to_string();
+                    let _ = tx.send(refused(why)).await;
                     return;
                 };
                 let report = rt.restart_server(&entry).await;
                 let _ = tx.send(AppEvent::ServerRestarted(report)).await;
             });
+        }
+        Effect::Login { server } => {
+            tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
         Effect::RestartAll => {
             let path = app.config_path().clone();

@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
-use crate::mcp::events::{ServerReport, ServerStatus, StartPhase};
-use crate::mcp::notify::LogLevel;
-use crate::runtime::CallStatus;
+use crate::runtime::{CallStatus, LogLevel, PhaseTimes, ServerReport, ServerStatus, StartPhase};
 use crate::text::sanitize;
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
@@ -45,10 +43,14 @@ pub struct ServerRow {
     pub enabled: bool,
     /// `Starting` until a report arrives.
     pub status: ServerStatus,
-    /// The phase it is in while starting, and when (since its start) it entered it.
+    /// The phase it is in while starting, and when (since its own start) it entered it.
     pub phase: Option<(StartPhase, Duration)>,
-    /// When its start began, to draw a live waterfall.
+    /// When it entered the start queue (`mcp.max_concurrent_starts`), if it waited.
+    pub queued_at: Option<Instant>,
+    /// When its own start began (after any wait in the queue), to draw a live waterfall.
     pub started: Option<Instant>,
+    /// The phases that ended so far in the start in progress (from `PhaseStarted` events).
+    pub live_phases: PhaseTimes,
     pub report: Option<ServerReport>,
     pub stderr: VecDeque<String>,
     /// The config file now says another trust: a restart applies it.
@@ -74,7 +76,9 @@ impl ServerRow {
                 ServerStatus::Disabled
             },
             phase: None,
+            queued_at: None,
             started: None,
+            live_phases: PhaseTimes::default(),
             report: None,
             stderr: VecDeque::new(),
             restart_pending: None,
@@ -112,6 +116,52 @@ impl ServerRow {
 
     pub fn tool_count(&self) -> usize {
         self.report.as_ref().map_or(0, |r| r.tools)
+    }
+
+    /// A `PhaseStarted` of this server: a new start begins (or leaves the queue), or the start
+    /// in progress moves on, which ends the phase before at `elapsed`.
+    pub fn enter_phase(&mut self, phase: StartPhase, elapsed: Duration, now: Instant) {
+        let at = now.checked_sub(elapsed).unwrap_or(now);
+        let new_start = self.phase.is_none() || self.report.is_some();
+        match phase {
+            StartPhase::Queued => {
+                self.queued_at = Some(at);
+                self.started = None;
+                self.live_phases = PhaseTimes::default();
+            }
+            StartPhase::Spawn | StartPhase::Connect => {
+                if new_start && !matches!(self.phase, Some((StartPhase::Queued, _))) {
+                    self.queued_at = None;
+                }
+                let queued_ms = self
+                    .queued_at
+                    .map(|queued| crate::text::millis(at.saturating_duration_since(queued)));
+                self.started = Some(at);
+                self.live_phases = PhaseTimes {
+                    queued_ms,
+                    ..PhaseTimes::default()
+                };
+            }
+            StartPhase::Handshake => {
+                let ms = Some(crate::text::millis(elapsed));
+                if self.started.is_none() {
+                    self.started = Some(at);
+                }
+                match self.transport.is_http() {
+                    true => self.live_phases.connect_ms = ms,
+                    false => self.live_phases.spawn_ms = ms,
+                }
+            }
+            StartPhase::ListTools => {
+                if self.started.is_none() {
+                    self.started = Some(at);
+                }
+                self.live_phases.handshake_ms = Some(crate::text::millis(elapsed));
+            }
+        }
+        self.report = None;
+        self.status = ServerStatus::Starting;
+        self.phase = Some((phase, elapsed));
     }
 }
 

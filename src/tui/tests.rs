@@ -18,11 +18,10 @@ use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
 use crate::config::{
     AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
 };
-use crate::mcp::events::{
-    Failure, FailureClass, McpEvent, PhaseTimes, ServerInfo, ServerReport, ServerStatus, StartPhase,
+use crate::runtime::{
+    CallStatus, ExitInfo, Failure, FailureClass, McpEvent, PhaseTimes, RuntimeEvent, ServerInfo,
+    ServerReport, ServerStatus, StartPhase, Timeline, TraitChange,
 };
-use crate::mcp::transport::process::ExitInfo;
-use crate::runtime::{CallStatus, RuntimeEvent, TraitChange};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrigin, ToolResult};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
@@ -34,7 +33,7 @@ fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
     server
 }
 
-fn config() -> Config {
+pub(super) fn config() -> Config {
     let mut parked = server("parked", AnnotationTrust::Ignore);
     parked.enabled = false;
     Config {
@@ -48,6 +47,7 @@ fn config() -> Config {
                 parked,
             ],
             startup_budget: None,
+            max_concurrent_starts: None,
             roots: Vec::new(),
         },
         policy: PolicyConfig::default(),
@@ -67,6 +67,7 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
             version: "0.1.0".into(),
         }),
         phases: PhaseTimes {
+            queued_ms: None,
             connect_ms: None,
             spawn_ms: Some(phases.0),
             handshake_ms: Some(phases.1),
@@ -75,6 +76,11 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
         tools: 5,
         warnings,
         failure: None,
+        timeline: Timeline {
+            started_at_ms: Some(1),
+            ready_at_ms: Some(1 + phases.2),
+            failed_at_ms: None,
+        },
     }
 }
 
@@ -86,10 +92,16 @@ fn failed() -> ServerReport {
         protocol_version: None,
         server_info: None,
         phases: PhaseTimes {
+            queued_ms: None,
             connect_ms: None,
             spawn_ms: Some(2),
             handshake_ms: None,
             list_tools_ms: None,
+        },
+        timeline: Timeline {
+            started_at_ms: Some(1),
+            ready_at_ms: None,
+            failed_at_ms: Some(41),
         },
         tools: 0,
         warnings: Vec::new(),
@@ -262,10 +274,10 @@ pub(super) fn populated() -> (App, Instant) {
 /// What servers push while they run: logs at several levels, a list change and the diff it led
 /// to, a declined request, a crash and its restart, a rewake match.
 fn live_events(app: &mut App, t0: Instant) {
-    use crate::mcp::events::RequestOutcome;
-    use crate::mcp::notify::{ListKind, LogLevel};
-    use crate::mcp::rewake::ExternalEvent;
+    use crate::runtime::ExternalEvent;
+    use crate::runtime::RequestOutcome;
     use crate::runtime::ToolsDiff;
+    use crate::runtime::{ListKind, LogLevel};
     let at = |app: &mut App, ms: u64, e: RuntimeEvent| {
         app.set_now(t0 + Duration::from_millis(ms));
         app.on_runtime_event(e);
@@ -366,13 +378,13 @@ fn live_events(app: &mut App, t0: Instant) {
     );
 }
 
-fn draw(app: &App, (w, h): (u16, u16)) -> String {
+pub(super) fn draw(app: &App, (w, h): (u16, u16)) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
     terminal.draw(|f| app.render(f)).expect("draw");
     terminal.backend().to_string()
 }
 
-fn snapshot(name: &str, app: &App) {
+pub(super) fn snapshot(name: &str, app: &App) {
     for size in SIZES {
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), draw(app, size));
     }

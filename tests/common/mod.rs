@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests: the real binary, temporary configs, process scans.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

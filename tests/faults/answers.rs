@@ -135,8 +135,7 @@ async fn a_server_silent_on_discover_is_ready_through_initialize_and_restarts_st
     // server/discover had its share: the handshake waited for it first.
     assert!(handshake >= timeout / 4, "{r:#?}");
     // A restart goes straight to initialize: no share spent on server/discover.
-    let registry = ToolRegistry::new();
-    let again = manager.restart_server(&faulty, &registry).await;
+    let again = manager.restart_server(&faulty).await;
     assert_eq!(again.status, ServerStatus::Ready, "{again:#?}");
     let handshake = Duration::from_millis(again.phases.handshake_ms.unwrap_or(u64::MAX));
     assert!(handshake < timeout / 4, "{again:#?}");

@@ -16,8 +16,9 @@ use super::{
     AimonClientHandler, ClientOptions, DefaultMcpClient, Lifecycle, ServerIdentity, StdoutIssues,
 };
 use crate::mcp::session::SessionLinks;
-use crate::mcp::transport::discover::{discover_share, DiscoverProbe, Era};
+use crate::mcp::transport::discover::DiscoverGuard;
 use crate::mcp::transport::ended::Ended;
+use crate::mcp::transport::era::{discover_share, DiscoverProbe, Era};
 use crate::mcp::transport::http;
 use crate::mcp::transport::process::ServerProcess;
 
@@ -110,8 +111,10 @@ impl DefaultMcpClient {
             Lifecycle::Initialize(_) => (ClientLifecycleMode::Initialize, None),
         };
         let ended = CancellationToken::new();
+        // A server answering `server/discover` with something else still gets `initialize`
+        // (the guard), and so does one that stays silent past its share (the probe).
         let transport = DiscoverProbe::new(
-            Ended::new(transport, ended.clone()),
+            Ended::new(DiscoverGuard::new(transport), ended.clone()),
             discover_share(request_timeout),
             issues.clone(),
         );

@@ -2,91 +2,89 @@
 //! once, DESIGN §3), listing a server's tools again at a turn boundary, and the per-server
 //! requests that need a ready client (`logging/setLevel`).
 //!
-//! Separate from `manager.rs`, which owns the servers' lives (start, restart, close).
+//! Separate from `launch.rs`, which owns the servers' lives (start, restart, join).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::McpClientManager;
+use super::set::ServerSet;
+use super::{McpClientManager, Shared};
 use crate::mcp::client::{DefaultMcpClient, McpClient, McpError};
 use crate::mcp::notify::LogLevel;
 use crate::mcp::tool::McpTool;
 use crate::tool::{Tool, ToolRegistry};
 
-impl McpClientManager {
-    /// Registers every ready server's tools, resolving each tool's traits once from its
-    /// annotations and the server's trust. Returns the names that could not be registered.
-    pub fn register_all_tools(&self, registry: &ToolRegistry) -> Vec<String> {
-        let names: Vec<String> = self
-            .ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        names
-            .iter()
-            .flat_map(|name| self.register_server_tools(name, registry))
+impl Shared {
+    /// Registers one ready server's tools in the manager's registry, replacing any it had (in
+    /// one step). Returns the names that could not be registered (taken by another tool).
+    pub(super) fn register_tools(&self, set: &ServerSet, server: &str) -> Vec<String> {
+        let prefix = format!("mcp__{server}__");
+        let refused = self
+            .registry
+            .replace_prefixed(&prefix, build_tools(set, server));
+        refused
+            .into_iter()
+            .map(|dup| {
+                tracing::warn!(%server, tool = %dup.0, "tool not registered: name taken");
+                dup.0
+            })
             .collect()
     }
+}
 
-    /// Registers one ready server's tools (see `register_all_tools`).
-    pub(in crate::mcp) fn register_server_tools(
-        &self,
-        name: &str,
-        registry: &ToolRegistry,
-    ) -> Vec<String> {
+/// One ready server's tools, each resolved from its annotations and the server's trust.
+fn build_tools(set: &ServerSet, server: &str) -> Vec<Arc<dyn Tool>> {
+    let Some(ready) = set.ready(server) else {
+        return Vec::new();
+    };
+    let client: Arc<dyn McpClient> = ready.client.clone();
+    ready
+        .tools
+        .iter()
+        .map(|tool| {
+            Arc::new(McpTool::new(
+                server,
+                ready.config.annotation_trust,
+                tool,
+                client.clone(),
+            )) as Arc<dyn Tool>
+        })
+        .collect()
+}
+
+impl McpClientManager {
+    /// Registers every ready server's tools in another `registry` (a driver that keeps its
+    /// own), each resolved once from its annotations and the server's trust. Returns the names
+    /// that could not be registered.
+    pub fn register_all_tools(&self, registry: &ToolRegistry) -> Vec<String> {
+        let set = self.shared.set();
         let mut refused = Vec::new();
-        for tool in self.build_tools(name) {
-            if let Err(dup) = registry.register(tool) {
-                tracing::warn!(server = %name, tool = %dup.0, "tool not registered: name taken");
-                refused.push(dup.0);
+        for server in set.ready_names() {
+            for tool in build_tools(&set, &server) {
+                if let Err(dup) = registry.register(tool) {
+                    tracing::warn!(%server, tool = %dup.0, "tool not registered: name taken");
+                    refused.push(dup.0);
+                }
             }
         }
         refused
     }
 
-    /// One ready server's tools, each resolved from its annotations and the server's trust.
-    pub(in crate::mcp) fn build_tools(&self, name: &str) -> Vec<Arc<dyn Tool>> {
-        let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(server) = ready.get(name) else {
-            return Vec::new();
-        };
-        let client: Arc<dyn McpClient> = server.client.clone();
-        server
-            .tools
-            .iter()
-            .map(|tool| {
-                Arc::new(McpTool::new(
-                    name,
-                    server.config.annotation_trust,
-                    tool,
-                    client.clone(),
-                )) as Arc<dyn Tool>
-            })
-            .collect()
-    }
-
     /// The ready servers that announced `tools/list_changed` since their tools were listed.
     pub fn stale_servers(&self) -> Vec<String> {
-        self.ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
+        self.shared
+            .set()
+            .ready_servers()
             .filter(|(_, s)| s.client.links().tools_stale())
             .map(|(name, _)| name.clone())
             .collect()
     }
 
-    /// Lists a ready server's tools again and swaps them into `registry` in one step, each
+    /// Lists a ready server's tools again and swaps them into the registry in one step, each
     /// resolved anew through `McpToolTraits::resolve` under the server's trust (the same single
     /// place as at start-up). Returns the names that could not be registered. On an error the
     /// old tools stay and the server stays stale.
-    pub async fn refresh_tools(
-        &self,
-        server: &str,
-        registry: &ToolRegistry,
-    ) -> Result<Vec<String>, McpError> {
+    pub async fn refresh_tools(&self, server: &str) -> Result<Vec<String>, McpError> {
         let client = self.ready_client(server)?;
         let tools = match client.list_tools().await {
             Ok(tools) => tools,
@@ -95,30 +93,20 @@ impl McpClientManager {
                 return Err(e);
             }
         };
-        match self
-            .ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_mut(server)
-        {
-            Some(entry) => entry.tools = tools,
-            None => {
-                return Err(McpError::Disconnected {
-                    server: server.to_string(),
-                })
-            }
+        let mut set = self.shared.set();
+        if !set.set_tools(server, tools) {
+            return Err(McpError::Disconnected {
+                server: server.to_string(),
+            });
         }
-        let adapters = self.build_tools(server);
-        let refused = registry.replace_prefixed(&format!("mcp__{server}__"), adapters);
-        Ok(refused.into_iter().map(|d| d.0).collect())
+        Ok(self.shared.register_tools(&set, server))
     }
 
     /// The client of a ready server; `Disconnected` when it is not ready.
     fn ready_client(&self, server: &str) -> Result<Arc<DefaultMcpClient>, McpError> {
-        self.ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(server)
+        self.shared
+            .set()
+            .ready(server)
             .map(|s| s.client.clone())
             .ok_or_else(|| McpError::Disconnected {
                 server: server.to_string(),
@@ -133,10 +121,9 @@ impl McpClientManager {
 
     /// The names of a ready server's tools, in the order the server listed them.
     pub fn tool_names(&self, server: &str) -> Vec<String> {
-        self.ready
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(server)
+        self.shared
+            .set()
+            .ready(server)
             .map(|s| s.tools.iter().map(|t| t.name.to_string()).collect())
             .unwrap_or_default()
     }

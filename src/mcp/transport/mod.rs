@@ -5,6 +5,7 @@
 pub mod answers;
 pub mod discover;
 pub mod ended;
+pub mod era;
 pub mod http;
 pub mod issues;
 pub mod lines;

@@ -8,7 +8,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::pane_block;
-use crate::mcp::events::ServerStatus;
+use crate::runtime::ServerStatus;
 use crate::tui::app::App;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {

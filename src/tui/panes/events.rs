@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset};
-use crate::mcp::notify::LogLevel;
+use crate::runtime::LogLevel;
 use crate::tui::app::App;
 use crate::tui::state::EventKind;
 use crate::tui::theme::Theme;

@@ -39,7 +39,7 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             ("R", "all"),
             ("l", "log level"),
         ],
-        Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart")],
+        Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart"), ("o", "login")],
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
         Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
         Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],

@@ -1,7 +1,12 @@
-//! The servers pane: status with spinner or mark, a phase waterfall drawn against the start-up
-//! deadline, elapsed, tool count, trust, `restart pending` and warnings.
+//! The servers pane: status with spinner or mark, a phase waterfall, how long each start took
+//! (frozen once it ended), tool count, trust, `restart pending` and warnings.
+//!
+//! The waterfalls share one scale: the slowest start that became ready (before any is ready,
+//! the longest on screen), so that a 7 ms start and a 2.6 s one look different; a row longer
+//! than that (a hang, a timeout) runs to the edge and ends in » or ✗, its elapsed column saying
+//! how long. The title says the scale and the deadline.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -10,7 +15,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::{cell, pane_block, scroll_offset, spinner};
-use crate::mcp::events::{PhaseTimes, ServerStatus, StartPhase};
+use crate::runtime::{PhaseTimes, ServerStatus, StartPhase};
 use crate::tui::app::App;
 use crate::tui::state::ServerRow;
 use crate::tui::theme::Theme;
@@ -23,9 +28,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .filter(|s| s.status == ServerStatus::Ready)
         .count();
     let enabled = app.servers.iter().filter(|s| s.enabled).count();
+    let scale = scale(app);
     let block = pane_block(
         format!(
-            " Servers {ready}/{enabled} ready · deadline {} ",
+            " Servers {ready}/{enabled} ready · bars 0–{} · deadline {} ",
+            crate::text::fmt_duration(Duration::from_millis(scale)),
             crate::text::fmt_duration(app.deadline)
         ),
         focused,
@@ -57,7 +64,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .enumerate()
         .skip(offset)
         .take(height)
-        .map(|(i, s)| row(app, s, i == app.server_sel, focused, name_w, fall_w, wide))
+        .map(|(i, s)| {
+            let selected = i == app.server_sel;
+            row(app, s, selected, focused, (name_w, fall_w, wide), scale)
+        })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -67,16 +77,20 @@ fn row(
     s: &ServerRow,
     selected: bool,
     focused: bool,
-    name_w: usize,
-    fall_w: usize,
-    wide: bool,
+    (name_w, fall_w, wide): (usize, usize, bool),
+    scale: u64,
 ) -> Line<'static> {
     let theme = app.theme;
-    let elapsed_live = s.started.map(|t| app.now.saturating_duration_since(t));
+    let elapsed_live = match s.phase {
+        Some((StartPhase::Queued, _)) => s.queued_at,
+        _ => s.started,
+    }
+    .map(|t| app.now.saturating_duration_since(t));
     let (mark, status, status_style) = match s.status {
         ServerStatus::Starting => (
             spinner(elapsed_live.unwrap_or_default()).to_string(),
             match s.phase {
+                Some((StartPhase::Queued, _)) => "queued".to_string(),
                 Some((StartPhase::Spawn, _)) => "spawning".to_string(),
                 Some((StartPhase::Connect, _)) => "connecting".to_string(),
                 Some((StartPhase::Handshake, _)) => "handshake".to_string(),
@@ -117,10 +131,13 @@ fn row(
     } else {
         Style::default()
     };
-    let phases = s.report.as_ref().map(|r| r.phases).unwrap_or_default();
+    // How long the start took, frozen once it ended; counting while it runs.
     let elapsed = match s.status {
         ServerStatus::Starting => elapsed_live,
-        ServerStatus::Ready | ServerStatus::Failed => finished_at(&phases).or(elapsed_live),
+        ServerStatus::Ready | ServerStatus::Failed => s.report.as_ref().and_then(|r| {
+            r.start_took()
+                .or_else(|| finished_at(&r.phases).map(Duration::from_millis))
+        }),
         ServerStatus::Disabled => None,
     };
     let mut spans = vec![
@@ -130,14 +147,7 @@ fn row(
         Span::styled(cell(&status, if wide { 17 } else { 13 }), status_style),
         Span::raw(" "),
     ];
-    spans.extend(waterfall(
-        s,
-        &phases,
-        elapsed_live,
-        app.deadline,
-        fall_w,
-        theme,
-    ));
+    spans.extend(waterfall(bar(s, app.now), scale, fall_w, theme));
     spans.push(Span::raw(format!(
         " {:>7}",
         elapsed.map_or(String::new(), crate::text::fmt_duration)
@@ -171,59 +181,150 @@ fn row(
     Line::from(spans)
 }
 
-/// When the last reached phase ended.
-fn finished_at(p: &PhaseTimes) -> Option<Duration> {
+/// The waterfalls' common scale in ms: the slowest ready start, else the longest bar.
+fn scale(app: &App) -> u64 {
+    let bars = || {
+        app.servers
+            .iter()
+            .filter_map(|s| bar(s, app.now).map(|b| (s.status, b.end)))
+    };
+    let ready = bars()
+        .filter(|(status, _)| *status == ServerStatus::Ready)
+        .map(|(_, end)| end)
+        .max();
+    ready
+        .or_else(|| bars().map(|(_, end)| end).max())
+        .unwrap_or(0)
+        .max(1)
+}
+
+/// When the last reached phase ended, from the server's own start.
+fn finished_at(p: &PhaseTimes) -> Option<u64> {
     p.list_tools_ms
         .or(p.handshake_ms)
         .or(p.spawn_ms)
         .or(p.connect_ms)
-        .map(Duration::from_millis)
 }
 
-/// Spawn, handshake and tools-listed segments, scaled to the start-up deadline; a segment
-/// that was reached is always at least one cell wide.
-fn waterfall(
-    s: &ServerRow,
-    p: &PhaseTimes,
-    live: Option<Duration>,
-    deadline: Duration,
-    width: usize,
-    theme: Theme,
-) -> Vec<Span<'static>> {
-    let total = deadline.as_millis().max(1) as f64;
-    let col = |ms: u64| ((ms as f64 / total) * width as f64).ceil() as usize;
-    let live_ms = live.map_or(0, |d| d.as_millis() as u64);
-    // End of each phase: its reported end, or "now" while it runs. The first phase is spawn
-    // (stdio) or connect (HTTP).
-    let first = p.spawn_ms.or(p.connect_ms);
-    let (spawn_end, hs_end, list_end) = match (s.status, s.phase) {
-        (ServerStatus::Starting, Some((phase, _))) => match phase {
-            StartPhase::Spawn | StartPhase::Connect => (Some(live_ms), None, None),
-            StartPhase::Handshake => (first.or(Some(0)), Some(live_ms), None),
-            StartPhase::ListTools => (
-                first.or(Some(0)),
-                p.handshake_ms.or(Some(live_ms)),
-                Some(live_ms),
-            ),
-        },
-        _ => (first, p.handshake_ms, p.list_tools_ms),
+/// One row's waterfall: the queue wait, then when each phase ended (from the server's own
+/// start), and where the row ends; all in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bar {
+    queued: u64,
+    /// Spawn (stdio) or connect (HTTP).
+    first: Option<u64>,
+    handshake: Option<u64>,
+    list: Option<u64>,
+    /// From the row's beginning (queue included) to its end or to now.
+    end: u64,
+    failed: bool,
+}
+
+/// The bar of a row: from its report once the start ended, else from the phases seen so far
+/// and `now`. `None` for a disabled server or one whose start has not begun.
+fn bar(s: &ServerRow, now: Instant) -> Option<Bar> {
+    let ms = |since: Option<Instant>| {
+        since.map_or(0, |t| crate::text::millis(now.saturating_duration_since(t)))
     };
-    let mut cells = vec![(' ', Style::default()); width];
-    let mut from = 0usize;
-    for (end, ch, style) in [
-        (spawn_end, '▪', theme.dim()),
-        (hs_end, '█', theme.accent()),
-        (list_end, '█', theme.ok()),
-    ] {
-        let Some(end) = end else { break };
-        let to = col(end).max(from + 1).min(width);
-        for c in cells.iter_mut().take(to).skip(from) {
-            *c = (ch, style);
+    match s.status {
+        ServerStatus::Disabled => None,
+        ServerStatus::Starting => match s.phase? {
+            (StartPhase::Queued, _) => {
+                let queued = ms(s.queued_at);
+                Some(Bar {
+                    queued,
+                    first: None,
+                    handshake: None,
+                    list: None,
+                    end: queued,
+                    failed: false,
+                })
+            }
+            (phase, _) => {
+                let p = s.live_phases;
+                let queued = p.queued_ms.unwrap_or(0);
+                let live = ms(s.started);
+                let first = p.spawn_ms.or(p.connect_ms);
+                let (first, handshake, list) = match phase {
+                    StartPhase::Queued | StartPhase::Spawn | StartPhase::Connect => {
+                        (Some(live), None, None)
+                    }
+                    StartPhase::Handshake => (first.or(Some(0)), Some(live), None),
+                    StartPhase::ListTools => {
+                        (first.or(Some(0)), p.handshake_ms.or(Some(live)), Some(live))
+                    }
+                };
+                Some(Bar {
+                    queued,
+                    first,
+                    handshake,
+                    list,
+                    end: queued + live,
+                    failed: false,
+                })
+            }
+        },
+        ServerStatus::Ready | ServerStatus::Failed => {
+            let report = s.report.as_ref()?;
+            let p = report.phases;
+            let queued = p.queued_ms.unwrap_or(0);
+            let took = report
+                .start_took()
+                .map(crate::text::millis)
+                .or_else(|| finished_at(&p))
+                .unwrap_or(0);
+            Some(Bar {
+                queued,
+                first: p.spawn_ms.or(p.connect_ms),
+                handshake: p.handshake_ms,
+                list: p.list_tools_ms,
+                end: queued + took,
+                failed: s.status == ServerStatus::Failed && s.down.is_none(),
+            })
         }
-        from = to;
     }
-    if s.status == ServerStatus::Failed && from < width {
-        cells[from] = ('✗', theme.bad());
+}
+
+/// The queue wait (·), spawn or connect (▪), handshake and tools-listed segments, scaled to
+/// `scale` ms over `width` cells; a segment that was reached is always at least one cell wide.
+/// A failed start shows the phase it failed in (░) up to when it failed, and ends in ✗.
+fn waterfall(bar: Option<Bar>, scale: u64, width: usize, theme: Theme) -> Vec<Span<'static>> {
+    let total = scale.max(1) as f64;
+    let col = |ms: u64| ((ms as f64 / total) * width as f64).ceil() as usize;
+    let mut cells = vec![(' ', Style::default()); width];
+    if let Some(bar) = bar {
+        let mut from = 0usize;
+        if bar.queued > 0 {
+            let to = col(bar.queued).clamp(1, width);
+            for c in cells.iter_mut().take(to) {
+                *c = ('·', theme.dim());
+            }
+            from = to;
+        }
+        for (end, ch, style) in [
+            (bar.first, '▪', theme.dim()),
+            (bar.handshake, '█', theme.accent()),
+            (bar.list, '█', theme.ok()),
+        ] {
+            let Some(end) = end else { break };
+            let to = col(bar.queued + end).max(from + 1).min(width);
+            for c in cells.iter_mut().take(to).skip(from) {
+                *c = (ch, style);
+            }
+            from = to;
+        }
+        let last = width.saturating_sub(1);
+        if bar.failed {
+            // The phase it failed in, up to when it failed, then the mark.
+            let at = col(bar.end).saturating_sub(1).max(from).min(last);
+            for c in cells.iter_mut().take(at).skip(from) {
+                *c = ('░', theme.bad());
+            }
+            cells[at] = ('✗', theme.bad());
+        } else if bar.end > scale && from > last {
+            // Longer than the scale: it runs on past the edge.
+            cells[last].0 = '»';
+        }
     }
     let mut spans = vec![Span::styled("▕", theme.dim())];
     spans.extend(

@@ -44,9 +44,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         height -= 1;
     }
     if tools.is_empty() {
+        let starting = app
+            .servers
+            .iter()
+            .any(|s| s.status == crate::runtime::ServerStatus::Starting);
         let text = match &app.runtime {
             RuntimeState::Starting => "waiting for the servers to start…",
             RuntimeState::Failed(_) => "no tools: the runtime did not start",
+            RuntimeState::Ready(_) if app.tools.is_empty() && starting => {
+                "no tools yet: each server's tools join as soon as it is ready"
+            }
             RuntimeState::Ready(_) if app.tools.is_empty() => "no tools",
             RuntimeState::Ready(_) => "no tool matches the filter",
         };

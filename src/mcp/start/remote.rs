@@ -1,19 +1,20 @@
 //! The start of an HTTP server, Streamable HTTP or legacy SSE: connect (DNS, TCP, TLS; for SSE
 //! also the `endpoint` event), handshake, then the tools-listed phase shared with stdio
-//! (`start.rs`). Failures are classified by type (`transport::http::classify`): refused, DNS,
+//! (`starter.rs`). Failures are classified by type (`transport::http::classify`): refused, DNS,
 //! TLS, HTTP status, timeout, else protocol error.
 
 use std::sync::Arc;
 
-use super::client::{DefaultMcpClient, HandshakeError};
-use super::events::{FailureClass, StartPhase};
-use super::notify::NotificationTap;
-use super::start::{list_tools, StartOutcome, Starter};
-use super::transport::http::{self, ConnectWatch, HttpFailure};
-use super::transport::sse::SseTransport;
-use super::transport::tap::Tapped;
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
+
+use super::starter::{list_tools, StartOutcome, Starter};
+use crate::mcp::client::{DefaultMcpClient, HandshakeError};
+use crate::mcp::events::{FailureClass, StartPhase};
+use crate::mcp::notify::NotificationTap;
+use crate::mcp::transport::http::{self, ConnectWatch, HttpFailure};
+use crate::mcp::transport::sse::SseTransport;
+use crate::mcp::transport::tap::Tapped;
 
 /// Starts a `streamable_http` server.
 pub(super) async fn start_streamable_http(
@@ -31,7 +32,11 @@ pub(super) async fn start_streamable_http(
                 .await
         }
     };
-    let transport = Tapped::new(http::streamable_http(config, client), &config.name, tap);
+    let transport = Tapped::new(
+        crate::mcp::auth::streamable_http(config, client),
+        &config.name,
+        tap,
+    );
     handshake(starter, transport, Some(&watch)).await
 }
 

@@ -1,0 +1,284 @@
+//! The architecture as a test (DESIGN §2): dependencies point down only; the runtime is the one
+//! door (nothing in `tui/`, `cli/` or `agent/` names `crate::mcp`); and no two files inside a
+//! layer import each other in a circle. Reads the source tree: every path a file names
+//! (`use` declarations and paths in code) is resolved to the module file it lands in.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every module of `src/`, by its path (`mcp::manager::launch`), with its source text.
+fn modules() -> BTreeMap<String, String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut modules = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).expect("under src");
+        let mut parts: Vec<String> = rel
+            .iter()
+            .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+            .collect();
+        if matches!(
+            parts.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            parts.pop();
+        }
+        let text = std::fs::read_to_string(&file).expect("read file");
+        modules.insert(parts.join("::"), text);
+    }
+    modules
+}
+
+/// The code of a file without its test module and comments (a test may reach anywhere).
+fn code(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(at) => &l[..at],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Paths a file names: `crate::a::b`, `super::x`, `self::y`, with `use` groups expanded.
+fn named_paths(code: &str) -> Vec<String> {
+    fn expand(prefix: &str, group: &str, out: &mut Vec<String>) {
+        let mut depth = 0;
+        let mut start = 0;
+        let bytes: Vec<char> = group.chars().collect();
+        let mut items = Vec::new();
+        for (i, c) in bytes.iter().enumerate() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(bytes[start..i].iter().collect::<String>());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        items.push(bytes[start..].iter().collect::<String>());
+        for item in items {
+            let item: String = item.split_whitespace().collect();
+            if item.is_empty() {
+                continue;
+            }
+            match item.find("::{") {
+                Some(at) if item.ends_with('}') => {
+                    let inner = &item[at + 3..item.len() - 1];
+                    expand(&format!("{prefix}::{}", &item[..at]), inner, out);
+                }
+                _ => out.push(format!("{prefix}::{item}")),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let chars: Vec<char> = code.chars().collect();
+    let text: String = chars.iter().collect();
+    for root in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(root) {
+            let begin = from + at;
+            from = begin + root.len();
+            // Not the tail of a longer identifier (`my_crate::`).
+            if begin > 0 {
+                let before = text[..begin].chars().last().unwrap_or(' ');
+                if before.is_alphanumeric() || before == '_' || before == ':' {
+                    continue;
+                }
+            }
+            let rest = &text[begin..];
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '{'))
+                .unwrap_or(rest.len());
+            let path = &rest[..end];
+            if let Some(open) = path.find("::{") {
+                // A `use` group: up to its matching brace.
+                let group_start = begin + open + 3;
+                let mut depth = 1;
+                let mut close = group_start;
+                for (i, c) in text[group_start..].char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                close = group_start + i;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                expand(&path[..open], &text[group_start..close], &mut out);
+            } else {
+                out.push(path.trim_end_matches(':').to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The module a path lands in, from module `at`: the longest prefix that is a module file.
+fn resolve(at: &str, path: &str, modules: &BTreeMap<String, String>) -> Option<String> {
+    let mut segments: Vec<&str> = Vec::new();
+    let mut parts = path.split("::").filter(|s| !s.is_empty()).peekable();
+    let mut base: Vec<&str> = at.split("::").filter(|s| !s.is_empty()).collect();
+    match parts.peek().copied() {
+        Some("crate") => {
+            parts.next();
+        }
+        Some("self") | Some("super") => {
+            // A file's `self` is the module itself.
+            while let Some(&p) = parts.peek() {
+                match p {
+                    "self" => {
+                        parts.next();
+                    }
+                    "super" => {
+                        parts.next();
+                        base.pop();
+                    }
+                    _ => break,
+                }
+            }
+            segments.extend(base);
+        }
+        _ => return None,
+    }
+    segments.extend(parts);
+    (0..=segments.len())
+        .rev()
+        .map(|n| segments[..n].join("::"))
+        .find(|m| modules.contains_key(m))
+        .filter(|m| !m.is_empty())
+}
+
+/// Edges between modules: who names whom (outside test code).
+fn edges(modules: &BTreeMap<String, String>) -> BTreeSet<(String, String)> {
+    let mut edges = BTreeSet::new();
+    for (name, text) in modules {
+        for path in named_paths(&code(text)) {
+            if let Some(to) = resolve(name, &path, modules) {
+                if &to != name {
+                    edges.insert((name.clone(), to));
+                }
+            }
+        }
+    }
+    edges
+}
+
+fn top(module: &str) -> &str {
+    module.split("::").next().unwrap_or("")
+}
+
+#[test]
+fn the_runtime_is_the_one_door() {
+    let modules = modules();
+    let mut offenders = Vec::new();
+    for (name, text) in &modules {
+        if matches!(top(name), "tui" | "cli" | "agent") && code(text).contains("crate::mcp") {
+            offenders.push(name.clone());
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "these modules above the runtime name crate::mcp: {offenders:?}"
+    );
+}
+
+#[test]
+fn dependencies_point_down_only() {
+    // Lower number, lower layer. `demo` stands beside `mcp` (only the CLI reaches it); `text`
+    // and `config` are the floor.
+    let rank = |m: &str| -> Option<u8> {
+        Some(match top(m) {
+            "text" => 0,
+            "config" => 1,
+            "tool" => 2,
+            "approval" => 3,
+            "mcp" | "demo" => 4,
+            "runtime" => 5,
+            "agent" => 6,
+            "tui" | "cli" => 7,
+            "" => return None,
+            _ => 3,
+        })
+    };
+    let modules = modules();
+    let mut upward = Vec::new();
+    for (from, to) in edges(&modules) {
+        if let (Some(a), Some(b)) = (rank(&from), rank(&to)) {
+            if b > a {
+                upward.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "arrows pointing up: {upward:#?}");
+}
+
+#[test]
+fn no_circles_inside_the_mcp_and_runtime_layers() {
+    let modules = modules();
+    let edges = edges(&modules);
+    let inside = |m: &str| matches!(top(m), "mcp" | "runtime");
+    let mut graph: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (from, to) in &edges {
+        if inside(from) && inside(to) && top(from) == top(to) {
+            graph.entry(from).or_default().push(to);
+        }
+    }
+    // Any path that comes back to where it started is a circle.
+    let mut circles = Vec::new();
+    for start in graph.keys() {
+        let mut stack = vec![(*start, vec![*start])];
+        let mut seen = BTreeSet::new();
+        while let Some((node, path)) = stack.pop() {
+            for next in graph.get(node).into_iter().flatten() {
+                if next == start {
+                    circles.push(path.join(" -> ") + " -> " + start);
+                } else if seen.insert(*next) {
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    stack.push((next, longer));
+                }
+            }
+        }
+    }
+    assert!(circles.is_empty(), "import circles: {circles:#?}");
+}
+
+#[test]
+fn the_graph_is_read_at_all() {
+    // The checks above are only worth something if the reader sees the imports it should.
+    let modules = modules();
+    let edges = edges(&modules);
+    for (from, to) in [
+        ("runtime::lifecycle", "mcp::manager"),
+        ("mcp::manager::launch", "mcp::manager::join"),
+        ("tui::app", "runtime"),
+        ("mcp::start::remote", "mcp::start::starter"),
+    ] {
+        assert!(
+            edges.contains(&(from.to_string(), to.to_string())),
+            "{from} -> {to} not seen"
+        );
+    }
+}
