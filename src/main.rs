@@ -29,6 +29,10 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
+    /// Ask the agent (the model of agent: in the config) one prompt; it calls tools through the gate.
+    Run(cli::run::RunArgs),
+    /// List the agent's conversations (transcripts), for `run --resume ID`.
+    Sessions(cli::sessions::SessionsArgs),
     /// Log in to a Streamable HTTP server with OAuth (prints the URL; waits for the browser).
     Login(cli::login::LoginArgs),
     /// Forget a server's OAuth login (deletes its stored tokens).
@@ -43,6 +47,8 @@ enum Command {
     Disable(cli::enable::ServerArg),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
+    /// Run the built-in demo model: an OpenAI-compatible endpoint on loopback, by fixed rules.
+    DemoModel(cli::demo_model::DemoModelArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
     #[command(hide = true)]
     Conformance(cli::conformance::ConformanceArgs),
@@ -101,12 +107,25 @@ fn main() -> ExitCode {
         };
     }
 
+    if let Some(Command::DemoModel(args)) = cli.command {
+        let _guard = cli.log_file.as_ref().and_then(init_logging);
+        return match cli::demo_model::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                cli::output::error_line(&format!("demo-model: {e:#}"));
+                ExitCode::from(1)
+            }
+        };
+    }
+
     let _guard = init_logging(cli.log_file.as_ref().unwrap_or(&log_default));
     let command = match cli.command {
         // The conformance client needs no config file.
         Some(Command::Conformance(args)) => {
             return block_on(async move { cli::conformance::run(args).await })
         }
+        // Sessions are files of their own; no config needed.
+        Some(Command::Sessions(args)) => return cli::sessions::run(args),
         // Import may create the config file.
         Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
@@ -126,14 +145,19 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
+            Some(Command::Run(args)) => cli::run::run(config, args).await,
             Some(Command::Login(args)) => cli::login::run(config, args).await,
             Some(Command::Logout(args)) => cli::logout::run(config, args).await,
             Some(Command::Trust(args)) => cli::trust::run(config, args).await,
             Some(Command::Enable(args)) => cli::enable::run(config, args, true),
             Some(Command::Disable(args)) => cli::enable::run(config, args, false),
-            Some(Command::DemoServer(_) | Command::Conformance(_) | Command::Import(_)) => {
-                ExitCode::SUCCESS
-            }
+            Some(
+                Command::DemoServer(_)
+                | Command::DemoModel(_)
+                | Command::Conformance(_)
+                | Command::Import(_)
+                | Command::Sessions(_),
+            ) => ExitCode::SUCCESS,
         }
     })
 }

@@ -141,6 +141,7 @@ proptest! {
                 mcp: McpConfig { servers: Vec::new(), startup_budget: None, max_concurrent_starts: None, roots: Vec::new() },
                 policy: PolicyConfig { side_effect_ceiling: ceiling, approval, ..PolicyConfig::default() },
                 notifications: Default::default(),
+                agent: None,
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

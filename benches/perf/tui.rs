@@ -124,6 +124,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
             id,
             tool: format!("mcp__server-0__tool_{id}"),
             arguments: json!({"text": "hello"}),
+            origin: Default::default(),
         });
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::agent_load::agent_config;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
@@ -96,6 +97,9 @@ pub fn load_str(
     let notifications = NotificationsConfig {
         rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
+    let agent = raw
+        .agent
+        .and_then(|agent| cx.keep(agent_config(&cx, agent, &base)));
     if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
         return Err(err);
     }
@@ -103,6 +107,7 @@ pub fn load_str(
         path: absolute,
         mcp,
         notifications,
+        agent,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
@@ -154,7 +159,7 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 /// A missing or whitespace-only value.
-fn is_blank(value: Option<&str>) -> bool {
+pub(super) fn is_blank(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty())
 }
 
@@ -277,7 +282,7 @@ impl Context<'_> {
         })
     }
 
-    fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
+    pub(super) fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
         parse_duration(&raw.0)
             .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
     }
@@ -565,7 +570,11 @@ impl Context<'_> {
 
     /// Expand the values (not the keys) of a string map; a value that cannot be expanded is
     /// left out, its error recorded.
-    fn map(&self, node: &str, raw: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    pub(super) fn map(
+        &self,
+        node: &str,
+        raw: BTreeMap<String, String>,
+    ) -> BTreeMap<String, String> {
         raw.into_iter()
             .filter_map(|(k, v)| {
                 let value = self.keep(self.expand(&child_path(node, &k), &v))?;

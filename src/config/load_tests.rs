@@ -363,7 +363,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `agent`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod agent;
+mod agent_load;
 mod duration;
 pub mod edit;
 mod emit;
@@ -29,6 +31,10 @@ pub mod spans;
 mod syntax;
 mod write;
 
+pub use agent::{
+    AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_SYSTEM_PROMPT,
+};
 pub use duration::parse_duration;
 pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
@@ -52,6 +58,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// The `notifications:` section (rewake rules).
     pub notifications: NotificationsConfig,
+    /// The `agent:` section: the model endpoints the agent may use (`None`: no agent).
+    pub agent: Option<AgentConfig>,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -116,6 +124,7 @@ impl Config {
             },
             policy,
             notifications: NotificationsConfig::default(),
+            agent: None,
             source_digest: 0,
         }
     }

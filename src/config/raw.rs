@@ -7,6 +7,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::agent_load::RawAgent;
 use super::rewake::RawNotifications;
 use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, TransportKind};
 
@@ -14,7 +15,7 @@ use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, T
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications` and `agent` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -23,6 +24,8 @@ pub(super) struct RawConfig {
     pub(super) policy: Option<RawPolicy>,
     #[serde(default)]
     pub(super) notifications: Option<RawNotifications>,
+    #[serde(default)]
+    pub(super) agent: Option<RawAgent>,
 }
 
 #[derive(Default, Deserialize)]

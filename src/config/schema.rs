@@ -144,10 +144,33 @@ static REWAKE: Shape = Shape::Map(&REWAKE_FIELDS);
 
 static NOTIFICATIONS_FIELDS: [Field; 1] = [opt("rewake", Shape::List(&REWAKE))];
 
-static ROOT_FIELDS: [Field; 3] = [
+/// `agent:`: the keys of one profile, plus `models` and `default`. A profile under `models`
+/// is checked by its typed decoding (`agent_load.rs`), located too; `temperature` is a number,
+/// which `Str` takes as written.
+static AGENT_FIELDS: [Field; 16] = [
+    opt("default", Shape::Str),
+    opt("models", Shape::AnyMap),
+    opt("base_url", Shape::Str),
+    opt("command", Shape::Str),
+    opt("args", Shape::List(&STR)),
+    opt("env", Shape::StrMap),
+    opt("cwd", Shape::Str),
+    opt("model", Shape::Str),
+    opt("api_key", Shape::Str),
+    opt("headers", Shape::StrMap),
+    opt("system_prompt", Shape::Str),
+    opt("max_turns", Shape::Count),
+    opt("request_timeout", Shape::Duration),
+    opt("stream", Shape::Bool),
+    opt("temperature", Shape::Str),
+    opt("max_tokens", Shape::Count),
+];
+
+static ROOT_FIELDS: [Field; 4] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
     opt("policy", Shape::Map(&POLICY_FIELDS)),
     opt("notifications", Shape::Map(&NOTIFICATIONS_FIELDS)),
+    opt("agent", Shape::Map(&AGENT_FIELDS)),
 ];
 
 /// Every place in `value` (the whole file, parsed) that does not have the config's shape.

@@ -15,7 +15,7 @@ use super::events::RuntimeEvent;
 use super::executor::Executor;
 use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
-use crate::approval::ApprovalGate;
+use crate::approval::{ApprovalGate, CallOrigin};
 use crate::config::{AnnotationTrust, Config, ServerConfig};
 use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
 use crate::mcp::events::ServerReport;
@@ -310,11 +310,24 @@ impl AgentRuntime {
         arguments: Value,
         cancel: CancellationToken,
     ) -> CallOutcome {
+        self.call_from(tool, arguments, cancel, CallOrigin::Operator)
+            .await
+    }
+
+    /// [`AgentRuntime::call`] for a caller other than the operator: the same gate, ledger and
+    /// events, with `origin` on its `CallStarted` event and its approval request.
+    pub async fn call_from(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        origin: CallOrigin,
+    ) -> CallOutcome {
         // The call's token is cancelled by the runtime closing (it is a child of `all_calls`) or
         // by the caller's `cancel`, which is forwarded here in the same task: no watcher task
         // per call (a spawn wakes another worker thread, a measurable cost on every call).
         let token = self.executor.all_calls.child_token();
-        let call = self.executor.call(tool, arguments, token.clone());
+        let call = self.executor.call(tool, arguments, token.clone(), origin);
         tokio::pin!(call);
         tokio::select! {
             biased;

@@ -17,8 +17,9 @@ mod lifecycle;
 mod rewake;
 mod turn;
 
+pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
-pub use call::{CallOutcome, CallStatus};
+pub use call::{Approval, CallOutcome, CallStatus};
 pub use events::{log_text, RuntimeEvent};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,

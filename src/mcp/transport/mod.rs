@@ -12,7 +12,6 @@ pub mod lines;
 pub mod process;
 pub mod reaper;
 pub mod sse;
-pub mod sse_events;
 pub mod stderr;
 pub mod tap;
 pub mod tool_page;
