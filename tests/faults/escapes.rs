@@ -71,11 +71,21 @@ fn a_setsid_grandchild_is_gone_after_the_console_quits() {
         .arg("--log-file")
         .arg(config.dir.path().join("log"))
         .args(["watch", "--json"])
-        .stdin(std::process::Stdio::piped())
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("start watch");
     let stdout = watch.stdout.take().expect("stdout");
+    let pid = i32::try_from(watch.id()).expect("a pid");
+    // A watchdog: if the servers never show ready, `watch` is killed and the read below ends.
+    let (stop_watchdog, stopped) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let waited = stopped.recv_timeout(Duration::from_secs(60));
+        if waited == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
     let mut ready = 0;
     for line in BufReader::new(stdout).lines() {
         let line = line.expect("a line");
@@ -86,11 +96,14 @@ fn a_setsid_grandchild_is_gone_after_the_console_quits() {
             }
         }
     }
+    let _ = stop_watchdog.send(());
+    let _ = watchdog.join();
     assert_eq!(ready, 2, "both servers ready");
     let grandchildren = marked_named(&m, "sleep");
     assert_eq!(grandchildren.len(), 1, "{grandchildren:?}");
-    // Closing stdin quits `watch`, as Ctrl-C does: the runtime is closed on the way out.
-    drop(watch.stdin.take());
+    // Ctrl-C quits `watch`: the runtime is closed on the way out.
+    // SAFETY: kill has no memory-safety preconditions; the pid is our own child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     let status = watch.wait().expect("watch ends");
     assert!(status.success(), "{status:?}");
     let left = wait_gone(&m, Duration::from_secs(3));
