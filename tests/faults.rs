@@ -6,7 +6,7 @@
 //! in HTTP mode with an HTTP fault flag (a background process of the test, killed when the test
 //! ends), or a URL that cannot work (nothing listening, `https` against plain HTTP).
 //!
-//! README's "Reliability" table is this file in words; keep them in step.
+//! README's "Reliability" table is this file (and `faults/`) in words; keep them in step.
 
 mod common;
 
@@ -390,3 +390,19 @@ async fn an_http_server_killed_after_start_fails_its_call_as_disconnected() {
     let (server, url) = demo_http(&[]);
     http_fault("http-killed", &url, Expect::ReadyThenKilled(server)).await;
 }
+
+/// A config of two demo servers marked `m`, the second with `flags`.
+fn config_beside_a_good_server(m: &str, flags: &[&str]) -> TempConfig {
+    write_config(&format!(
+        "mcp:\n  servers:\n{}{}",
+        demo_server("good", &[], "", m),
+        demo_server("faulty", flags, "", m)
+    ))
+}
+
+// Rows of issue 12, by seam: answers that cannot be read, handshakes and tool lists; and
+// descendants that escape their server.
+#[path = "faults/answers.rs"]
+mod answers;
+#[path = "faults/escapes.rs"]
+mod escapes;

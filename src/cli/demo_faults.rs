@@ -1,16 +1,22 @@
 //! Process-level faults of `demo-server` that the handler cannot express: a wrong response id, a
 //! huge stdout line, half a message then death, a stderr flood, a closed stdout, a child that
-//! ignores SIGTERM, and an exit after a delay (a crash, for the supervisor). They exist for the fault matrix (tests/faults.rs) and for trying the console.
+//! ignores SIGTERM, a grandchild that leaves the process group and session, and an exit after a
+//! delay (a crash, for the supervisor); and the flags of the wire faults (`demo/wire.rs`) that
+//! rewrite what goes over stdio. They exist for the fault matrix (tests/faults.rs) and for
+//! trying the console.
 //!
 //! Separate from `demo_server.rs` so the flag list there stays the server's own and these, which
 //! bypass or sabotage the protocol, are read in one place.
 
 use std::io::{BufRead, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::{json, Value};
+
+use crate::demo::WireFaults;
 
 /// Exit code of `--partial-json-then-die`.
 pub const PARTIAL_JSON_EXIT: i32 = 3;
@@ -38,6 +44,10 @@ pub struct ProcessFaults {
     /// At start-up, start `sleep SECONDS` (in this process group, holding stdout) that ignores SIGTERM.
     #[arg(long, value_name = "SECONDS")]
     pub child_ignores_term: Option<u64>,
+    /// At start-up, start `sleep SECONDS` in a session (and process group) of its own, ignoring
+    /// SIGTERM and SIGHUP, holding none of the server's pipes: a grandchild that escaped.
+    #[arg(long, value_name = "SECONDS")]
+    pub setsid_grandchild: Option<u64>,
     /// Exit MS milliseconds after start-up, whatever is going on (calls in flight included), with
     /// the `--exit-code` code: a crash.
     #[arg(long, value_name = "MS")]
@@ -51,6 +61,45 @@ pub struct ProcessFaults {
         requires = "exit_after_ms"
     )]
     pub exit_code: i32,
+}
+
+/// Faults of the stdio wire: what the client sends is seen, what the server answers rewritten.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WireArgs {
+    /// Never answer `server/discover` (drop it unread), as an old server that ignores a method it
+    /// does not know; `initialize` works.
+    #[arg(long)]
+    pub ignore_discover: bool,
+    /// Put a byte that is not UTF-8 into the answer to METHOD (e.g. tools/call, tools/list).
+    #[arg(long, value_name = "METHOD")]
+    pub bad_utf8: Option<String>,
+    /// Answer METHOD with both `result` and `error`.
+    #[arg(long, value_name = "METHOD")]
+    pub result_and_error: Option<String>,
+    /// Pad every `tools/call` answer to at least BYTES bytes, on one line.
+    #[arg(long, value_name = "BYTES")]
+    pub huge_answer: Option<usize>,
+    /// Add malformed entries to the tool list: no inputSchema, one that is a string, one that is
+    /// an array, an entry without a name, an entry that is not an object.
+    #[arg(long)]
+    pub malformed_tools: bool,
+    /// List `echo` a second time (with another description).
+    #[arg(long)]
+    pub duplicate_tool: bool,
+}
+
+impl WireArgs {
+    /// What the stdio wire does.
+    pub fn faults(&self) -> WireFaults {
+        WireFaults {
+            ignore_discover: self.ignore_discover,
+            bad_utf8: self.bad_utf8.clone(),
+            result_and_error: self.result_and_error.clone(),
+            huge_answer: self.huge_answer,
+            malformed_tools: self.malformed_tools,
+            duplicate_tool: self.duplicate_tool,
+        }
+    }
 }
 
 /// What `run` does once the faults are in place.
@@ -74,6 +123,31 @@ impl ProcessFaults {
                 .stdin(Stdio::null())
                 .spawn()
                 .context("spawning the --child-ignores-term process")?;
+            // Not waited for: dropping a `Child` neither kills nor reaps it.
+            drop(child);
+        }
+        if let Some(seconds) = self.setsid_grandchild {
+            let mut command = Command::new("sleep");
+            command
+                .arg(seconds.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            // SAFETY: between fork and exec the child calls only async-signal-safe functions
+            // (setsid, signal), touching no memory of the parent's.
+            unsafe {
+                command.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::signal(libc::SIGTERM, libc::SIG_IGN);
+                    libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+            let child = command
+                .spawn()
+                .context("spawning the --setsid-grandchild process")?;
             // Not waited for: dropping a `Child` neither kills nor reaps it.
             drop(child);
         }

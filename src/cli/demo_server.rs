@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use http::StatusCode;
 
-use super::demo_faults::{Next, ProcessFaults};
+use super::demo_faults::{Next, ProcessFaults, WireArgs};
 use crate::demo::{
     bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
 };
@@ -26,7 +26,7 @@ pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)
 #[command(group(
     clap::ArgGroup::new("socket_fault")
         .args(["http_hang", "http_hangup_mid_answer", "http_not_http"])
-        .conflicts_with_all(["http_status", "require_bearer", "oauth"])
+        .conflicts_with_all(["http_status", "require_bearer", "http_401_on", "oauth"])
 ))]
 pub struct DemoServerArgs {
     /// Sleep this many milliseconds before answering the handshake (`initialize` or `server/discover`).
@@ -80,6 +80,10 @@ pub struct DemoServerArgs {
     /// With --http: answer every request to /mcp with STATUS (an error status, 400 to 599).
     #[arg(long, value_name = "STATUS", requires = "http", value_parser = error_status)]
     pub http_status: Option<StatusCode>,
+    /// With --http: answer 401 to every JSON-RPC request for METHOD (e.g. tools/list,
+    /// tools/call) and serve the rest: credentials that stopped being enough after start-up.
+    #[arg(long, value_name = "METHOD", requires = "http")]
+    pub http_401_on: Option<String>,
     /// With --http: read every request and never answer; connections stay open until the client
     /// closes them.
     #[arg(long, requires = "http")]
@@ -99,6 +103,9 @@ pub struct DemoServerArgs {
     pub live_tools: bool,
     #[command(flatten)]
     pub faults: ProcessFaults,
+    /// Boxed, so that the CLI's command enum stays small (clippy::large_enum_variant).
+    #[command(flatten)]
+    pub wire: Box<WireArgs>,
 }
 
 impl DemoServerArgs {
@@ -134,6 +141,7 @@ impl DemoServerArgs {
         HttpFaults {
             require_bearer: self.require_bearer.clone(),
             status: self.http_status,
+            unauthorized_on: self.http_401_on.clone(),
             socket,
             oauth,
         }
@@ -197,7 +205,7 @@ pub fn run(args: DemoServerArgs) -> anyhow::Result<()> {
         .context("building the demo server's tokio runtime")?;
     let result = match &args.http {
         None => runtime
-            .block_on(serve_stdio(args.options()))
+            .block_on(serve_stdio(args.options(), args.wire.faults()))
             .map_err(anyhow::Error::from),
         Some(addr) => runtime.block_on(async {
             let addr = bind_address(addr);
@@ -299,6 +307,40 @@ mod tests {
         assert_eq!(f.huge_line, Some(10_000_000));
         assert_eq!(f.child_ignores_term, Some(60));
         assert_eq!((f.exit_after_ms, f.exit_code), (Some(1500), 7));
+        Ok(())
+    }
+
+    #[test]
+    fn wire_and_grandchild_flags_parse() -> Result<(), clap::Error> {
+        assert!(!parse(&[])?.wire.faults().any());
+        let args = parse(&[
+            "--ignore-discover",
+            "--bad-utf8",
+            "tools/list",
+            "--result-and-error",
+            "tools/call",
+            "--huge-answer",
+            "17000000",
+            "--malformed-tools",
+            "--duplicate-tool",
+            "--setsid-grandchild",
+            "600",
+        ])?;
+        let wire = args.wire.faults();
+        assert!(wire.ignore_discover && wire.malformed_tools && wire.duplicate_tool);
+        assert_eq!(wire.bad_utf8.as_deref(), Some("tools/list"));
+        assert_eq!(wire.result_and_error.as_deref(), Some("tools/call"));
+        assert_eq!(wire.huge_answer, Some(17_000_000));
+        assert_eq!(args.faults.setsid_grandchild, Some(600));
+        let http = parse(&["--http", "0", "--http-401-on", "tools/list"])?;
+        assert_eq!(
+            http.http_faults().unauthorized_on.as_deref(),
+            Some("tools/list")
+        );
+        assert!(
+            parse(&["--http-401-on", "tools/list"]).is_err(),
+            "needs --http"
+        );
         Ok(())
     }
 

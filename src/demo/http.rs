@@ -3,7 +3,8 @@
 //!
 //! Separate from stdio because only here is "the connection" a socket: one `DemoServer` is shared
 //! by every session (so notes written in one are seen in the next), `--require-bearer` puts a
-//! 401 in front of everything for tests of the client's credentials, `--oauth` makes the endpoint
+//! 401 in front of everything for tests of the client's credentials (`--http-401-on` in front
+//! of one method only: a token that lost its scope after start-up), `--oauth` makes the endpoint
 //! a protected resource with its own authorization server (`auth.rs`), and the HTTP fault flags
 //! ([`HttpFaults`]) break the endpoint for the fault matrix.
 
@@ -36,6 +37,8 @@ pub struct HttpFaults {
     pub require_bearer: Option<String>,
     /// Every request to the endpoint gets this status (after the bearer check).
     pub status: Option<StatusCode>,
+    /// A JSON-RPC request for this method gets 401 (the others are served).
+    pub unauthorized_on: Option<String>,
     /// No HTTP at all: every connection gets this instead (wins over the others).
     pub socket: Option<SocketFault>,
     /// The endpoint wants an OAuth access token from the server's own authorization server.
@@ -117,12 +120,7 @@ async fn route(
             .get(http::header::AUTHORIZATION)
             .map(|v| v.as_bytes());
         if given != Some(expected.as_bytes()) {
-            let mut response = plain(StatusCode::UNAUTHORIZED, "a bearer token is required");
-            response.headers_mut().insert(
-                http::header::WWW_AUTHENTICATE,
-                http::HeaderValue::from_static("Bearer realm=\"aimon-demo\""),
-            );
-            return response;
+            return unauthorized("a bearer token is required");
         }
     }
     if let Some(status) = faults.status {
@@ -131,7 +129,36 @@ async fn route(
             "the demo server answers every request with this status",
         );
     }
+    if let Some(method) = &faults.unauthorized_on {
+        // The body is read to see the method, then handed on as it was.
+        let (parts, body) = request.into_parts();
+        let Ok(body) = body.collect().await.map(|b| b.to_bytes()) else {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        };
+        let asked = serde_json::from_slice::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|m| m.get("method").and_then(|m| m.as_str()).map(String::from));
+        if asked.as_deref() == Some(method.as_str()) {
+            return unauthorized("this token may not do that (any more)");
+        }
+        return service
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await;
+    }
     service.handle(request).await
+}
+
+/// A 401 with a bearer challenge.
+fn unauthorized(text: &'static str) -> Response<Body> {
+    let mut response = plain(StatusCode::UNAUTHORIZED, text);
+    response.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static("Bearer realm=\"aimon-demo\""),
+    );
+    response
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {

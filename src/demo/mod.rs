@@ -21,6 +21,7 @@ mod model;
 mod model_rules;
 mod stdio;
 mod tools;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ pub use model_rules::{
     Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP, INVENTED_TOOL,
 };
 pub use stdio::serve_stdio;
+pub use wire::{WireFaults, MALFORMED_TOOLS};
 
 /// Name the demo server reports in its `serverInfo`.
 pub const SERVER_NAME: &str = "aimon-demo";

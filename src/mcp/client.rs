@@ -1,6 +1,8 @@
-//! The MCP client: the handshake (both eras), `tools/list` over all pages, and `tools/call`
-//! with a deadline that progress pushes back, a total cap and cancellation, each request
-//! bounded (DESIGN §4.5–6). What the client declares and answers is in `handler.rs`.
+//! The MCP client: `tools/list` over all pages (bad and duplicate entries skipped and named),
+//! and `tools/call` with a deadline that progress pushes back, a total cap and cancellation,
+//! each request bounded and failed at once when its answer cannot be read (DESIGN §4.5–8).
+//! The handshake (both eras) is in `client/handshake.rs`; what the client declares and answers
+//! is in `handler.rs`.
 //!
 //! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
 //! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
@@ -9,34 +11,36 @@
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
 
+mod handshake;
+mod listing;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-    ListToolsRequest, LoggingLevel, PaginatedRequestParams, ProtocolVersion, ServerResult,
+    ListToolsRequest, LoggingLevel, PaginatedRequestParams, RequestId, ServerResult,
     SetLevelRequest, SetLevelRequestParams,
 };
-use rmcp::service::ClientInitializeError;
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, Peer, PeerRequestOptions, RequestHandle, RoleClient,
-    RunningService, ServiceError,
+    Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError,
 };
-use rmcp::transport::Transport;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+use super::events::FailureClass;
 pub use super::handler::{
     AimonClientHandler, ClientOptions, ElicitationPolicy, Lifecycle, ELICITATION_DECLINED,
     SAMPLING_DECLINED,
 };
 use super::notify::LogLevel;
 use super::session::SessionLinks;
-use super::transport::discover::DiscoverGuard;
-use super::transport::ended::Ended;
+use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
 use crate::tool::ProgressSink;
+pub use handshake::HandshakeError;
+use listing::Listing;
 
 /// Most pages of `tools/list` followed before giving up (a server looping on cursors).
 const MAX_TOOL_PAGES: usize = 1_000;
@@ -67,6 +71,13 @@ pub enum McpError {
     Protocol(String),
     #[error("transport error: {0}")]
     Transport(String),
+    /// The server answered, but the answer could not be read: why, in words (the request, the
+    /// size over the limit, the byte that is not UTF-8…).
+    #[error("{0}")]
+    Unreadable(String),
+    /// HTTP: the server answered the request with an error status (401/403: credentials).
+    #[error("{message}{}", credentials_hint(*status))]
+    HttpStatus { status: u16, message: String },
 }
 
 impl McpError {
@@ -126,57 +137,6 @@ pub trait McpClient: Send + Sync {
     async fn close(&self) -> Result<(), McpError>;
 }
 
-/// Why a handshake failed, before classification by the start sequence.
-#[derive(Debug)]
-pub enum HandshakeError {
-    /// No answer within the request deadline.
-    Timeout(Duration),
-    /// The connection closed (or a write to it failed) before the handshake ended: the server
-    /// may have died, which only its exit status can tell. `cause` keeps rmcp's error so that
-    /// HTTP failures can be classified by type.
-    Closed {
-        message: String,
-        cause: Box<ClientInitializeError>,
-    },
-    /// The server answered, with something we cannot use (a wrong id, an error, another
-    /// message): it was alive, so an exit seen afterwards follows our closing its stdin.
-    Failed {
-        message: String,
-        cause: Box<ClientInitializeError>,
-    },
-}
-
-impl HandshakeError {
-    /// What went wrong, in words (`None` for a timeout).
-    pub fn message(&self) -> Option<&str> {
-        match self {
-            HandshakeError::Timeout(_) => None,
-            HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. } => {
-                Some(message)
-            }
-        }
-    }
-
-    /// The transport's own error inside a failed handshake (the legacy fallback's first).
-    pub fn transport_error(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        fn find(e: &ClientInitializeError) -> Option<&(dyn std::error::Error + 'static)> {
-            match e {
-                ClientInitializeError::TransportError { error, .. } => Some(error),
-                ClientInitializeError::LegacyFallbackFailed { discover, fallback } => {
-                    find(fallback).or_else(|| find(discover))
-                }
-                _ => None,
-            }
-        }
-        match self {
-            HandshakeError::Timeout(_) => None,
-            HandshakeError::Closed { cause, .. } | HandshakeError::Failed { cause, .. } => {
-                find(cause)
-            }
-        }
-    }
-}
-
 /// The rmcp-backed client of one server.
 pub struct DefaultMcpClient {
     server: String,
@@ -186,6 +146,8 @@ pub struct DefaultMcpClient {
     request_timeout: Duration,
     identity: ServerIdentity,
     stdout_issues: Arc<Mutex<StdoutIssues>>,
+    /// What the last `tools/list` skipped (malformed entries, duplicate names), in words.
+    list_warnings: Mutex<Vec<String>>,
     links: SessionLinks,
     /// Cancelled once the connection is over: its input ended (the process exited, the stream
     /// closed), it was closed, or a request found the server unreachable.
@@ -193,83 +155,6 @@ pub struct DefaultMcpClient {
 }
 
 impl DefaultMcpClient {
-    /// Runs the handshake over `transport` under `timeout`: `server/discover` first (the
-    /// 2026-07-28 era), falling back to `initialize` for servers that do not know it. `links`
-    /// must be the session whose tap `transport` delivers to.
-    pub async fn handshake<T>(
-        links: SessionLinks,
-        transport: T,
-        process: Option<ServerProcess>,
-        request_timeout: Duration,
-        stdout_issues: Arc<Mutex<StdoutIssues>>,
-        options: &ClientOptions,
-    ) -> Result<DefaultMcpClient, (HandshakeError, Option<ServerProcess>)>
-    where
-        T: Transport<RoleClient> + 'static,
-    {
-        let lifecycle = match &options.lifecycle {
-            Lifecycle::Auto => ClientLifecycleMode::Auto {
-                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-            },
-            Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
-        };
-        let ended = CancellationToken::new();
-        // A server answering `server/discover` with something else still gets `initialize`.
-        let transport = Ended::new(DiscoverGuard::new(transport), ended.clone());
-        let serve = AimonClientHandler::with_links(options, links.clone())
-            .serve_with_lifecycle(transport, lifecycle);
-        let service = match tokio::time::timeout(request_timeout, serve).await {
-            Err(_) => return Err((HandshakeError::Timeout(request_timeout), process)),
-            Ok(Err(err)) => {
-                let message = describe_init_error(&err);
-                let cause = Box::new(err);
-                let err = if is_connection_loss(&cause) {
-                    HandshakeError::Closed { message, cause }
-                } else {
-                    HandshakeError::Failed { message, cause }
-                };
-                return Err((err, process));
-            }
-            Ok(Ok(service)) => service,
-        };
-        let peer = service.peer().clone();
-        // Timings and errors must be real: no cached answers (DESIGN §4.6).
-        peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled())
-            .await;
-        let identity = match peer.peer_info() {
-            Some(info) => ServerIdentity {
-                protocol_version: info.protocol_version.to_string(),
-                name: info
-                    .server_info
-                    .as_ref()
-                    .map(|i| crate::text::sanitize_line(&i.name, 100))
-                    .unwrap_or_default(),
-                version: info
-                    .server_info
-                    .as_ref()
-                    .map(|i| crate::text::sanitize_line(&i.version, 50))
-                    .unwrap_or_default(),
-            },
-            None => ServerIdentity {
-                protocol_version: String::new(),
-                name: String::new(),
-                version: String::new(),
-            },
-        };
-        Ok(DefaultMcpClient {
-            server: links.server.clone(),
-            peer,
-            service: tokio::sync::Mutex::new(Some(service)),
-            process,
-            request_timeout,
-            identity,
-            stdout_issues,
-            links,
-            ended,
-        })
-    }
-
     /// Completes once the connection is over, whoever ended it (see `is_connected`). Owns
     /// what it waits on, so a watcher need not hold the client.
     pub fn ended_owned(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
@@ -294,12 +179,22 @@ impl DefaultMcpClient {
         self.process.as_ref().and_then(ServerProcess::exit_info)
     }
 
-    /// Warnings about what the server wrote on stdout besides JSON-RPC.
-    pub fn stdout_warnings(&self) -> Vec<String> {
-        self.stdout_issues
+    /// Warnings for the server's report: what it wrote on stdout besides JSON-RPC, answers
+    /// that could not be read, and the tool entries its last `tools/list` skipped.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = self
+            .stdout_issues
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .warnings()
+            .warnings();
+        warnings.extend(
+            self.list_warnings
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
+        warnings
     }
 
     /// This session's live state (progress routes, the tools-stale flag).
@@ -326,6 +221,34 @@ impl DefaultMcpClient {
             .map(|_| ())
     }
 
+    /// One page of `tools/list`, and the entries the reader skipped from it.
+    async fn list_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(ServerResult, Vec<String>), McpError> {
+        let request = match cursor {
+            None => ListToolsRequest::default(),
+            Some(c) => {
+                let mut params = PaginatedRequestParams::default();
+                params.cursor = Some(c);
+                ListToolsRequest::with_param(params)
+            }
+        };
+        let (result, id) = self
+            .request_with_id(
+                ClientRequest::ListToolsRequest(request),
+                None,
+                ProgressSink::none(),
+            )
+            .await?;
+        let skipped = self
+            .stdout_issues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take_skipped(&id);
+        Ok((result, skipped))
+    }
+
     /// One request. Its deadline is `request_timeout` of silence: every progress update for
     /// its token (routed by the session tap, in wire order) pushes it back, up to
     /// `TOTAL_TIMEOUT_FACTOR` × `request_timeout` in all. Cancelling `cancel`, or a deadline,
@@ -337,6 +260,18 @@ impl DefaultMcpClient {
         cancel: Option<&CancellationToken>,
         progress: ProgressSink,
     ) -> Result<ServerResult, McpError> {
+        self.request_with_id(request, cancel, progress)
+            .await
+            .map(|(result, _)| result)
+    }
+
+    /// [`request`](Self::request), with the id the request went under.
+    async fn request_with_id(
+        &self,
+        request: ClientRequest,
+        cancel: Option<&CancellationToken>,
+        progress: ProgressSink,
+    ) -> Result<(ServerResult, RequestId), McpError> {
         if !self.is_connected() {
             return Err(self.disconnected());
         }
@@ -364,7 +299,7 @@ impl DefaultMcpClient {
             tokio::select! {
                 biased;
                 answer = &mut rx => break match answer {
-                    Ok(result) => result.map_err(|e| self.map_err(e)),
+                    Ok(result) => result.map_err(|e| self.map_answer_err(&id, e)),
                     // The service ended without answering: the connection is gone.
                     Err(_) => {
                         self.ended.cancel();
@@ -372,7 +307,7 @@ impl DefaultMcpClient {
                     }
                 },
                 () = cancel_or_never(cancel) => {
-                    self.send_cancelled(id, "cancelled by the operator").await;
+                    self.send_cancelled(id.clone(), "cancelled by the operator").await;
                     break Err(McpError::Cancelled);
                 }
                 () = route.progressed() => {
@@ -385,13 +320,18 @@ impl DefaultMcpClient {
                     } else {
                         ("request timeout", McpError::Timeout(idle))
                     };
-                    self.send_cancelled(id, reason).await;
+                    self.send_cancelled(id.clone(), reason).await;
                     break Err(err);
                 }
             }
         };
         drop(route);
+        if self.process.is_some() {
+            // A busy stdio server is when orphans it left may have exited: reap them (rarely).
+            super::transport::reaper::sweep_soon();
+        }
         match outcome {
+            Ok(result) => Ok((result, id)),
             // The connection dropped mid-request: say how the process ended, if it did.
             Err(McpError::Disconnected { .. }) => {
                 if let Some(process) = &self.process {
@@ -399,8 +339,24 @@ impl DefaultMcpClient {
                 }
                 Err(self.disconnected())
             }
-            other => other,
+            Err(other) => Err(other),
         }
+    }
+
+    /// Our error for a request that was answered with one: an answer the reader could not
+    /// read (it answered for the server, naming why), or else as [`map_err`](Self::map_err).
+    fn map_answer_err(&self, id: &RequestId, err: ServiceError) -> McpError {
+        if let ServiceError::McpError(_) = &err {
+            let unreadable = self
+                .stdout_issues
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take_failed(id);
+            if let Some(why) = unreadable {
+                return McpError::Unreadable(why);
+            }
+        }
+        self.map_err(err)
     }
 
     /// Tells the server to stop working on request `id`; never holds the caller up for long
@@ -420,6 +376,11 @@ impl DefaultMcpClient {
         if connection_lost(&err) {
             self.ended.cancel();
             return self.disconnected();
+        }
+        if let ServiceError::TransportSend(e) = &err {
+            if let Some(mapped) = http_answer_error(&self.server, &*e.error) {
+                return mapped;
+            }
         }
         McpError::from_service(&self.server, err)
     }
@@ -447,36 +408,27 @@ impl McpClient for DefaultMcpClient {
     async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
         // A `tools/list_changed` from now on means this listing may be out of date already.
         self.links.take_tools_stale();
-        let mut tools = Vec::new();
+        let mut listing = Listing::default();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
-            let request = match cursor.take() {
-                None => ListToolsRequest::default(),
-                Some(c) => {
-                    let mut params = PaginatedRequestParams::default();
-                    params.cursor = Some(c);
-                    ListToolsRequest::with_param(params)
-                }
-            };
-            match self
-                .request(
-                    ClientRequest::ListToolsRequest(request),
-                    None,
-                    ProgressSink::none(),
-                )
-                .await?
-            {
-                ServerResult::ListToolsResult(page) => {
-                    tools.extend(page.tools);
+            match self.list_page(cursor.take()).await? {
+                (ServerResult::ListToolsResult(page), skipped) => {
+                    listing.add_page(page.tools, skipped);
                     match page.next_cursor {
                         Some(next) if !next.is_empty() => cursor = Some(next),
-                        _ => return Ok(tools),
+                        _ => {
+                            let (tools, warnings) = listing.finish();
+                            *self.list_warnings.lock().unwrap_or_else(|e| e.into_inner()) =
+                                warnings;
+                            return Ok(tools);
+                        }
                     }
                 }
-                _ => {
-                    return Err(McpError::Protocol(
-                        "tools/list was answered with something other than a tool list".into(),
-                    ));
+                (other, _) => {
+                    return Err(McpError::Protocol(format!(
+                        "tools/list was answered with {}",
+                        result_kind(&other)
+                    )));
                 }
             }
         }
@@ -505,6 +457,13 @@ impl McpClient for DefaultMcpClient {
     }
 
     async fn close(&self) -> Result<(), McpError> {
+        // Its descendants are found while its tree still hangs together: closing its stdin may
+        // end it, and orphan (to the console) whatever left its process group.
+        let escaped = self
+            .process
+            .as_ref()
+            .map(ServerProcess::descendants)
+            .unwrap_or_default();
         let service = self.service.lock().await.take();
         let mut outcome = Ok(());
         if let Some(mut service) = service {
@@ -514,7 +473,7 @@ impl McpClient for DefaultMcpClient {
             }
         }
         if let Some(process) = &self.process {
-            process.shutdown(CLOSE_GRACE).await;
+            process.shutdown(CLOSE_GRACE, &escaped).await;
         }
         outcome
     }
@@ -536,49 +495,30 @@ fn result_kind(result: &ServerResult) -> String {
         .unwrap_or_else(|| "an unexpected result".into())
 }
 
-/// Whether the handshake failed because the connection went away rather than on an answer.
-fn is_connection_loss(err: &ClientInitializeError) -> bool {
-    match err {
-        ClientInitializeError::ConnectionClosed(_)
-        | ClientInitializeError::TransportError { .. }
-        | ClientInitializeError::Cancelled => true,
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
-            is_connection_loss(fallback)
-        }
-        // Every other kind (rmcp's enum is non-exhaustive) is an answer we could not use.
-        _ => false,
+/// An HTTP answer that is an error status, or that could not be read, as our error; `None` for
+/// anything else. `server` names the server in the message (the client does not know its URL).
+fn http_answer_error(server: &str, err: &(dyn std::error::Error + 'static)) -> Option<McpError> {
+    if let Some(why) = http::unreadable_answer(err) {
+        return Some(McpError::Unreadable(why));
     }
+    // The OAuth client's verdicts (a login needed) are said by `from_service`, with the way out.
+    if http::auth_message(err, server).is_some() {
+        return None;
+    }
+    let failure = http::classify(err, &format!("server {server}"))
+        .filter(|f| f.class == FailureClass::HttpStatus)?;
+    Some(McpError::HttpStatus {
+        status: failure.http_status?,
+        message: failure.message,
+    })
 }
 
-/// Words for a failed handshake, without rmcp's debug dumps of whole messages.
-fn describe_init_error(err: &ClientInitializeError) -> String {
-    match err {
-        ClientInitializeError::ConnectionClosed(_) => {
-            "the server closed the connection during the handshake".into()
-        }
-        ClientInitializeError::JsonRpcError(data) => format!(
-            "the server refused the handshake: {} (code {})",
-            crate::text::sanitize_line(&data.message, 300),
-            data.code.0
-        ),
-        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
-            describe_init_error(fallback)
-        }
-        ClientInitializeError::ExpectedInitResponse(_)
-        | ClientInitializeError::ExpectedInitResult(_) => {
-            "the server answered the handshake with something else".into()
-        }
-        ClientInitializeError::NoCompatibleProtocolVersion {
-            server_supported, ..
-        } => format!(
-            "no protocol version in common (server supports {})",
-            server_supported
-                .iter()
-                .map(|v| v.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => crate::text::sanitize_line(&other.to_string(), 300),
+/// What an error status asks of the operator, for 401 and 403 (after start-up, where the
+/// report's hint is not there to say it).
+fn credentials_hint(status: u16) -> &'static str {
+    match status {
+        401 | 403 => " (set `bearer_token` or an Authorization header; a token may have expired or lost its scope)",
+        _ => "",
     }
 }
 

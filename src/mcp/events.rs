@@ -74,6 +74,9 @@ pub enum FailureClass {
     /// HTTP: the server wants an OAuth login (no token yet, the token was refused and could not
     /// be refreshed, or it needs more scope); `aimon-console login NAME` or the console's key.
     NeedsLogin,
+    /// The server answered, but its answer could not be read (over the 16 MiB line limit,
+    /// invalid UTF-8, both `result` and `error`, not JSON-RPC); the message says which.
+    AnswerUnreadable,
 }
 
 impl FailureClass {
@@ -93,6 +96,7 @@ impl FailureClass {
             FailureClass::HttpStatus => "http_status",
             FailureClass::Timeout => "timeout",
             FailureClass::NeedsLogin => "needs_login",
+            FailureClass::AnswerUnreadable => "answer_unreadable",
         }
     }
 
@@ -111,7 +115,8 @@ impl FailureClass {
             | FailureClass::TlsError
             | FailureClass::HttpStatus
             | FailureClass::Timeout
-            | FailureClass::NeedsLogin => false,
+            | FailureClass::NeedsLogin
+            | FailureClass::AnswerUnreadable => false,
         }
     }
 
@@ -159,6 +164,9 @@ impl FailureClass {
             }
             FailureClass::NeedsLogin => {
                 "the server wants an OAuth login: run `aimon-console login <server>` (in the console: o on the server); it starts once the token arrives"
+            }
+            FailureClass::AnswerUnreadable => {
+                "the server answered with something that cannot be read (too large, not UTF-8, not JSON-RPC): fix the server, or ask it for less (the line limit is 16 MiB)"
             }
         }
     }

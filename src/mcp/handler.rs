@@ -19,6 +19,7 @@ use rmcp::ClientHandler;
 
 use super::events::{McpEvent, RequestOutcome};
 use super::session::SessionLinks;
+use super::transport::era::EraMemory;
 
 /// Why `sampling/createMessage` is declined, as the server and the operator are told.
 pub const SAMPLING_DECLINED: &str =
@@ -39,13 +40,20 @@ pub enum ElicitationPolicy {
 }
 
 /// Which handshake a client runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
-    /// `server/discover` (2026-07-28) first, falling back to `initialize` (DESIGN §4.6).
-    #[default]
-    Auto,
+    /// `server/discover` (2026-07-28) first, for a bounded share of the handshake timeout,
+    /// then `initialize` (DESIGN §4.6); a server whose last good handshake was `initialize`
+    /// goes straight to it (the memory is shared by every start with these options).
+    Auto(EraMemory),
     /// Only `initialize`, offering this protocol version (e.g. `2025-11-25`).
     Initialize(String),
+}
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle::Auto(EraMemory::default())
+    }
 }
 
 /// What a client declares and how it behaves; the console uses the default.
@@ -95,7 +103,7 @@ impl AimonClientHandler {
 
     pub fn new(options: &ClientOptions) -> Self {
         let protocol_version = match &options.lifecycle {
-            Lifecycle::Auto => ProtocolVersion::LATEST_WITH_INITIALIZE,
+            Lifecycle::Auto(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
             Lifecycle::Initialize(version) => {
                 serde_json::from_value(serde_json::Value::String(version.clone()))
                     .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)

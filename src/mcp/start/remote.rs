@@ -170,6 +170,11 @@ where
                         message: message.clone(),
                     },
                 },
+                (HandshakeError::Unreadable(why), _) => HttpFailure {
+                    class: FailureClass::AnswerUnreadable,
+                    http_status: None,
+                    message: why.clone(),
+                },
             };
             return starter.fail_http(phase, failure).await;
         }

@@ -141,10 +141,11 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
                 Some(p) => p.wait_exit(EXIT_SETTLE).await,
                 None => None,
             };
-            let (class, message) = match (exited, &err) {
+            let (class, message, http_status) = match (exited, &err) {
                 (Some(info), _) => (
                     FailureClass::Exited,
                     format!("the server exited while listing tools ({info})"),
+                    None,
                 ),
                 (None, McpError::Timeout(d)) => (
                     FailureClass::ListTimeout,
@@ -152,14 +153,30 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
                         "no answer to tools/list within request_timeout ({})",
                         crate::text::fmt_duration(*d)
                     ),
+                    None,
+                ),
+                (None, McpError::Unreadable(why)) => {
+                    (FailureClass::AnswerUnreadable, why.clone(), None)
+                }
+                (None, McpError::HttpStatus { status, message }) => (
+                    FailureClass::HttpStatus,
+                    format!("tools/list: {message}"),
+                    Some(*status),
                 ),
                 (None, other) => (
                     FailureClass::ProtocolError,
                     format!("tools/list failed: {other}"),
+                    None,
                 ),
             };
             let outcome = starter
-                .fail(class, StartPhase::ListTools, message, client.process())
+                .fail_with(
+                    class,
+                    StartPhase::ListTools,
+                    message,
+                    client.process(),
+                    http_status,
+                )
                 .await;
             let _ = client.close().await;
             return outcome;
@@ -179,7 +196,7 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         }),
         phases: starter.phases(),
         tools: tools.len(),
-        warnings: client.stdout_warnings(),
+        warnings: client.warnings(),
         failure: None,
         timeline: Timeline::default(),
     };

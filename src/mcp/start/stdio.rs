@@ -91,7 +91,13 @@ pub(super) async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> 
             // server died (a server that answered was alive; its exit status is still shown).
             let exited = match (&err, process) {
                 (HandshakeError::Closed { .. }, Some(p)) => p.wait_exit(EXIT_SETTLE).await,
-                (HandshakeError::Timeout(_) | HandshakeError::Failed { .. }, _) | (_, None) => None,
+                (
+                    HandshakeError::Timeout(_)
+                    | HandshakeError::Failed { .. }
+                    | HandshakeError::Unreadable(_),
+                    _,
+                )
+                | (_, None) => None,
             };
             let garbage = issues.lock().unwrap_or_else(|e| e.into_inner()).warnings();
             let (class, mut message) = match (exited, err) {
@@ -110,6 +116,7 @@ pub(super) async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> 
                     None,
                     HandshakeError::Closed { message, .. } | HandshakeError::Failed { message, .. },
                 ) => (FailureClass::ProtocolError, message),
+                (None, HandshakeError::Unreadable(why)) => (FailureClass::AnswerUnreadable, why),
             };
             if !garbage.is_empty() {
                 message = format!("{message}; {}", garbage.join("; "));

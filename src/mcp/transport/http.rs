@@ -235,6 +235,33 @@ pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
     unreachable || dropped
 }
 
+/// Why an HTTP answer could not be read, when that is what `err` is: a body over rmcp's size
+/// limit, or one that is not a JSON-RPC message. rmcp fails the request at once for both (a
+/// JSON body); these words say which.
+pub fn unreadable_answer(err: &(dyn StdError + 'static)) -> Option<String> {
+    chain(err).iter().find_map(|e| {
+        match e.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+            StreamableHttpError::ResponseBodyTooLarge { max_size } => Some(format!(
+                "the answer is over the {} MiB body limit",
+                max_size / (1024 * 1024)
+            )),
+            StreamableHttpError::UnexpectedServerResponse(text) => text
+                .strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")
+                .map(|why| {
+                    format!(
+                        "the answer is not a JSON-RPC message: {}",
+                        crate::text::sanitize_line(why, 300)
+                    )
+                }),
+            StreamableHttpError::Deserialize(why) => Some(format!(
+                "the answer is not a JSON-RPC message: {}",
+                crate::text::sanitize_line(&why.to_string(), 300)
+            )),
+            _ => None,
+        }
+    })
+}
+
 /// The links of an error's cause chain, outermost first. rmcp's `StreamableHttpError::Client`
 /// does not report its reqwest error as a source, nor `io::Error` the error it wraps, so the
 /// walk steps into both by hand.

@@ -134,3 +134,26 @@ async fn a_server_is_gone_when_unreachable_or_hanging_up_not_when_slow_or_erring
     let refused = post(&format!("http://{free}/mcp")).await.expect("refused");
     assert!(server_gone(&refused), "{refused:?}");
 }
+
+#[test]
+fn bodies_rmcp_could_not_read_are_said_as_such() {
+    type E = StreamableHttpError<reqwest::Error>;
+    let too_large = E::ResponseBodyTooLarge {
+        max_size: 16 * 1024 * 1024,
+    };
+    assert_eq!(
+        unreadable_answer(&too_large).as_deref(),
+        Some("the answer is over the 16 MiB body limit")
+    );
+    // rmcp's words for a JSON body that is not a message.
+    let bad = E::UnexpectedServerResponse(
+        "could not parse JSON response as ServerJsonRpcMessage: unrecognized JSON-RPC message: {\"a\":1}".into(),
+    );
+    assert_eq!(
+        unreadable_answer(&bad).as_deref(),
+        Some("the answer is not a JSON-RPC message: unrecognized JSON-RPC message: {\"a\":1}")
+    );
+    let status = E::UnexpectedServerResponse("HTTP 500 Internal Server Error: x".into());
+    assert_eq!(unreadable_answer(&status), None);
+    assert_eq!(unreadable_answer(&std::io::Error::other("odd")), None);
+}

@@ -2,11 +2,17 @@
 //! wrapper points of DESIGN §4 (stderr, process group, exit watchdog, wire-order tap, framing
 //! checks) hold whatever rmcp does.
 
+pub mod answers;
 pub mod discover;
 pub mod ended;
+pub mod era;
 pub mod http;
+pub mod issues;
 pub mod lines;
 pub mod process;
+pub mod reaper;
 pub mod sse;
 pub mod stderr;
 pub mod tap;
+pub mod tool_page;
+pub mod unreadable;

@@ -1,5 +1,6 @@
 //! A stdio server's process: spawned as a process-group leader with stderr piped into the ring,
-//! watched for exit (DESIGN §4 points 1–3), and killed as a whole group.
+//! watched for exit (DESIGN §4 points 1–3), and killed as a whole group, together with the
+//! descendants that left the group (`reaper.rs`), when it is closed and when it dies.
 //!
 //! Separate from the framing (`lines.rs`) because the process outlives no connection but the
 //! framing does not care what is on the other end of the pipe.
@@ -8,6 +9,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +18,11 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
+use super::reaper::{self, Found, SERVER_MARK};
 use super::stderr::StderrRing;
+
+/// Numbers the servers this process starts, for their marks.
+static STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// How a server process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,6 +97,8 @@ pub struct SpawnSpec {
 #[derive(Debug)]
 pub struct ServerProcess {
     pid: i32,
+    /// The value of `SERVER_MARK` in its environment (and its descendants').
+    mark: String,
     exit: watch::Receiver<Option<ExitInfo>>,
     stderr_done: watch::Receiver<bool>,
 }
@@ -102,15 +110,25 @@ pub struct Pipes {
 }
 
 impl ServerProcess {
-    /// Starts the server as a process-group leader; stderr lines go to `ring` and `on_line`.
+    /// Starts the server as a process-group leader, marked (`SERVER_MARK`) so that its
+    /// descendants can be found wherever they go; stderr lines go to `ring` and `on_line`.
     pub fn spawn(
         spec: &SpawnSpec,
         ring: Arc<StderrRing>,
         on_line: Arc<dyn Fn(String) + Send + Sync>,
     ) -> Result<(ServerProcess, Pipes), SpawnError> {
+        reaper::enable();
+        // Orphans that exited since the last sweep go now.
+        reaper::sweep();
+        let mark = format!(
+            "{}-{}",
+            std::process::id(),
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        );
         let mut cmd = Command::new(&spec.command);
         cmd.args(&spec.args)
             .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env(SERVER_MARK, &mark)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -167,24 +185,38 @@ impl ServerProcess {
         });
 
         let (exit_tx, exit) = watch::channel(None);
+        let marked = mark.clone();
         tokio::spawn(async move {
             let info = match child.wait().await {
                 Ok(status) => ExitInfo::from_status(status),
                 Err(_) => ExitInfo::Code(-1),
             };
-            // The leader is gone: whatever it started in its group goes too (DESIGN §4.2).
+            // The leader is gone: whatever it started in its group goes too (DESIGN §4.2), and
+            // what left the group, now orphaned to the console, by its mark.
             kill_group(pid, libc::SIGKILL);
+            let escaped = reaper::descendants(None, &marked);
+            reaper::kill(&escaped);
             let _ = exit_tx.send(Some(info));
+            reaper::reap_killed(&escaped).await;
+            reaper::sweep();
         });
 
         Ok((
             ServerProcess {
                 pid,
+                mark,
                 exit,
                 stderr_done,
             },
             Pipes { stdin, stdout },
         ))
+    }
+
+    /// Its descendants, wherever they went (see `reaper::descendants`): taken before it is
+    /// asked to exit, while its tree still hangs together.
+    pub fn descendants(&self) -> Vec<Found> {
+        let leader = self.exit_info().is_none().then_some(self.pid);
+        reaper::descendants(leader, &self.mark)
     }
 
     pub fn pid(&self) -> i32 {
@@ -215,8 +247,20 @@ impl ServerProcess {
     }
 
     /// Ends the process group: the caller has closed stdin already. Waits a little for a clean
-    /// exit, then SIGTERM, then SIGKILL. Returns how it ended.
-    pub async fn shutdown(&self, grace: Duration) -> Option<ExitInfo> {
+    /// exit, then SIGTERM, then SIGKILL; then kills (and reaps) the descendants that left the
+    /// group: `before`, found before the server was asked to exit, and any orphan of its found
+    /// now. Returns how it ended.
+    pub async fn shutdown(&self, grace: Duration, before: &[Found]) -> Option<ExitInfo> {
+        let ended = self.end_group(grace).await;
+        let mut escaped = before.to_vec();
+        escaped.extend(self.descendants());
+        reaper::kill(&escaped);
+        reaper::reap_killed(&escaped).await;
+        reaper::sweep();
+        ended
+    }
+
+    async fn end_group(&self, grace: Duration) -> Option<ExitInfo> {
         if let Some(info) = self.wait_exit(grace).await {
             return Some(info);
         }
@@ -232,7 +276,10 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         if self.exit_info().is_none() {
+            let escaped = self.descendants();
             kill_group(self.pid, libc::SIGKILL);
+            // Reaped by the exit watcher, whose sweep follows the leader's exit.
+            reaper::kill(&escaped);
         }
     }
 }
