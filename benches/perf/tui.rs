@@ -54,6 +54,8 @@ fn report(name: &str) -> ServerReport {
         tools: 78,
         warnings: Vec::new(),
         failure: None,
+        capabilities: None,
+        instructions: None,
         timeline: Timeline {
             started_at_ms: Some(0),
             ready_at_ms: Some(7),

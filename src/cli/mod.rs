@@ -8,6 +8,8 @@ pub mod demo_faults;
 pub mod demo_server;
 pub mod events;
 pub mod output;
+pub mod prompts;
+pub mod resources;
 pub mod tools;
 pub mod watch;
 

@@ -3,8 +3,8 @@
 //! bounded (DESIGN §4.5–6). What the client declares and answers is in `handler.rs`.
 //!
 //! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
-//! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
-//! one does not grow (DESIGN §3).
+//! rmcp-backed implementation. Resources and prompts have interfaces of their own
+//! (`resources.rs`, `prompts.rs`), so this one does not grow (DESIGN §3).
 
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
@@ -303,6 +303,11 @@ impl DefaultMcpClient {
         &self.links
     }
 
+    /// rmcp's peer: what the server said in the handshake, and `subscriptions/listen`.
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
     /// Asks the server to send log messages at `level` and above (`logging/setLevel`).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpError> {
         let level = match level {
@@ -326,8 +331,8 @@ impl DefaultMcpClient {
     /// its token (routed by the session tap, in wire order) pushes it back, up to
     /// `TOTAL_TIMEOUT_FACTOR` × `request_timeout` in all. Cancelling `cancel`, or a deadline,
     /// sends `notifications/cancelled` and ends the request at once, whether or not the
-    /// server ever answers.
-    async fn request(
+    /// server ever answers. Resources and prompts (`resources.rs`, `prompts.rs`) go this way too.
+    pub(super) async fn request(
         &self,
         request: ClientRequest,
         cancel: Option<&CancellationToken>,

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+use super::capabilities::Capabilities;
 use super::transport::process::ExitInfo;
 use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 
@@ -237,6 +238,10 @@ pub struct ServerReport {
     pub tools: usize,
     pub warnings: Vec<String>,
     pub failure: Option<Failure>,
+    /// What it said it can do in its handshake (`None` until it got that far).
+    pub capabilities: Option<Capabilities>,
+    /// Its `instructions` from the handshake (sanitized, newlines kept, bounded).
+    pub instructions: Option<String>,
     /// When its start began and ended, from the start of start-up.
     #[serde(flatten)]
     pub timeline: Timeline,
@@ -282,6 +287,8 @@ impl ServerReport {
             tools: 0,
             warnings: Vec::new(),
             failure: None,
+            capabilities: None,
+            instructions: None,
             timeline: Timeline::default(),
         }
     }

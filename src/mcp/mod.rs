@@ -1,11 +1,14 @@
 //! Everything on the client side that knows MCP exists. With `demo/`, the only modules importing rmcp.
 
 pub mod annotations;
+pub mod capabilities;
 pub mod client;
 pub mod events;
 mod handler;
 pub mod manager;
 pub mod notify;
+pub mod prompts;
+pub mod resources;
 pub mod rewake;
 pub mod session;
 mod start;

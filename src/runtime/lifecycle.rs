@@ -155,7 +155,7 @@ fn build(
 
 /// One runtime: servers, tools, gate and the event stream.
 pub struct AgentRuntime {
-    manager: Arc<McpClientManager>,
+    pub(super) manager: Arc<McpClientManager>,
     executor: Executor,
 }
 

@@ -7,10 +7,11 @@
 //!
 //! The factory and the close list (DESIGN §3 Lifecycle) are in `lifecycle.rs`; the call path
 //! is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh and its
-//! diff) in `turn.rs`.
+//! diff) in `turn.rs`, servers' resources and prompts in `content.rs`.
 
 mod bus;
 mod call;
+mod content;
 mod events;
 mod executor;
 mod lifecycle;
@@ -19,6 +20,7 @@ mod turn;
 
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{CallOutcome, CallStatus};
+pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
@@ -26,13 +28,21 @@ pub use lifecycle::{
 };
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
-pub use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle};
+pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
+pub use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle, McpError};
 pub use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,
     ServerStatus, StartPhase, Timeline,
 };
 pub use crate::mcp::manager::{startup_deadline, StartSummary};
 pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
+pub use crate::mcp::prompts::{
+    MessageRole, PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages,
+};
+pub use crate::mcp::resources::{
+    expand_template, template_variables, Completion, CompletionTarget, ResourceContent,
+    ResourceInfo, TemplateInfo,
+};
 pub use crate::mcp::rewake::ExternalEvent;
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

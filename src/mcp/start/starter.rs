@@ -168,6 +168,8 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
     starter.finish(StartPhase::ListTools);
 
     let identity = client.identity().clone();
+    let (capabilities, instructions) =
+        crate::mcp::capabilities::from_peer_info(client.peer().peer_info().as_deref());
     let report = ServerReport {
         name: config.name.clone(),
         transport: config.transport,
@@ -181,6 +183,8 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         tools: tools.len(),
         warnings: client.stdout_warnings(),
         failure: None,
+        capabilities,
+        instructions,
         timeline: Timeline::default(),
     };
     StartOutcome::Ready {
