@@ -224,7 +224,8 @@ async fn phases_are_published_as_events_while_servers_start() {
                 | McpEvent::ServerDown { .. }
                 | McpEvent::RestartScheduled { .. }
                 | McpEvent::GaveUp { .. }
-                | McpEvent::ServerRequest { .. } => {}
+                | McpEvent::ServerRequest { .. }
+                | McpEvent::ElicitationRequested(_) => {}
             }
         }
     }

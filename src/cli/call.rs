@@ -9,11 +9,12 @@ use std::process::ExitCode;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asks::AskArgs;
 use super::events::write_event;
 use super::output::{self, safe_text};
 use crate::approval::{ApprovalDecision, ApprovalRequest};
 use crate::config::Config;
-use crate::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent, RuntimeOptions};
 use crate::tool::SideEffectLevel;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -33,6 +34,8 @@ pub struct CallArgs {
     /// a line; with --json one JSON object a line, and the outcome as the last line.
     #[arg(long)]
     pub events: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 /// The server a qualified tool name belongs to (`mcp__<server>__…`); server names have no `_`.
@@ -59,6 +62,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
 
     let (events, mut stream) = AgentRuntimeFactory::events();
     let yes = args.yes;
+    let asks = args.asks;
     let print = args.events.then_some(args.json);
     let driver = tokio::spawn(async move {
         let mut out = std::io::stdout();
@@ -67,8 +71,12 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 // A closed stdout stops the printing, never the call.
                 let _ = write_event(&mut out, &event, json);
             }
-            if let RuntimeEvent::ApprovalRequested(request) = event {
-                answer(request, yes).await;
+            match event {
+                RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
+                RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                    asks.answer(&request, "call")
+                }
+                _ => {}
             }
         }
     });

@@ -6,7 +6,8 @@
 //!
 //! Differences from the console, both on purpose: the suite's mock servers predate
 //! `server/discover`, so the handshake is `initialize` only (at `MCP_CONFORMANCE_PROTOCOL_VERSION`,
-//! default 2025-11-25); and elicitation requests are accepted with the schema's defaults.
+//! default 2025-11-25); and elicitation requests are accepted with the schema's defaults (by
+//! the driver, as headless `--elicitation defaults` does).
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -20,7 +21,7 @@ use crate::config::{
     AnnotationTrust, Config, PolicyConfig, RestartPolicy, ServerConfig, TransportKind,
 };
 use crate::runtime::{
-    AgentRuntime, AgentRuntimeFactory, ClientOptions, ElicitationPolicy, Lifecycle, RuntimeEvent,
+    AgentRuntime, AgentRuntimeFactory, ClientOptions, Lifecycle, McpEvent, RuntimeEvent,
     RuntimeOptions, ServerStatus,
 };
 
@@ -48,7 +49,6 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
         local_tools: false,
         client: ClientOptions {
             lifecycle: Lifecycle::Initialize(version),
-            elicitation: ElicitationPolicy::AcceptDefaults,
             roots: Vec::new(),
         },
         ..RuntimeOptions::default()
@@ -73,11 +73,18 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     let mut config = Config::from_servers(vec![server], PolicyConfig::default());
     config.mcp.roots = Vec::new();
     let (events, mut stream) = AgentRuntimeFactory::events();
-    // The suite is the operator: every approval is given, as `call --yes` would.
+    // The suite is the operator: every approval is given, as `call --yes` would, and every
+    // elicitation accepted with the schema's defaults, as `--elicitation defaults` would.
     let driver = tokio::spawn(async move {
         while let Some(event) = stream.recv().await {
-            if let RuntimeEvent::ApprovalRequested(request) = event {
-                request.respond(ApprovalDecision::AllowOnce);
+            match event {
+                RuntimeEvent::ApprovalRequested(request) => {
+                    request.respond(ApprovalDecision::AllowOnce)
+                }
+                RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                    request.accept_defaults()
+                }
+                _ => {}
             }
         }
     });

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output::{self, safe_text, Style, Table};
 use super::EXIT_CONFIG;
@@ -36,6 +37,8 @@ pub struct PromptArgs {
     /// Print the messages as JSON (shape in README).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 /// Every prompt server's prompts; failures are kept by server.
@@ -68,7 +71,7 @@ fn note_failed(runtime: &AgentRuntime) {
 }
 
 pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, AskArgs::default(), "prompts").await {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -192,7 +195,7 @@ pub async fn run_get(mut config: Config, args: PromptArgs) -> ExitCode {
         }
         config.mcp.servers.retain(|s| &s.name == server);
     }
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, args.asks, "prompt").await {
         Ok(r) => r,
         Err(code) => return code,
     };

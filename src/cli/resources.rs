@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output::{self, safe_text, Style, Table};
 use super::EXIT_CONFIG;
@@ -33,6 +34,8 @@ pub struct ReadArgs {
     /// Print the contents as JSON (shape in README).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 /// Lists every resource server's resources; failures are kept by server.
@@ -66,7 +69,7 @@ fn note_failed(runtime: &AgentRuntime) {
 }
 
 pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, AskArgs::default(), "resources").await {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -227,7 +230,7 @@ pub async fn run_read(mut config: Config, args: ReadArgs) -> ExitCode {
         }
         config.mcp.servers.retain(|s| &s.name == server);
     }
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, args.asks, "read").await {
         Ok(r) => r,
         Err(code) => return code,
     };

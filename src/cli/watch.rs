@@ -11,12 +11,13 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use super::asks::AskArgs;
 use super::events::write_event;
 use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::Config;
 use crate::runtime::ListKind;
-use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
 
 /// How long a stop waits for a start-up still finishing before abandoning it.
 const FINISH_START: std::time::Duration = std::time::Duration::from_secs(1);
@@ -26,6 +27,8 @@ pub struct WatchArgs {
     /// One JSON object a line (README "JSON shapes").
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
@@ -75,6 +78,8 @@ pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
                 } else if let RuntimeEvent::ApprovalRequested(request) = event {
                     // Nothing here calls a tool; should anything ask, the answer is no.
                     request.respond(ApprovalDecision::Deny);
+                } else if let RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) = &event {
+                    args.asks.answer(request, "watch");
                 }
             }
         }

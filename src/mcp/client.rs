@@ -26,10 +26,7 @@ use rmcp::transport::Transport;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-pub use super::handler::{
-    AimonClientHandler, ClientOptions, ElicitationPolicy, Lifecycle, ELICITATION_DECLINED,
-    SAMPLING_DECLINED,
-};
+pub use super::handler::{AimonClientHandler, ClientOptions, Lifecycle, SAMPLING_DECLINED};
 use super::notify::LogLevel;
 use super::session::SessionLinks;
 use super::transport::ended::Ended;

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use super::capabilities::Capabilities;
+use super::elicitation::ElicitationRequest;
 use super::transport::process::ExitInfo;
 use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 
@@ -350,6 +351,9 @@ pub enum McpEvent {
         /// What was answered, or why it was declined, in words.
         detail: String,
     },
+    /// A server asks the operator for input (`elicitation/create`): answer it through the
+    /// request (dropping it declines). How it was answered follows as a `ServerRequest`.
+    ElicitationRequested(ElicitationRequest),
 }
 
 /// How the console answered a request from a server.

@@ -3,7 +3,9 @@
 pub mod annotations;
 pub mod capabilities;
 pub mod client;
+pub mod elicitation;
 pub mod events;
+pub mod form;
 mod handler;
 pub mod manager;
 pub mod notify;

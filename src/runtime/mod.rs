@@ -29,10 +29,14 @@ pub use lifecycle::{
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
 pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
-pub use crate::mcp::client::{ClientOptions, ElicitationPolicy, Lifecycle, McpError};
+pub use crate::mcp::client::{ClientOptions, Lifecycle, McpError};
+pub use crate::mcp::elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,
     ServerStatus, StartPhase, Timeline,
+};
+pub use crate::mcp::form::{
+    check_content, content_of, value_text, Choice, FieldKind, FormField, TextFormat,
 };
 pub use crate::mcp::manager::{startup_deadline, StartSummary};
 pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
