@@ -287,14 +287,18 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             progress,
             total,
             message,
-        } => {
-            let of = total.map(|t| format!("/{t}")).unwrap_or_default();
-            let message = message
-                .as_deref()
-                .map(|m| format!(" {}", clean(m)))
-                .unwrap_or_default();
-            format!("call #{id} progress {progress}{of}{message}")
-        }
+        } => match message {
+            // Nothing counted, only words (a task's state): the words alone.
+            Some(m) if total.is_none() && *progress == 0.0 => format!("call #{id} {}", clean(m)),
+            _ => {
+                let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+                let message = message
+                    .as_deref()
+                    .map(|m| format!(" {}", clean(m)))
+                    .unwrap_or_default();
+                format!("call #{id} progress {progress}{of}{message}")
+            }
+        },
         RuntimeEvent::ListChanged { server, list } => {
             format!("[{server}] {} list changed", list.as_str())
         }

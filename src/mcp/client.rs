@@ -66,7 +66,7 @@ pub enum McpError {
 }
 
 impl McpError {
-    fn from_service(server: &str, err: ServiceError) -> Self {
+    pub(super) fn from_service(server: &str, err: ServiceError) -> Self {
         match err {
             ServiceError::McpError(data) => McpError::Server {
                 code: data.code.0,
@@ -491,14 +491,24 @@ impl McpClient for DefaultMcpClient {
         progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = Some(arguments);
+        // Kept for a tool that turns out to run only as a task (`tasks.rs`).
+        params.arguments = Some(arguments.clone());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, Some(&cancel), progress).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            other => Err(McpError::Protocol(format!(
+        match self.request(request, Some(&cancel), progress.clone()).await {
+            Ok(ServerResult::CallToolResult(result))
+                if super::tasks::task_required_result(&result) =>
+            {
+                self.call_as_task(tool, arguments, cancel, progress).await
+            }
+            Err(e) if super::tasks::task_required_error(&e) => {
+                self.call_as_task(tool, arguments, cancel, progress).await
+            }
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
                 result_kind(&other)
             ))),
+            Err(e) => Err(e),
         }
     }
 

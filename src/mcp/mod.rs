@@ -15,6 +15,7 @@ pub mod rewake;
 pub mod session;
 mod start;
 pub mod supervisor;
+mod tasks;
 pub mod tool;
 pub mod traits;
 pub mod transport;
