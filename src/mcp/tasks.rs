@@ -116,7 +116,9 @@ impl DefaultMcpClient {
     ) -> Result<CallToolResult, McpError> {
         let params = json!({"name": tool, "arguments": arguments, "task": {"ttl": TASK_TTL_MS}});
         let create = ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(params)));
-        let created = self.request(create, Some(&cancel), progress.clone()).await?;
+        let created = self
+            .request(create, Some(&cancel), progress.clone())
+            .await?;
         let created = as_json(&created);
         let Some(task) = created.get("task").and_then(TaskState::read) else {
             // A server that ran the call at once answers its result.
