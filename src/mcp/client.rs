@@ -495,12 +495,10 @@ impl McpClient for DefaultMcpClient {
         params.arguments = Some(arguments.clone());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         match self.request(request, Some(&cancel), progress.clone()).await {
-            Ok(ServerResult::CallToolResult(result))
-                if super::tasks::task_required_result(&result) =>
-            {
+            Ok(ServerResult::CallToolResult(result)) if Self::task_required_result(&result) => {
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
-            Err(e) if super::tasks::task_required_error(&e) => {
+            Err(e) if Self::task_required_error(&e) => {
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
             Ok(ServerResult::CallToolResult(result)) => Ok(result),

@@ -37,20 +37,23 @@ fn says_task_required(text: &str) -> bool {
     text.contains("task augmentation") || text.contains("tasksupport")
 }
 
-/// Whether a plain call's error says the tool must run as a task.
-pub(super) fn task_required_error(err: &McpError) -> bool {
-    matches!(err, McpError::Server { code: METHOD_NOT_FOUND, message } if says_task_required(message))
-}
+impl DefaultMcpClient {
+    /// Whether a plain call's error says the tool must run as a task.
+    pub(super) fn task_required_error(err: &McpError) -> bool {
+        matches!(err, McpError::Server { code: METHOD_NOT_FOUND, message } if says_task_required(message))
+    }
 
-/// Whether a plain call's result says the tool must run as a task (the TypeScript SDK turns the
-/// method-not-found into an error result: "MCP error -32601: … requires task augmentation").
-pub(super) fn task_required_result(result: &CallToolResult) -> bool {
-    result.is_error == Some(true)
-        && result.content.iter().any(|block| {
-            block
-                .as_text()
-                .is_some_and(|t| t.text.contains("-32601") && says_task_required(&t.text))
-        })
+    /// Whether a plain call's result says the tool must run as a task (the TypeScript SDK
+    /// turns the method-not-found into an error result: "MCP error -32601: … requires task
+    /// augmentation").
+    pub(super) fn task_required_result(result: &CallToolResult) -> bool {
+        result.is_error == Some(true)
+            && result.content.iter().any(|block| {
+                block
+                    .as_text()
+                    .is_some_and(|t| t.text.contains("-32601") && says_task_required(&t.text))
+            })
+    }
 }
 
 /// A task as `tasks/get` (or the call that created it) describes it.
@@ -224,14 +227,14 @@ mod tests {
         let sdk = CallToolResult::error(vec![ContentBlock::text(
             "MCP error -32601: Tool simulate-research-query requires task augmentation (taskSupport: 'required')",
         )]);
-        assert!(task_required_result(&sdk));
+        assert!(DefaultMcpClient::task_required_result(&sdk));
         let other = CallToolResult::error(vec![ContentBlock::text("no such note")]);
-        assert!(!task_required_result(&other));
-        assert!(task_required_error(&McpError::Server {
+        assert!(!DefaultMcpClient::task_required_result(&other));
+        assert!(DefaultMcpClient::task_required_error(&McpError::Server {
             code: -32601,
             message: "Tool x requires task augmentation".into()
         }));
-        assert!(!task_required_error(&McpError::Server {
+        assert!(!DefaultMcpClient::task_required_error(&McpError::Server {
             code: -32601,
             message: "Method not found".into()
         }));
