@@ -2,12 +2,14 @@
 //!
 //! Dependencies point down only: `cli` → `runtime` → `approval` / `mcp` → `tool` → `config`.
 
+pub mod agent;
 pub mod approval;
 pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod mcp;
 pub mod runtime;
+pub mod sse;
 pub mod text;
 pub mod tool;
 pub mod tui;

@@ -27,7 +27,7 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
-    /// Start every server and print runtime events until Ctrl-C or stdin/stdout closes.
+    /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
     /// List every resource and resource template of the ready servers.
     Resources(cli::resources::ResourcesArgs),
@@ -37,8 +37,26 @@ enum Command {
     Prompts(cli::prompts::PromptsArgs),
     /// Get one prompt's messages.
     Prompt(cli::prompts::PromptArgs),
+    /// Ask the agent (the model of agent: in the config) one prompt; it calls tools through the gate.
+    Run(cli::run::RunArgs),
+    /// List the agent's conversations (transcripts), for `run --resume ID`.
+    Sessions(cli::sessions::SessionsArgs),
+    /// Log in to a Streamable HTTP server with OAuth (prints the URL; waits for the browser).
+    Login(cli::login::LoginArgs),
+    /// Forget a server's OAuth login (deletes its stored tokens).
+    Logout(cli::logout::LogoutArgs),
+    /// Print (or with --write append) the servers of a Claude, VS Code or Codex config as entries of this one.
+    Import(cli::import::ImportArgs),
+    /// Preview and write a server's annotation_trust (ignore or trust) into the config.
+    Trust(cli::trust::TrustArgs),
+    /// Set a server's `enabled: true` in the config.
+    Enable(cli::enable::ServerArg),
+    /// Set a server's `enabled: false` in the config: listed, never started.
+    Disable(cli::enable::ServerArg),
     /// Run the built-in demo MCP server on stdio or HTTP (for config.example.yaml and tests).
     DemoServer(cli::demo_server::DemoServerArgs),
+    /// Run the built-in demo model: an OpenAI-compatible endpoint on loopback, by fixed rules.
+    DemoModel(cli::demo_model::DemoModelArgs),
     /// The client under test of the MCP conformance suite (`.ci/run`).
     #[command(hide = true)]
     Conformance(cli::conformance::ConformanceArgs),
@@ -97,12 +115,27 @@ fn main() -> ExitCode {
         };
     }
 
+    if let Some(Command::DemoModel(args)) = cli.command {
+        let _guard = cli.log_file.as_ref().and_then(init_logging);
+        return match cli::demo_model::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                cli::output::error_line(&format!("demo-model: {e:#}"));
+                ExitCode::from(1)
+            }
+        };
+    }
+
     let _guard = init_logging(cli.log_file.as_ref().unwrap_or(&log_default));
     let command = match cli.command {
         // The conformance client needs no config file.
         Some(Command::Conformance(args)) => {
             return block_on(async move { cli::conformance::run(args).await })
         }
+        // Sessions are files of their own; no config needed.
+        Some(Command::Sessions(args)) => return cli::sessions::run(args),
+        // Import may create the config file.
+        Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
     };
     let config = match cli::load_config(cli.config.config.as_deref()) {
@@ -124,7 +157,19 @@ fn main() -> ExitCode {
             Some(Command::Read(args)) => cli::resources::run_read(config, args).await,
             Some(Command::Prompts(args)) => cli::prompts::run_list(config, args).await,
             Some(Command::Prompt(args)) => cli::prompts::run_get(config, args).await,
-            Some(Command::DemoServer(_) | Command::Conformance(_)) => ExitCode::SUCCESS,
+            Some(Command::Run(args)) => cli::run::run(config, args).await,
+            Some(Command::Login(args)) => cli::login::run(config, args).await,
+            Some(Command::Logout(args)) => cli::logout::run(config, args).await,
+            Some(Command::Trust(args)) => cli::trust::run(config, args).await,
+            Some(Command::Enable(args)) => cli::enable::run(config, args, true),
+            Some(Command::Disable(args)) => cli::enable::run(config, args, false),
+            Some(
+                Command::DemoServer(_)
+                | Command::DemoModel(_)
+                | Command::Conformance(_)
+                | Command::Import(_)
+                | Command::Sessions(_),
+            ) => ExitCode::SUCCESS,
         }
     })
 }

@@ -75,7 +75,7 @@ fn ceiling_read_only_refuses_mutating_calls_without_a_prompt() {
 }
 
 #[test]
-fn a_tool_error_and_bad_arguments_exit_1() {
+fn a_tool_error_exits_1_and_arguments_that_do_not_fit_exit_2() {
     let m = marker("call-err");
     let cfg = config("mutating", &m);
     let out = run(
@@ -91,11 +91,12 @@ fn a_tool_error_and_bad_arguments_exit_1() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("error:"));
 
+    // Like --args that are not JSON: a mistake in the command line, nothing is called.
     let out = run(
         &["call", "mcp__demo__add", "--args", r#"{"a":"x"}"#],
         Some(&cfg.path),
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("input schema"));
 
     let out = run(&["call", "mcp__demo__nope"], Some(&cfg.path));

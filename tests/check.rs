@@ -269,9 +269,9 @@ fn an_empty_server_list_is_valid() {
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 0);
     assert_eq!(report["servers"].as_array().unwrap().len(), 0);
-    assert_eq!(
-        report["tools"].as_array().unwrap().len(),
-        2,
-        "read and bash"
-    );
+    // The local tools alone: `read` by default (bash only when policy.local_tools lists it).
+    let tools = report["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{tools:#?}");
+    assert_eq!(tools[0]["name"], "read");
+    assert_eq!(tools[0]["local"], true);
 }

@@ -139,8 +139,9 @@ proptest! {
             let config = Config {
                 path: "/dev/null".into(),
                 mcp: McpConfig { servers: Vec::new(), startup_budget: None, max_concurrent_starts: None, roots: Vec::new() },
-                policy: PolicyConfig { side_effect_ceiling: ceiling, approval },
+                policy: PolicyConfig { side_effect_ceiling: ceiling, approval, ..PolicyConfig::default() },
                 notifications: Default::default(),
+                agent: None,
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();
@@ -156,7 +157,10 @@ proptest! {
                     }
                 }
             });
-            let options = RuntimeOptions { local_tools: false, extra_tools: extra, ..RuntimeOptions::default() };
+            let options = RuntimeOptions {
+                local_tools: false,
+                extra_tools: extra,
+            };
             let runtime = AgentRuntimeFactory::create(&config, options, events).await.expect("runtime");
             runtime.wait_started().await;
             let descriptors: Vec<_> = (0..tools.len())

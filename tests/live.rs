@@ -483,7 +483,7 @@ async fn the_log_level_is_set_per_server() {
 }
 
 #[test]
-fn watch_streams_events_until_stdin_closes() {
+fn watch_streams_events_until_stdin_closes_when_asked_to() {
     let m = marker("watch");
     let cfg = live_yaml(&m, "");
     let mut child = Command::new(bin())
@@ -491,7 +491,7 @@ fn watch_streams_events_until_stdin_closes() {
         .arg(&cfg.path)
         .arg("--log-file")
         .arg(cfg.dir.path().join("log"))
-        .args(["watch", "--json"])
+        .args(["watch", "--json", "--exit-on-stdin-eof"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -514,7 +514,7 @@ fn watch_streams_events_until_stdin_closes() {
         "{seen:?}"
     );
     assert_eq!(seen[3]["report"]["status"], "ready");
-    // Closing stdin ends it.
+    // Closing stdin ends it (with --exit-on-stdin-eof; tests/scripts.rs has it without).
     let started = Instant::now();
     drop(child.stdin.take());
     let rest: Vec<Value> = lines

@@ -66,7 +66,6 @@ async fn a_failed_runtime_build_closes_the_manager() {
     let options = RuntimeOptions {
         local_tools: true,
         extra_tools: vec![Arc::new(ReadTool::new()) as Arc<dyn Tool>],
-        ..RuntimeOptions::default()
     };
     let result = AgentRuntimeFactory::create(&cfg, options, events).await;
     assert!(matches!(result, Err(RuntimeError::DuplicateTool(_))));

@@ -12,6 +12,8 @@
 //! - `call/everything`: the same against server-everything, with the Python SDK client as peer.
 //! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
 //!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
+//! - `agent`: the agent loop's cost per turn (demo model answering at once with one tool call,
+//!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
 //!   empty one; the CPU of the idle console over 10 s (needs tmux).
@@ -21,6 +23,7 @@
 //! Prints a table; writes `target/bench/results.json` and `target/bench/table.md`.
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
 
+mod agent;
 mod bare;
 mod http;
 mod memory;
@@ -403,6 +406,12 @@ fn main() {
             "call/demo (multi-thread comparison) done at {:.0?}",
             started.elapsed()
         );
+    }
+
+    if wanted(&sections, "agent") {
+        // 5 rounds of 4 conversations of 50 turns: 1,000 turns each side.
+        rows.extend(runtime.block_on(agent::rows(BINARY, scale.n(4), 5)));
+        eprintln!("agent done at {:.0?}", started.elapsed());
     }
 
     let (mem_servers, mem_tools) = (64, 100);

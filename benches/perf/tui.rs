@@ -112,7 +112,6 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: extra,
-        ..RuntimeOptions::default()
     };
     let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
     match AgentRuntimeFactory::create(&empty, options, events).await {
@@ -126,6 +125,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
             id,
             tool: format!("mcp__server-0__tool_{id}"),
             arguments: json!({"text": "hello"}),
+            origin: Default::default(),
         });
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,

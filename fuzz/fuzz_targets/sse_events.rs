@@ -7,7 +7,7 @@
 #![no_main]
 
 use aimon_console::mcp::transport::sse::{read_endpoint, read_message};
-use aimon_console::mcp::transport::sse_events::sse_events;
+use aimon_console::sse::sse_events;
 use futures::executor::block_on;
 use libfuzzer_sys::fuzz_target;
 

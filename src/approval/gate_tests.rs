@@ -8,6 +8,7 @@ fn policy(ceiling: SideEffectCeiling, approval: ApprovalPolicy) -> PolicyConfig 
     PolicyConfig {
         side_effect_ceiling: ceiling,
         approval,
+        ..PolicyConfig::default()
     }
 }
 

@@ -10,7 +10,7 @@ mod request;
 
 pub use gate::ApprovalGate;
 pub use ledger::{DescriptorFingerprint, LedgerEntry, LedgerError};
-pub use request::{await_decision, ApprovalRequest};
+pub use request::{await_decision, AnsweredBy, ApprovalRequest, CallOrigin};
 
 /// The operator's answer to one approval request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,12 +3,61 @@
 //! Separate from the gate because it travels: the runtime creates it, the TUI (or a headless
 //! driver) answers it, and the executor waits on the other end.
 
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::tool::ToolDescriptor;
 
 use super::ApprovalDecision;
+
+/// Who asked for a call: the operator (the console, `call`), or the agent, with the text the
+/// model wrote just before it asked (its stated reason; may be empty).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum CallOrigin {
+    #[default]
+    Operator,
+    Agent {
+        reason: String,
+    },
+}
+
+impl CallOrigin {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CallOrigin::Operator => "operator",
+            CallOrigin::Agent { .. } => "agent",
+        }
+    }
+}
+
+/// How an approval request was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnsweredBy {
+    /// A person chose (the console's modal, `y` on the terminal).
+    Operator,
+    /// `--yes` on the command line approved it without asking.
+    YesFlag,
+    /// Nobody could be asked (no terminal, no `--yes`): refused without asking.
+    NoTerminal,
+    /// The request was dropped unanswered (a closed modal, a driver that went away): a deny.
+    Unanswered,
+}
+
+impl AnsweredBy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnsweredBy::Operator => "operator",
+            AnsweredBy::YesFlag => "yes_flag",
+            AnsweredBy::NoTerminal => "no_terminal",
+            AnsweredBy::Unanswered => "unanswered",
+        }
+    }
+}
 
 /// A pending approval. Answer it with [`ApprovalRequest::respond`]; dropping it unanswered
 /// (a closed modal, a driver that went away) counts as [`ApprovalDecision::Deny`] on the waiting
@@ -22,7 +71,11 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// Why the gate asks (from `GateVerdict::Ask`).
     pub why: String,
+    /// Who asked for the call.
+    pub origin: CallOrigin,
     reply: oneshot::Sender<ApprovalDecision>,
+    /// Set by [`ApprovalRequest::respond_by`] just before the answer is sent.
+    by: Arc<OnceLock<AnsweredBy>>,
 }
 
 impl ApprovalRequest {
@@ -40,10 +93,23 @@ impl ApprovalRequest {
                 tool,
                 arguments,
                 why,
+                origin: CallOrigin::Operator,
                 reply,
+                by: Arc::new(OnceLock::new()),
             },
             receiver,
         )
+    }
+
+    /// The same request, asked for by `origin`.
+    pub fn with_origin(mut self, origin: CallOrigin) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// Where the waiting side reads how the request was answered, once the answer arrived.
+    pub(crate) fn answered_by(&self) -> Arc<OnceLock<AnsweredBy>> {
+        self.by.clone()
     }
 
     /// Whether `AllowForSession` may be offered (never for destructive tools).
@@ -51,8 +117,15 @@ impl ApprovalRequest {
         !self.tool.destructive.is_destructive()
     }
 
-    /// Sends the answer. If the waiting side is gone the answer has no one to reach, which is fine.
+    /// Sends the operator's answer. If the waiting side is gone the answer has no one to reach,
+    /// which is fine.
     pub fn respond(self, decision: ApprovalDecision) {
+        self.respond_by(decision, AnsweredBy::Operator);
+    }
+
+    /// Sends an answer and says how it was given (`--yes`, no terminal to ask on, …).
+    pub fn respond_by(self, decision: ApprovalDecision, by: AnsweredBy) {
+        let _ = self.by.set(by);
         let _ = self.reply.send(decision);
     }
 }
@@ -105,6 +178,24 @@ mod tests {
         assert!(req.session_approval_allowed());
         drop(req);
         assert_eq!(await_decision(rx).await, ApprovalDecision::Deny);
+    }
+
+    #[tokio::test]
+    async fn how_it_was_answered_reaches_the_waiter() {
+        let (req, rx) = ApprovalRequest::new(
+            3,
+            descriptor(DestructiveBehavior::NonDestructive),
+            json!({}),
+            String::new(),
+        );
+        let req = req.with_origin(CallOrigin::Agent {
+            reason: "saving it".into(),
+        });
+        assert_eq!(req.origin.as_str(), "agent");
+        let by = req.answered_by();
+        req.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
+        assert_eq!(await_decision(rx).await, ApprovalDecision::AllowOnce);
+        assert_eq!(by.get(), Some(&AnsweredBy::YesFlag));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `aimon-console call TOOL [--args JSON] [--yes] [--json] [--events]`: one call through the same
 //! gate as the console. A call that needs approval asks y/N on the terminal; without a terminal it
 //! is refused unless `--yes`. `--events` prints the run's events first (one JSON object a line
-//! with `--json`). Exit 0 when the call succeeded, 1 otherwise.
+//! with `--json`). Exit 0 when the call succeeded, 2 when `--args` is not a JSON object or does
+//! not fit the tool's input schema (nothing is called), 1 otherwise.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -13,9 +14,9 @@ use super::asks::AskArgs;
 use super::events::write_event;
 use super::output::{self, safe_text};
 use crate::approval::{ApprovalDecision, ApprovalRequest};
-use crate::config::Config;
+use crate::config::{ApprovalPolicy, Config, LocalTools};
 use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent, RuntimeOptions};
-use crate::tool::SideEffectLevel;
+use crate::tool::{schema, SideEffectLevel, ToolDescriptor};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CallArgs {
@@ -47,12 +48,35 @@ fn server_of(tool: &str) -> Option<&str> {
 
 pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     let arguments: Value = match serde_json::from_str(&args.args) {
-        Ok(v) => v,
+        Ok(v @ Value::Object(_)) => v,
+        Ok(other) => {
+            output::error_line(&format!(
+                "error: --args must be a JSON object, not {}",
+                match other {
+                    Value::Array(_) => "an array",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "true/false",
+                    Value::Null => "null",
+                    Value::Object(_) => "an object",
+                }
+            ));
+            return ExitCode::from(super::EXIT_CONFIG);
+        }
         Err(e) => {
             output::error_line(&format!("error: --args is not valid JSON: {e}"));
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
+    let approval = config.policy.approval;
+    if LocalTools::ALL.contains(&args.tool) && !config.policy.local_tools.contains(&args.tool) {
+        output::error_line(&format!(
+            "error: the local tool {} is off: add it to policy.local_tools in {} to use it",
+            args.tool,
+            config.path.display()
+        ));
+        return ExitCode::from(1);
+    }
     // Only the server that serves the tool needs to start.
     let wanted = server_of(&args.tool).map(str::to_string);
     config
@@ -72,7 +96,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 let _ = write_event(&mut out, &event, json);
             }
             match event {
-                RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
+                RuntimeEvent::ApprovalRequested(request) => answer(request, yes, approval).await,
                 RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                     asks.answer(&request, "call")
                 }
@@ -99,6 +123,21 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
             report.as_ref().map_or("", |r| r.name.as_str()),
             failure.class.as_str()
         ));
+    }
+
+    // Arguments that do not fit the schema are a mistake in the command line, like bad JSON:
+    // exit 2 without calling anything.
+    if let Some(tool) = runtime.tools().into_iter().find(|t| t.name == args.tool) {
+        if let Err(problems) = schema::validate(&tool.input_schema, &arguments) {
+            runtime.close().await;
+            let _ = driver.await;
+            output::error_line(&format!(
+                "error: --args do not match the input schema of {}: {}",
+                args.tool,
+                safe_text(&problems.join("; "))
+            ));
+            return ExitCode::from(super::EXIT_CONFIG);
+        }
     }
 
     let cancel = CancellationToken::new();
@@ -144,34 +183,44 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     }
 }
 
+/// One sentence: what the tool is, why (its provenance, once), and the policy that asks.
+/// `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore
+/// (annotations present but not trusted); policy.approval is ask_mutating.`
+fn approval_sentence(tool: &ToolDescriptor, approval: ApprovalPolicy) -> String {
+    let traits = match (tool.side_effect, tool.destructive.is_destructive()) {
+        (SideEffectLevel::Mutating, true) => "MUTATING and DESTRUCTIVE",
+        (SideEffectLevel::Mutating, false) => "MUTATING",
+        (SideEffectLevel::ReadOnly, true) => "read-only but says it is DESTRUCTIVE",
+        (SideEffectLevel::ReadOnly, false) => "read-only",
+    };
+    // "ignored: server trust is ignore (…)": the sentence already says what ignoring gives.
+    let why = tool
+        .provenance
+        .strip_prefix("ignored: ")
+        .unwrap_or(&tool.provenance);
+    safe_text(&format!(
+        "{} is {traits} because {why}; policy.approval is {}.",
+        tool.name,
+        approval.as_str()
+    ))
+}
+
 /// Answers one approval request: `--yes`, else y/N on the terminal, else refuse.
-async fn answer(request: ApprovalRequest, yes: bool) {
+async fn answer(request: ApprovalRequest, yes: bool, approval: ApprovalPolicy) {
     if yes {
         request.respond(ApprovalDecision::AllowOnce);
         return;
     }
-    let tool = &request.tool;
-    let level = match tool.side_effect {
-        SideEffectLevel::Mutating => "MUTATING",
-        SideEffectLevel::ReadOnly => "read-only",
-    };
-    let destructive = if tool.destructive.is_destructive() {
-        ", DESTRUCTIVE"
-    } else {
-        ""
-    };
+    let sentence = approval_sentence(&request.tool, approval);
     if !std::io::stdin().is_terminal() {
         output::error_line(&format!(
-            "refused: {} is {level}{destructive} and needs approval, but there is no terminal to ask on (pass --yes to approve)",
-            tool.name
+            "refused: {sentence} There is no terminal to ask on (pass --yes to approve)."
         ));
         request.respond(ApprovalDecision::Deny);
         return;
     }
     let prompt = format!(
-        "{} is {level}{destructive} ({})\narguments: {}\nallow this call? [y/N] ",
-        tool.name,
-        safe_text(&request.why),
+        "{sentence}\narguments: {}\nallow this call? [y/N] ",
         safe_text(&request.arguments.to_string()),
     );
     let decision = tokio::task::spawn_blocking(move || {
@@ -191,7 +240,45 @@ async fn answer(request: ApprovalRequest, yes: bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::server_of;
+    use super::{approval_sentence, server_of};
+    use crate::config::ApprovalPolicy;
+    use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+
+    fn tool(side: SideEffectLevel, destructive: DestructiveBehavior, why: &str) -> ToolDescriptor {
+        ToolDescriptor {
+            name: "mcp__notes__delete_note".into(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+            side_effect: side,
+            destructive,
+            provenance: why.into(),
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn the_prompt_says_traits_and_why_once() {
+        let t = tool(
+            SideEffectLevel::Mutating,
+            DestructiveBehavior::Destructive,
+            "ignored: server trust is ignore (annotations present but not trusted)",
+        );
+        assert_eq!(
+            approval_sentence(&t, ApprovalPolicy::AskMutating),
+            "mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore \
+             (annotations present but not trusted); policy.approval is ask_mutating."
+        );
+        let t = tool(
+            SideEffectLevel::ReadOnly,
+            DestructiveBehavior::NonDestructive,
+            "readOnlyHint=true, trusted",
+        );
+        assert_eq!(
+            approval_sentence(&t, ApprovalPolicy::AskAll),
+            "mcp__notes__delete_note is read-only because readOnlyHint=true, trusted; \
+             policy.approval is ask_all."
+        );
+    }
 
     #[test]
     fn finds_the_server_of_a_qualified_name() {

@@ -1,36 +1,44 @@
 //! `aimon-console conformance URL` (hidden from `--help`): the client under test of the official
-//! MCP conformance suite (`.ci/run`). It reads `MCP_CONFORMANCE_SCENARIO`, connects to URL over
-//! Streamable HTTP through the console's own runtime (manager, client, `McpTool`, the gate; no
-//! second client), lists the tools and calls the first one: `{"a":2,"b":3}` for `tools_call`,
-//! `{}` otherwise, approving the call as `call --yes` does.
+//! MCP conformance suite (`.ci/run`).
 //!
-//! Differences from the console, both on purpose: the suite's mock servers predate
-//! `server/discover`, so the handshake is `initialize` only (at `MCP_CONFORMANCE_PROTOCOL_VERSION`,
-//! default 2025-11-25); and elicitation requests are accepted with the schema's defaults (by
-//! the driver, as headless `--elicitation defaults` does).
+//! It runs the console's own path: a runtime from `AgentRuntimeFactory` (the same handshake,
+//! `server/discover` then `initialize`; the same OAuth client), tools called through
+//! `AgentRuntime::call` and its approval gate. What differs is only the operator's part, done
+//! here as an operator would: approvals are granted (as `call --yes` does), a server that
+//! reports `needs_login` is logged in to — the "browser" follows the authorization URL with
+//! plain HTTP GETs, which the suite's authorization servers answer with the redirect at once —
+//! and started again; a call refused for scope is logged in to again (a step-up, within the
+//! OAuth client's retry limit) and made again. The scenario's context
+//! (`MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT`) becomes the server's `oauth:`
+//! config; elicitation requests are accepted with the schema's defaults (by the driver, as
+//! headless `--elicitation defaults` does). Tokens go to a folder of this run, deleted at the end.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::{
-    AnnotationTrust, Config, PolicyConfig, RestartPolicy, ServerConfig, TransportKind,
+    Config, IdpConfig, OAuthConfig, OAuthGrant, PolicyConfig, PrivateKey, RestartPolicy,
+    ServerConfig, SigningAlgorithm, TransportKind,
 };
 use crate::runtime::{
-    AgentRuntime, AgentRuntimeFactory, ClientOptions, Lifecycle, McpEvent, RuntimeEvent,
-    RuntimeOptions, ServerStatus,
+    begin_login, step_up_pending, AgentRuntime, AgentRuntimeFactory, CallStatus, FailureClass,
+    Login, McpEvent, RuntimeEvent, RuntimeOptions, ServerReport, ServerStatus,
 };
 
 /// The server's name inside this run.
 const SERVER: &str = "conformance";
-/// Protocol version offered when the suite names none.
-const DEFAULT_PROTOCOL_VERSION: &str = "2025-11-25";
 /// Every request's deadline (the suite gives a scenario 30 s).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// The suite's client ID metadata document URL (`auth/basic-cimd`): where this client's
+/// metadata is taken to be published.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Logins one run may do (the OAuth client's own step-up limit stops a refusing server first).
+const MAX_LOGINS: usize = 5;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConformanceArgs {
@@ -40,41 +48,74 @@ pub struct ConformanceArgs {
 
 pub async fn run(args: ConformanceArgs) -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| DEFAULT_PROTOCOL_VERSION.to_string());
-    tracing::info!(%scenario, %version, "conformance run");
-    let options = RuntimeOptions {
-        local_tools: false,
-        client: ClientOptions {
-            lifecycle: Lifecycle::Initialize(version),
-            roots: Vec::new(),
-        },
-        ..RuntimeOptions::default()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    tracing::info!(%scenario, "conformance run");
+    // This run's tokens stay out of the operator's store. Set before anything reads it (the
+    // runtime is single-threaded and nothing has started yet).
+    let state = std::env::temp_dir().join(format!(
+        "aimon-conformance-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::env::set_var("XDG_STATE_HOME", &state);
+    let server = server_config(&args.url, &scenario, &context);
+    let code = drive(&server, &scenario).await;
+    let _ = std::fs::remove_dir_all(&state);
+    code
+}
+
+/// The server entry an operator would write for this scenario.
+fn server_config(url: &str, scenario: &str, context: &Value) -> ServerConfig {
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut server = ServerConfig::remote(SERVER, TransportKind::StreamableHttp, url);
+    server.request_timeout = REQUEST_TIMEOUT;
+    // One run, then exit: nothing to supervise.
+    server.restart = RestartPolicy::Never;
+    let mut oauth = OAuthConfig {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
+        ..OAuthConfig::default()
     };
-    let server = ServerConfig {
-        name: SERVER.to_string(),
-        transport: TransportKind::StreamableHttp,
-        command: None,
-        args: Vec::new(),
-        env: Default::default(),
-        cwd: None,
-        url: Some(args.url),
-        headers: Default::default(),
-        bearer_token: None,
-        request_timeout: REQUEST_TIMEOUT,
-        annotation_trust: AnnotationTrust::Ignore,
-        // One check, then exit: nothing to supervise.
-        restart: RestartPolicy::Never,
-        enabled: true,
-        roots: None,
-    };
-    let mut config = Config::from_servers(vec![server], PolicyConfig::default());
-    config.mcp.roots = Vec::new();
+    if scenario.contains("client-credentials") {
+        oauth.grant = OAuthGrant::ClientCredentials;
+        oauth.private_key = text("private_key_pem").map(PrivateKey::Pem);
+        oauth.signing_algorithm = match text("signing_algorithm").as_deref() {
+            Some("ES384") => Some(SigningAlgorithm::ES384),
+            Some("RS256") => Some(SigningAlgorithm::RS256),
+            Some(_) | None => None,
+        };
+    }
+    if let (Some(issuer), Some(token_endpoint), Some(client_id), Some(id_token)) = (
+        text("idp_issuer"),
+        text("idp_token_endpoint"),
+        text("idp_client_id"),
+        text("idp_id_token"),
+    ) {
+        oauth.grant = OAuthGrant::CrossAppAccess;
+        oauth.idp = Some(IdpConfig {
+            issuer,
+            token_endpoint,
+            client_id,
+            client_secret: None,
+            id_token,
+        });
+    }
+    server.oauth = Some(oauth);
+    server
+}
+
+async fn drive(server: &ServerConfig, scenario: &str) -> ExitCode {
+    let config = Config::from_servers(vec![server.clone()], PolicyConfig::default());
     let (events, mut stream) = AgentRuntimeFactory::events();
-    // The suite is the operator: every approval is given, as `call --yes` would, and every
-    // elicitation accepted with the schema's defaults, as `--elicitation defaults` would.
+    // The operator's approvals: granted, as `call --yes` does; elicitations: accepted with the
+    // schema's defaults, as `--elicitation defaults` does.
     let driver = tokio::spawn(async move {
         while let Some(event) = stream.recv().await {
             match event {
@@ -88,6 +129,10 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
             }
         }
     });
+    let options = RuntimeOptions {
+        local_tools: false,
+        ..RuntimeOptions::default()
+    };
     let runtime = match AgentRuntimeFactory::create(&config, options, events).await {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -95,35 +140,90 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = match runtime.wait_for_server(SERVER).await {
-        Some(report) if report.status == ServerStatus::Ready => {
-            call_first(&runtime, &scenario).await
-        }
-        Some(report) => {
-            let why = report
-                .failure
-                .as_ref()
-                .map(|f| format!("{}: {}", f.class.as_str(), f.message))
-                .unwrap_or_default();
+    let report = runtime.wait_for_server(SERVER).await;
+    let code = match ready(&runtime, server, report).await {
+        Ok(()) => call_first(&runtime, server, scenario).await,
+        Err(why) => {
             output::error_line(&format!("conformance: the server did not start ({why})"));
             ExitCode::from(1)
         }
-        None => ExitCode::from(1),
     };
     runtime.close().await;
     let _ = driver.await;
     code
 }
 
-/// Calls the first tool the server listed, if any, through the runtime (the gate, the same
-/// `McpTool` the console registers).
-async fn call_first(runtime: &AgentRuntime, scenario: &str) -> ExitCode {
+/// Logs in while the server reports `needs_login`, starting it again after each login.
+async fn ready(
+    runtime: &AgentRuntime,
+    server: &ServerConfig,
+    mut report: Option<ServerReport>,
+) -> Result<(), String> {
+    for _ in 0..MAX_LOGINS {
+        let Some(current) = &report else {
+            return Err("no report".into());
+        };
+        match (&current.status, &current.failure) {
+            (ServerStatus::Ready, _) => return Ok(()),
+            (_, Some(failure)) if failure.class == FailureClass::NeedsLogin => {
+                login(server).await?;
+                report = Some(runtime.restart_server(server).await);
+            }
+            (_, Some(failure)) => {
+                return Err(format!("{}: {}", failure.class.as_str(), failure.message))
+            }
+            (status, None) => return Err(format!("{status:?}")),
+        }
+    }
+    Err("still asking for a login".into())
+}
+
+/// One login, with a "browser" that follows the authorization URL.
+async fn login(server: &ServerConfig) -> Result<(), String> {
+    let pending = match begin_login(server).await.map_err(|e| e.to_string())? {
+        Login::Done(_) => return Ok(()),
+        Login::Interactive(pending) => pending,
+    };
+    let url = pending.authorization_url().to_string();
+    let browser = tokio::spawn(async move { follow(&url).await });
+    let redirected = tokio::select! {
+        redirected = pending.wait_for_redirect() => redirected.map_err(|e| e.to_string())?,
+        followed = browser => {
+            let why = match followed {
+                Ok(Ok(())) => "the authorization server answered without redirecting back".to_string(),
+                Ok(Err(e)) => e,
+                Err(e) => e.to_string(),
+            };
+            return Err(why);
+        }
+    };
+    pending
+        .finish(&redirected)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// GETs `url` and follows its redirects, as a browser whose user is already signed in.
+async fn follow(url: &str) -> Result<(), String> {
+    let client = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .map_err(|e| e.to_string())?;
+    client
+        .get(url)
+        .send()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("following the authorization URL: {e}"))
+}
+
+/// Calls the server's first tool through the runtime (and its gate): `{"a":2,"b":3}` for
+/// `tools_call`, `{}` otherwise. A call refused for scope gets a step-up login and is made again.
+async fn call_first(runtime: &AgentRuntime, server: &ServerConfig, scenario: &str) -> ExitCode {
+    // The first tool the server listed, as registered (its qualified name).
     let Some(first) = runtime.server_tool_names(SERVER).into_iter().next() else {
         return ExitCode::SUCCESS;
-    };
-    let arguments = match scenario {
-        "tools_call" => json!({"a": 2, "b": 3}),
-        _ => json!({}),
     };
     let Some(tool) = runtime.tools().into_iter().find(|t| {
         t.origin
@@ -133,13 +233,38 @@ async fn call_first(runtime: &AgentRuntime, scenario: &str) -> ExitCode {
         output::error_line(&format!("conformance: tool {first} was not registered"));
         return ExitCode::from(1);
     };
-    let outcome = runtime
-        .call(&tool.name, arguments, CancellationToken::new())
-        .await;
-    output::print(&format!("{}\n", output::safe_text(&outcome.result.text)));
-    if outcome.result.is_error {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    let arguments = match scenario {
+        "tools_call" => json!({"a": 2, "b": 3}),
+        _ => json!({}),
+    };
+    let mut logins = 0;
+    loop {
+        let outcome = runtime
+            .call(&tool.name, arguments.clone(), CancellationToken::new())
+            .await;
+        if outcome.status == CallStatus::Ok {
+            output::print(&format!("{}\n", output::safe_text(&outcome.result.text)));
+            return ExitCode::SUCCESS;
+        }
+        if logins < MAX_LOGINS && step_up_pending(server).is_some() {
+            logins += 1;
+            if let Err(why) = login(server).await {
+                output::error_line(&format!("conformance: step-up login failed: {why}"));
+                return ExitCode::from(1);
+            }
+            let report = runtime.restart_server(server).await;
+            if report.status != ServerStatus::Ready {
+                output::error_line("conformance: the server did not start again after the step-up");
+                return ExitCode::from(1);
+            }
+            continue;
+        }
+        output::error_line(&format!(
+            "conformance: {} {}: {}",
+            tool.name,
+            outcome.status.as_str(),
+            output::safe_text(&outcome.result.text)
+        ));
+        return ExitCode::from(1);
     }
 }

@@ -14,7 +14,7 @@ use http::StatusCode;
 
 use super::demo_faults::{Next, ProcessFaults};
 use crate::demo::{
-    bind_address, serve_http, serve_stdio, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
+    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
 };
 
 /// The line `--garbage-stdout` writes before the protocol starts.
@@ -26,7 +26,7 @@ pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)
 #[command(group(
     clap::ArgGroup::new("socket_fault")
         .args(["http_hang", "http_hangup_mid_answer", "http_not_http"])
-        .conflicts_with_all(["http_status", "require_bearer"])
+        .conflicts_with_all(["http_status", "require_bearer", "oauth"])
 ))]
 pub struct DemoServerArgs {
     /// Sleep this many milliseconds before answering the handshake (`initialize` or `server/discover`).
@@ -66,6 +66,17 @@ pub struct DemoServerArgs {
     /// With --http: answer 401 to any request without `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", requires = "http")]
     pub require_bearer: Option<String>,
+    /// With --http: the endpoint wants an OAuth access token, from an authorization server on the
+    /// same listener (metadata, dynamic registration, an authorize endpoint that approves at
+    /// once, tokens and refresh tokens).
+    #[arg(long, requires = "http", conflicts_with = "require_bearer")]
+    pub oauth: bool,
+    /// With --oauth: access tokens are valid SECONDS (default 3600).
+    #[arg(long, value_name = "SECONDS", requires = "oauth", value_parser = clap::value_parser!(u64).range(1..))]
+    pub oauth_token_ttl: Option<u64>,
+    /// With --oauth: token responses leave out `expires_in` (expiry shows only as a 401).
+    #[arg(long, requires = "oauth")]
+    pub oauth_hide_expiry: bool,
     /// With --http: answer every request to /mcp with STATUS (an error status, 400 to 599).
     #[arg(long, value_name = "STATUS", requires = "http", value_parser = error_status)]
     pub http_status: Option<StatusCode>,
@@ -123,10 +134,17 @@ impl DemoServerArgs {
         ]
         .into_iter()
         .find_map(|(on, fault)| on.then_some(fault));
+        let oauth = self.oauth.then(|| DemoAuth {
+            token_ttl: self
+                .oauth_token_ttl
+                .map_or(DemoAuth::default().token_ttl, Duration::from_secs),
+            hide_expiry: self.oauth_hide_expiry,
+        });
         HttpFaults {
             require_bearer: self.require_bearer.clone(),
             status: self.http_status,
             socket,
+            oauth,
         }
     }
 }
@@ -307,6 +325,20 @@ mod tests {
         let faults = args.http_faults();
         assert_eq!(faults.status, Some(StatusCode::SERVICE_UNAVAILABLE));
         assert_eq!(faults.require_bearer.as_deref(), Some("t"));
+        let oauth = parse(
+            &[
+                &http[..],
+                &["--oauth", "--oauth-token-ttl", "2", "--oauth-hide-expiry"],
+            ]
+            .concat(),
+        )?;
+        assert_eq!(
+            oauth.http_faults().oauth,
+            Some(DemoAuth {
+                token_ttl: Duration::from_secs(2),
+                hide_expiry: true
+            })
+        );
         for (flag, fault) in [
             ("--http-hang", SocketFault::Hang),
             ("--http-hangup-mid-answer", SocketFault::HangUpMidAnswer),
@@ -334,6 +366,11 @@ mod tests {
                 "500",
             ],
             &["--http", "0", "--http-not-http", "--require-bearer", "t"],
+            &["--oauth"],
+            &["--http", "0", "--oauth", "--require-bearer", "t"],
+            &["--http", "0", "--oauth", "--http-hang"],
+            &["--http", "0", "--oauth-token-ttl", "5"],
+            &["--http", "0", "--oauth", "--oauth-token-ttl", "0"],
         ] {
             assert!(parse(argv).is_err(), "{argv:?} is accepted");
         }

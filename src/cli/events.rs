@@ -83,7 +83,14 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             id,
             tool,
             arguments,
-        } => json!({"type": "call_started", "id": id, "tool": tool, "arguments": arguments}),
+            origin,
+        } => json!({
+            "type": "call_started",
+            "id": id,
+            "tool": tool,
+            "arguments": arguments,
+            "origin": origin,
+        }),
         RuntimeEvent::CallStatus { id, status } => {
             json!({"type": "call_status", "id": id, "status": status})
         }
@@ -105,6 +112,13 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "tool": tool_json(&request.tool),
             "arguments": request.arguments,
             "why": request.why,
+            "origin": request.origin,
+        }),
+        RuntimeEvent::ApprovalAnswered { id, decision, by } => json!({
+            "type": "approval_answered",
+            "id": id,
+            "decision": decision.as_str(),
+            "by": by.as_str(),
         }),
         RuntimeEvent::ServerLog {
             server,
@@ -272,6 +286,9 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             request.id,
             clean(&request.why)
         ),
+        RuntimeEvent::ApprovalAnswered { id, decision, by } => {
+            format!("call #{id} {} ({})", decision.as_str(), by.as_str())
+        }
         RuntimeEvent::ServerLog {
             server,
             level,

@@ -6,12 +6,20 @@ pub mod call;
 pub mod check;
 pub mod conformance;
 pub mod demo_faults;
+pub mod demo_model;
 pub mod demo_server;
+pub mod enable;
 pub mod events;
+pub mod import;
+pub mod login;
+pub mod logout;
 pub mod output;
 pub mod prompts;
 pub mod resources;
+pub mod run;
+pub mod sessions;
 pub mod tools;
+pub mod trust;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -30,11 +38,28 @@ pub struct ConfigArgs {
     pub config: Option<PathBuf>,
 }
 
-/// Finds and loads the config; on failure prints `file:line:col: message` and gives exit 2.
+/// Finds and loads the config; on failure prints every error found, one `file:line:col:
+/// message` line each (at most [`config::MAX_ERRORS`]), and gives exit 2.
 pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
     let loaded = config::resolve_path(explicit).and_then(|path| config::load(&path));
     loaded.map_err(|err| {
-        output::error_line(&err.to_string());
+        output::error_line(&err.report());
         ExitCode::from(EXIT_CONFIG)
     })
+}
+
+/// Says that the config has no server `name` (listing those it has) and gives exit 2.
+pub fn no_such_server(config: &Config, name: &str) -> ExitCode {
+    let names: Vec<&str> = config.mcp.servers.iter().map(|s| s.name.as_str()).collect();
+    let listed = if names.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("it has {}", names.join(", "))
+    };
+    output::error_line(&format!(
+        "error: no server named {} in {} ({listed})",
+        crate::text::sanitize_line(name, 80),
+        config.path.display()
+    ));
+    ExitCode::from(EXIT_CONFIG)
 }

@@ -15,6 +15,7 @@ pub fn tool_json(tool: &ToolDescriptor) -> Value {
     let origin = tool.origin.as_ref();
     json!({
         "name": tool.name,
+        "local": origin.is_none(),
         "server": origin.map(|o| o.server.clone()),
         "tool": origin.map_or_else(|| tool.name.clone(), |o| o.tool.clone()),
         "side_effect": tool.side_effect,
@@ -263,12 +264,25 @@ pub fn render_tools(tools: &[ToolDescriptor], style: Style) -> String {
         .iter()
         .map(|t| (t.side_effect, t.destructive.is_destructive()))
         .collect();
-    table.render(style, &|r, c, cell| match (c, effects[r]) {
+    let mut out = table.render(style, &|r, c, cell| match (c, effects[r]) {
         (1, (SideEffectLevel::Mutating, _)) => style.yellow(&cell),
         (1, (SideEffectLevel::ReadOnly, _)) => style.green(&cell),
         (2, (_, true)) => style.red(&cell),
         _ => cell,
-    })
+    });
+    let local: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.origin.is_none())
+        .map(|t| t.name.as_str())
+        .collect();
+    if !local.is_empty() {
+        out.push_str(&style.dim(&format!(
+            "local (trust column): {} — aimon-console's own tools, from no server; policy.local_tools lists them (default: read; bash only when listed)",
+            local.join(", ")
+        )));
+        out.push('\n');
+    }
+    out
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a panic.

@@ -1,15 +1,20 @@
 //! `aimon-console tools [--json]`: the tool table: every tool with its resolved traits and why.
+//! A server that failed to start has no tools in it: the table says so below it, the JSON in
+//! `missing`, and the exit code is 1 (as `check`'s).
 
 use std::process::ExitCode;
+
+use serde_json::json;
 
 use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output::{self, Style};
 use crate::config::Config;
+use crate::runtime::ServerStatus;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ToolsArgs {
-    /// Print a JSON array of TOOL objects (shape in README).
+    /// Print `{"tools": [TOOL…], "complete", "missing"}` (shape in README).
     #[arg(long)]
     pub json: bool,
 }
@@ -23,15 +28,38 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
     let summary = runtime.wait_started().await;
     let tools = runtime.tools();
     runtime.close().await;
+    let failed: Vec<_> = summary
+        .servers
+        .iter()
+        .filter(|s| s.status == ServerStatus::Failed)
+        .collect();
     if args.json {
-        let list: Vec<_> = tools.iter().map(output::tool_json).collect();
+        // Servers whose tools are not in the list, and why: failed ones, and disabled ones.
+        let missing: Vec<_> = summary
+            .servers
+            .iter()
+            .filter(|s| matches!(s.status, ServerStatus::Failed | ServerStatus::Disabled))
+            .map(|s| {
+                json!({
+                    "server": s.name,
+                    "status": output::status_word(s),
+                    "class": s.failure.as_ref().map(|f| f.class.as_str()),
+                    "message": s.failure.as_ref().map(|f| f.message.clone()),
+                })
+            })
+            .collect();
+        let value = json!({
+            "tools": tools.iter().map(output::tool_json).collect::<Vec<_>>(),
+            "complete": failed.is_empty(),
+            "missing": missing,
+        });
         output::print(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
+            serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     } else {
         output::print(&output::render_tools(&tools, Style::for_stdout()));
-        for s in summary.servers.iter().filter(|s| s.failure.is_some()) {
+        for s in &failed {
             output::error_line(&format!(
                 "note: server {} failed to start ({}); its tools are missing. Run `aimon-console check` for details.",
                 s.name,
@@ -39,5 +67,9 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
             ));
         }
     }
-    ExitCode::SUCCESS
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

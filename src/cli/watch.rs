@@ -1,6 +1,9 @@
-//! `aimon-console watch [--json]`: start every server and print runtime events as they happen
-//! (one JSON object a line with `--json`) until Ctrl-C, or until stdin or stdout closes. For
-//! scripts and diagnosis without the console.
+//! `aimon-console watch [--json] [--exit-on-stdin-eof]`: start every server and print runtime
+//! events as they happen (one JSON object a line with `--json`) until Ctrl-C or SIGTERM, or
+//! until stdout closes. stdin is not read unless `--exit-on-stdin-eof` asks to stop when it
+//! ends: under `nohup`, in CI and from `< /dev/null` stdin is at its end from the start, and a
+//! watcher that stopped at once there would look like one that saw nothing. For scripts and
+//! diagnosis without the console.
 //!
 //! There are no calls here, so every moment is between turns: a tools list change is taken in
 //! (a turn boundary) as soon as it is announced, and its diff printed.
@@ -27,6 +30,9 @@ pub struct WatchArgs {
     /// One JSON object a line (README "JSON shapes").
     #[arg(long)]
     pub json: bool,
+    /// Also stop when stdin reaches its end (a driving script closing the pipe).
+    #[arg(long)]
+    pub exit_on_stdin_eof: bool,
     #[command(flatten)]
     pub asks: AskArgs,
 }
@@ -36,7 +42,7 @@ pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
     let mut creating = tokio::spawn(async move {
         AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await
     });
-    let stop = stop_requested();
+    let stop = stop_requested(args.exit_on_stdin_eof);
     tokio::pin!(stop);
     let mut runtime: Option<Arc<AgentRuntime>> = None;
     let mut started = false;
@@ -116,24 +122,39 @@ fn boundary(runtime: &Arc<AgentRuntime>) {
     });
 }
 
-/// Resolves on Ctrl-C or when stdin reaches its end. stdin is read on a plain thread: a
-/// blocking read parked in tokio's pool would hold up the runtime's shutdown.
-async fn stop_requested() {
-    let (tx, stdin_closed) = oneshot::channel::<()>();
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = [0u8; 4096];
-        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
-        let _ = tx.send(());
-    });
+/// Resolves on Ctrl-C or SIGTERM, and when `stdin_eof_stops`, when stdin reaches its end.
+/// stdin is read on a plain thread: a blocking read parked in tokio's pool would hold up the
+/// runtime's shutdown.
+async fn stop_requested(stdin_eof_stops: bool) {
+    let stdin_closed = async move {
+        if !stdin_eof_stops {
+            return std::future::pending::<()>().await;
+        }
+        let (tx, closed) = oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut buf = [0u8; 4096];
+            while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+            let _ = tx.send(());
+        });
+        let _ = closed.await;
+    };
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
-            // No signal handling here: only stdin can stop it.
             std::future::pending::<()>().await;
+        }
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
         }
     };
     tokio::select! {
         () = ctrl_c => {}
-        _ = stdin_closed => {}
+        () = terminate => {}
+        () = stdin_closed => {}
     }
 }

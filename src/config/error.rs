@@ -57,9 +57,15 @@ impl fmt::Display for ErrorPlace {
     }
 }
 
+/// At most this many errors of one file are kept and shown; the rest are counted.
+pub const MAX_ERRORS: usize = 20;
+
 /// A configuration error. `Display` is `FILE:LINE:COL: message` (1-based line and column) for
 /// everything located in the file, `FILE: cannot read: …` for I/O errors, and the bare message
 /// when no file was found.
+///
+/// Loading reports every mistake it finds, not only the first: the first (in file order) is
+/// this error and the others ride along ([`all`](Self::all), [`report`](Self::report)).
 #[derive(Debug, thiserror::Error)]
 #[error("{place}{message}")]
 pub struct ConfigError {
@@ -68,6 +74,10 @@ pub struct ConfigError {
     message: String,
     #[source]
     source: Option<io::Error>,
+    /// The other errors found in the same file, in file order.
+    others: Vec<ConfigError>,
+    /// How many more were found beyond [`MAX_ERRORS`].
+    beyond: usize,
 }
 
 impl ConfigError {
@@ -86,7 +96,48 @@ impl ConfigError {
             },
             message: message.into(),
             source: None,
+            others: Vec::new(),
+            beyond: 0,
         }
+    }
+
+    /// Several errors as one: sorted by place, the first leads and the others ride along (at
+    /// most [`MAX_ERRORS`] in all). `None` when there are none.
+    pub fn many(mut errors: Vec<ConfigError>) -> Option<ConfigError> {
+        errors.sort_by_key(|e| e.position().map(|p| (p.line, p.column)));
+        let mut all = errors.into_iter().flat_map(ConfigError::into_all);
+        let mut first = all.next()?;
+        first.others = all.by_ref().take(MAX_ERRORS - 1).collect();
+        first.beyond = all.count();
+        Some(first)
+    }
+
+    fn into_all(mut self) -> Vec<ConfigError> {
+        let mut out = std::mem::take(&mut self.others);
+        out.insert(0, self);
+        out
+    }
+
+    /// This error and every other one found in the same file, in file order.
+    pub fn all(&self) -> impl Iterator<Item = &ConfigError> {
+        std::iter::once(self).chain(self.others.iter())
+    }
+
+    /// How many errors were found in all (shown or not).
+    pub fn count(&self) -> usize {
+        1 + self.others.len() + self.beyond
+    }
+
+    /// Every error, one `file:line:col: message` line each, then how many more were not shown.
+    pub fn report(&self) -> String {
+        let mut lines: Vec<String> = self.all().map(ToString::to_string).collect();
+        if self.beyond > 0 {
+            lines.push(format!(
+                "… and {} more (only the first {MAX_ERRORS} are shown)",
+                self.beyond
+            ));
+        }
+        lines.join("\n")
     }
 
     /// `file` could not be read.
@@ -96,6 +147,8 @@ impl ConfigError {
             place: ErrorPlace::File(file.to_path_buf()),
             message: format!("cannot read: {source}"),
             source: Some(source),
+            others: Vec::new(),
+            beyond: 0,
         }
     }
 
@@ -109,6 +162,8 @@ impl ConfigError {
                 looked_at.join(", ")
             ),
             source: None,
+            others: Vec::new(),
+            beyond: 0,
         }
     }
 
@@ -168,5 +223,36 @@ mod tests {
             "no config file found (looked at: a, b); pass --config or set AIMON_CONFIG"
         );
         assert_eq!(e.file(), None);
+    }
+
+    #[test]
+    fn many_errors_sort_and_cap() {
+        let at = |line| Position {
+            line,
+            column: 1,
+            offset: 0,
+        };
+        let errors: Vec<ConfigError> = (1..=25)
+            .rev()
+            .map(|line| {
+                ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    Path::new("c.yaml"),
+                    at(line),
+                    format!("e{line}"),
+                )
+            })
+            .collect();
+        let e = ConfigError::many(errors).expect("some");
+        assert_eq!(e.to_string(), "c.yaml:1:1: e1");
+        assert_eq!(e.count(), 25);
+        assert_eq!(e.all().count(), MAX_ERRORS);
+        let report = e.report();
+        assert!(
+            report.starts_with("c.yaml:1:1: e1\nc.yaml:2:1: e2\n"),
+            "{report}"
+        );
+        assert!(report.ends_with("c.yaml:20:1: e20\n… and 5 more (only the first 20 are shown)"));
+        assert!(ConfigError::many(Vec::new()).is_none());
     }
 }

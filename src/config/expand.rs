@@ -43,7 +43,7 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
     Ok(out)
 }
 
-fn is_var_name(name: &str) -> bool {
+pub(super) fn is_var_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())

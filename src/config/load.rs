@@ -1,25 +1,28 @@
-//! Loading the config: find the file, read it, deserialize it strictly, validate it and expand
-//! `${VAR}`, with every error located as `file:line:col`.
+//! Loading the config: find the file, read it, check its shape, deserialize it, validate it and
+//! expand `${VAR}`, with every error located as `file:line:col` and every error found reported,
+//! not only the first.
 //!
-//! serde_yaml does the typed decoding (unknown keys, types, enum values); the [`Spans`] index
-//! locates everything checked afterwards (names, durations, transport requirements, variables).
+//! `syntax.rs` locates YAML syntax errors; `schema.rs` checks the shape (unknown keys, types,
+//! enum values) over the parsed document; serde_yaml then decodes the text into `raw.rs`'s
+//! types; the [`Spans`] index locates everything checked afterwards (names, durations,
+//! transport requirements, variables).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::de::{self, Deserializer, Visitor};
-use serde::Deserialize;
-
+use super::agent_load::agent_config;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
-use super::rewake::{rewake_rules, RawNotifications};
+use super::raw::{DurationText, LocalTool, RawConfig, RawMcp, RawServer};
+use super::rewake::rewake_rules;
+use super::schema;
 use super::spans::{child_path, index_path, Position, Spans};
+use super::syntax::syntax_error;
 use super::{
-    AnnotationTrust, ApprovalPolicy, Config, McpConfig, NotificationsConfig, PolicyConfig,
-    RestartPolicy, ServerConfig, SideEffectCeiling, TransportKind,
+    Config, LocalTools, McpConfig, NotificationsConfig, PolicyConfig, ServerConfig, TransportKind,
 };
 
 /// `request_timeout` when the config gives none.
@@ -46,21 +49,27 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// Load config `text` that was read from `path`, looking `${VAR}`s up through `env`. Errors name
-/// `path` as given; `Config::path` is made absolute.
+/// `path` as given; `Config::path` is made absolute. Every mistake found is reported (see
+/// [`ConfigError::all`]): all unknown keys and wrong types at once, else all invalid values.
+/// A YAML syntax error stops everything, since nothing after it can be read.
 pub fn load_str(
     path: &Path,
     text: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigError> {
-    let spans = Spans::parse(text).map_err(|e| {
-        ConfigError::at(
-            ConfigErrorKind::Syntax,
-            path,
-            e.position,
-            format!("invalid YAML: {}", e.message),
-        )
-    })?;
-    let raw = if is_empty_document(&spans, text) {
+    let spans = Spans::parse(text).map_err(|e| syntax_error(path, text, e))?;
+    let empty = is_empty_document(&spans, text);
+    let value: serde_yaml::Value = if empty {
+        serde_yaml::Value::Null
+    } else {
+        serde_yaml::from_str(text).map_err(|e| serde_error(path, &spans, &e))?
+    };
+    if let Some(err) = ConfigError::many(schema::check(&value, &spans, path)) {
+        return Err(err);
+    }
+    // Decoded from the text, not the value: a number written where a string goes is taken as
+    // written (`2.50` stays "2.50").
+    let raw = if empty {
         RawConfig::default()
     } else {
         serde_yaml::from_str::<RawConfig>(text).map_err(|e| serde_error(path, &spans, &e))?
@@ -69,25 +78,58 @@ pub fn load_str(
         path,
         spans: &spans,
         env,
+        errors: RefCell::new(Vec::new()),
     };
     let absolute = std::path::absolute(path).map_err(|e| ConfigError::read(path, e))?;
     let base = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let mcp = cx.mcp(raw.mcp.unwrap_or_default(), &base)?;
+    let raw_mcp = raw.mcp.unwrap_or_default();
+    // Rules may name any server written in the file, valid or not: a server with a mistake of
+    // its own is reported once, not again by every rule naming it.
+    let names: Vec<String> = raw_mcp
+        .servers
+        .iter()
+        .flatten()
+        .map(|s| s.name.clone())
+        .collect();
+    let mcp = cx.mcp(raw_mcp, &base);
     let policy = raw.policy.unwrap_or_default();
     let rewake = raw.notifications.unwrap_or_default().rewake;
     let notifications = NotificationsConfig {
-        rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &mcp.servers)?,
+        rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
+    let agent = raw
+        .agent
+        .and_then(|agent| cx.keep(agent_config(&cx, agent, &base)));
+    if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
+        return Err(err);
+    }
     Ok(Config {
         path: absolute,
         mcp,
         notifications,
+        agent,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),
+            local_tools: local_tools(policy.local_tools),
         },
         source_digest: super::write::digest(text),
     })
+}
+
+/// `policy.local_tools` as written; `read` alone when not given.
+fn local_tools(raw: Option<Vec<LocalTool>>) -> LocalTools {
+    let Some(listed) = raw else {
+        return LocalTools::default();
+    };
+    let mut tools = LocalTools::NONE;
+    for tool in listed {
+        match tool {
+            LocalTool::Read => tools.read = true,
+            LocalTool::Bash => tools.bash = true,
+        }
+    }
+    tools
 }
 
 /// Whether a server name follows [`SERVER_NAME_RULE`].
@@ -117,13 +159,13 @@ pub fn file_uri(path: &Path) -> String {
 }
 
 /// A missing or whitespace-only value.
-fn is_blank(value: Option<&str>) -> bool {
+pub(super) fn is_blank(value: Option<&str>) -> bool {
     value.is_none_or(|v| v.trim().is_empty())
 }
 
 /// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
 /// symlink).
-fn relative_to(base: &Path, path: &Path) -> PathBuf {
+pub(super) fn relative_to(base: &Path, path: &Path) -> PathBuf {
     base.join(path)
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
@@ -166,32 +208,39 @@ fn serde_error(path: &Path, spans: &Spans, err: &serde_yaml::Error) -> ConfigErr
     ConfigError::at(ConfigErrorKind::Schema, path, position, message)
 }
 
-/// What the checks after deserialization need: the file, its location index and the variables.
+/// Where the value at `node` starts; falls back to its parents, then to 1:1.
+pub(super) fn position_of(spans: &Spans, node: &str) -> Position {
+    let mut path = node;
+    loop {
+        if let Some(position) = spans.value(path) {
+            return position;
+        }
+        match path.rfind(['.', '[']) {
+            Some(cut) => path = &path[..cut],
+            None => {
+                return spans.value("").unwrap_or(Position {
+                    line: 1,
+                    column: 1,
+                    offset: 0,
+                })
+            }
+        }
+    }
+}
+
+/// What the checks after deserialization need: the file, its location index and the
+/// variables; and the errors found so far (every check goes on after a failure of another).
 pub(super) struct Context<'a> {
     path: &'a Path,
     pub(super) spans: &'a Spans,
     env: &'a dyn Fn(&str) -> Option<String>,
+    errors: RefCell<Vec<ConfigError>>,
 }
 
 impl Context<'_> {
     /// Where the value at `node` starts; falls back to its parents, then to 1:1.
     pub(super) fn value_at(&self, node: &str) -> Position {
-        let mut path = node;
-        loop {
-            if let Some(position) = self.spans.value(path) {
-                return position;
-            }
-            match path.rfind(['.', '[']) {
-                Some(cut) => path = &path[..cut],
-                None => {
-                    return self.spans.value("").unwrap_or(Position {
-                        line: 1,
-                        column: 1,
-                        offset: 0,
-                    })
-                }
-            }
-        }
+        position_of(self.spans, node)
     }
 
     pub(super) fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
@@ -201,6 +250,20 @@ impl Context<'_> {
     /// An error at `position`.
     pub(super) fn at(&self, kind: ConfigErrorKind, at: Position, message: String) -> ConfigError {
         ConfigError::at(kind, self.path, at, message)
+    }
+
+    /// Records an error; loading goes on to find the others.
+    pub(super) fn report(&self, error: ConfigError) {
+        self.errors.borrow_mut().push(error);
+    }
+
+    /// The value, or `None` with its error recorded.
+    pub(super) fn keep<T>(&self, result: Result<T, ConfigError>) -> Option<T> {
+        result.map_err(|e| self.report(e)).ok()
+    }
+
+    fn error_count(&self) -> usize {
+        self.errors.borrow().len()
     }
 
     fn place(&self, position: Position) -> String {
@@ -213,35 +276,36 @@ impl Context<'_> {
     }
 
     /// Expand `${VAR}`s in the string value at `node`.
-    fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
+    pub(super) fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
         expand(value, self.env).map_err(|e: ExpandError| {
             self.error(ConfigErrorKind::Expansion, node, format!("{e} (in {node})"))
         })
     }
 
-    fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
+    pub(super) fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
         parse_duration(&raw.0)
             .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
     }
 
-    fn mcp(&self, raw: RawMcp, base: &Path) -> Result<McpConfig, ConfigError> {
+    fn mcp(&self, raw: RawMcp, base: &Path) -> McpConfig {
         let startup_budget = raw
             .startup_budget
             .as_ref()
-            .map(|d| self.duration("mcp.startup_budget", d))
-            .transpose()?;
-        let max_concurrent_starts = match raw.max_concurrent_starts {
-            None => None,
-            Some(0) => {
-                return Err(self.error(
+            .and_then(|d| self.keep(self.duration("mcp.startup_budget", d)));
+        let max_concurrent_starts =
+            match raw.max_concurrent_starts {
+                None => None,
+                Some(0) => {
+                    self.report(self.error(
                     ConfigErrorKind::Invalid,
                     "mcp.max_concurrent_starts",
                     "mcp.max_concurrent_starts: must be at least 1 (leave it out for no limit)"
                         .to_string(),
-                ))
-            }
-            Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-        };
+                ));
+                    None
+                }
+                Some(n) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+            };
         let mut servers = Vec::new();
         let mut first_seen: HashMap<String, Position> = HashMap::new();
         for (i, server) in raw.servers.unwrap_or_default().into_iter().enumerate() {
@@ -249,7 +313,7 @@ impl Context<'_> {
             let name_node = child_path(&node, "name");
             let name_at = self.value_at(&name_node);
             if let Some(first) = first_seen.get(&server.name) {
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::DuplicateName,
                     self.path,
                     name_at,
@@ -259,9 +323,12 @@ impl Context<'_> {
                         self.place(*first)
                     ),
                 ));
+                continue;
             }
             first_seen.insert(server.name.clone(), name_at);
-            servers.push(self.server(&node, server, base)?);
+            if let Some(server) = self.server(&node, server, base) {
+                servers.push(server);
+            }
         }
         let roots = match raw.roots {
             // The default: the folder the config file is in.
@@ -269,15 +336,17 @@ impl Context<'_> {
             Some(list) => list
                 .iter()
                 .enumerate()
-                .map(|(i, root)| self.root(&index_path("mcp.roots", i), root, base))
-                .collect::<Result<_, _>>()?,
+                .filter_map(|(i, root)| {
+                    self.keep(self.root(&index_path("mcp.roots", i), root, base))
+                })
+                .collect(),
         };
-        Ok(McpConfig {
+        McpConfig {
             servers,
             startup_budget,
             max_concurrent_starts,
             roots,
-        })
+        }
     }
 
     /// One `mcp.roots` entry: a `file://` URI as is, or a folder (relative to the config
@@ -297,10 +366,12 @@ impl Context<'_> {
         Ok(file_uri(&relative_to(base, Path::new(&value))))
     }
 
-    fn server(&self, node: &str, raw: RawServer, base: &Path) -> Result<ServerConfig, ConfigError> {
+    /// One server entry, or `None` when it has mistakes (each recorded).
+    fn server(&self, node: &str, raw: RawServer, base: &Path) -> Option<ServerConfig> {
+        let before = self.error_count();
         let name_node = child_path(node, "name");
         if !is_valid_server_name(&raw.name) {
-            return Err(self.error(
+            self.report(self.error(
                 ConfigErrorKind::Invalid,
                 &name_node,
                 format!(
@@ -328,16 +399,16 @@ impl Context<'_> {
         };
         match transport {
             TransportKind::Stdio if is_blank(raw.command.as_deref()) => {
-                return Err(missing("command"))
+                self.report(missing("command"))
             }
             TransportKind::StreamableHttp | TransportKind::Sse if is_blank(raw.url.as_deref()) => {
-                return Err(missing("url"))
+                self.report(missing("url"))
             }
             TransportKind::Stdio | TransportKind::StreamableHttp | TransportKind::Sse => {}
         }
         let field = |name: &str| child_path(node, name);
         // Keys of the other kind of transport would be silently ignored: refuse them instead.
-        let present: [(&str, bool); 7] = [
+        let present: [(&str, bool); 8] = [
             ("command", raw.command.is_some()),
             ("args", raw.args.is_some()),
             ("env", raw.env.is_some()),
@@ -345,9 +416,10 @@ impl Context<'_> {
             ("url", raw.url.is_some()),
             ("headers", raw.headers.is_some()),
             ("bearer_token", raw.bearer_token.is_some()),
+            ("oauth", raw.oauth.is_some()),
         ];
         for (key, is_set) in present {
-            let http_only = matches!(key, "url" | "headers" | "bearer_token");
+            let http_only = matches!(key, "url" | "headers" | "bearer_token" | "oauth");
             if is_set && http_only != transport.is_http() {
                 let at = self
                     .spans
@@ -358,7 +430,7 @@ impl Context<'_> {
                 } else {
                     "stdio servers"
                 };
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::Invalid,
                     self.path,
                     at,
@@ -371,33 +443,33 @@ impl Context<'_> {
             }
         }
         let opt = |name: &str, value: Option<String>| {
-            value.map(|v| self.expand(&field(name), &v)).transpose()
+            value.and_then(|v| self.keep(self.expand(&field(name), &v)))
         };
-        let command = opt("command", raw.command)?;
-        let url = opt("url", raw.url)?;
-        let cwd = opt("cwd", raw.cwd)?.map(|dir| relative_to(base, Path::new(&dir)));
-        let args = raw
+        let command = opt("command", raw.command);
+        let url = opt("url", raw.url);
+        let cwd = opt("cwd", raw.cwd).map(|dir| relative_to(base, Path::new(&dir)));
+        let args: Vec<String> = raw
             .args
             .unwrap_or_default()
             .iter()
             .enumerate()
-            .map(|(j, arg)| self.expand(&index_path(&field("args"), j), arg))
-            .collect::<Result<Vec<_>, _>>()?;
-        let env = self.map(&field("env"), raw.env.unwrap_or_default())?;
+            .filter_map(|(j, arg)| self.keep(self.expand(&index_path(&field("args"), j), arg)))
+            .collect();
+        let env = self.map(&field("env"), raw.env.unwrap_or_default());
         if let Some(url) = &url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &field("url"),
                     format!("url {url:?} must start with http:// or https://"),
                 ));
             }
         }
-        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default())?;
+        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default());
         for (name, value) in &headers {
             let node = child_path(&field("headers"), name);
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                return Err(ConfigError::at(
+                self.report(ConfigError::at(
                     ConfigErrorKind::Invalid,
                     self.path,
                     self.spans
@@ -405,33 +477,79 @@ impl Context<'_> {
                         .unwrap_or_else(|| self.value_at(&node)),
                     format!("invalid header name {name:?}"),
                 ));
-            }
-            if http::HeaderValue::from_str(value).is_err() {
+            } else if http::HeaderValue::from_str(value).is_err() {
                 // The value itself may be a secret: name the header, never the value.
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &node,
                     format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
                 ));
             }
         }
-        let bearer_token = opt("bearer_token", raw.bearer_token)?;
+        let bearer_token = opt("bearer_token", raw.bearer_token);
         if let Some(token) = &bearer_token {
             if token.trim().is_empty()
                 || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err()
             {
-                return Err(self.error(
+                self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &field("bearer_token"),
                     "bearer_token is empty or not a valid header value (control characters or non-ASCII)".to_string(),
                 ));
             }
         }
+        // OAuth is for Streamable HTTP, and replaces a static token.
+        let oauth = raw.oauth.and_then(|block| {
+            let key_at = |key: &str| {
+                self.spans
+                    .key(&field(key))
+                    .unwrap_or_else(|| self.value_at(&field(key)))
+            };
+            if transport != TransportKind::StreamableHttp {
+                self.report(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    key_at("oauth"),
+                    format!(
+                        "server {:?} uses transport {} but sets `oauth`, which only streamable_http servers use",
+                        raw.name,
+                        transport.as_str()
+                    ),
+                ));
+                return None;
+            }
+            if bearer_token.is_some() {
+                self.report(ConfigError::at(
+                    ConfigErrorKind::Invalid,
+                    self.path,
+                    key_at("oauth"),
+                    format!(
+                        "server {:?} sets both `bearer_token` and `oauth`: a static token or an OAuth login, not both",
+                        raw.name
+                    ),
+                ));
+                return None;
+            }
+            self.keep(self.oauth(&field("oauth"), &raw.name, block, base))
+        });
         let request_timeout = match &raw.request_timeout {
-            Some(d) => self.duration(&field("request_timeout"), d)?,
+            Some(d) => self
+                .keep(self.duration(&field("request_timeout"), d))
+                .unwrap_or(DEFAULT_REQUEST_TIMEOUT),
             None => DEFAULT_REQUEST_TIMEOUT,
         };
-        Ok(ServerConfig {
+        let roots = raw.roots.map(|list| {
+            list.iter()
+                .enumerate()
+                .filter_map(|(i, root)| {
+                    self.keep(self.root(&index_path(&field("roots"), i), root, base))
+                })
+                .collect::<Vec<_>>()
+        });
+        if self.error_count() > before {
+            return None;
+        }
+        Some(ServerConfig {
             name: raw.name,
             transport,
             command,
@@ -441,142 +559,28 @@ impl Context<'_> {
             url,
             headers,
             bearer_token,
+            oauth,
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             restart: raw.restart.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
-            roots: raw
-                .roots
-                .map(|list| {
-                    list.iter()
-                        .enumerate()
-                        .map(|(i, root)| self.root(&index_path(&field("roots"), i), root, base))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .transpose()?,
+            roots,
         })
     }
 
-    /// Expand the values (not the keys) of a string map.
-    fn map(
+    /// Expand the values (not the keys) of a string map; a value that cannot be expanded is
+    /// left out, its error recorded.
+    pub(super) fn map(
         &self,
         node: &str,
         raw: BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, ConfigError> {
+    ) -> BTreeMap<String, String> {
         raw.into_iter()
-            .map(|(k, v)| {
-                let value = self.expand(&child_path(node, &k), &v)?;
-                Ok((k, value))
+            .filter_map(|(k, v)| {
+                let value = self.keep(self.expand(&child_path(node, &k), &v))?;
+                Some((k, value))
             })
             .collect()
-    }
-}
-
-// No Debug on the raw types: they hold headers and tokens before redaction.
-#[derive(Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy` and `notifications` sections"
-)]
-struct RawConfig {
-    #[serde(default)]
-    mcp: Option<RawMcp>,
-    #[serde(default)]
-    policy: Option<RawPolicy>,
-    #[serde(default)]
-    notifications: Option<RawNotifications>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `servers`, `startup_budget`, `max_concurrent_starts` and `roots`"
-)]
-struct RawMcp {
-    #[serde(default)]
-    startup_budget: Option<DurationText>,
-    #[serde(default)]
-    max_concurrent_starts: Option<u64>,
-    #[serde(default)]
-    roots: Option<Vec<String>>,
-    #[serde(default)]
-    servers: Option<Vec<RawServer>>,
-}
-
-#[derive(Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a server mapping (name, transport, command, url, …)"
-)]
-struct RawServer {
-    name: String,
-    #[serde(default)]
-    transport: Option<TransportKind>,
-    #[serde(default)]
-    command: Option<String>,
-    #[serde(default)]
-    args: Option<Vec<String>>,
-    #[serde(default)]
-    env: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    cwd: Option<String>,
-    #[serde(default)]
-    url: Option<String>,
-    #[serde(default)]
-    headers: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    bearer_token: Option<String>,
-    #[serde(default)]
-    request_timeout: Option<DurationText>,
-    #[serde(default)]
-    annotation_trust: Option<AnnotationTrust>,
-    #[serde(default)]
-    restart: Option<RestartPolicy>,
-    #[serde(default)]
-    enabled: Option<bool>,
-    #[serde(default)]
-    roots: Option<Vec<String>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling` and `approval`"
-)]
-struct RawPolicy {
-    #[serde(default)]
-    side_effect_ceiling: Option<SideEffectCeiling>,
-    #[serde(default)]
-    approval: Option<ApprovalPolicy>,
-}
-
-/// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so
-/// the error can say which key it is.
-#[derive(Debug)]
-struct DurationText(String);
-
-impl<'de> Deserialize<'de> for DurationText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = DurationText;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration such as 500ms, 10s, 2m or 1h")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(V)
     }
 }
 

@@ -2,6 +2,8 @@
 //! valid fixtures, `${VAR}` expansion, and durations.
 
 use super::*;
+use crate::config::syntax::unclosed_flow;
+use crate::config::{AnnotationTrust, ApprovalPolicy, SideEffectCeiling};
 use crate::config::{RestartPolicy, RewakeRule};
 
 fn fixture_dir() -> PathBuf {
@@ -40,9 +42,7 @@ fn error_fixtures_give_exact_located_messages() {
         (
             "unknown_key.yaml",
             ConfigErrorKind::Schema,
-            "5:7: mcp.servers[0]: unknown field `comand`, expected one of `name`, `transport`, \
-             `command`, `args`, `env`, `cwd`, `url`, `headers`, `bearer_token`, \
-             `request_timeout`, `annotation_trust`, `restart`, `enabled`, `roots`",
+            "5:7: mcp.servers[0]: unknown key `comand` (did you mean `command`?)",
         ),
         (
             "bad_name.yaml",
@@ -86,7 +86,7 @@ fn error_fixtures_give_exact_located_messages() {
         (
             "bad_enum.yaml",
             ConfigErrorKind::Schema,
-            "6:13: policy.approval: unknown variant `sometimes`, expected one of \
+            "6:13: policy.approval: unknown value `sometimes`, expected one of \
              `ask_mutating`, `ask_all`, `never`",
         ),
     ];
@@ -112,7 +112,7 @@ fn load_names_the_file_as_given() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}:6:13: policy.approval: unknown variant `sometimes`, expected one of \
+            "{}:6:13: policy.approval: unknown value `sometimes`, expected one of \
              `ask_mutating`, `ask_all`, `never`",
             path.display()
         )
@@ -141,6 +141,7 @@ fn full_fixture_sets_every_key() {
         PolicyConfig {
             side_effect_ceiling: SideEffectCeiling::ReadOnly,
             approval: ApprovalPolicy::AskAll,
+            local_tools: LocalTools::ALL,
         }
     );
     let [files, remote, legacy] = config.mcp.servers.as_slice() else {
@@ -165,6 +166,7 @@ fn full_fixture_sets_every_key() {
             url: None,
             headers: BTreeMap::new(),
             bearer_token: None,
+            oauth: None,
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
             restart: RestartPolicy::Never,
@@ -339,20 +341,20 @@ fn schema_errors_are_located() {
     let cases = [
         (
             "mcp:\n  servers: 5\n",
-            "2:12: mcp.servers: invalid type: integer `5`, expected a sequence",
+            "2:12: mcp.servers: expected a list, got a number",
         ),
         (
             "mcp:\n  servers:\n    - command: x\n",
-            "3:7: mcp.servers[0]: missing field `name`",
+            "3:7: mcp.servers[0]: missing `name`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      enabled: maybe\n",
-            "5:16: mcp.servers[0].enabled: invalid type: string \"maybe\", expected a boolean",
+            "5:16: mcp.servers[0].enabled: expected true or false, got a string",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      request_timeout: [1]\n",
-            "5:24: mcp.servers[0].request_timeout: invalid type: sequence, expected a duration \
-             such as 500ms, 10s, 2m or 1h",
+            "5:24: mcp.servers[0].request_timeout: expected a duration such as 500ms, 10s, 2m \
+             or 1h, got a list",
         ),
         (
             "mcp:\n  startup_budget: soon\n",
@@ -361,11 +363,11 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown field `extra`, expected one of `mcp`, `policy`, `notifications`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `agent`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",
-            "5:16: mcp.servers[0].restart: unknown variant `always`, expected `never` or \
+            "5:16: mcp.servers[0].restart: unknown value `always`, expected one of `never`, \
              `on_failure`",
         ),
     ];
@@ -545,5 +547,172 @@ fn roots_default_to_the_config_folder_and_accept_folders_and_file_uris() {
     assert_eq!(
         err.to_string(),
         "/etc/aimon/cfg.yaml:2:11: root \"https://x/y\" must be a folder or a file:// URI"
+    );
+}
+
+#[test]
+fn an_unclosed_bracket_is_reported_where_it_opens() {
+    let err = load_fixture("unclosed_bracket.yaml").expect_err("unclosed");
+    assert_eq!(err.kind(), ConfigErrorKind::Syntax);
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with(
+            "tests/fixtures/config/unclosed_bracket.yaml:5:13: invalid YAML: this `[` is never \
+             closed with `]` (the parser gave up on line 6:"
+        ),
+        "{shown}"
+    );
+    // Same for `{`, and a bracket inside quotes or a comment does not count.
+    let err = load_text("mcp:\n  servers:\n    - name: a # [x\n      command: \"[\"\n      env: {A: b\n      args: [x]\n")
+        .expect_err("unclosed");
+    assert!(
+        err.to_string()
+            .starts_with("/etc/aimon/cfg.yaml:5:12: invalid YAML: this `{` is never closed"),
+        "{err}"
+    );
+    // A mistake on the bracket's own line keeps the parser's place.
+    let err = load_text("a: [b: c: d]\n").expect_err("bad");
+    assert!(!err.to_string().contains("never closed"), "{err}");
+}
+
+#[test]
+fn every_error_is_reported_each_at_its_place() {
+    let text = "\
+mcp:
+  servers:
+    - name: a
+      comand: x
+      enabled: maybe
+    - name: b
+      command: y
+      restart: always
+      args: [1, [2]]
+polcy:
+  approval: never
+";
+    let err = load_text(text).expect_err("bad");
+    assert_eq!(err.count(), 5);
+    assert_eq!(
+        err.report(),
+        "/etc/aimon/cfg.yaml:4:7: mcp.servers[0]: unknown key `comand` (did you mean `command`?)\n\
+         /etc/aimon/cfg.yaml:5:16: mcp.servers[0].enabled: expected true or false, got a string\n\
+         /etc/aimon/cfg.yaml:8:16: mcp.servers[1].restart: unknown value `always`, expected one of `never`, `on_failure`\n\
+         /etc/aimon/cfg.yaml:9:17: mcp.servers[1].args[1]: expected a string, got a list\n\
+         /etc/aimon/cfg.yaml:10:1: unknown key `polcy` (did you mean `policy`?)"
+    );
+    // Once the shape is right, every invalid value, across servers and rules.
+    let text = "\
+mcp:
+  startup_budget: soon
+  servers:
+    - name: Bad_1
+      command: ${NOPE}
+    - {name: ok, transport: sse, url: ftp://x}
+    - name: Bad_1
+      command: x
+notifications:
+  rewake:
+    - {server: ghost, method: m, event: e}
+";
+    let err = load_text(text).expect_err("bad");
+    let lines: Vec<String> = err.all().map(|e| e.message().to_string()).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "mcp.startup_budget: invalid duration \"soon\": expected a number then ms, s, m or h (e.g. 500ms, 10s, 1.5s)".to_string(),
+            "invalid server name \"Bad_1\": a name must match ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ (lowercase letters, digits and inner hyphens)".to_string(),
+            "environment variable NOPE is not set (in mcp.servers[0].command)".to_string(),
+            "url \"ftp://x\" must start with http:// or https://".to_string(),
+            "duplicate server name \"Bad_1\" (first defined at /etc/aimon/cfg.yaml:4:13)".to_string(),
+            "notifications.rewake[0].server: unknown server \"ghost\" (configured: Bad_1, ok)".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn at_most_twenty_errors_are_kept() {
+    let mut text = String::from("mcp:\n  servers:\n");
+    for i in 0..30 {
+        text.push_str(&format!("    - {{name: s{i}, command: x, colour: red}}\n"));
+    }
+    let err = load_text(&text).expect_err("bad");
+    assert_eq!(err.count(), 30);
+    assert_eq!(err.all().count(), crate::config::MAX_ERRORS);
+    assert!(err
+        .report()
+        .ends_with("… and 10 more (only the first 20 are shown)"));
+}
+
+#[test]
+fn local_tools_default_to_read_and_are_listed_in_policy() {
+    let config = load_text("").expect("empty");
+    assert_eq!(config.policy.local_tools, LocalTools::default());
+    assert_eq!(config.policy.local_tools.names(), vec!["read"]);
+    let config = load_text("policy:\n  local_tools: [bash]\n").expect("loads");
+    assert_eq!(config.policy.local_tools.names(), vec!["bash"]);
+    let config = load_text("policy:\n  local_tools: []\n").expect("loads");
+    assert_eq!(config.policy.local_tools, LocalTools::NONE);
+    let err = load_text("policy:\n  local_tools: [reed]\n").expect_err("bad");
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:2:17: policy.local_tools[0]: unknown value `reed` (did you mean `read`?), expected one of `read`, `bash`"
+    );
+}
+
+#[test]
+fn true_and_false_as_strings() {
+    let config =
+        load_text("mcp:\n  servers:\n    - name: a\n      command: x\n      args: [true, -n]\n")
+            .expect("loads");
+    assert_eq!(
+        config.mcp.servers[0].args,
+        vec!["true".to_string(), "-n".to_string()]
+    );
+}
+
+#[test]
+fn brackets_inside_plain_scalars_do_not_count_as_open() {
+    assert_eq!(unclosed_flow("a: foo[bar\nb: x{y\n"), None);
+    assert_eq!(
+        unclosed_flow("a: [x, 'it''s [', \"\\\"[\"\nb"),
+        Some((3, '['))
+    );
+    assert_eq!(unclosed_flow("a: [x, {b: [1]}]\n"), None);
+    assert_eq!(unclosed_flow("- {a: [1, 2]\n"), Some((2, '{')));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+    /// Whatever the text, loading gives a config or located errors, never a panic.
+    #[test]
+    fn any_text_loads_or_is_located(text in "[a-z_:\\[\\]{},'\" #\\-\\n]{0,80}") {
+        match load_text(&text) {
+            Ok(_) => {}
+            Err(e) => {
+                for err in e.all() {
+                    proptest::prop_assert!(err.position().is_some(), "{err}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn max_concurrent_starts_is_a_whole_number_from_1() {
+    let config = load_text("mcp:\n  max_concurrent_starts: 4\n").expect("loads");
+    assert_eq!(config.mcp.max_concurrent_starts, Some(4));
+    let err = load_text("mcp:\n  max_concurrent_starts: many\n").expect_err("bad");
+    assert_eq!(
+        err.to_string(),
+        "/etc/aimon/cfg.yaml:2:26: mcp.max_concurrent_starts: expected a whole number, got a string"
+    );
+    let err =
+        load_text("mcp:\n  max_concurrent_starts: 0\n  startup_budget: soon\n").expect_err("bad");
+    assert_eq!(err.count(), 2, "{}", err.report());
+    assert!(
+        err.report().contains("must be at least 1"),
+        "{}",
+        err.report()
     );
 }

@@ -1,8 +1,10 @@
 //! Configuration: the YAML schema, its defaults, and loading with `file:line:col` errors.
 //!
 //! This is the lowest layer: plain data that every other layer reads. Loading, validation and
-//! `${VAR}` expansion live in `load.rs`; the location index that gives every node its line and
-//! column lives in `spans.rs` (serde_yaml exposes no spans).
+//! `${VAR}` expansion live in `load.rs` (the shape check in `schema.rs`, the text as written in
+//! `raw.rs`, syntax errors in `syntax.rs`); the location index that gives every node its line and
+//! column lives in `spans.rs` (serde_yaml exposes no spans). Writing back: `edit/` (the
+//! comment-preserving editor), `write.rs` (the file); `import/` reads other clients' configs.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -10,25 +12,42 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+mod agent;
+mod agent_load;
 mod duration;
+pub mod edit;
+mod emit;
 mod error;
 mod expand;
+pub mod import;
 mod load;
+mod oauth;
 mod path;
+mod raw;
 pub mod redact;
 mod rewake;
+mod schema;
 pub mod spans;
+mod syntax;
 mod write;
 
+pub use agent::{
+    AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_SYSTEM_PROMPT,
+};
 pub use duration::parse_duration;
+pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use load::{
     file_uri, is_valid_server_name, load, load_str, DEFAULT_REQUEST_TIMEOUT, SERVER_NAME_RULE,
 };
+pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, LOCAL_CONFIG_NAME};
 pub use spans::{NodeSpan, Position, Spans};
-pub use write::{digest, set_server_trust, TrustWriteError};
+pub use write::{
+    digest, set_server_enabled, set_server_trust, ConfigFile, TrustWriteError, WriteError, SERVERS,
+};
 
 /// The whole configuration file, validated and with `${VAR}` expanded.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +58,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// The `notifications:` section (rewake rules).
     pub notifications: NotificationsConfig,
+    /// The `agent:` section: the model endpoints the agent may use (`None`: no agent).
+    pub agent: Option<AgentConfig>,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -76,6 +97,9 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, String>,
     /// streamable_http / sse: sent as `Authorization: Bearer …`. A secret: shown redacted.
     pub bearer_token: Option<String>,
+    /// streamable_http: how an OAuth token is obtained (`oauth:`). Without it, a server that
+    /// answers 401 is still logged in to with dynamic registration. Its secrets are redacted.
+    pub oauth: Option<OAuthConfig>,
     /// Deadline of every request to this server, the handshake included. Default 30 s.
     pub request_timeout: Duration,
     pub annotation_trust: AnnotationTrust,
@@ -100,6 +124,7 @@ impl Config {
             },
             policy,
             notifications: NotificationsConfig::default(),
+            agent: None,
             source_digest: 0,
         }
     }
@@ -118,6 +143,7 @@ impl ServerConfig {
             url: None,
             headers: BTreeMap::new(),
             bearer_token: None,
+            oauth: None,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             annotation_trust: AnnotationTrust::Ignore,
             restart: RestartPolicy::OnFailure,
@@ -157,6 +183,7 @@ impl std::fmt::Debug for ServerConfig {
                 "bearer_token",
                 &redact::RedactedSecret(self.bearer_token.as_deref()),
             )
+            .field("oauth", &self.oauth)
             .field("request_timeout", &self.request_timeout)
             .field("annotation_trust", &self.annotation_trust)
             .field("restart", &self.restart)
@@ -233,6 +260,56 @@ impl RestartPolicy {
     }
 }
 
+/// Which tools of aimon-console itself (not of any server) exist: `policy.local_tools`. By
+/// default `read` alone: `bash` runs shell commands and is off unless listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LocalTools {
+    /// `read`: reads files (read-only).
+    pub read: bool,
+    /// `bash`: runs shell commands (mutating, destructive).
+    pub bash: bool,
+}
+
+impl Default for LocalTools {
+    fn default() -> Self {
+        LocalTools {
+            read: true,
+            bash: false,
+        }
+    }
+}
+
+impl LocalTools {
+    /// No local tools (`local_tools: []`).
+    pub const NONE: LocalTools = LocalTools {
+        read: false,
+        bash: false,
+    };
+
+    /// Every local tool.
+    pub const ALL: LocalTools = LocalTools {
+        read: true,
+        bash: true,
+    };
+
+    /// Whether the local tool called `name` is on.
+    pub fn contains(self, name: &str) -> bool {
+        match name {
+            "read" => self.read,
+            "bash" => self.bash,
+            _ => false,
+        }
+    }
+
+    /// The names of the tools that are on.
+    pub fn names(self) -> Vec<&'static str> {
+        [("read", self.read), ("bash", self.bash)]
+            .into_iter()
+            .filter_map(|(name, on)| on.then_some(name))
+            .collect()
+    }
+}
+
 /// The `notifications:` section.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NotificationsConfig {
@@ -255,11 +332,13 @@ pub struct RewakeRule {
     pub event: String,
 }
 
-/// The `policy:` section.
+/// The `policy:` section: what may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PolicyConfig {
     pub side_effect_ceiling: SideEffectCeiling,
     pub approval: ApprovalPolicy,
+    /// Which local tools exist at all (`policy.local_tools`).
+    pub local_tools: LocalTools,
 }
 
 /// The highest side-effect level any call may have; above it a call is refused without a prompt.

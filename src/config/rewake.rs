@@ -2,14 +2,14 @@
 //! external event. Read and checked here, apart from `load.rs`, because the rules refer to the
 //! servers (an unknown server is a located error) and carry match values of any JSON type.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::error::{ConfigError, ConfigErrorKind};
 use super::load::Context;
 use super::spans::{child_path, index_path};
-use super::{RewakeRule, ServerConfig};
+use super::RewakeRule;
 
 /// The `notifications:` section as written.
 #[derive(Default, Deserialize)]
@@ -33,73 +33,91 @@ pub(super) struct RawRewake {
     event: String,
 }
 
-/// Checks the rules against the configured `servers`: every rule names one of them, and has a
-/// method, an event name and well-formed match paths.
+/// Checks the rules against the servers named in the file (`known`): every rule names one of
+/// them, and has a method, an event name and well-formed match paths. Each mistake is recorded
+/// in `cx`; the rules without one are returned.
 pub(super) fn rewake_rules(
     cx: &Context<'_>,
     raw: Vec<RawRewake>,
-    servers: &[ServerConfig],
-) -> Result<Vec<RewakeRule>, ConfigError> {
-    let known: HashSet<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    known: &[String],
+) -> Vec<RewakeRule> {
     raw.into_iter()
         .enumerate()
-        .map(|(i, rule)| {
-            let node = index_path("notifications.rewake", i);
-            let field = |name: &str| child_path(&node, name);
-            if !known.contains(rule.server.as_str()) {
-                let mut names: Vec<&str> = known.iter().copied().collect();
-                names.sort_unstable();
-                let listed = if names.is_empty() {
-                    "no servers are configured".to_string()
-                } else {
-                    format!("configured: {}", names.join(", "))
-                };
-                return Err(cx.error(
-                    ConfigErrorKind::Invalid,
-                    &field("server"),
-                    format!(
-                        "{}: unknown server {:?} ({listed})",
-                        field("server"),
-                        rule.server
-                    ),
-                ));
-            }
-            for (key, value) in [("method", &rule.method), ("event", &rule.event)] {
-                if value.trim().is_empty() {
-                    return Err(cx.error(
-                        ConfigErrorKind::Invalid,
-                        &field(key),
-                        format!("{} must not be empty", field(key)),
-                    ));
-                }
-            }
-            let mut matches = BTreeMap::new();
-            for (path, value) in rule.matches.unwrap_or_default() {
-                let at = child_path(&field("match"), &path);
-                if path.split('.').any(str::is_empty) {
-                    return Err(key_error(
-                        cx,
-                        &at,
-                        format!("{}: {path:?} is not a dotted path (a.b.c)", field("match")),
-                    ));
-                }
-                let value = serde_json::to_value(&value).map_err(|e| {
-                    cx.error(
-                        ConfigErrorKind::Invalid,
-                        &at,
-                        format!("{at}: not a plain value: {e}"),
-                    )
-                })?;
+        .filter_map(|(i, rule)| rewake_rule(cx, i, rule, known))
+        .collect()
+}
+
+fn rewake_rule(
+    cx: &Context<'_>,
+    i: usize,
+    rule: RawRewake,
+    known: &[String],
+) -> Option<RewakeRule> {
+    let node = index_path("notifications.rewake", i);
+    let field = |name: &str| child_path(&node, name);
+    let mut ok = true;
+    if !known.contains(&rule.server) {
+        let mut names: Vec<&str> = known.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        let listed = if names.is_empty() {
+            "no servers are configured".to_string()
+        } else {
+            format!("configured: {}", names.join(", "))
+        };
+        cx.report(cx.error(
+            ConfigErrorKind::Invalid,
+            &field("server"),
+            format!(
+                "{}: unknown server {:?} ({listed})",
+                field("server"),
+                rule.server
+            ),
+        ));
+        ok = false;
+    }
+    for (key, value) in [("method", &rule.method), ("event", &rule.event)] {
+        if value.trim().is_empty() {
+            cx.report(cx.error(
+                ConfigErrorKind::Invalid,
+                &field(key),
+                format!("{} must not be empty", field(key)),
+            ));
+            ok = false;
+        }
+    }
+    let mut matches = BTreeMap::new();
+    for (path, value) in rule.matches.unwrap_or_default() {
+        let at = child_path(&field("match"), &path);
+        if path.split('.').any(str::is_empty) {
+            cx.report(key_error(
+                cx,
+                &at,
+                format!("{}: {path:?} is not a dotted path (a.b.c)", field("match")),
+            ));
+            ok = false;
+            continue;
+        }
+        match serde_json::to_value(&value) {
+            Ok(value) => {
                 matches.insert(path, value);
             }
-            Ok(RewakeRule {
-                server: rule.server,
-                method: rule.method,
-                matches,
-                event: rule.event,
-            })
-        })
-        .collect()
+            Err(e) => {
+                cx.report(cx.error(
+                    ConfigErrorKind::Invalid,
+                    &at,
+                    format!("{at}: not a plain value: {e}"),
+                ));
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(RewakeRule {
+        server: rule.server,
+        method: rule.method,
+        matches,
+        event: rule.event,
+    })
 }
 
 /// An error pointing at the key of `node` (its value if the key has no place).
@@ -165,11 +183,11 @@ mod tests {
             ),
             (
                 format!("{SERVERS}notifications:\n  rewake:\n    - {{server: notes, method: m}}\n"),
-                "7:7: notifications.rewake[0]: missing field `event`",
+                "7:7: notifications.rewake[0]: missing `event`",
             ),
             (
                 format!("{SERVERS}notifications:\n  rewake:\n    - {{server: notes, method: m, event: e, when: x}}\n"),
-                "7:44: notifications.rewake[0]: unknown field `when`, expected one of `server`, `method`, `match`, `event`",
+                "7:44: notifications.rewake[0]: unknown key `when`, expected one of `server`, `method`, `match`, `event`",
             ),
         ];
         for (text, expected) in cases {

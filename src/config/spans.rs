@@ -62,7 +62,19 @@ impl Spans {
                 message: e.info().to_string(),
             })?;
             let start = lines.position(&span.start);
-            let end = lines.position(&span.end);
+            // A flow collection ends at its closing bracket; the parser's span of that token
+            // runs on over a comment after it.
+            let closes_flow = matches!(event, Event::MappingEnd | Event::SequenceEnd)
+                && matches!(text.as_bytes().get(start.offset), Some(b']' | b'}'));
+            let end = if closes_flow {
+                Position {
+                    line: start.line,
+                    column: start.column + 1,
+                    offset: start.offset + 1,
+                }
+            } else {
+                lines.position(&span.end)
+            };
             builder.on_event(&event, start, end);
         }
         Ok(Spans {
@@ -351,6 +363,14 @@ policy: {approval: never}
         for (path, node) in spans.iter() {
             assert!(node.end >= node.start, "{path}: {node:?}");
         }
+    }
+
+    #[test]
+    fn a_flow_collection_ends_at_its_bracket_whatever_follows() {
+        let text = "a: [x, y]   # list\nb: {k: v} # map\n";
+        let spans = Spans::parse(text).expect("parses");
+        assert_eq!(slice(text, spans.get("a").unwrap()), "[x, y]");
+        assert_eq!(slice(text, spans.get("b").unwrap()), "{k: v}");
     }
 
     #[test]

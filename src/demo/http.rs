@@ -3,7 +3,8 @@
 //!
 //! Separate from stdio because only here is "the connection" a socket: one `DemoServer` is shared
 //! by every session (so notes written in one are seen in the next), `--require-bearer` puts a
-//! 401 in front of everything for tests of the client's credentials, and the HTTP fault flags
+//! 401 in front of everything for tests of the client's credentials, `--oauth` makes the endpoint
+//! a protected resource with its own authorization server (`auth.rs`), and the HTTP fault flags
 //! ([`HttpFaults`]) break the endpoint for the fault matrix.
 
 use std::convert::Infallible;
@@ -19,6 +20,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
+use super::auth::{AuthServer, DemoAuth};
 use super::http_faults::{serve_socket_fault, SocketFault};
 use super::{DemoError, DemoOptions, DemoServer};
 
@@ -36,6 +38,8 @@ pub struct HttpFaults {
     pub status: Option<StatusCode>,
     /// No HTTP at all: every connection gets this instead (wins over the others).
     pub socket: Option<SocketFault>,
+    /// The endpoint wants an OAuth access token from the server's own authorization server.
+    pub oauth: Option<DemoAuth>,
 }
 
 /// Serve the demo tools over Streamable HTTP on `listener`, broken as `faults` say, until the
@@ -61,7 +65,11 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let shared = Arc::new((service, faults));
+    let auth = faults
+        .oauth
+        .clone()
+        .map(|options| AuthServer::new(format!("http://{local}"), options));
+    let shared = Arc::new((service, faults, auth));
     loop {
         let (stream, peer) = listener.accept().await?;
         let shared = shared.clone();
@@ -69,8 +77,10 @@ pub async fn serve_http(
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let shared = shared.clone();
                 async move {
-                    let (service, faults) = shared.as_ref();
-                    Ok::<Response<Body>, Infallible>(route(service, faults, request).await)
+                    let (service, faults, auth) = shared.as_ref();
+                    Ok::<Response<Body>, Infallible>(
+                        route(service, faults, auth.as_ref(), request).await,
+                    )
                 }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
@@ -86,10 +96,19 @@ pub async fn serve_http(
 async fn route(
     service: &StreamableHttpService<DemoServer, LocalSessionManager>,
     faults: &HttpFaults,
+    auth: Option<&AuthServer>,
     request: Request<Incoming>,
 ) -> Response<Body> {
+    if let Some(auth) = auth {
+        if AuthServer::serves(request.uri().path()) {
+            return auth.handle(request).await;
+        }
+    }
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, "not found: the MCP endpoint is /mcp");
+    }
+    if let Some(refusal) = auth.and_then(|auth| auth.check(&request)) {
+        return refusal;
     }
     if let Some(token) = &faults.require_bearer {
         let expected = format!("Bearer {token}");

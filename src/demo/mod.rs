@@ -6,15 +6,21 @@
 //! `aimon-console demo-server`, and [`serve_http`] serves it over Streamable HTTP (`--http`). Faults that act on the process itself
 //! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here;
 //! faults of the HTTP endpoint ([`HttpFaults`]) act on its sockets, so they are here.
+//!
+//! The demo model ([`serve_model`], `aimon-console demo-model`) is an OpenAI-compatible Chat
+//! Completions endpoint answering by fixed rules (`model_rules.rs`), for the agent.
 
 mod annotations;
 mod ask;
+mod auth;
 mod content;
 mod extra;
 mod handler;
 mod http;
 mod http_faults;
 mod live;
+mod model;
+mod model_rules;
 mod stdio;
 mod tools;
 
@@ -23,9 +29,14 @@ mod tests;
 
 use std::time::Duration;
 
+pub use auth::DemoAuth;
 pub use handler::DemoServer;
 pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;
+pub use model::{serve_model, ModelFaults, DEMO_MODEL_NAME};
+pub use model_rules::{
+    Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP, INVENTED_TOOL,
+};
 pub use stdio::serve_stdio;
 
 /// Name the demo server reports in its `serverInfo`.

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 pub use super::handler::{AimonClientHandler, ClientOptions, Lifecycle, SAMPLING_DECLINED};
 use super::notify::LogLevel;
 use super::session::SessionLinks;
+use super::transport::discover::DiscoverGuard;
 use super::transport::ended::Ended;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
@@ -76,9 +77,11 @@ impl McpError {
                 server: server.to_string(),
             },
             // The inner error: the wrapper's message names rmcp's transport types.
-            ServiceError::TransportSend(e) => {
-                McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
-            }
+            ServiceError::TransportSend(e) => McpError::Transport(
+                // An OAuth verdict (a login needed, more scope) in words that say what to do.
+                super::transport::http::auth_message(&*e.error, server)
+                    .unwrap_or_else(|| crate::text::sanitize_line(&e.error.to_string(), 500)),
+            ),
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {
@@ -209,7 +212,8 @@ impl DefaultMcpClient {
             Lifecycle::Initialize(_) => ClientLifecycleMode::Initialize,
         };
         let ended = CancellationToken::new();
-        let transport = Ended::new(transport, ended.clone());
+        // A server answering `server/discover` with something else still gets `initialize`.
+        let transport = Ended::new(DiscoverGuard::new(transport), ended.clone());
         let serve = AimonClientHandler::with_links(options, links.clone())
             .serve_with_lifecycle(transport, lifecycle);
         let service = match tokio::time::timeout(request_timeout, serve).await {

@@ -73,6 +73,9 @@ pub enum FailureClass {
     HttpStatus,
     /// HTTP: connecting, or an HTTP exchange, took longer than allowed.
     Timeout,
+    /// HTTP: the server wants an OAuth login (no token yet, the token was refused and could not
+    /// be refreshed, or it needs more scope); `aimon-console login NAME` or the console's key.
+    NeedsLogin,
 }
 
 impl FailureClass {
@@ -91,6 +94,7 @@ impl FailureClass {
             FailureClass::TlsError => "tls_error",
             FailureClass::HttpStatus => "http_status",
             FailureClass::Timeout => "timeout",
+            FailureClass::NeedsLogin => "needs_login",
         }
     }
 
@@ -108,7 +112,8 @@ impl FailureClass {
             | FailureClass::DuplicateName
             | FailureClass::TlsError
             | FailureClass::HttpStatus
-            | FailureClass::Timeout => false,
+            | FailureClass::Timeout
+            | FailureClass::NeedsLogin => false,
         }
     }
 
@@ -154,12 +159,16 @@ impl FailureClass {
             FailureClass::Timeout => {
                 "the server did not answer in time: check the network path, or raise `request_timeout`"
             }
+            FailureClass::NeedsLogin => {
+                "the server wants an OAuth login: run `aimon-console login <server>` (in the console: o on the server); it starts once the token arrives"
+            }
         }
     }
 }
 
-/// Why one server failed, with what it left behind.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Why one server failed, with what it left behind. Serialized with its [`Failure::hint`]
+/// (`check --json`'s `failure.hint`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub class: FailureClass,
     /// The phase it was in (`null` when it never started, e.g. a duplicate name).
@@ -171,6 +180,21 @@ pub struct Failure {
     pub stderr_tail: Vec<String>,
     /// The HTTP status code, for `http_status`.
     pub http_status: Option<u16>,
+}
+
+impl Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Failure", 7)?;
+        out.serialize_field("class", &self.class)?;
+        out.serialize_field("phase", &self.phase)?;
+        out.serialize_field("message", &self.message)?;
+        out.serialize_field("exit_status", &self.exit_status)?;
+        out.serialize_field("stderr_tail", &self.stderr_tail)?;
+        out.serialize_field("http_status", &self.http_status)?;
+        out.serialize_field("hint", self.hint())?;
+        out.end()
+    }
 }
 
 impl Failure {

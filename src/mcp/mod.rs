@@ -1,6 +1,7 @@
 //! Everything on the client side that knows MCP exists. With `demo/`, the only modules importing rmcp.
 
 pub mod annotations;
+pub mod auth;
 pub mod capabilities;
 pub mod client;
 pub mod elicitation;

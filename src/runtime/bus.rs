@@ -216,6 +216,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::CallStatus { .. }
         | RuntimeEvent::CallFinished { .. }
         | RuntimeEvent::ApprovalRequested(_)
+        | RuntimeEvent::ApprovalAnswered { .. }
         | RuntimeEvent::ToolsChanged(_)
         | RuntimeEvent::EventsDropped { .. } => false,
     }

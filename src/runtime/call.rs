@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tool::ToolResult;
 
 /// Where a call stands.
@@ -60,6 +61,17 @@ pub struct CallOutcome {
     pub result: ToolResult,
     #[serde(rename = "elapsed_ms", serialize_with = "ser_ms")]
     pub elapsed: Duration,
+    /// How the operator answered, when the call waited for approval (not part of the JSON
+    /// shape of `call --json`).
+    #[serde(skip)]
+    pub approval: Option<Approval>,
+}
+
+/// The answer to a call's approval request, and how it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Approval {
+    pub decision: ApprovalDecision,
+    pub by: AnsweredBy,
 }
 
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

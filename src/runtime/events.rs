@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::call::CallStatus;
 use super::turn::ToolsDiff;
-use crate::approval::ApprovalRequest;
+use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest, CallOrigin};
 use crate::mcp::events::McpEvent;
 use crate::mcp::notify::{ListKind, LogLevel, McpNotification, Notice};
 use crate::mcp::rewake::ExternalEvent;
@@ -27,6 +27,8 @@ pub enum RuntimeEvent {
         id: u64,
         tool: String,
         arguments: Value,
+        /// Who asked for it (the operator, or the agent and its stated reason).
+        origin: CallOrigin,
     },
     /// A call's status changed (awaiting approval, running).
     CallStatus { id: u64, status: CallStatus },
@@ -39,6 +41,13 @@ pub enum RuntimeEvent {
     },
     /// A call waits for the operator: answer it through the request's `respond`.
     ApprovalRequested(ApprovalRequest),
+    /// Call `id`'s approval request was answered: the decision and how it was given (by the
+    /// operator, by `--yes`, refused for want of a terminal, or dropped unanswered).
+    ApprovalAnswered {
+        id: u64,
+        decision: ApprovalDecision,
+        by: AnsweredBy,
+    },
     /// A server notification matched a `notifications.rewake` rule: the external event it
     /// makes, for the driver (it follows that notification's own `Notification` event).
     Rewake(ExternalEvent),

@@ -10,9 +10,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::bus::EventBus;
-use super::call::{CallOutcome, CallStatus};
+use super::call::{Approval, CallOutcome, CallStatus};
 use super::events::RuntimeEvent;
-use crate::approval::{ApprovalDecision, ApprovalGate, ApprovalRequest, GateVerdict};
+use crate::approval::{
+    AnsweredBy, ApprovalDecision, ApprovalGate, ApprovalRequest, CallOrigin, GateVerdict,
+};
 use crate::tool::{schema, ProgressSink, ToolContext, ToolInput, ToolRegistry, ToolResult};
 
 /// Runs calls for one runtime.
@@ -45,6 +47,7 @@ impl Executor {
         tool_name: &str,
         arguments: Value,
         cancel: CancellationToken,
+        origin: CallOrigin,
     ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
@@ -54,14 +57,19 @@ impl Executor {
             id,
             tool: tool_name.to_string(),
             arguments: arguments.clone(),
+            origin: origin.clone(),
         });
-        let (status, result) = self.decide_and_run(id, tool_name, arguments, cancel).await;
+        let mut approval = None;
+        let (status, result) = self
+            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut approval)
+            .await;
         let outcome = CallOutcome {
             id,
             tool: tool_name.to_string(),
             status,
             result,
             elapsed: started.elapsed(),
+            approval,
         };
         self.bus.send(RuntimeEvent::CallFinished {
             id,
@@ -78,6 +86,8 @@ impl Executor {
         tool_name: &str,
         arguments: Value,
         cancel: CancellationToken,
+        origin: CallOrigin,
+        approval: &mut Option<Approval>,
     ) -> (CallStatus, ToolResult) {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
@@ -111,19 +121,34 @@ impl Executor {
                 });
                 let arguments = Value::Object(input.0.clone());
                 let (request, reply) = ApprovalRequest::new(id, descriptor.clone(), arguments, why);
+                let request = request.with_origin(origin);
+                let by = request.answered_by();
                 self.bus.send(RuntimeEvent::ApprovalRequested(request));
-                let decision = tokio::select! {
-                    decision = reply => decision.unwrap_or(ApprovalDecision::Deny),
+                let (decision, by) = tokio::select! {
+                    decision = reply => match decision {
+                        Ok(decision) => (decision, by.get().copied().unwrap_or(AnsweredBy::Operator)),
+                        Err(_) => (ApprovalDecision::Deny, AnsweredBy::Unanswered),
+                    },
                     () = cancel.cancelled() => {
                         return (CallStatus::Cancelled, ToolResult::error("cancelled while awaiting approval"));
                     }
                 };
+                *approval = Some(Approval { decision, by });
+                self.bus
+                    .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
                     ApprovalDecision::Deny => {
-                        return (
-                            CallStatus::Denied,
-                            ToolResult::error(format!("denied by the operator: {tool_name}")),
-                        );
+                        let why = match by {
+                            AnsweredBy::NoTerminal => format!(
+                                "refused without asking: {tool_name} needs approval and there is no terminal to ask the operator on (and no --yes)"
+                            ),
+                            AnsweredBy::Operator
+                            | AnsweredBy::YesFlag
+                            | AnsweredBy::Unanswered => {
+                                format!("denied by the operator: {tool_name}")
+                            }
+                        };
+                        return (CallStatus::Denied, ToolResult::error(why));
                     }
                     ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
                         if !self.still_registered(tool_name, &tool) =>

@@ -15,7 +15,7 @@ use super::events::RuntimeEvent;
 use super::executor::Executor;
 use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
-use crate::approval::ApprovalGate;
+use crate::approval::{ApprovalGate, CallOrigin};
 use crate::config::{AnnotationTrust, Config, ServerConfig};
 use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
@@ -34,13 +34,10 @@ pub enum RuntimeError {
 
 /// What goes into a runtime besides the config.
 pub struct RuntimeOptions {
-    /// Register the local tools `read` and `bash`.
+    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default).
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
-    /// How the clients handshake and answer servers' requests (the console's default; the
-    /// roots always come from the config).
-    pub client: ClientOptions,
 }
 
 impl Default for RuntimeOptions {
@@ -48,7 +45,6 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
-            client: ClientOptions::default(),
         }
     }
 }
@@ -91,7 +87,7 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
-                ..options.client.clone()
+                ..ClientOptions::default()
             },
             registry.clone(),
         ));
@@ -133,7 +129,9 @@ fn build(
 ) -> Result<AgentRuntime, RuntimeError> {
     if options.local_tools {
         for tool in crate::tool::local::all() {
-            registry.register(tool)?;
+            if config.policy.local_tools.contains(&tool.descriptor().name) {
+                registry.register(tool)?;
+            }
         }
     }
     for tool in options.extra_tools {
@@ -307,11 +305,24 @@ impl AgentRuntime {
         arguments: Value,
         cancel: CancellationToken,
     ) -> CallOutcome {
+        self.call_from(tool, arguments, cancel, CallOrigin::Operator)
+            .await
+    }
+
+    /// [`AgentRuntime::call`] for a caller other than the operator: the same gate, ledger and
+    /// events, with `origin` on its `CallStarted` event and its approval request.
+    pub async fn call_from(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        origin: CallOrigin,
+    ) -> CallOutcome {
         // The call's token is cancelled by the runtime closing (it is a child of `all_calls`) or
         // by the caller's `cancel`, which is forwarded here in the same task: no watcher task
         // per call (a spawn wakes another worker thread, a measurable cost on every call).
         let token = self.executor.all_calls.child_token();
-        let call = self.executor.call(tool, arguments, token.clone());
+        let call = self.executor.call(tool, arguments, token.clone(), origin);
         tokio::pin!(call);
         tokio::select! {
             biased;

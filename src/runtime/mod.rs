@@ -18,8 +18,9 @@ mod lifecycle;
 mod rewake;
 mod turn;
 
+pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
-pub use call::{CallOutcome, CallStatus};
+pub use call::{Approval, CallOutcome, CallStatus};
 pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
 pub use lifecycle::{
@@ -28,8 +29,14 @@ pub use lifecycle::{
 };
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
+/// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
+/// login, forget one, see a pending step-up.
+pub use crate::mcp::auth::{
+    begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
+    PendingLogin, StoreError,
+};
 pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
-pub use crate::mcp::client::{ClientOptions, Lifecycle, McpError};
+pub use crate::mcp::client::McpError;
 pub use crate::mcp::elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,

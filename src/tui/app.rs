@@ -114,6 +114,8 @@ pub enum Effect {
     Save { path: PathBuf, bytes: Vec<u8> },
     /// Open a URL with `xdg-open`.
     OpenUrl { url: String },
+    /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
+    Login { server: String },
 }
 
 /// Events the event loop feeds back into the app.
@@ -144,6 +146,8 @@ pub enum AppEvent {
     },
     /// Resources, prompts and what comes of them (`content.rs`).
     Content(ContentEvent),
+    /// Something for the notice line (how a login goes).
+    Notice(Level, String),
 }
 
 /// How serious a notice is.
@@ -428,6 +432,7 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Content(event) => return self.on_content_event(event),
+            AppEvent::Notice(level, text) => self.notify(level, text),
             AppEvent::LogLevelSet {
                 server,
                 level,

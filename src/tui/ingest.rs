@@ -216,6 +216,7 @@ impl App {
                 id,
                 tool,
                 arguments,
+                ..
             } => {
                 let now = self.now;
                 self.calls.start(id, &tool, &arguments, now);
@@ -243,6 +244,8 @@ impl App {
                     return vec![Effect::TurnBoundary];
                 }
             }
+            // Shown by the Conversation pane once it exists (issue 10, phase B).
+            RuntimeEvent::ApprovalAnswered { .. } => {}
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;

@@ -126,6 +126,20 @@ impl App {
                     self.notify(Level::Warn, format!("call #{} has already ended", row.id));
                 }
             }
+            KeyCode::Char('o') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                if let Some(s) = self.selected_server() {
+                    let server = s.name.clone();
+                    if s.transport != crate::config::TransportKind::StreamableHttp {
+                        self.notify(
+                            Level::Warn,
+                            format!("{server} is not a streamable_http server: OAuth login is for those"),
+                        );
+                    } else {
+                        self.notify(Level::Info, format!("logging in to {server}…"));
+                        return vec![Effect::Login { server }];
+                    }
+                }
+            }
             KeyCode::Char('l') if matches!(self.focus, Pane::Servers | Pane::Details) => {
                 if let Some(s) = self.selected_server() {
                     let level = next_log_level(s.log_level);

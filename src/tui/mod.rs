@@ -14,6 +14,7 @@ mod elicit;
 mod frame;
 mod ingest;
 mod keys;
+mod login;
 pub mod modals;
 pub mod panes;
 pub mod state;
@@ -343,6 +344,9 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 let report = rt.restart_server(&entry).await;
                 let _ = tx.send(AppEvent::ServerRestarted(report)).await;
             });
+        }
+        Effect::Login { server } => {
+            tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
         Effect::RestartAll => {
             let path = app.config_path().clone();

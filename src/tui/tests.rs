@@ -52,6 +52,7 @@ pub(super) fn config() -> Config {
         },
         policy: PolicyConfig::default(),
         notifications: Default::default(),
+        agent: None,
         source_digest: 1,
     }
 }
@@ -238,6 +239,7 @@ pub(super) fn populated() -> (App, Instant) {
             id,
             tool: "mcp__notes__write_note".into(),
             arguments: json!({"title": "t", "body": "b"}),
+            origin: Default::default(),
         });
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,
@@ -250,6 +252,7 @@ pub(super) fn populated() -> (App, Instant) {
         id: 6,
         tool: "mcp__notes-trusted__slow".into(),
         arguments: json!({"steps": 10}),
+        origin: Default::default(),
     });
     app.on_runtime_event(RuntimeEvent::CallStatus {
         id: 6,
@@ -265,6 +268,7 @@ pub(super) fn populated() -> (App, Instant) {
         id: 7,
         tool: "mcp__notes__delete_note".into(),
         arguments: json!({"title": "t"}),
+        origin: Default::default(),
     });
     app.on_runtime_event(RuntimeEvent::CallStatus {
         id: 7,

@@ -215,3 +215,28 @@ pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
 }
+
+/// `demo-model FLAGS…` on a free loopback port; returns it and its base URL (`…/v1`, read from
+/// its first line, so it is listening on return).
+pub fn demo_model(flags: &[&str]) -> (Background, String) {
+    let mut child = Command::new(bin())
+        .arg("demo-model")
+        .args(flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start demo-model");
+    let stdout = child.stdout.take().expect("stdout");
+    let guard = Background(child);
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string();
+    (guard, url)
+}

@@ -32,7 +32,11 @@ pub(super) async fn start_streamable_http(
                 .await
         }
     };
-    let transport = Tapped::new(http::streamable_http(config, client), &config.name, tap);
+    let transport = Tapped::new(
+        crate::mcp::auth::streamable_http(config, client),
+        &config.name,
+        tap,
+    );
     handshake(starter, transport, Some(&watch)).await
 }
 

@@ -1,7 +1,8 @@
 //! What HTTP servers share: the reqwest client (connect timeout, a resolver whose failures are
 //! recognisable, a hook that sees the first connection open), the headers and bearer token of a
-//! server, rmcp's Streamable HTTP transport built from them, and the classification of HTTP
-//! failures into the report's failure classes.
+//! server, and the classification of HTTP failures into the report's failure classes (OAuth's
+//! verdicts become `needs_login`). rmcp's Streamable HTTP transport is built from them in
+//! `mcp::auth`, which puts its OAuth client underneath.
 //!
 //! Separate from the legacy SSE transport (`sse.rs`), which reuses the client and the
 //! classification but speaks its own protocol.
@@ -15,15 +16,13 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue};
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
-};
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use tokio::sync::watch;
 
 use super::sse::SseError;
 use crate::config::ServerConfig;
 use crate::mcp::events::FailureClass;
+use rmcp::transport::auth::AuthError;
 
 /// Longest wait for a TCP (and TLS) connection; never longer than the server's request timeout.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -117,23 +116,6 @@ pub fn headers(config: &ServerConfig, bearer: bool) -> HashMap<HeaderName, Heade
     out
 }
 
-/// rmcp's Streamable HTTP client transport for `config`: session id kept and sent, one
-/// re-initialisation on an expired session, the standalone GET stream resumed with
-/// `Last-Event-ID` after the server's `retry:`.
-pub fn streamable_http(
-    config: &ServerConfig,
-    client: reqwest::Client,
-) -> StreamableHttpClientTransport<reqwest::Client> {
-    let mut transport =
-        StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
-            .custom_headers(headers(config, false))
-            .reinit_on_expired_session(true);
-    if let Some(token) = &config.bearer_token {
-        transport = transport.auth_header(token.clone());
-    }
-    StreamableHttpClientTransport::with_client(client, transport)
-}
-
 /// `host:port` of a URL, for messages (never the user-info or the query).
 pub fn authority(url: &str) -> String {
     match reqwest::Url::parse(url) {
@@ -205,6 +187,12 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
                 _ => {}
             }
         }
+    }
+    if let Some(auth) = chain.iter().find_map(|e| match e.downcast_ref() {
+        Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
+        _ => None,
+    }) {
+        return Some(auth_failure(auth, authority));
     }
     for e in &chain {
         if let Some(status) = status_of(*e) {
@@ -308,6 +296,66 @@ fn broken_answer(links: &[&(dyn StdError + 'static)]) -> Option<String> {
     hyper
         .is_parse()
         .then(|| format!("answered with something that is not HTTP ({hyper})"))
+}
+
+/// What a request failed on, in words, when the OAuth client refused it (a login needed, more
+/// scope): for a call's error message, with the way out.
+pub fn auth_message(err: &(dyn StdError + 'static), server: &str) -> Option<String> {
+    let links = chain(err);
+    let auth = links.iter().find_map(|e| match e.downcast_ref() {
+        Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
+        _ => None,
+    })?;
+    let failure = auth_failure(auth, &format!("server {server}"));
+    Some(match failure.class {
+        FailureClass::NeedsLogin => format!(
+            "{}: log in again with `aimon-console login {server}` (in the console: o on the server)",
+            failure.message
+        ),
+        _ => failure.message,
+    })
+}
+
+/// The failure for what the OAuth client decided: a login is needed (no token, a refused one
+/// that could not be refreshed, more scope, an unattended grant that failed), or the server
+/// keeps refusing a scope after the step-up limit (a plain 403).
+pub fn auth_failure(e: &AuthError, authority: &str) -> HttpFailure {
+    let (class, http_status, message) = match e {
+        AuthError::InvalidScope(why) => (
+            FailureClass::HttpStatus,
+            Some(403),
+            format!(
+                "{authority} answered HTTP 403 insufficient_scope: {}",
+                crate::text::sanitize_line(why, 300)
+            ),
+        ),
+        AuthError::AuthorizationRequired => (
+            FailureClass::NeedsLogin,
+            Some(401),
+            format!("{authority} wants an OAuth login (no token stored, or the stored one was refused and could not be refreshed)"),
+        ),
+        AuthError::InsufficientScope { required_scope, .. } => (
+            FailureClass::NeedsLogin,
+            Some(403),
+            format!(
+                "{authority} wants a new OAuth login with more scope ({})",
+                crate::text::sanitize_line(required_scope, 200)
+            ),
+        ),
+        other => (
+            FailureClass::NeedsLogin,
+            None,
+            format!(
+                "{authority}: OAuth: {}",
+                crate::text::sanitize_line(&other.to_string(), 400)
+            ),
+        ),
+    };
+    HttpFailure {
+        class,
+        http_status,
+        message,
+    }
 }
 
 /// The failure for an HTTP error status.
@@ -443,111 +491,5 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leading_status_reads_rmcp_wording() {
-        assert_eq!(leading_status("HTTP 404 Not Found: nope"), Some(404));
-        assert_eq!(leading_status("HTTP 401: x"), Some(401));
-        assert_eq!(leading_status("HTTP 4044"), None);
-        assert_eq!(leading_status("something else"), None);
-    }
-
-    #[test]
-    fn authority_hides_user_info_and_path() {
-        assert_eq!(
-            authority("https://user:pw@example.com/mcp?key=1"),
-            "example.com:443"
-        );
-        assert_eq!(authority("http://127.0.0.1:9/mcp"), "127.0.0.1:9");
-        assert_eq!(authority("not a url"), "the server");
-    }
-
-    #[test]
-    fn statuses_401_and_403_ask_for_credentials() {
-        let f = status_failure(401, "h:1");
-        assert_eq!(f.class, FailureClass::HttpStatus);
-        assert_eq!(f.http_status, Some(401));
-        assert!(f.message.contains("credentials"), "{}", f.message);
-        assert!(!status_failure(500, "h:1").message.contains("credentials"));
-    }
-
-    #[test]
-    fn chains_are_classified_by_type() {
-        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        let f = classify(&refused, "h:1").map(|f| f.class);
-        assert_eq!(f, Some(FailureClass::ConnectRefused));
-        let dns = DnsFailure {
-            host: "nope.invalid".into(),
-            reason: "not known".into(),
-        };
-        assert_eq!(
-            classify(&dns, "h:1").map(|f| f.class),
-            Some(FailureClass::DnsError)
-        );
-        let tls = std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            rustls::Error::General("bad cert".into()),
-        );
-        assert_eq!(
-            classify(&tls, "h:1").map(|f| f.class),
-            Some(FailureClass::TlsError)
-        );
-        let other = std::io::Error::other("odd");
-        assert_eq!(classify(&other, "h:1"), None);
-    }
-
-    /// A POST to `url` with a plain reqwest client: the error, if it failed.
-    async fn post(url: &str) -> Option<reqwest::Error> {
-        install_tls_provider();
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_millis(500))
-            .build()
-            .ok()?;
-        match client.post(url).body("{}").send().await {
-            Ok(response) => response.error_for_status().err(),
-            Err(e) => Some(e),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_server_is_gone_when_unreachable_or_hanging_up_not_when_slow_or_erring() {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        // Per connection: 1 hangs up without answering, 2 answers 500, 3 never answers.
-        tokio::spawn(async move {
-            let mut n = 0;
-            while let Ok((mut socket, _)) = listener.accept().await {
-                n += 1;
-                let mut buf = [0_u8; 1024];
-                let _ = socket.read(&mut buf).await;
-                match n {
-                    1 => drop(socket),
-                    2 => {
-                        let reply =
-                            "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n";
-                        let _ = socket.write_all(reply.as_bytes()).await;
-                        tokio::time::sleep(Duration::from_secs(5)).await;
-                    }
-                    _ => tokio::time::sleep(Duration::from_secs(5)).await,
-                }
-            }
-        });
-        let url = format!("http://{addr}/mcp");
-        let hung_up = post(&url).await.expect("a hang-up fails");
-        assert!(server_gone(&hung_up), "{hung_up:?}");
-        let erring = post(&url).await.expect("a 500 fails");
-        assert!(!server_gone(&erring), "{erring:?}");
-        let slow = post(&url).await.expect("a timeout fails");
-        assert!(!server_gone(&slow), "{slow:?}");
-        let free = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port");
-        let refused = post(&format!("http://{free}/mcp")).await.expect("refused");
-        assert!(server_gone(&refused), "{refused:?}");
-    }
-}
+#[path = "http_tests.rs"]
+mod tests;

@@ -2,11 +2,11 @@
 //! wrapper points of DESIGN §4 (stderr, process group, exit watchdog, wire-order tap, framing
 //! checks) hold whatever rmcp does.
 
+pub mod discover;
 pub mod ended;
 pub mod http;
 pub mod lines;
 pub mod process;
 pub mod sse;
-pub mod sse_events;
 pub mod stderr;
 pub mod tap;

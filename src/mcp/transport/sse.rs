@@ -15,7 +15,7 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use super::sse_events::{sse_events, SseEvent, SseStreamError};
+use crate::sse::{sse_events, SseEvent, SseStreamError};
 
 /// Characters of a bad endpoint or event quoted in errors.
 const QUOTE_CHARS: usize = 120;

@@ -54,11 +54,8 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             ("l", "log level"),
             ("i", "instructions"),
         ],
-        Pane::Details => vec![
-            ("PgUp/PgDn", "stderr"),
-            ("r", "restart"),
-            ("i", "instructions"),
-        ],
+        // `i` works here too; the pane says so beside the instructions.
+        Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart"), ("o", "login")],
         Pane::Resources => vec![("Enter", "read"), ("s", "subscribe")],
         Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],

@@ -1,5 +1,8 @@
 //! Server-sent events, read as the WHATWG HTML standard says a client reads them ("Interpreting
-//! an event stream"), for the legacy SSE transport.
+//! an event stream"), for the legacy SSE transport and the model client's streamed answers.
+//!
+//! At the bottom layer (like `text.rs`) because two layers read event streams: the MCP legacy
+//! SSE transport and the agent's OpenAI-compatible client; neither may import the other.
 //!
 //! Ours rather than the `sse-stream` crate's: that parser ends the stream at the first line it
 //! does not like (a line without a colon, a second `event:` line, bytes that are not UTF-8),
@@ -12,8 +15,8 @@ use std::collections::VecDeque;
 
 use futures::{Stream, StreamExt};
 
-/// The most bytes one event (or one line) may hold: the stdio frame limit.
-pub const MAX_EVENT_BYTES: usize = super::lines::MAX_LINE_BYTES;
+/// The most bytes one event (or one line) may hold: 16 MiB, the stdio frame limit.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,326 @@
+//! The agent loop's own cost per turn: conversations against `demo-model --loop-tools` (it
+//! answers at once, with one `echo` call each turn) and the demo server, through
+//! `Conversation` (request built from the history and the turn boundary's tool list, the
+//! answer parsed, the call through `AgentRuntime::call_from`, the transcript written), beside
+//! a bare loop doing one HTTP POST and one JSON-RPC call per turn with the same bodies.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use aimon_console::agent::transcript::Transcript;
+use aimon_console::agent::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
+use aimon_console::agent::{Conversation, ConversationSettings, HttpModelClient};
+use aimon_console::config::ModelProfile;
+use aimon_console::runtime::AgentRuntime;
+use serde_json::Value;
+
+use crate::report::{CallStats, Row};
+use crate::{bare, stack, ServerCmd};
+
+/// Model turns per conversation (the history grows within one, as it does for real).
+const TURNS: u32 = 50;
+
+/// `demo-model --loop-tools`, its base URL read from its first line.
+struct DemoModel {
+    child: Child,
+    url: String,
+}
+
+impl DemoModel {
+    fn start(binary: &str) -> DemoModel {
+        let mut child = match Command::new(binary)
+            .args(["demo-model", "--loop-tools"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(c) => c,
+            Err(e) => panic!("demo-model: {e}"),
+        };
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut line);
+        }
+        let url = line.trim().trim_start_matches("listening on ").to_string();
+        assert!(url.starts_with("http://"), "demo-model said {line:?}");
+        DemoModel { child, url }
+    }
+}
+
+impl Drop for DemoModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The bare loop's HTTP side: one kept-alive socket, `stream: false` answers (sized bodies).
+struct BareModel {
+    stream: BufReader<TcpStream>,
+    host: String,
+    path: String,
+}
+
+impl BareModel {
+    fn connect(base_url: &str) -> std::io::Result<BareModel> {
+        let rest = base_url.trim_start_matches("http://");
+        let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let stream = TcpStream::connect(host)?;
+        stream.set_nodelay(true)?;
+        Ok(BareModel {
+            stream: BufReader::new(stream),
+            host: host.to_string(),
+            path: format!("{path}/chat/completions"),
+        })
+    }
+
+    fn post(&mut self, body: &[u8]) -> std::io::Result<Value> {
+        let mut request = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            self.path,
+            self.host,
+            body.len()
+        )
+        .into_bytes();
+        request.extend_from_slice(body);
+        let socket = self.stream.get_mut();
+        socket.write_all(&request)?;
+        quick_ack(socket);
+        let mut line = String::new();
+        let mut length = 0usize;
+        loop {
+            line.clear();
+            quick_ack(self.stream.get_ref());
+            if self.stream.read_line(&mut line)? == 0 {
+                return Err(std::io::Error::other("connection closed"));
+            }
+            let header = line.trim_end().to_ascii_lowercase();
+            if header.is_empty() {
+                break;
+            }
+            if let Some(v) = header.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut answer = vec![0; length];
+        self.stream.read_exact(&mut answer)?;
+        serde_json::from_slice(&answer).map_err(std::io::Error::other)
+    }
+}
+
+/// Acknowledges at once (Linux `TCP_QUICKACK`), as `http.rs`'s bare loop does: a delayed ACK
+/// would hold back an answer written in pieces.
+fn quick_ack(socket: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: a valid fd and a pointer to a c_int of the given size.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_QUICKACK,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// The tools as the model sees them: the runtime's list.
+fn specs(runtime: &AgentRuntime) -> Vec<ToolSpec> {
+    runtime
+        .tools()
+        .into_iter()
+        .map(|t| ToolSpec {
+            name: t.name,
+            description: t.description,
+            parameters: t.input_schema,
+        })
+        .collect()
+}
+
+/// One conversation of [`TURNS`] turns by hand: build the body, POST it, read the tool call,
+/// make it over JSON-RPC, append both messages.
+fn bare_conversation(
+    model: &mut BareModel,
+    server: &mut bare::BareServer,
+    tools: &[ToolSpec],
+    options: &RequestOptions,
+) -> std::io::Result<()> {
+    let mut messages = vec![
+        Message::System {
+            content: "bench".into(),
+        },
+        Message::User {
+            content: "go".into(),
+        },
+    ];
+    for turn in 1..=TURNS {
+        let choice = if turn == TURNS {
+            ToolChoice::None
+        } else {
+            ToolChoice::Auto
+        };
+        let body = serde_json::to_vec(&request_body(&messages, tools, choice, options))
+            .map_err(std::io::Error::other)?;
+        let answer = model.post(&body)?;
+        let call = &answer["choices"][0]["message"]["tool_calls"][0];
+        let arguments: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().unwrap_or("{}"))
+                .map_err(std::io::Error::other)?;
+        let text = answer["choices"][0]["message"]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let id = call["id"].as_str().unwrap_or("c").to_string();
+        messages.push(Message::Assistant {
+            content: text,
+            tool_calls: vec![aimon_console::agent::wire::ToolCall {
+                id: id.clone(),
+                name: call["function"]["name"].as_str().unwrap_or("").to_string(),
+                arguments: arguments.to_string(),
+            }],
+        });
+        if turn == TURNS {
+            break;
+        }
+        server.sequential(1, "echo", &arguments)?;
+        messages.push(Message::Tool {
+            tool_call_id: id,
+            content: arguments["text"].as_str().unwrap_or("").to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// One conversation through the product's loop.
+async fn our_conversation(
+    runtime: &Arc<AgentRuntime>,
+    client: &Arc<HttpModelClient>,
+    transcripts: &std::path::Path,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // A driver reading the events, as `run` and the console do.
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let transcript =
+        Transcript::create(transcripts, std::path::Path::new("/bench"), "bench", "demo").ok();
+    let mut conversation = Conversation::new(
+        runtime.clone(),
+        client.clone(),
+        ConversationSettings {
+            system_prompt: "bench".into(),
+            max_turns: TURNS,
+        },
+        Vec::new(),
+        tx,
+        transcript,
+    );
+    let report = conversation
+        .prompt("go", tokio_util::sync::CancellationToken::new())
+        .await;
+    assert_eq!(report.turns, TURNS, "{report:?}");
+    assert_eq!(report.tool_failures, 0, "{report:?}");
+    drop(conversation);
+    let _ = drain.await;
+}
+
+/// The rows of the section: turns/s ours against the bare loop (`stream: false` both), and
+/// ours streamed against the same bare loop.
+pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -> Vec<Row> {
+    let server = ServerCmd {
+        command: binary.into(),
+        args: vec!["demo-server".into()],
+    };
+    let runtime = stack::runtime("srv", &server).await;
+    let model = DemoModel::start(binary);
+    let transcripts = match tempfile::tempdir() {
+        Ok(t) => t,
+        Err(e) => panic!("temp dir: {e}"),
+    };
+    let profile = |stream: bool| {
+        let mut p = ModelProfile::url("bench", &model.url, "demo");
+        p.stream = stream;
+        p.request_timeout = Duration::from_secs(30);
+        p
+    };
+    let client = |stream: bool| match HttpModelClient::new(&profile(stream), &model.url) {
+        Ok(c) => Arc::new(c),
+        Err(e) => panic!("model client: {e}"),
+    };
+    let (whole, streamed) = (client(false), client(true));
+    let revision = match runtime.reports().first() {
+        Some(r) => r.protocol_version.clone().unwrap_or_default(),
+        None => panic!("no server"),
+    };
+    let mut bare_server = match bare::BareServer::start(&server, &revision) {
+        Ok(b) => b,
+        Err(e) => panic!("agent: bare JSON-RPC side: {e}"),
+    };
+    let mut bare_model = match BareModel::connect(&model.url) {
+        Ok(b) => b,
+        Err(e) => panic!("agent: bare HTTP side: {e}"),
+    };
+    let tools = specs(&runtime);
+    let options = RequestOptions {
+        model: "demo".into(),
+        stream: false,
+        temperature: None,
+        max_tokens: None,
+    };
+    // Warm-up each side.
+    if let Err(e) = bare_conversation(&mut bare_model, &mut bare_server, &tools, &options) {
+        panic!("agent: bare loop failed: {e}");
+    }
+    our_conversation(&runtime, &whole, transcripts.path()).await;
+    our_conversation(&runtime, &streamed, transcripts.path()).await;
+
+    let turns = conversations_per_round * TURNS as usize;
+    let (mut ours, mut ours_streamed, mut limit) = (
+        CallStats::default(),
+        CallStats::default(),
+        CallStats::default(),
+    );
+    for _ in 0..rounds {
+        let t = Instant::now();
+        for _ in 0..conversations_per_round {
+            if let Err(e) = bare_conversation(&mut bare_model, &mut bare_server, &tools, &options) {
+                panic!("agent: bare loop failed: {e}");
+            }
+        }
+        limit.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
+        let t = Instant::now();
+        for _ in 0..conversations_per_round {
+            our_conversation(&runtime, &whole, transcripts.path()).await;
+        }
+        ours.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
+        let t = Instant::now();
+        for _ in 0..conversations_per_round {
+            our_conversation(&runtime, &streamed, transcripts.path()).await;
+        }
+        ours_streamed.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
+    }
+    drop(bare_server);
+    stack::close(runtime).await;
+    let total = turns * rounds;
+    let reference = "bare loop: 1 HTTP POST + 1 JSON-RPC call a turn";
+    vec![
+        Row::new(
+            "agent",
+            &format!("{total} turns, 1 tool call each, stream: false"),
+            "turns/s",
+            ours.per_sec(),
+        )
+        .against(reference, limit.per_sec())
+        .at_least(0.9),
+        Row::new(
+            "agent",
+            &format!("{total} turns, 1 tool call each, stream: true"),
+            "turns/s",
+            ours_streamed.per_sec(),
+        )
+        .against(reference, limit.per_sec()),
+    ]
+}

@@ -1,0 +1,403 @@
+//! The model client: the [`ModelClient`] trait the loop talks to, and [`HttpModelClient`], a
+//! thin reqwest client for OpenAI-compatible Chat Completions endpoints.
+//!
+//! Ours rather than `async-openai`: that crate is ~38,000 lines of generated types plus
+//! `derive_builder`, `eventsource-stream` (unbounded), `tower` and `secrecy`, a long build on
+//! these 2 cores for the one endpoint we use; its 429 retries are not observable, and its
+//! stream errors are one generic kind. Here each failure gets its class and hint, a 429 waits
+//! for `Retry-After` with a countdown the driver sees, reads are bounded (our SSE parser,
+//! `crate::sse`), and no wait outlasts `request_timeout` of silence.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::failure::{classify_transport, ModelError, ModelFailureClass};
+use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
+use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
+use crate::config::ModelProfile;
+
+/// Retries of a 429 or a 5xx before the request fails.
+pub const MAX_RETRIES: u32 = 3;
+
+/// The longest `Retry-After` we wait for; a longer one fails at once (`rate_limited`).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// Longest wait for a TCP (and TLS) connection; never longer than `request_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// An error body is read up to this much (for its message).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// What the client reports while a request is under way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    /// A piece of the streamed answer.
+    Piece(StreamPiece),
+    /// The request failed with a 429 or a 5xx and is tried again after `delay`.
+    Retrying {
+        attempt: u32,
+        max: u32,
+        delay: Duration,
+        error: ModelError,
+    },
+    /// A retry's wait: `remaining` until the next attempt (once a second).
+    Countdown { remaining: Duration },
+}
+
+/// Something that answers a conversation: the OpenAI-compatible endpoint, over HTTP.
+#[async_trait::async_trait]
+pub trait ModelClient: Send + Sync {
+    /// One model turn: the answer to `messages` with `tools` on offer (`choice` says whether
+    /// it may call them). Dropping the future drops the request.
+    async fn complete(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        choice: ToolChoice,
+        events: &(dyn Fn(ModelEvent) + Send + Sync),
+    ) -> Result<ModelReply, ModelError>;
+}
+
+/// A Chat Completions endpoint at `base_url` (`…/v1`).
+pub struct HttpModelClient {
+    http: reqwest::Client,
+    url: String,
+    authority: String,
+    headers: HeaderMap,
+    options: RequestOptions,
+    timeout: Duration,
+    /// To scrub from anything the endpoint echoes.
+    api_key: Option<String>,
+}
+
+impl std::fmt::Debug for HttpModelClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpModelClient")
+            .field("url", &self.url)
+            .field("model", &self.options.model)
+            .finish()
+    }
+}
+
+/// How one attempt ended badly.
+enum Attempt {
+    /// 429 or 5xx: worth another try (429 may say when).
+    Retry {
+        error: ModelError,
+        retry_after: Option<Duration>,
+    },
+    Fail(ModelError),
+}
+
+impl HttpModelClient {
+    /// A client for `profile`'s endpoint at `base_url` (the profile's own, or the one its
+    /// `command` printed).
+    pub fn new(profile: &ModelProfile, base_url: &str) -> Result<Self, ModelError> {
+        static TLS: std::sync::Once = std::sync::Once::new();
+        // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
+        TLS.call_once(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
+        let uri: http::Uri = url.parse().map_err(|e| {
+            ModelError::new(
+                ModelFailureClass::BadResponse,
+                format!("base_url {base_url:?} is not a URL: {e}"),
+            )
+            .with_hint("set base_url to the endpoint's URL, e.g. http://127.0.0.1:8080/v1")
+        })?;
+        let authority = uri
+            .authority()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|| base_url.to_string());
+        let mut headers = HeaderMap::new();
+        // The loader has validated every name and value.
+        for (name, value) in &profile.headers {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                headers.insert(name, value);
+            }
+        }
+        if let Some(key) = &profile.api_key {
+            if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {key}")) {
+                value.set_sensitive(true);
+                headers.insert(http::header::AUTHORIZATION, value);
+            }
+        }
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(profile.request_timeout))
+            .build()
+            .map_err(|e| {
+                ModelError::new(
+                    ModelFailureClass::ConnectRefused,
+                    format!("cannot build the HTTP client: {e}"),
+                )
+            })?;
+        Ok(HttpModelClient {
+            http,
+            url,
+            authority,
+            headers,
+            options: RequestOptions {
+                model: profile.model.clone(),
+                stream: profile.stream,
+                temperature: profile.temperature,
+                max_tokens: profile.max_tokens,
+            },
+            timeout: profile.request_timeout,
+            api_key: profile.api_key.clone(),
+        })
+    }
+
+    /// The URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    async fn attempt(
+        &self,
+        body: &[u8],
+        events: &(dyn Fn(ModelEvent) + Send + Sync),
+    ) -> Result<ModelReply, Attempt> {
+        let send = self
+            .http
+            .post(&self.url)
+            .headers(self.headers.clone())
+            .body(body.to_vec())
+            .send();
+        let response = match tokio::time::timeout(self.timeout, send).await {
+            Err(_) => {
+                return Err(Attempt::Fail(ModelError::timeout(
+                    &format!("no answer from {}", self.authority),
+                    self.timeout,
+                )))
+            }
+            Ok(Err(e)) => return Err(Attempt::Fail(classify_transport(&e, &self.authority))),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = retry_after(response.headers());
+            let body = self
+                .read_body(response, MAX_ERROR_BODY)
+                .await
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&body);
+            let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES);
+            return Err(match status.as_u16() {
+                429 | 500..=599 => Attempt::Retry { error, retry_after },
+                _ => Attempt::Fail(error),
+            });
+        }
+        let is_sse = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if self.options.stream && is_sse {
+            self.read_stream(response, events)
+                .await
+                .map_err(Attempt::Fail)
+        } else if self.options.stream && response.content_length() == Some(0) {
+            Assembler::default().finish().map_err(Attempt::Fail)
+        } else {
+            // stream: false, or a server that answered a whole completion anyway.
+            let body = self
+                .read_body(response, MAX_REPLY_BYTES)
+                .await
+                .map_err(Attempt::Fail)?;
+            if self.options.stream && body.iter().all(u8::is_ascii_whitespace) {
+                return Assembler::default().finish().map_err(Attempt::Fail);
+            }
+            whole(&body).map_err(Attempt::Fail)
+        }
+    }
+
+    /// Reads a streamed answer: each event within `request_timeout` of the last, the whole
+    /// within ten times that.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        events: &(dyn Fn(ModelEvent) + Send + Sync),
+    ) -> Result<ModelReply, ModelError> {
+        let started = Instant::now();
+        let cap = self.timeout * 10;
+        let mut stream = Box::pin(crate::sse::sse_events(response.bytes_stream()));
+        let mut assembler = Assembler::default();
+        loop {
+            let left = cap.saturating_sub(started.elapsed());
+            let next = tokio::time::timeout(self.timeout.min(left), stream.next()).await;
+            match next {
+                Err(_) if left <= self.timeout => {
+                    return Err(ModelError::new(
+                        ModelFailureClass::Timeout,
+                        format!(
+                            "the streamed answer took longer than 10 x request_timeout ({})",
+                            crate::text::fmt_duration(cap)
+                        ),
+                    ))
+                }
+                Err(_) => {
+                    return Err(ModelError::timeout(
+                        &format!("{} sent nothing more", self.authority),
+                        self.timeout,
+                    ))
+                }
+                Ok(None) => return assembler.finish(),
+                Ok(Some(Err(crate::sse::SseStreamError::TooLarge(e)))) => {
+                    return Err(ModelError::new(
+                        ModelFailureClass::BadStream,
+                        format!("the stream has {e}"),
+                    ))
+                }
+                Ok(Some(Err(crate::sse::SseStreamError::Body(e)))) => {
+                    return Err(classify_transport(&e, &self.authority))
+                }
+                Ok(Some(Ok(event))) => {
+                    if event.event != "message" && event.event != "error" {
+                        continue;
+                    }
+                    assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
+                }
+            }
+        }
+    }
+
+    /// A body, at most `max` bytes, each piece within `request_timeout`.
+    async fn read_body(
+        &self,
+        response: reqwest::Response,
+        max: usize,
+    ) -> Result<Vec<u8>, ModelError> {
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        loop {
+            match tokio::time::timeout(self.timeout, stream.next()).await {
+                Err(_) => {
+                    return Err(ModelError::timeout(
+                        &format!("{} did not finish its answer", self.authority),
+                        self.timeout,
+                    ))
+                }
+                Ok(None) => return Ok(body),
+                Ok(Some(Err(e))) => return Err(classify_transport(&e, &self.authority)),
+                Ok(Some(Ok(bytes))) => {
+                    if body.len() + bytes.len() > max {
+                        return Err(ModelError::new(
+                            ModelFailureClass::BadResponse,
+                            format!("the answer is over {} KiB", max / 1024),
+                        ));
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for HttpModelClient {
+    async fn complete(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        choice: ToolChoice,
+        events: &(dyn Fn(ModelEvent) + Send + Sync),
+    ) -> Result<ModelReply, ModelError> {
+        let body = serde_json::to_vec(&request_body(messages, tools, choice, &self.options))
+            .unwrap_or_default();
+        let mut attempt = 0;
+        loop {
+            let (error, retry_after) = match self.attempt(&body, events).await {
+                Ok(reply) => return Ok(reply),
+                Err(Attempt::Fail(error)) => return Err(error.scrubbed(self.api_key.as_deref())),
+                Err(Attempt::Retry { error, retry_after }) => (error, retry_after),
+            };
+            let error = error.scrubbed(self.api_key.as_deref());
+            if attempt >= MAX_RETRIES {
+                return Err(error);
+            }
+            let delay = match retry_after {
+                Some(wait) if wait > MAX_RETRY_AFTER => {
+                    return Err(error.with_hint(format!(
+                        "the endpoint asks to wait {}, longer than the {} the console waits: try again later",
+                        crate::text::fmt_duration(wait),
+                        crate::text::fmt_duration(MAX_RETRY_AFTER)
+                    )))
+                }
+                Some(wait) => wait,
+                // 0.5 s, 1 s, 2 s.
+                None => Duration::from_millis(500 << attempt),
+            };
+            attempt += 1;
+            events(ModelEvent::Retrying {
+                attempt,
+                max: MAX_RETRIES,
+                delay,
+                error,
+            });
+            countdown(delay, events).await;
+        }
+    }
+}
+
+/// Waits `delay`, reporting the time left once a second.
+async fn countdown(delay: Duration, events: &(dyn Fn(ModelEvent) + Send + Sync)) {
+    let end = tokio::time::Instant::now() + delay;
+    loop {
+        let remaining = end.saturating_duration_since(tokio::time::Instant::now());
+        if remaining.is_zero() {
+            return;
+        }
+        let step = remaining.min(Duration::from_secs(1));
+        tokio::time::sleep(step).await;
+        let left = end.saturating_duration_since(tokio::time::Instant::now());
+        if !left.is_zero() {
+            events(ModelEvent::Countdown { remaining: left });
+        }
+    }
+}
+
+/// `Retry-After` in seconds (an HTTP date is not honoured: a bounded default applies).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(1e6)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds() {
+        let mut h = HeaderMap::new();
+        h.insert(http::header::RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(
+            http::header::RETRY_AFTER,
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_countdown_ticks_every_second() {
+        let ticks = std::sync::Mutex::new(Vec::new());
+        countdown(Duration::from_millis(2500), &|e| {
+            if let ModelEvent::Countdown { remaining } = e {
+                ticks.lock().unwrap().push(remaining.as_millis());
+            }
+        })
+        .await;
+        assert_eq!(*ticks.lock().unwrap(), vec![1500, 500]);
+    }
+}

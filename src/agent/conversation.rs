@@ -1,0 +1,531 @@
+//! The loop: a prompt goes to the model; each tool call it asks for goes through
+//! `AgentRuntime::call_from` (the one gate, ledger and event stream); what the calls gave goes
+//! back as tool messages; again, until a final answer, `max_turns`, or a cancel.
+//!
+//! The last turn `max_turns` allows asks the model to answer in words (`tool_choice: none`);
+//! a model that calls tools even then is stopped there, its calls not run.
+//!
+//! The model's tool list changes only between model turns: before each turn the loop calls the
+//! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
+//! turn's list is an error the model is told about, whatever the registry holds by then.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::join_all;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use super::client::{ModelClient, ModelEvent};
+use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
+use super::stream::{ModelReply, StreamPiece};
+use super::transcript::{now_ms, Record, Transcript};
+use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
+use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus};
+use crate::tool::json_kind;
+
+/// The most bytes of one tool result the model is sent; the rest is cut with a note.
+pub const MAX_TOOL_CONTENT: usize = 100 * 1024;
+
+/// Settings of a conversation that come from its model profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationSettings {
+    pub system_prompt: String,
+    pub max_turns: u32,
+}
+
+/// One conversation with a model over one runtime's tools.
+pub struct Conversation {
+    runtime: Arc<AgentRuntime>,
+    client: Arc<dyn ModelClient>,
+    settings: ConversationSettings,
+    /// The system prompt first, then the conversation.
+    messages: Vec<Message>,
+    events: UnboundedSender<AgentEvent>,
+    transcript: Option<Transcript>,
+}
+
+impl std::fmt::Debug for Conversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conversation")
+            .field("messages", &self.messages.len())
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+/// What one tool call gave, for the model and the transcript.
+struct CallResult {
+    status: ToolCallStatus,
+    content: String,
+    outcome: Option<CallOutcome>,
+}
+
+impl Conversation {
+    /// A conversation that continues `history` (empty for a new one; see
+    /// `transcript::messages` for a resumed one), writing to `transcript` if given.
+    pub fn new(
+        runtime: Arc<AgentRuntime>,
+        client: Arc<dyn ModelClient>,
+        settings: ConversationSettings,
+        history: Vec<Message>,
+        events: UnboundedSender<AgentEvent>,
+        transcript: Option<Transcript>,
+    ) -> Self {
+        let mut messages = Vec::with_capacity(history.len() + 1);
+        messages.push(Message::System {
+            content: settings.system_prompt.clone(),
+        });
+        messages.extend(history);
+        Conversation {
+            runtime,
+            client,
+            settings,
+            messages,
+            events,
+            transcript,
+        }
+    }
+
+    /// The messages so far, the system prompt first.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The transcript's session id, if one is written.
+    pub fn session_id(&self) -> Option<&str> {
+        self.transcript.as_ref().map(Transcript::id)
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        // A driver that went away stops listening, not the loop.
+        let _ = self.events.send(event);
+    }
+
+    fn record(&mut self, record: Record) {
+        if let Some(transcript) = &mut self.transcript {
+            if let Err(e) = transcript.append(&record) {
+                tracing::warn!(error = %e, "transcript line not written");
+            }
+        }
+    }
+
+    /// Runs one prompt to its end. `cancel` ends it at once: the model request is dropped and
+    /// running calls are cancelled (their servers are sent `notifications/cancelled`); the
+    /// conversation can take the next prompt afterwards.
+    pub async fn prompt(&mut self, text: &str, cancel: CancellationToken) -> PromptReport {
+        self.messages.push(Message::User {
+            content: text.to_string(),
+        });
+        self.record(Record::Prompt {
+            at_ms: now_ms(),
+            text: text.to_string(),
+        });
+        let mut report = PromptReport {
+            outcome: PromptOutcome::Cancelled,
+            turns: 0,
+            tool_failures: 0,
+            usage: Usage::default(),
+        };
+        loop {
+            report.turns += 1;
+            let turn = report.turns;
+            // The last turn max_turns allows asks for an answer in words.
+            let last = turn >= self.settings.max_turns;
+            let choice = if last {
+                ToolChoice::None
+            } else {
+                ToolChoice::Auto
+            };
+            // The turn boundary: list changes are taken in here, and only here for the model.
+            self.runtime.turn_boundary().await;
+            let specs: Vec<ToolSpec> = self
+                .runtime
+                .tools()
+                .into_iter()
+                .map(|t| ToolSpec {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.input_schema,
+                })
+                .collect();
+            self.emit(AgentEvent::TurnStarted {
+                turn,
+                tools: specs.iter().map(|s| s.name.clone()).collect(),
+            });
+            let started = Instant::now();
+            let reply = {
+                let events = self.events.clone();
+                let forward = move |event: ModelEvent| {
+                    let _ = events.send(match event {
+                        ModelEvent::Piece(StreamPiece::Text(text)) => {
+                            AgentEvent::TextDelta { turn, text }
+                        }
+                        ModelEvent::Piece(StreamPiece::ToolCall { .. }) => return,
+                        ModelEvent::Retrying {
+                            attempt,
+                            max,
+                            delay,
+                            error,
+                        } => AgentEvent::Retrying {
+                            turn,
+                            attempt,
+                            max,
+                            delay,
+                            error,
+                        },
+                        ModelEvent::Countdown { remaining } => {
+                            AgentEvent::RetryCountdown { turn, remaining }
+                        }
+                    });
+                };
+                tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    reply = self.client.complete(&self.messages, &specs, choice, &forward) => Some(reply),
+                }
+            };
+            let reply = match reply {
+                None => {
+                    return self.stop(
+                        report,
+                        PromptOutcome::Cancelled,
+                        "cancelled by the operator".into(),
+                    )
+                }
+                Some(Err(error)) => {
+                    let message = error.to_string();
+                    return self.stop(report, PromptOutcome::ModelFailed(error), message);
+                }
+                Some(Ok(reply)) => reply,
+            };
+            if let Some(usage) = reply.usage {
+                report.usage.prompt_tokens += usage.prompt_tokens;
+                report.usage.completion_tokens += usage.completion_tokens;
+                report.usage.total_tokens += usage.total_tokens;
+            }
+            let latency = started.elapsed();
+            self.emit(AgentEvent::TurnEnded {
+                turn,
+                finish_reason: reply.finish_reason.clone(),
+                usage: reply.usage,
+                latency,
+            });
+            self.record(Record::Assistant {
+                turn,
+                text: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                finish_reason: reply.finish_reason.clone(),
+                usage: reply.usage,
+                latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+            });
+            let ModelReply {
+                text, tool_calls, ..
+            } = reply;
+            self.messages.push(Message::Assistant {
+                content: text.clone(),
+                tool_calls: tool_calls.clone(),
+            });
+            if tool_calls.is_empty() {
+                self.emit(AgentEvent::Answer { text: text.clone() });
+                self.record(Record::Answer { text: text.clone() });
+                report.outcome = PromptOutcome::Answered { text };
+                return report;
+            }
+            for call in &tool_calls {
+                self.record(Record::ToolCall {
+                    turn,
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    reason: text.clone(),
+                });
+            }
+            let offered: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            let results = if last {
+                // Asked to answer in words, it called tools anyway: none is run.
+                let not_run = "not run: the agent reached max_turns before this call";
+                for call in &tool_calls {
+                    self.emit(AgentEvent::ToolCall {
+                        turn,
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        reason: text.clone(),
+                    });
+                }
+                tool_calls
+                    .iter()
+                    .map(|_| CallResult {
+                        status: ToolCallStatus::NotRun,
+                        content: not_run.to_string(),
+                        outcome: None,
+                    })
+                    .collect()
+            } else {
+                self.run_calls(turn, &tool_calls, &offered, &text, &cancel)
+                    .await
+            };
+            for (call, result) in tool_calls.iter().zip(results) {
+                match result.status {
+                    ToolCallStatus::Ok | ToolCallStatus::NotRun => {}
+                    ToolCallStatus::Error
+                    | ToolCallStatus::Denied
+                    | ToolCallStatus::Refused
+                    | ToolCallStatus::Cancelled
+                    | ToolCallStatus::UnknownTool
+                    | ToolCallStatus::BadArguments => report.tool_failures += 1,
+                }
+                let runtime_id = result.outcome.as_ref().map(|o| o.id);
+                if let Some(approval) = result.outcome.as_ref().and_then(|o| o.approval) {
+                    self.record(Record::Approval {
+                        call_id: call.id.clone(),
+                        runtime_id,
+                        decision: approval.decision.as_str().to_string(),
+                        by: approval.by.as_str().to_string(),
+                    });
+                }
+                self.record(Record::ToolResult {
+                    turn,
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    runtime_id,
+                    status: result.status.as_str().to_string(),
+                    content: result.content.clone(),
+                });
+                self.emit(AgentEvent::ToolResult {
+                    turn,
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    runtime_id,
+                    status: result.status,
+                    content: result.content.clone(),
+                });
+                self.messages.push(Message::Tool {
+                    tool_call_id: call.id.clone(),
+                    content: result.content,
+                });
+            }
+            if cancel.is_cancelled() {
+                return self.stop(
+                    report,
+                    PromptOutcome::Cancelled,
+                    "cancelled by the operator".into(),
+                );
+            }
+            if last {
+                return self.stop(
+                    report,
+                    PromptOutcome::MaxTurns { turns: turn },
+                    format!("stopped after {turn} model turns (max_turns) without a final answer: the model kept calling tools"),
+                );
+            }
+        }
+    }
+
+    fn stop(
+        &mut self,
+        mut report: PromptReport,
+        outcome: PromptOutcome,
+        message: String,
+    ) -> PromptReport {
+        let reason = match &outcome {
+            PromptOutcome::Answered { .. } => "answered",
+            PromptOutcome::MaxTurns { .. } => "max_turns",
+            PromptOutcome::ModelFailed(_) => "model_failed",
+            PromptOutcome::Cancelled => "cancelled",
+        };
+        self.record(Record::Stopped {
+            reason: reason.to_string(),
+            message: message.clone(),
+        });
+        self.emit(AgentEvent::Stopped {
+            outcome: outcome.clone(),
+            message,
+        });
+        report.outcome = outcome;
+        report
+    }
+
+    /// Runs the calls of one turn side by side; the results come back in call order.
+    async fn run_calls(
+        &self,
+        turn: u32,
+        calls: &[ToolCall],
+        offered: &HashSet<&str>,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> Vec<CallResult> {
+        for call in calls {
+            self.emit(AgentEvent::ToolCall {
+                turn,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                reason: reason.to_string(),
+            });
+        }
+        // Let a driver on this thread show the calls before their runtime events.
+        tokio::task::yield_now().await;
+        join_all(
+            calls
+                .iter()
+                .map(|call| self.run_call(call, offered, reason, cancel)),
+        )
+        .await
+    }
+
+    async fn run_call(
+        &self,
+        call: &ToolCall,
+        offered: &HashSet<&str>,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let rejected = |status, content: String| CallResult {
+            status,
+            content,
+            outcome: None,
+        };
+        if !offered.contains(call.name.as_str()) {
+            return rejected(
+                ToolCallStatus::UnknownTool,
+                format!(
+                    "error: there is no tool named {:?} in this turn's tool list; call only the tools you were given",
+                    crate::text::sanitize_line(&call.name, 100)
+                ),
+            );
+        }
+        let arguments: Value = if call.arguments.trim().is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_str(&call.arguments) {
+                Ok(v) => v,
+                Err(e) => {
+                    return rejected(
+                        ToolCallStatus::BadArguments,
+                        format!("error: the arguments are not valid JSON ({e}); send one JSON object that matches the tool's input schema"),
+                    )
+                }
+            }
+        };
+        if !arguments.is_object() {
+            return rejected(
+                ToolCallStatus::BadArguments,
+                format!(
+                    "error: the arguments must be a JSON object, not {}",
+                    json_kind(&arguments)
+                ),
+            );
+        }
+        let origin = CallOrigin::Agent {
+            reason: reason.to_string(),
+        };
+        let outcome = self
+            .runtime
+            .call_from(&call.name, arguments, cancel.child_token(), origin)
+            .await;
+        let (status, content) = tool_content(&outcome);
+        CallResult {
+            status,
+            content,
+            outcome: Some(outcome),
+        }
+    }
+}
+
+/// What the model is told a call gave: the tool's text, its structured content as JSON, and
+/// for anything but success a first word saying what happened.
+pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
+    let result = &outcome.result;
+    let mut text = result.text.clone();
+    if let Some(structured) = &result.structured {
+        let json = structured.to_string();
+        if text != json {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str("structured content: ");
+            text.push_str(&json);
+        }
+    }
+    let (status, prefix) = match outcome.status {
+        CallStatus::Ok => (ToolCallStatus::Ok, ""),
+        CallStatus::Error => (ToolCallStatus::Error, "error: "),
+        CallStatus::Denied => (ToolCallStatus::Denied, "not run: "),
+        CallStatus::Refused => (ToolCallStatus::Refused, "not run: "),
+        CallStatus::Cancelled => (ToolCallStatus::Cancelled, "cancelled by the operator: "),
+        // A returned outcome is final; these cannot be, but say what is known.
+        CallStatus::AwaitingApproval | CallStatus::Running => (ToolCallStatus::Error, "error: "),
+    };
+    let mut content = format!("{prefix}{text}");
+    if content.len() > MAX_TOOL_CONTENT {
+        let mut cut = MAX_TOOL_CONTENT;
+        while !content.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = content.len() - cut;
+        content.truncate(cut);
+        content.push_str(&format!("\n[cut: {more} more bytes]"));
+    }
+    (status, content)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool::ToolResult;
+
+    fn outcome(status: CallStatus, result: ToolResult) -> CallOutcome {
+        CallOutcome {
+            id: 1,
+            tool: "t".into(),
+            status,
+            result,
+            elapsed: Duration::ZERO,
+            approval: None,
+        }
+    }
+
+    #[test]
+    fn what_the_model_is_told_says_what_happened() {
+        let mut ok = ToolResult::ok("5");
+        ok.structured = Some(json!({"sum": 5}));
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Ok, ok)),
+            (
+                ToolCallStatus::Ok,
+                "5\nstructured content: {\"sum\":5}".into()
+            )
+        );
+        let mut same = ToolResult::ok("{\"sum\":5}");
+        same.structured = Some(json!({"sum": 5}));
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Ok, same)).1,
+            "{\"sum\":5}"
+        );
+        let denied = ToolResult::error("denied by the operator: t");
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Denied, denied)),
+            (
+                ToolCallStatus::Denied,
+                "not run: denied by the operator: t".into()
+            )
+        );
+        let failed = ToolResult::error("no note titled \"x\"");
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Error, failed)).1,
+            "error: no note titled \"x\""
+        );
+        let huge = ToolResult::ok("é".repeat(MAX_TOOL_CONTENT));
+        let (_, cut) = tool_content(&outcome(CallStatus::Ok, huge));
+        assert!(cut.len() < MAX_TOOL_CONTENT + 100, "{}", cut.len());
+        assert!(cut.ends_with(&format!("[cut: {} more bytes]", MAX_TOOL_CONTENT)));
+    }
+}

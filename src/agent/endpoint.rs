@@ -1,0 +1,177 @@
+//! Model endpoints the console starts itself (a profile's `command:`, like the demo model of
+//! `config.example.yaml`): spawn it as a process-group leader, read its base URL from the first
+//! line of its stdout, and kill the whole group when it is dropped, like every MCP server.
+//!
+//! Its own small spawner rather than the MCP layer's: the agent layer may not import `mcp`, and
+//! an endpoint needs none of the MCP framing, only a first line and a clean kill.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::failure::{ModelError, ModelFailureClass};
+use crate::config::{ModelEndpoint, ModelProfile};
+
+/// How much of its stderr is kept for a failure message.
+const STDERR_TAIL: usize = 2048;
+
+/// A running endpoint: the base URL to use, and the process the console started for it (none
+/// for a `base_url` profile). Dropping it kills that process and its group.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub base_url: String,
+    process: Option<Child>,
+}
+
+impl Endpoint {
+    /// The process id of the started endpoint, if the console started one.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().and_then(Child::id)
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.process {
+            if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+                // SAFETY: killpg has no memory effects; the group is the child's own (it was
+                // made its leader at spawn).
+                unsafe {
+                    libc::killpg(pid, libc::SIGKILL);
+                }
+            }
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// The endpoint of `profile`: its `base_url`, or its `command` started and asked for one
+/// (within the profile's `request_timeout`).
+pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
+    let (command, args, env, cwd) = match &profile.endpoint {
+        ModelEndpoint::Url(url) => {
+            return Ok(Endpoint {
+                base_url: url.clone(),
+                process: None,
+            })
+        }
+        ModelEndpoint::Command {
+            command,
+            args,
+            env,
+            cwd,
+        } => (command, args, env, cwd),
+    };
+    let failed = |message: String| ModelError::new(ModelFailureClass::EndpointFailed, message);
+    let mut cmd = Command::new(command);
+    cmd.args(args)
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        failed(format!(
+            "cannot start the model endpoint {}: {e}",
+            crate::text::sanitize_line(command, 200)
+        ))
+    })?;
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    if let Some(mut stderr) = child.stderr.take() {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                tail.extend(&buf[..n]);
+                while tail.len() > STDERR_TAIL {
+                    tail.pop_front();
+                }
+            }
+        });
+    }
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| failed("the model endpoint has no stdout".into()))?;
+    let mut endpoint = Endpoint {
+        base_url: String::new(),
+        process: Some(child),
+    };
+    let mut lines = BufReader::new(stdout);
+    let mut first = String::new();
+    let read = tokio::time::timeout(
+        profile.request_timeout,
+        (&mut lines).take(64 * 1024).read_line(&mut first),
+    )
+    .await;
+    let stderr = |tail: &Arc<Mutex<VecDeque<u8>>>| {
+        let bytes: Vec<u8> = tail
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .copied()
+            .collect();
+        if bytes.is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr: {}", crate::text::quote_bytes(&bytes, 300))
+        }
+    };
+    match read {
+        Err(_) => {
+            return Err(failed(format!(
+                "the model endpoint printed no base URL within request_timeout ({}){}",
+                crate::text::fmt_duration(profile.request_timeout),
+                stderr(&tail)
+            )))
+        }
+        Ok(Err(e)) => {
+            return Err(failed(format!(
+                "cannot read the model endpoint's stdout: {e}"
+            )))
+        }
+        Ok(Ok(0)) => {
+            // Give its stderr a moment to arrive.
+            let status = match &mut endpoint.process {
+                Some(child) => tokio::time::timeout(Duration::from_millis(500), child.wait())
+                    .await
+                    .ok()
+                    .and_then(Result::ok),
+                None => None,
+            };
+            let how = status.map(|s| format!(" ({s})")).unwrap_or_default();
+            return Err(failed(format!(
+                "the model endpoint exited before printing its base URL{how}{}",
+                stderr(&tail)
+            )));
+        }
+        Ok(Ok(_)) => {}
+    }
+    let line = first.trim();
+    let url = line.strip_prefix("listening on ").unwrap_or(line).trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(failed(format!(
+            "the model endpoint's first line is not a base URL: {}",
+            crate::text::quote_bytes(line.as_bytes(), 200)
+        )));
+    }
+    endpoint.base_url = url.to_string();
+    // Keep its stdout drained, so it never blocks on a full pipe.
+    tokio::spawn(async move {
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut lines, &mut sink).await;
+    });
+    Ok(endpoint)
+}

@@ -1,0 +1,290 @@
+//! How a model endpoint fails: one class per cause, a message that says what happened and a
+//! hint that says what to do, like the start-up failures of MCP servers.
+//!
+//! Separate from the client so the classes are one list that the loop, the CLI and the
+//! transcript share, and so transport errors are classified in one place.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// What kind of failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelFailureClass {
+    /// The endpoint's `command` could not be started or printed no base URL.
+    EndpointFailed,
+    /// Nothing accepted the connection.
+    ConnectRefused,
+    /// The host name did not resolve.
+    DnsError,
+    /// The TLS handshake failed.
+    TlsError,
+    /// The endpoint stayed silent for `request_timeout`.
+    Timeout,
+    /// An error status other than 429 and 5xx (401/403: the key; 404: the model or URL).
+    HttpStatus,
+    /// 429, still after the retries (or asking for a longer wait than we keep).
+    RateLimited,
+    /// 5xx, still after the retries.
+    ServerError,
+    /// A streamed answer that is empty, has a chunk that is not JSON, or stops before its
+    /// finish reason.
+    BadStream,
+    /// A whole answer that is not a chat completion.
+    BadResponse,
+}
+
+impl ModelFailureClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelFailureClass::EndpointFailed => "endpoint_failed",
+            ModelFailureClass::ConnectRefused => "connect_refused",
+            ModelFailureClass::DnsError => "dns_error",
+            ModelFailureClass::TlsError => "tls_error",
+            ModelFailureClass::Timeout => "timeout",
+            ModelFailureClass::HttpStatus => "http_status",
+            ModelFailureClass::RateLimited => "rate_limited",
+            ModelFailureClass::ServerError => "server_error",
+            ModelFailureClass::BadStream => "bad_stream",
+            ModelFailureClass::BadResponse => "bad_response",
+        }
+    }
+}
+
+/// A model request that failed. `message` and `hint` never hold the API key (see
+/// [`ModelError::scrubbed`]).
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{}: {message} (hint: {hint})", class.as_str())]
+pub struct ModelError {
+    pub class: ModelFailureClass,
+    pub message: String,
+    pub hint: String,
+    /// The HTTP status, for `http_status`, `rate_limited` and `server_error`.
+    pub http_status: Option<u16>,
+}
+
+impl ModelError {
+    pub fn new(class: ModelFailureClass, message: impl Into<String>) -> Self {
+        ModelError {
+            class,
+            message: message.into(),
+            hint: generic_hint(class).to_string(),
+            http_status: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    /// An error status, with the endpoint's own message (sanitized, cut short) and the hint
+    /// for that status.
+    pub fn status(status: u16, body: &str, retries: u32) -> Self {
+        let said = endpoint_message(body);
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        };
+        let (class, hint) = match status {
+            401 | 403 => (
+                ModelFailureClass::HttpStatus,
+                "the endpoint refused the key: check api_key (and the variable it comes from)".to_string(),
+            ),
+            404 => (
+                ModelFailureClass::HttpStatus,
+                "check model (a name this endpoint serves) and base_url (usually ending in /v1)".to_string(),
+            ),
+            429 => (
+                ModelFailureClass::RateLimited,
+                format!("the endpoint is rate-limiting (still after {retries} retries): wait a while, then try again"),
+            ),
+            500..=599 => (
+                ModelFailureClass::ServerError,
+                format!("the endpoint failed (still after {retries} retries): look at the model server's log"),
+            ),
+            _ => (
+                ModelFailureClass::HttpStatus,
+                "the endpoint rejected the request: read its message".to_string(),
+            ),
+        };
+        ModelError {
+            class,
+            message: format!("HTTP {status}{said}"),
+            hint,
+            http_status: Some(status),
+        }
+    }
+
+    /// The same error with every occurrence of `secret` replaced: an endpoint may echo the key.
+    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
+        if let Some(secret) = secret.filter(|s| !s.is_empty()) {
+            self.message = self
+                .message
+                .replace(secret, crate::config::redact::REDACTED);
+            self.hint = self.hint.replace(secret, crate::config::redact::REDACTED);
+        }
+        self
+    }
+
+    /// A silence of `timeout`.
+    pub fn timeout(what: &str, timeout: Duration) -> Self {
+        ModelError::new(
+            ModelFailureClass::Timeout,
+            format!(
+                "{what} within request_timeout ({})",
+                crate::text::fmt_duration(timeout)
+            ),
+        )
+    }
+}
+
+fn generic_hint(class: ModelFailureClass) -> &'static str {
+    match class {
+        ModelFailureClass::EndpointFailed => {
+            "run the profile's command by hand: its first line on stdout must be its base URL"
+        }
+        ModelFailureClass::ConnectRefused => {
+            "start the model server, or check host and port in base_url"
+        }
+        ModelFailureClass::DnsError => "check the host name in base_url, and the network",
+        ModelFailureClass::TlsError => "fix the certificate, or use http:// for a local server",
+        ModelFailureClass::Timeout => {
+            "raise the profile's request_timeout, or check that the model server is not stuck"
+        }
+        ModelFailureClass::HttpStatus => "read the endpoint's message",
+        ModelFailureClass::RateLimited => "wait a while, then try again",
+        ModelFailureClass::ServerError => "look at the model server's log",
+        ModelFailureClass::BadStream => {
+            "try again; if it keeps happening, set stream: false for this profile"
+        }
+        ModelFailureClass::BadResponse => {
+            "check that base_url points at an OpenAI-compatible endpoint (usually ending in /v1)"
+        }
+    }
+}
+
+/// The endpoint's own words in an error body: `error.message` of the usual JSON shape, else
+/// the text; sanitized and cut short.
+pub fn endpoint_message(body: &str) -> String {
+    let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
+    let text = parsed
+        .as_ref()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .or_else(|| v.get("error"))
+                .or_else(|| v.get("message"))
+                .or_else(|| v.get("detail"))
+        })
+        .map(|m| match m {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_else(|| body.to_string());
+    crate::text::sanitize_line(text.trim(), 300)
+}
+
+/// Classifies a transport error by walking its source chain (rustls errors, socket errors,
+/// timeouts); `authority` is the endpoint's host and port, for the message.
+pub fn classify_transport(err: &reqwest::Error, authority: &str) -> ModelError {
+    let mut chain: Vec<&(dyn StdError + 'static)> = vec![err];
+    let mut next = err.source();
+    while let Some(e) = next {
+        chain.push(e);
+        next = e.source();
+    }
+    if let Some(tls) = chain.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+        return ModelError::new(
+            ModelFailureClass::TlsError,
+            format!("TLS handshake with {authority} failed: {tls}"),
+        );
+    }
+    for e in &chain {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            match io.kind() {
+                K::ConnectionRefused => {
+                    return ModelError::new(
+                        ModelFailureClass::ConnectRefused,
+                        format!("connection to {authority} refused (nothing listening there?)"),
+                    )
+                }
+                K::ConnectionReset
+                | K::ConnectionAborted
+                | K::NotConnected
+                | K::AddrNotAvailable
+                | K::HostUnreachable
+                | K::NetworkUnreachable => {
+                    return ModelError::new(
+                        ModelFailureClass::ConnectRefused,
+                        format!("cannot connect to {authority}: {io}"),
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
+    let text: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
+    if text.iter().any(|t| t.contains("dns error")) {
+        return ModelError::new(
+            ModelFailureClass::DnsError,
+            format!("the host of {authority} did not resolve"),
+        );
+    }
+    if err.is_timeout() {
+        return ModelError::new(
+            ModelFailureClass::Timeout,
+            format!("no connection to {authority} in time"),
+        );
+    }
+    let cause = text.last().cloned().unwrap_or_default();
+    if err.is_connect() {
+        return ModelError::new(
+            ModelFailureClass::ConnectRefused,
+            format!("cannot connect to {authority}: {cause}"),
+        );
+    }
+    // The connection broke while the answer was on its way.
+    ModelError::new(
+        ModelFailureClass::BadStream,
+        format!("the connection to {authority} broke before the answer was complete: {cause}"),
+    )
+    .with_hint("the model server may have crashed, or a proxy cut the connection; try again")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_get_their_class_and_hint() {
+        let e = ModelError::status(401, r#"{"error":{"message":"bad key"}}"#, 0);
+        assert_eq!(e.class, ModelFailureClass::HttpStatus);
+        assert_eq!(e.message, "HTTP 401: bad key");
+        assert!(e.hint.contains("api_key"), "{}", e.hint);
+        let e = ModelError::status(404, "no such model", 0);
+        assert!(e.hint.contains("model") && e.hint.contains("base_url"));
+        assert_eq!(
+            ModelError::status(429, "", 3).class,
+            ModelFailureClass::RateLimited
+        );
+        assert_eq!(
+            ModelError::status(503, "", 3).class,
+            ModelFailureClass::ServerError
+        );
+        assert_eq!(ModelError::status(418, "", 0).http_status, Some(418));
+    }
+
+    #[test]
+    fn an_echoed_key_is_scrubbed_and_escapes_never_pass() {
+        let e = ModelError::status(401, "Incorrect API key provided: sk-live-123\u{1b}[2J", 0)
+            .scrubbed(Some("sk-live-123"));
+        assert_eq!(
+            e.message,
+            "HTTP 401: Incorrect API key provided: <redacted>"
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! The agent: a model drives the runtime. The OpenAI-compatible client, the loop of turns, and
+//! the conversation's transcript.
+//!
+//! Above `runtime/` and below `tui/` and `cli/` (DESIGN §2): the agent is one more caller of
+//! `AgentRuntime::call`, so its calls pass the same gate, ledger and events as an operator's.
+
+pub mod client;
+pub mod conversation;
+pub mod endpoint;
+pub mod events;
+pub mod failure;
+pub mod start;
+pub mod stream;
+pub mod transcript;
+pub mod wire;
+
+pub use client::{HttpModelClient, ModelClient, ModelEvent};
+pub use conversation::{Conversation, ConversationSettings};
+pub use events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
+pub use failure::{ModelError, ModelFailureClass};

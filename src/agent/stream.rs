@@ -1,0 +1,337 @@
+//! Putting an answer together: the chunks of a streamed answer (text deltas, tool-call pieces
+//! joined by index, the finish reason, usage), or a whole answer, into one [`ModelReply`].
+//!
+//! Separate from the HTTP client so that what counts as a broken stream (empty, a chunk that is
+//! not JSON, no finish reason) is decided on bytes alone, and tested without a socket.
+
+use std::collections::BTreeMap;
+
+use super::failure::{ModelError, ModelFailureClass};
+use super::wire::{arguments_text, Chunk, Completion, ToolCall, Usage};
+
+/// The most text and argument bytes one answer may hold.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// A model's answer to one request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelReply {
+    /// The text it wrote (before and besides its tool calls).
+    pub text: String,
+    /// The tools it asked to call, in index order.
+    pub tool_calls: Vec<ToolCall>,
+    /// `stop`, `tool_calls`, `length`, … as the endpoint said.
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// What arrived so far, reported while a streamed answer comes in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamPiece {
+    /// More text.
+    Text(String),
+    /// Tool call `index` was named (its first piece).
+    ToolCall { index: usize, name: String },
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Joins the chunks of one streamed answer.
+#[derive(Debug, Default)]
+pub struct Assembler {
+    text: String,
+    calls: BTreeMap<usize, PartialCall>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    chunks: usize,
+    done: bool,
+    bytes: usize,
+}
+
+impl Assembler {
+    /// Reads the data of one event: a JSON chunk, or `[DONE]`.
+    pub fn feed(
+        &mut self,
+        data: &str,
+        mut on_piece: impl FnMut(StreamPiece),
+    ) -> Result<(), ModelError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
+            ModelError::new(
+                ModelFailureClass::BadStream,
+                format!(
+                    "chunk {} of the stream is not JSON ({e}): {}",
+                    self.chunks + 1,
+                    crate::text::quote_bytes(data.as_bytes(), 120)
+                ),
+            )
+            .with_hint("the endpoint is not OpenAI-compatible or sent a broken chunk; try again, or set stream: false for this profile")
+        })?;
+        self.chunks += 1;
+        if let Some(error) = chunk.error {
+            return Err(ModelError::new(
+                ModelFailureClass::BadStream,
+                format!(
+                    "the endpoint reported an error in the stream: {}",
+                    super::failure::endpoint_message(
+                        &serde_json::json!({"error": error}).to_string()
+                    )
+                ),
+            )
+            .with_hint("read the endpoint's message; try again"));
+        }
+        if chunk.usage.is_some() {
+            self.usage = chunk.usage;
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.grow(text.len())?;
+                self.text.push_str(&text);
+                on_piece(StreamPiece::Text(text));
+            }
+            for (position, piece) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+                let index = piece.index.unwrap_or(position);
+                let call = self.calls.entry(index).or_default();
+                if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+                    call.id = id;
+                }
+                let function = piece.function;
+                let (name, arguments) = match function {
+                    Some(f) => (f.name, f.arguments),
+                    None => (None, None),
+                };
+                if let Some(name) = name.filter(|n| !n.is_empty()) {
+                    // Most servers name a call in its first piece only; some repeat the name.
+                    if call.name.is_empty() {
+                        call.name = name.clone();
+                        on_piece(StreamPiece::ToolCall { index, name });
+                    } else if call.name != name {
+                        call.name.push_str(&name);
+                    }
+                }
+                if let Some(arguments) = arguments {
+                    let text = arguments_text(arguments);
+                    let len = text.len();
+                    let call = self.calls.entry(index).or_default();
+                    call.arguments.push_str(&text);
+                    self.grow(len)?;
+                }
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason);
+        }
+        Ok(())
+    }
+
+    fn grow(&mut self, by: usize) -> Result<(), ModelError> {
+        self.bytes += by;
+        if self.bytes > MAX_REPLY_BYTES {
+            return Err(ModelError::new(
+                ModelFailureClass::BadStream,
+                format!("the answer is over {} MiB", MAX_REPLY_BYTES / (1024 * 1024)),
+            )
+            .with_hint("set max_tokens for this profile"));
+        }
+        Ok(())
+    }
+
+    /// The answer, once the stream has ended: an empty stream, or one that stopped before its
+    /// finish reason (and without `[DONE]`), is a `bad_stream`.
+    pub fn finish(self) -> Result<ModelReply, ModelError> {
+        if self.chunks == 0 {
+            let what = if self.done {
+                "only [DONE]"
+            } else {
+                "no events at all"
+            };
+            return Err(ModelError::new(
+                ModelFailureClass::BadStream,
+                format!("the endpoint answered 200 with an empty stream ({what})"),
+            )
+            .with_hint("some servers (llama.cpp's, with tools) cannot stream an answer: set stream: false for this profile"));
+        }
+        if self.finish_reason.is_none() && !self.done {
+            return Err(ModelError::new(
+                ModelFailureClass::BadStream,
+                format!(
+                    "the stream stopped before its finish reason (after {} chunks)",
+                    self.chunks
+                ),
+            )
+            .with_hint(
+                "the model server may have crashed, or a proxy cut the connection; try again",
+            ));
+        }
+        Ok(ModelReply {
+            text: self.text,
+            tool_calls: calls(
+                self.calls
+                    .into_values()
+                    .map(|c| (c.id, c.name, c.arguments)),
+            ),
+            finish_reason: self.finish_reason,
+            usage: self.usage,
+        })
+    }
+}
+
+/// Tool calls with an id each (`call_N` where the server gave none).
+fn calls(parts: impl Iterator<Item = (String, String, String)>) -> Vec<ToolCall> {
+    parts
+        .enumerate()
+        .map(|(i, (id, name, arguments))| ToolCall {
+            id: if id.is_empty() {
+                format!("call_{i}")
+            } else {
+                id
+            },
+            name,
+            arguments,
+        })
+        .collect()
+}
+
+/// A whole answer (`stream: false`, or a server that ignored `stream: true`).
+pub fn whole(body: &[u8]) -> Result<ModelReply, ModelError> {
+    let bad = |why: String| {
+        ModelError::new(
+            ModelFailureClass::BadResponse,
+            format!(
+                "the answer is not a chat completion ({why}): {}",
+                crate::text::quote_bytes(body, 120)
+            ),
+        )
+    };
+    let completion: Completion = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
+    let Some(choice) = completion.choices.into_iter().next() else {
+        return Err(bad("no choices".into()));
+    };
+    let message = choice.message.ok_or_else(|| bad("no message".into()))?;
+    let tool_calls = message.tool_calls.unwrap_or_default();
+    Ok(ModelReply {
+        text: message.content.unwrap_or_default(),
+        tool_calls: calls(tool_calls.into_iter().map(|c| (c.id, c.name, c.arguments))),
+        finish_reason: choice.finish_reason,
+        usage: completion.usage,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn feed_all(chunks: &[String]) -> (Result<ModelReply, ModelError>, Vec<StreamPiece>) {
+        let mut assembler = Assembler::default();
+        let mut pieces = Vec::new();
+        for chunk in chunks {
+            if let Err(e) = assembler.feed(chunk, |p| pieces.push(p)) {
+                return (Err(e), pieces);
+            }
+        }
+        (assembler.finish(), pieces)
+    }
+
+    fn delta(v: serde_json::Value) -> String {
+        json!({"choices": [{"delta": v, "finish_reason": null}]}).to_string()
+    }
+
+    #[test]
+    fn text_and_parallel_tool_calls_are_joined_by_index() {
+        let chunks = vec![
+            delta(json!({"role": "assistant", "content": "Saving "})),
+            delta(json!({"content": "it."})),
+            delta(json!({"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "mcp__n__write_note", "arguments": "{\"ti"}}]})),
+            delta(json!({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "mcp__n__add", "arguments": ""}}]})),
+            delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "tle\":\"t\"}"}}]})),
+            delta(json!({"tool_calls": [{"index": 1, "function": {"arguments": "{\"a\":1,\"b\":2}"}}]})),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}).to_string(),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).to_string(),
+            "[DONE]".to_string(),
+        ];
+        let (reply, pieces) = feed_all(&chunks);
+        let reply = reply.expect("a reply");
+        assert_eq!(reply.text, "Saving it.");
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.usage.map(|u| u.total_tokens), Some(15));
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("a", "mcp__n__write_note", "{\"title\":\"t\"}"),
+                ("b", "mcp__n__add", "{\"a\":1,\"b\":2}")
+            ]
+        );
+        assert_eq!(
+            pieces,
+            vec![
+                StreamPiece::Text("Saving ".into()),
+                StreamPiece::Text("it.".into()),
+                StreamPiece::ToolCall {
+                    index: 0,
+                    name: "mcp__n__write_note".into()
+                },
+                StreamPiece::ToolCall {
+                    index: 1,
+                    name: "mcp__n__add".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn broken_streams_are_bad_streams_that_say_how() {
+        let (empty, _) = feed_all(&[]);
+        let empty = empty.expect_err("empty");
+        assert_eq!(empty.class, ModelFailureClass::BadStream);
+        assert!(empty.message.contains("empty stream"), "{}", empty.message);
+        assert!(empty.hint.contains("stream: false"), "{}", empty.hint);
+
+        let (cut, _) = feed_all(&[delta(json!({"content": "hal"}))]);
+        let cut = cut.expect_err("cut");
+        assert!(
+            cut.message.contains("before its finish reason"),
+            "{}",
+            cut.message
+        );
+
+        let (bad, _) = feed_all(&[delta(json!({"content": "a"})), "{\"choices\": [".into()]);
+        let bad = bad.expect_err("malformed");
+        assert_eq!(bad.class, ModelFailureClass::BadStream);
+        assert!(
+            bad.message.starts_with("chunk 2 of the stream is not JSON"),
+            "{}",
+            bad.message
+        );
+
+        // [DONE] without a finish reason is a complete answer.
+        let (done, _) = feed_all(&[delta(json!({"content": "ok"})), "[DONE]".into()]);
+        assert_eq!(done.expect("done").text, "ok");
+    }
+
+    #[test]
+    fn a_whole_answer_reads_its_calls_and_usage() {
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}});
+        let reply = whole(body.to_string().as_bytes()).expect("reply");
+        assert_eq!(reply.text, "");
+        assert_eq!(reply.tool_calls[0].id, "call_0");
+        assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(2));
+        let err = whole(b"<html>").expect_err("not json");
+        assert_eq!(err.class, ModelFailureClass::BadResponse);
+    }
+}

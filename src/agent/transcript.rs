@@ -1,0 +1,501 @@
+//! Transcripts: every conversation appended as JSON lines under
+//! `$XDG_STATE_HOME/aimon-console/sessions/ID.jsonl` (prompts, answers, tool calls with their
+//! arguments, approvals and how they were given, results, usage), listed by `sessions` and read
+//! back by `--resume ID`. Secrets are never written: no key, no header, no environment.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::{Message, ToolCall, Usage};
+
+/// Why a transcript could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error("cannot write the transcript {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no session {id} in {dir} (see `aimon-console sessions`)")]
+    NotFound { id: String, dir: PathBuf },
+    #[error("cannot read the session {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0:?} is not a session id (letters, digits, - and _)")]
+    BadId(String),
+}
+
+/// One line of a transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line: which config and profile the conversation began with.
+    Session {
+        id: String,
+        at_ms: u64,
+        config: String,
+        profile: String,
+        model: String,
+    },
+    /// The conversation was resumed (possibly with another profile).
+    Resumed {
+        at_ms: u64,
+        profile: String,
+        model: String,
+    },
+    Prompt {
+        at_ms: u64,
+        text: String,
+    },
+    /// One model turn's answer.
+    Assistant {
+        turn: u32,
+        text: String,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+        finish_reason: Option<String>,
+        usage: Option<Usage>,
+        latency_ms: u64,
+    },
+    /// A tool call the model asked for, and its stated reason.
+    ToolCall {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        arguments: String,
+        reason: String,
+    },
+    /// How a call's approval was given: `decision` (`allow_once`, `allow_for_session`,
+    /// `deny`) and `by` (`operator`, `yes_flag`, `no_terminal`, `unanswered`).
+    Approval {
+        call_id: String,
+        runtime_id: Option<u64>,
+        decision: String,
+        by: String,
+    },
+    /// What went back to the model for a call.
+    ToolResult {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        runtime_id: Option<u64>,
+        status: String,
+        content: String,
+    },
+    Answer {
+        text: String,
+    },
+    /// The prompt ended without an answer: `max_turns`, `model_failed` or `cancelled`.
+    Stopped {
+        reason: String,
+        message: String,
+    },
+}
+
+/// An open transcript, appended to line by line.
+#[derive(Debug)]
+pub struct Transcript {
+    id: String,
+    path: PathBuf,
+    file: File,
+}
+
+/// What `sessions` shows of one transcript.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub id: String,
+    pub started_ms: u64,
+    pub profile: String,
+    pub model: String,
+    pub prompts: usize,
+    pub first_prompt: String,
+    pub path: PathBuf,
+}
+
+/// Where transcripts go: `$XDG_STATE_HOME/aimon-console/sessions` (`~/.local/state/…`).
+pub fn sessions_dir() -> PathBuf {
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("aimon-console")
+        .join("sessions")
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// A new session id: the UTC time it began and a few random hex digits
+/// (`20261130-205100-3f2a`), so ids sort by time.
+pub fn new_id() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs();
+    let (y, m, d) = civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0));
+    let rest = secs % 86_400;
+    let salt = (now.subsec_nanos() ^ std::process::id().rotate_left(16)) & 0xffff;
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{salt:04x}",
+        rest / 3600,
+        (rest % 3600) / 60,
+        rest % 60
+    )
+}
+
+/// A UTC date for `ms` since the epoch: `2026-11-30 20:51`.
+pub fn fmt_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (y, m, d) = civil_from_days(i64::try_from(secs / 86_400).unwrap_or(0));
+    let rest = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rest / 3600,
+        (rest % 3600) / 60
+    )
+}
+
+/// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+impl Transcript {
+    /// Starts a new transcript in `dir` and writes its `session` line.
+    pub fn create(
+        dir: &Path,
+        config: &Path,
+        profile: &str,
+        model: &str,
+    ) -> Result<Transcript, TranscriptError> {
+        let id = new_id();
+        let path = dir.join(format!("{id}.jsonl"));
+        let write = |source| TranscriptError::Write {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(write)?;
+        let file = OpenOptions::new()
+            .create_new(true)
+            .append(true)
+            .open(&path)
+            .map_err(write)?;
+        let mut transcript = Transcript { id, path, file };
+        transcript.append(&Record::Session {
+            id: transcript.id.clone(),
+            at_ms: now_ms(),
+            config: config.display().to_string(),
+            profile: profile.to_string(),
+            model: model.to_string(),
+        })?;
+        Ok(transcript)
+    }
+
+    /// Opens session `id` in `dir` to continue it: its records so far, and the transcript to
+    /// append to (a `resumed` line is written).
+    pub fn resume(
+        dir: &Path,
+        id: &str,
+        profile: &str,
+        model: &str,
+    ) -> Result<(Transcript, Vec<Record>), TranscriptError> {
+        if !valid_id(id) {
+            return Err(TranscriptError::BadId(id.to_string()));
+        }
+        let path = dir.join(format!("{id}.jsonl"));
+        if !path.is_file() {
+            return Err(TranscriptError::NotFound {
+                id: id.to_string(),
+                dir: dir.to_path_buf(),
+            });
+        }
+        let records = read(&path)?;
+        let cut_short = std::fs::read(&path)
+            .map(|bytes| bytes.last().is_some_and(|b| *b != b'\n'))
+            .unwrap_or(false);
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|source| TranscriptError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        let mut transcript = Transcript {
+            id: id.to_string(),
+            path,
+            file,
+        };
+        if cut_short {
+            // A line cut short (a crash mid-write) must not swallow the next one.
+            transcript
+                .file
+                .write_all(b"\n")
+                .map_err(|source| TranscriptError::Write {
+                    path: transcript.path.clone(),
+                    source,
+                })?;
+        }
+        transcript.append(&Record::Resumed {
+            at_ms: now_ms(),
+            profile: profile.to_string(),
+            model: model.to_string(),
+        })?;
+        Ok((transcript, records))
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line.
+    pub fn append(&mut self, record: &Record) -> Result<(), TranscriptError> {
+        let mut line = serde_json::to_vec(record).unwrap_or_default();
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .map_err(|source| TranscriptError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// Every record of the transcript at `path`; lines that do not parse (a line cut short by a
+/// crash) are skipped.
+pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
+    let file = File::open(path).map_err(|source| TranscriptError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut records = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let line = line.map_err(|source| TranscriptError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if let Ok(record) = serde_json::from_str(&line) {
+            records.push(record);
+        }
+    }
+    Ok(records)
+}
+
+/// The conversation the records hold, as messages for the model (without the system prompt).
+/// A tool call whose result was never written gets one saying so, so the conversation stays
+/// well formed.
+pub fn messages(records: &[Record]) -> Vec<Message> {
+    let mut out: Vec<Message> = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    let close = |out: &mut Vec<Message>, open: &mut Vec<String>| {
+        for id in open.drain(..) {
+            out.push(Message::Tool {
+                tool_call_id: id,
+                content: "error: no result (the session ended before the call finished)".into(),
+            });
+        }
+    };
+    for record in records {
+        match record {
+            Record::Prompt { text, .. } => {
+                close(&mut out, &mut open);
+                out.push(Message::User {
+                    content: text.clone(),
+                });
+            }
+            Record::Assistant {
+                text, tool_calls, ..
+            } => {
+                close(&mut out, &mut open);
+                open = tool_calls.iter().map(|c| c.id.clone()).collect();
+                out.push(Message::Assistant {
+                    content: text.clone(),
+                    tool_calls: tool_calls.clone(),
+                });
+            }
+            Record::ToolResult {
+                call_id, content, ..
+            } => {
+                if let Some(at) = open.iter().position(|id| id == call_id) {
+                    open.remove(at);
+                    out.push(Message::Tool {
+                        tool_call_id: call_id.clone(),
+                        content: content.clone(),
+                    });
+                }
+            }
+            Record::Session { .. }
+            | Record::Resumed { .. }
+            | Record::ToolCall { .. }
+            | Record::Approval { .. }
+            | Record::Answer { .. }
+            | Record::Stopped { .. } => {}
+        }
+    }
+    close(&mut out, &mut open);
+    out
+}
+
+/// Every transcript in `dir`, oldest first.
+pub fn list(dir: &Path) -> Vec<SessionSummary> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let records = read(&path).ok()?;
+            let id = path.file_stem()?.to_string_lossy().into_owned();
+            let mut summary = SessionSummary {
+                id,
+                started_ms: 0,
+                profile: String::new(),
+                model: String::new(),
+                prompts: 0,
+                first_prompt: String::new(),
+                path: path.clone(),
+            };
+            for record in &records {
+                match record {
+                    Record::Session {
+                        at_ms,
+                        profile,
+                        model,
+                        ..
+                    } => {
+                        summary.started_ms = *at_ms;
+                        summary.profile = profile.clone();
+                        summary.model = model.clone();
+                    }
+                    Record::Prompt { text, .. } => {
+                        if summary.prompts == 0 {
+                            summary.first_prompt = text.clone();
+                        }
+                        summary.prompts += 1;
+                    }
+                    Record::Resumed { .. }
+                    | Record::Assistant { .. }
+                    | Record::ToolCall { .. }
+                    | Record::Approval { .. }
+                    | Record::ToolResult { .. }
+                    | Record::Answer { .. }
+                    | Record::Stopped { .. } => {}
+                }
+            }
+            Some(summary)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_ids() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_000), (2024, 10, 4));
+        assert_eq!(fmt_time(1_700_000_000_000), "2023-11-14 22:13");
+        let id = new_id();
+        assert!(valid_id(&id) && id.len() == 20, "{id}");
+        assert!(!valid_id("../etc") && !valid_id(""));
+    }
+
+    #[test]
+    fn a_transcript_is_written_listed_and_read_back_as_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "mcp__n__write_note".into(),
+            arguments: "{}".into(),
+        };
+        for record in [
+            Record::Prompt {
+                at_ms: 1,
+                text: "save it".into(),
+            },
+            Record::Assistant {
+                turn: 1,
+                text: "Saving.".into(),
+                tool_calls: vec![
+                    call.clone(),
+                    ToolCall {
+                        id: "c2".into(),
+                        ..call.clone()
+                    },
+                ],
+                finish_reason: Some("tool_calls".into()),
+                usage: None,
+                latency_ms: 3,
+            },
+            Record::ToolResult {
+                turn: 1,
+                call_id: "c1".into(),
+                tool: call.name.clone(),
+                runtime_id: Some(1),
+                status: "ok".into(),
+                content: "saved".into(),
+            },
+        ] {
+            t.append(&record).unwrap();
+        }
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.path())
+            .unwrap()
+            .write_all(b"{\"type\": \"prompt\", \"cut sh")
+            .unwrap();
+        let listed = list(dir.path());
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            (listed[0].prompts, listed[0].first_prompt.as_str()),
+            (1, "save it")
+        );
+        let (_, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
+        let messages = messages(&records);
+        assert_eq!(messages.len(), 4, "{messages:?}");
+        assert!(
+            matches!(&messages[3], Message::Tool { tool_call_id, content } if tool_call_id == "c2" && content.contains("no result"))
+        );
+        assert!(matches!(
+            Transcript::resume(dir.path(), "nope", "d", "d"),
+            Err(TranscriptError::NotFound { .. })
+        ));
+    }
+}

@@ -1,0 +1,327 @@
+//! The Chat Completions wire format: the messages of a conversation, the request body we send,
+//! and the answer we read (whole, or as stream chunks), leniently where servers differ.
+//!
+//! Separate from the client because it is pure data: the loop builds messages, the client sends
+//! them, the demo model reads the same shapes from the other side.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    /// A model answer. `content` is `""` rather than `null` when the model only called tools:
+    /// llama.cpp's server rejects a `null` content.
+    Assistant {
+        #[serde(default, deserialize_with = "null_as_empty")]
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// What one tool call gave, for the model.
+    Tool {
+        tool_call_id: String,
+        #[serde(default, deserialize_with = "null_as_empty")]
+        content: String,
+    },
+}
+
+/// A tool call the model asked for. `arguments` is the JSON text the model wrote (it may not
+/// be JSON at all: that goes back to the model as an error).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl Serialize for ToolCall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        })
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCall {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let wire = WireToolCall::deserialize(d)?;
+        Ok(ToolCall {
+            id: wire.id.unwrap_or_default(),
+            name: wire
+                .function
+                .as_ref()
+                .and_then(|f| f.name.clone())
+                .unwrap_or_default(),
+            arguments: wire
+                .function
+                .and_then(|f| f.arguments)
+                .map(arguments_text)
+                .unwrap_or_default(),
+        })
+    }
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A tool as the model sees it: the registry's safe name, and the description and input
+/// schema exactly as the server sent them (DESIGN §3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Whether the model may call tools in a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// It may (`tool_choice: "auto"`).
+    Auto,
+    /// It is asked to answer in words (`tool_choice: "none"`): the last turn `max_turns` allows.
+    None,
+}
+
+/// Token counts of one answer, as the endpoint reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+}
+
+/// Everything a request carries besides the messages and tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestOptions {
+    pub model: String,
+    pub stream: bool,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+}
+
+/// The JSON body of a `POST …/chat/completions`. With tools, `tool_choice: "auto"` is sent
+/// although it is the standard's default: llama-cpp-python's `chatml-function-calling` ignores
+/// the tools without it. (That server answers a *streamed* `auto` request with an empty body,
+/// which the client reports as `bad_stream`, hint `stream: false`.)
+pub fn request_body(
+    messages: &[Message],
+    tools: &[ToolSpec],
+    choice: ToolChoice,
+    options: &RequestOptions,
+) -> Value {
+    let mut body = json!({
+        "model": options.model,
+        "messages": messages,
+        "stream": options.stream,
+    });
+    if !tools.is_empty() {
+        body["tools"] = tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+                })
+            })
+            .collect();
+        body["tool_choice"] = json!(match choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::None => "none",
+        });
+    }
+    if options.stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    if let Some(t) = options.temperature {
+        body["temperature"] = json!(t);
+    }
+    if let Some(n) = options.max_tokens {
+        body["max_tokens"] = json!(n);
+    }
+    body
+}
+
+/// A whole (unstreamed) answer.
+#[derive(Debug, Deserialize)]
+pub struct Completion {
+    #[serde(default)]
+    pub choices: Vec<Choice>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Choice {
+    #[serde(default)]
+    pub message: Option<ChoiceMessage>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChoiceMessage {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCall>>,
+}
+
+/// One chunk of a streamed answer.
+#[derive(Debug, Deserialize)]
+pub struct Chunk {
+    #[serde(default)]
+    pub choices: Vec<ChunkChoice>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    /// Some servers report a failure inside the stream.
+    #[serde(default)]
+    pub error: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ChunkChoice {
+    #[serde(default)]
+    pub delta: Option<Delta>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Delta {
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// A piece of a tool call: the first piece of each (by `index`) has its id and name, the
+/// arguments come in pieces to be joined.
+#[derive(Debug, Deserialize)]
+pub struct ToolCallDelta {
+    #[serde(default)]
+    pub index: Option<usize>,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub function: Option<WireFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireToolCall {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<WireFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireFunction {
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A string by the standard; some servers send the object itself.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+}
+
+/// The arguments as text, whichever way the server sent them.
+pub fn arguments_text(value: Value) -> String {
+    match value {
+        Value::String(s) => s,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_assistant_that_only_called_tools_sends_empty_content_not_null() {
+        let message = Message::Assistant {
+            content: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "mcp__notes__write_note".into(),
+                arguments: "{\"title\":\"t\"}".into(),
+            }],
+        };
+        let v = serde_json::to_value(&message).unwrap();
+        assert_eq!(
+            v,
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "mcp__notes__write_note", "arguments": "{\"title\":\"t\"}"}}]})
+        );
+        let back: Message = serde_json::from_value(v).unwrap();
+        assert_eq!(back, message);
+        let text_only = serde_json::to_value(Message::Assistant {
+            content: "hi".into(),
+            tool_calls: vec![],
+        })
+        .unwrap();
+        assert_eq!(text_only, json!({"role": "assistant", "content": "hi"}));
+    }
+
+    #[test]
+    fn the_body_carries_tools_as_given_and_asks_for_usage_when_streaming() {
+        let tools = vec![ToolSpec {
+            name: "mcp__s__echo".into(),
+            description: "Echo.".into(),
+            parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        }];
+        let options = RequestOptions {
+            model: "m".into(),
+            stream: true,
+            temperature: Some(0.2),
+            max_tokens: None,
+        };
+        let user = [Message::User {
+            content: "hi".into(),
+        }];
+        let body = request_body(&user, &tools, ToolChoice::Auto, &options);
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            tools[0].parameters
+        );
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(body["temperature"], json!(0.2));
+        assert_eq!(body["tool_choice"], "auto");
+        assert!(body.get("max_tokens").is_none());
+        let last = request_body(&user, &tools, ToolChoice::None, &options);
+        assert_eq!(last["tool_choice"], "none");
+        let plain = request_body(
+            &[],
+            &[],
+            ToolChoice::Auto,
+            &RequestOptions {
+                stream: false,
+                ..options
+            },
+        );
+        assert!(plain.get("tools").is_none() && plain.get("stream_options").is_none());
+        assert!(plain.get("tool_choice").is_none());
+    }
+
+    #[test]
+    fn arguments_sent_as_an_object_are_read_as_text() {
+        let call: ToolCall = serde_json::from_value(
+            json!({"id": "x", "function": {"name": "n", "arguments": {"a": 1}}}),
+        )
+        .unwrap();
+        assert_eq!(call.arguments, "{\"a\":1}");
+    }
+}

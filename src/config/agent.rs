@@ -1,0 +1,140 @@
+//! The `agent:` section: which OpenAI-compatible Chat Completions endpoints the agent may talk
+//! to, as named profiles (`agent.models`, `agent.default`) or one profile written inline.
+//!
+//! Apart from `load.rs` because a profile has a secret of its own (`api_key`, redacted like
+//! `bearer_token`) and rules of its own, which `agent_load.rs` checks (an endpoint is a URL or a
+//! command the console starts, never both; settings written beside `models` are shared).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::redact;
+
+/// `max_turns` when the config gives none: model turns per prompt.
+pub const DEFAULT_MAX_TURNS: u32 = 25;
+
+/// `request_timeout` of a model endpoint when the config gives none.
+pub const DEFAULT_MODEL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The system prompt when the config gives none.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are the agent of aimon-console, a terminal operator \
+console for MCP tool servers. You work with the tools listed to you; each one belongs to an MCP \
+server the operator runs. Calls that may change something (mutating tools) wait for the \
+operator's approval, and the operator may deny them: if a call is denied or refused, say so and \
+do not try to get around it. Say briefly what you are about to do before you call a tool. \
+Answer plainly and briefly.";
+
+/// The `agent:` section, validated: at least one profile, and `default` names one of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentConfig {
+    /// The profile used unless another is asked for (`--model NAME`, the console's switch).
+    pub default: String,
+    /// Every profile by name. An inline `agent:` (without `models`) is one profile, `default`.
+    pub profiles: BTreeMap<String, ModelProfile>,
+}
+
+impl AgentConfig {
+    /// The profile named `name`, or the default one; the error lists the names there are.
+    pub fn profile(&self, name: Option<&str>) -> Result<&ModelProfile, String> {
+        let wanted = name.unwrap_or(&self.default);
+        self.profiles.get(wanted).ok_or_else(|| {
+            let names: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
+            format!(
+                "no model profile named {wanted:?} in agent.models (there are: {})",
+                names.join(", ")
+            )
+        })
+    }
+}
+
+/// Where a profile's endpoint is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEndpoint {
+    /// `base_url`: an endpoint that is already running (`…/v1`; `/chat/completions` is added).
+    Url(String),
+    /// `command`: a program the console starts (and kills when it exits, with everything it
+    /// started); the first line it prints on stdout is its base URL (a leading `listening on `
+    /// is skipped).
+    Command {
+        command: String,
+        args: Vec<String>,
+        /// Added to the inherited environment; values under secret names are redacted.
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+}
+
+/// One model profile. Its Debug output redacts `api_key` and secret header and env values.
+#[derive(Clone, PartialEq)]
+pub struct ModelProfile {
+    /// Its name in `agent.models` (`default` for an inline `agent:`).
+    pub name: String,
+    pub endpoint: ModelEndpoint,
+    /// The `model` field of every request.
+    pub model: String,
+    /// Sent as `Authorization: Bearer …`. A secret: never shown, logged or written.
+    pub api_key: Option<String>,
+    /// Sent with every request; values may use `${VAR}`.
+    pub headers: BTreeMap<String, String>,
+    pub system_prompt: String,
+    /// Model turns per prompt before the agent stops.
+    pub max_turns: u32,
+    /// The longest the endpoint may stay silent: connecting, waiting for the answer, and
+    /// between two pieces of a streamed answer.
+    pub request_timeout: Duration,
+    /// Ask for a streamed answer (server-sent events).
+    pub stream: bool,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+}
+
+impl ModelProfile {
+    /// A profile for the running endpoint at `base_url`, every other setting at its default
+    /// (embedders, tests, benches).
+    pub fn url(name: &str, base_url: &str, model: &str) -> Self {
+        ModelProfile {
+            name: name.to_string(),
+            endpoint: ModelEndpoint::Url(base_url.to_string()),
+            model: model.to_string(),
+            api_key: None,
+            headers: BTreeMap::new(),
+            system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+            max_turns: DEFAULT_MAX_TURNS,
+            request_timeout: DEFAULT_MODEL_TIMEOUT,
+            stream: true,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ModelProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let endpoint: &dyn std::fmt::Debug = match &self.endpoint {
+            ModelEndpoint::Url(url) => url,
+            ModelEndpoint::Command { command, .. } => command,
+        };
+        let env = match &self.endpoint {
+            ModelEndpoint::Command { env, .. } => Some(redact::RedactedMap(env)),
+            ModelEndpoint::Url(_) => None,
+        };
+        f.debug_struct("ModelProfile")
+            .field("name", &self.name)
+            .field("endpoint", endpoint)
+            .field("env", &env)
+            .field("model", &self.model)
+            .field("api_key", &redact::RedactedSecret(self.api_key.as_deref()))
+            .field("headers", &redact::RedactedMap(&self.headers))
+            .field("max_turns", &self.max_turns)
+            .field("request_timeout", &self.request_timeout)
+            .field("stream", &self.stream)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+#[path = "agent_tests.rs"]
+mod tests;

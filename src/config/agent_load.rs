@@ -1,0 +1,513 @@
+//! Loading the `agent:` section: the raw keys as written, settings shared from beside `models`,
+//! and every check located `file:line:col` like the rest of the config.
+//!
+//! Apart from `agent.rs` (the types the other layers read) because these rules concern only
+//! the file: what may be written where, and how shared settings merge into each profile.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::agent::{
+    AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_SYSTEM_PROMPT,
+};
+use super::error::{ConfigError, ConfigErrorKind};
+use super::load::{is_blank, is_valid_server_name, relative_to, Context};
+use super::raw::DurationText;
+use super::spans::{child_path, index_path};
+
+/// The `agent:` section as written: the keys of one profile (shared by every profile when
+/// `models` is given), `models` and `default`. No Debug: it holds the key before redaction.
+#[derive(Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with `models` and `default`, or the keys of one model profile"
+)]
+pub(super) struct RawAgent {
+    #[serde(default)]
+    default: Option<String>,
+    #[serde(default)]
+    models: Option<BTreeMap<String, RawProfile>>,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    max_turns: Option<u32>,
+    #[serde(default)]
+    request_timeout: Option<DurationText>,
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+}
+
+/// One entry of `agent.models` as written.
+#[derive(Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a model profile mapping (base_url or command, model, api_key, …)"
+)]
+pub(super) struct RawProfile {
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    args: Option<Vec<String>>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    cwd: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    system_prompt: Option<String>,
+    #[serde(default)]
+    max_turns: Option<u32>,
+    #[serde(default)]
+    request_timeout: Option<DurationText>,
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(default)]
+    temperature: Option<f64>,
+    #[serde(default)]
+    max_tokens: Option<u32>,
+}
+
+/// A profile's settings checked and expanded, each still optional (to merge shared ones in).
+#[derive(Default, Clone)]
+struct Settings {
+    model: Option<String>,
+    api_key: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    system_prompt: Option<String>,
+    max_turns: Option<u32>,
+    request_timeout: Option<Duration>,
+    stream: Option<bool>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+}
+
+impl Settings {
+    /// `self`, with what it leaves unset taken from `shared`.
+    fn over(self, shared: &Settings) -> Settings {
+        Settings {
+            model: self.model.or_else(|| shared.model.clone()),
+            api_key: self.api_key.or_else(|| shared.api_key.clone()),
+            headers: self.headers.or_else(|| shared.headers.clone()),
+            system_prompt: self.system_prompt.or_else(|| shared.system_prompt.clone()),
+            max_turns: self.max_turns.or(shared.max_turns),
+            request_timeout: self.request_timeout.or(shared.request_timeout),
+            stream: self.stream.or(shared.stream),
+            temperature: self.temperature.or(shared.temperature),
+            max_tokens: self.max_tokens.or(shared.max_tokens),
+        }
+    }
+}
+
+/// The endpoint keys as written.
+struct RawEndpoint {
+    base_url: Option<String>,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<BTreeMap<String, String>>,
+    cwd: Option<String>,
+}
+
+impl RawEndpoint {
+    /// The endpoint keys present, by name.
+    fn present(&self) -> Vec<&'static str> {
+        [
+            ("base_url", self.base_url.is_some()),
+            ("command", self.command.is_some()),
+            ("args", self.args.is_some()),
+            ("env", self.env.is_some()),
+            ("cwd", self.cwd.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.then_some(key))
+        .collect()
+    }
+}
+
+/// The raw settings keys of a profile (or of the shared top level).
+struct RawSettings {
+    model: Option<String>,
+    api_key: Option<String>,
+    headers: Option<BTreeMap<String, String>>,
+    system_prompt: Option<String>,
+    max_turns: Option<u32>,
+    request_timeout: Option<DurationText>,
+    stream: Option<bool>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+}
+
+impl RawProfile {
+    fn split(self) -> (RawEndpoint, RawSettings) {
+        (
+            RawEndpoint {
+                base_url: self.base_url,
+                command: self.command,
+                args: self.args,
+                env: self.env,
+                cwd: self.cwd,
+            },
+            RawSettings {
+                model: self.model,
+                api_key: self.api_key,
+                headers: self.headers,
+                system_prompt: self.system_prompt,
+                max_turns: self.max_turns,
+                request_timeout: self.request_timeout,
+                stream: self.stream,
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+            },
+        )
+    }
+}
+
+/// Checks the `agent:` section: every profile has exactly one endpoint and a model, values are
+/// in range, `${VAR}`s expand, and `default` names a profile.
+pub(super) fn agent_config(
+    cx: &Context<'_>,
+    raw: RawAgent,
+    base: &Path,
+) -> Result<AgentConfig, ConfigError> {
+    let top = RawProfile {
+        base_url: raw.base_url,
+        command: raw.command,
+        args: raw.args,
+        env: raw.env,
+        cwd: raw.cwd,
+        model: raw.model,
+        api_key: raw.api_key,
+        headers: raw.headers,
+        system_prompt: raw.system_prompt,
+        max_turns: raw.max_turns,
+        request_timeout: raw.request_timeout,
+        stream: raw.stream,
+        temperature: raw.temperature,
+        max_tokens: raw.max_tokens,
+    };
+    let (top_endpoint, top_settings) = top.split();
+    let shared = settings(cx, "agent", top_settings)?;
+    let mut profiles = BTreeMap::new();
+    let default = match raw.models {
+        None => {
+            if let Some(default) = &raw.default {
+                if default != "default" {
+                    return Err(cx.error(
+                        ConfigErrorKind::Invalid,
+                        "agent.default",
+                        format!("agent.default names {default:?}, but there is no agent.models: an inline agent is the one profile \"default\""),
+                    ));
+                }
+            }
+            let profile = finish(cx, "agent", "default", top_endpoint, shared, base)?;
+            profiles.insert("default".to_string(), profile);
+            "default".to_string()
+        }
+        Some(models) => {
+            if let Some(key) = top_endpoint.present().first() {
+                return Err(key_error(
+                    cx,
+                    &child_path("agent", key),
+                    format!("agent.{key}: with agent.models, each profile names its own endpoint (base_url or command); only shared settings go beside models"),
+                ));
+            }
+            if models.is_empty() {
+                return Err(cx.error(
+                    ConfigErrorKind::Invalid,
+                    "agent.models",
+                    "agent.models is empty: give at least one profile".to_string(),
+                ));
+            }
+            let count = models.len();
+            for (name, raw_profile) in models {
+                let node = child_path("agent.models", &name);
+                if !is_valid_server_name(&name) {
+                    return Err(key_error(
+                        cx,
+                        &node,
+                        format!("invalid model profile name {name:?}: a name must match ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ (lowercase letters, digits and inner hyphens)"),
+                    ));
+                }
+                let (endpoint, own) = raw_profile.split();
+                let own = settings(cx, &node, own)?;
+                let profile = finish(cx, &node, &name, endpoint, own.over(&shared), base)?;
+                profiles.insert(name, profile);
+            }
+            match raw.default {
+                Some(default) if profiles.contains_key(&default) => default,
+                Some(default) => {
+                    let names: Vec<&str> = profiles.keys().map(String::as_str).collect();
+                    return Err(cx.error(
+                        ConfigErrorKind::Invalid,
+                        "agent.default",
+                        format!(
+                            "agent.default: no profile named {default:?} in agent.models (there are: {})",
+                            names.join(", ")
+                        ),
+                    ));
+                }
+                None if count == 1 => profiles.keys().next().cloned().unwrap_or_default(),
+                None => {
+                    return Err(key_error(
+                        cx,
+                        "agent.models",
+                        "agent.default is required when agent.models has more than one profile"
+                            .to_string(),
+                    ))
+                }
+            }
+        }
+    };
+    Ok(AgentConfig { default, profiles })
+}
+
+/// Checks and expands the settings keys written at `node`.
+fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Result<Settings, ConfigError> {
+    let field = |name: &str| child_path(node, name);
+    let model = raw
+        .model
+        .map(|m| cx.expand(&field("model"), &m))
+        .transpose()?;
+    if model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err(cx.error(
+            ConfigErrorKind::Invalid,
+            &field("model"),
+            format!("{} must not be empty", field("model")),
+        ));
+    }
+    let api_key = raw
+        .api_key
+        .map(|k| cx.expand(&field("api_key"), &k))
+        .transpose()?;
+    if let Some(key) = &api_key {
+        if key.trim().is_empty() || http::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
+            // Never the value: it is a secret.
+            return Err(cx.error(
+                ConfigErrorKind::Invalid,
+                &field("api_key"),
+                format!(
+                    "{} is empty or not a valid header value (control characters or non-ASCII)",
+                    field("api_key")
+                ),
+            ));
+        }
+    }
+    let headers = raw
+        .headers
+        .map(|h| headers(cx, &field("headers"), h))
+        .transpose()?;
+    let system_prompt = raw
+        .system_prompt
+        .map(|p| cx.expand(&field("system_prompt"), &p))
+        .transpose()?;
+    if raw.max_turns == Some(0) {
+        return Err(cx.error(
+            ConfigErrorKind::Invalid,
+            &field("max_turns"),
+            format!("{} must be at least 1", field("max_turns")),
+        ));
+    }
+    let request_timeout = raw
+        .request_timeout
+        .as_ref()
+        .map(|d| cx.duration(&field("request_timeout"), d))
+        .transpose()?;
+    if request_timeout.is_some_and(|d| d.is_zero()) {
+        return Err(cx.error(
+            ConfigErrorKind::Invalid,
+            &field("request_timeout"),
+            format!("{} must be more than 0", field("request_timeout")),
+        ));
+    }
+    if let Some(t) = raw.temperature {
+        if !(0.0..=2.0).contains(&t) {
+            return Err(cx.error(
+                ConfigErrorKind::Invalid,
+                &field("temperature"),
+                format!("{} must be between 0 and 2, not {t}", field("temperature")),
+            ));
+        }
+    }
+    if raw.max_tokens == Some(0) {
+        return Err(cx.error(
+            ConfigErrorKind::Invalid,
+            &field("max_tokens"),
+            format!("{} must be at least 1", field("max_tokens")),
+        ));
+    }
+    Ok(Settings {
+        model,
+        api_key,
+        headers,
+        system_prompt,
+        max_turns: raw.max_turns,
+        request_timeout,
+        stream: raw.stream,
+        temperature: raw.temperature,
+        max_tokens: raw.max_tokens,
+    })
+}
+
+/// Header names and values that HTTP accepts; an error names the header, never its value.
+fn headers(
+    cx: &Context<'_>,
+    node: &str,
+    raw: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, ConfigError> {
+    let headers = cx.map(node, raw);
+    for (name, value) in &headers {
+        let at = child_path(node, name);
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(key_error(cx, &at, format!("invalid header name {name:?}")));
+        }
+        if http::HeaderValue::from_str(value).is_err() {
+            return Err(cx.error(
+                ConfigErrorKind::Invalid,
+                &at,
+                format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
+            ));
+        }
+    }
+    Ok(headers)
+}
+
+/// The profile at `node` from its endpoint keys and its (merged) settings.
+fn finish(
+    cx: &Context<'_>,
+    node: &str,
+    name: &str,
+    raw: RawEndpoint,
+    settings: Settings,
+    base: &Path,
+) -> Result<ModelProfile, ConfigError> {
+    let field = |key: &str| child_path(node, key);
+    let whole = |message: String| key_error(cx, node, message);
+    let endpoint = match (&raw.base_url, &raw.command) {
+        (Some(_), Some(_)) => {
+            return Err(key_error(
+                cx,
+                &field("command"),
+                format!("{node}: give base_url or command, not both"),
+            ))
+        }
+        (None, None) => {
+            return Err(whole(format!(
+                "{node}: no endpoint: give base_url (a running endpoint, e.g. http://127.0.0.1:8080/v1) or command (a program the console starts)"
+            )))
+        }
+        (Some(url), None) => {
+            for key in ["args", "env", "cwd"] {
+                if raw.present().contains(&key) {
+                    return Err(key_error(
+                        cx,
+                        &field(key),
+                        format!("{node}: `{key}` goes with command, not base_url"),
+                    ));
+                }
+            }
+            let url = cx.expand(&field("base_url"), url)?;
+            if !(url.starts_with("http://") || url.starts_with("https://"))
+                || reqwest_url_invalid(&url)
+            {
+                return Err(cx.error(
+                    ConfigErrorKind::Invalid,
+                    &field("base_url"),
+                    format!("base_url {url:?} must be an http:// or https:// URL"),
+                ));
+            }
+            ModelEndpoint::Url(url)
+        }
+        (None, Some(command)) => {
+            if is_blank(Some(command)) {
+                return Err(cx.error(
+                    ConfigErrorKind::Invalid,
+                    &field("command"),
+                    format!("{} must not be empty", field("command")),
+                ));
+            }
+            let command = cx.expand(&field("command"), command)?;
+            let args = raw
+                .args
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+                .map(|(i, arg)| cx.expand(&index_path(&field("args"), i), arg))
+                .collect::<Result<Vec<_>, _>>()?;
+            let env = cx.map(&field("env"), raw.env.unwrap_or_default());
+            let cwd = raw
+                .cwd
+                .map(|dir| cx.expand(&field("cwd"), &dir))
+                .transpose()?
+                .map(|dir| relative_to(base, Path::new(&dir)));
+            ModelEndpoint::Command {
+                command,
+                args,
+                env,
+                cwd,
+            }
+        }
+    };
+    let Some(model) = settings.model else {
+        return Err(whole(format!(
+            "{node}: no `model` (the model name the endpoint expects)"
+        )));
+    };
+    Ok(ModelProfile {
+        name: name.to_string(),
+        endpoint,
+        model,
+        api_key: settings.api_key,
+        headers: settings.headers.unwrap_or_default(),
+        system_prompt: settings
+            .system_prompt
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string()),
+        max_turns: settings.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+        request_timeout: settings.request_timeout.unwrap_or(DEFAULT_MODEL_TIMEOUT),
+        stream: settings.stream.unwrap_or(true),
+        temperature: settings.temperature,
+        max_tokens: settings.max_tokens,
+    })
+}
+
+/// Whether `url` is not a URL at all (no host, spaces).
+fn reqwest_url_invalid(url: &str) -> bool {
+    http::Uri::try_from(url).map_or(true, |uri| uri.host().is_none_or(str::is_empty))
+}
+
+/// An error pointing at the key of `node` (its value if the key has no place).
+fn key_error(cx: &Context<'_>, node: &str, message: String) -> ConfigError {
+    match cx.spans.key(node) {
+        Some(at) => cx.at(ConfigErrorKind::Invalid, at, message),
+        None => cx.error(ConfigErrorKind::Invalid, node, message),
+    }
+}

@@ -1,0 +1,128 @@
+//! Tests of `agent.rs`: both forms of the section, shared settings, defaults, redaction and
+//! every located error.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+use crate::config::{load_str, Config, ConfigError};
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "KEY" => Some("sk-s3cr3t".to_string()),
+        "AIMON_CONSOLE" => Some("/opt/aimon".to_string()),
+        _ => None,
+    }
+}
+
+fn load(text: &str) -> Result<Config, ConfigError> {
+    load_str(Path::new("/etc/aimon/cfg.yaml"), text, &env)
+}
+
+#[test]
+fn an_inline_agent_is_the_profile_default_with_defaults() {
+    let config =
+        load("agent:\n  base_url: http://127.0.0.1:8080/v1\n  model: smol\n").expect("loads");
+    let agent = config.agent.expect("agent");
+    assert_eq!(agent.default, "default");
+    let p = agent.profile(None).expect("profile");
+    assert_eq!(p.name, "default");
+    assert_eq!(
+        p.endpoint,
+        ModelEndpoint::Url("http://127.0.0.1:8080/v1".into())
+    );
+    assert_eq!(p.model, "smol");
+    assert_eq!(p.max_turns, DEFAULT_MAX_TURNS);
+    assert_eq!(p.request_timeout, DEFAULT_MODEL_TIMEOUT);
+    assert!(p.stream);
+    assert_eq!(p.system_prompt, DEFAULT_SYSTEM_PROMPT);
+    assert_eq!(
+        (p.temperature, p.max_tokens, p.api_key.as_deref()),
+        (None, None, None)
+    );
+    assert!(load("mcp: {}\n").expect("loads").agent.is_none());
+}
+
+#[test]
+fn profiles_share_the_settings_beside_models_and_expand_the_key() {
+    let text = "agent:\n  default: demo\n  max_turns: 5\n  api_key: ${KEY}\n  request_timeout: 2s\n  models:\n    demo:\n      command: ${AIMON_CONSOLE}\n      args: [demo-model, --script, s.json]\n      cwd: sub\n      model: demo\n    remote:\n      base_url: https://api.example.com/v1\n      model: gpt\n      max_turns: 9\n      stream: false\n      temperature: 0.5\n      max_tokens: 100\n      headers: {X-Team: ops}\n";
+    let agent = load(text).expect("loads").agent.expect("agent");
+    assert_eq!(agent.default, "demo");
+    let demo = agent.profile(None).expect("demo");
+    assert_eq!(
+        demo.endpoint,
+        ModelEndpoint::Command {
+            command: "/opt/aimon".into(),
+            args: vec!["demo-model".into(), "--script".into(), "s.json".into()],
+            env: Default::default(),
+            cwd: Some("/etc/aimon/sub".into()),
+        }
+    );
+    assert_eq!(demo.max_turns, 5);
+    assert_eq!(demo.api_key.as_deref(), Some("sk-s3cr3t"));
+    assert_eq!(demo.request_timeout, Duration::from_secs(2));
+    let remote = agent.profile(Some("remote")).expect("remote");
+    assert_eq!(remote.max_turns, 9);
+    assert!(!remote.stream);
+    assert_eq!(remote.temperature, Some(0.5));
+    assert_eq!(remote.max_tokens, Some(100));
+    assert_eq!(
+        remote.headers.get("X-Team").map(String::as_str),
+        Some("ops")
+    );
+    assert_eq!(
+        agent.profile(Some("nope")).expect_err("unknown"),
+        "no model profile named \"nope\" in agent.models (there are: demo, remote)"
+    );
+    // The key never shows in Debug output, of the profile or of the whole config.
+    let shown = format!("{agent:?}");
+    assert!(!shown.contains("sk-s3cr3t"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}
+
+#[test]
+fn mistakes_are_located_and_never_quote_the_key() {
+    let cases = [
+        ("agent:\n  model: m\n", "1:1: agent: no endpoint: give base_url (a running endpoint, e.g. http://127.0.0.1:8080/v1) or command (a program the console starts)"),
+        ("agent:\n  base_url: http://h/v1\n", "1:1: agent: no `model` (the model name the endpoint expects)"),
+        ("agent:\n  base_url: http://h/v1\n  command: x\n  model: m\n", "3:3: agent: give base_url or command, not both"),
+        ("agent:\n  base_url: ftp://h\n  model: m\n", "2:13: base_url \"ftp://h\" must be an http:// or https:// URL"),
+        ("agent:\n  base_url: http://h/v1\n  args: [x]\n  model: m\n", "3:3: agent: `args` goes with command, not base_url"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  max_turns: 0\n", "4:14: agent.max_turns must be at least 1"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  temperature: 3\n", "4:16: agent.temperature must be between 0 and 2, not 3"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  api_key: ${NOPE}\n", "4:12: environment variable NOPE is not set (in agent.api_key)"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  request_timeout: soon\n", "4:20: agent.request_timeout: invalid duration \"soon\": expected a number then ms, s, m or h (e.g. 500ms, 10s, 1.5s)"),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  modle: x\n", "4:3: agent: unknown key `modle` (did you mean `models`?)"),
+        ("agent:\n  models:\n    a: {base_url: http://h/v1, model: m}\n    b: {base_url: http://h/v1, model: m}\n", "2:3: agent.default is required when agent.models has more than one profile"),
+        ("agent:\n  default: c\n  models:\n    a: {base_url: http://h/v1, model: m}\n", "2:12: agent.default: no profile named \"c\" in agent.models (there are: a)"),
+        ("agent:\n  base_url: http://h/v1\n  models:\n    a: {base_url: http://h/v1, model: m}\n", "2:3: agent.base_url: with agent.models, each profile names its own endpoint (base_url or command); only shared settings go beside models"),
+        ("agent:\n  models:\n    Bad: {base_url: http://h/v1, model: m}\n", "3:5: invalid model profile name \"Bad\": a name must match ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ (lowercase letters, digits and inner hyphens)"),
+        ("agent:\n  models: {}\n", "2:11: agent.models is empty: give at least one profile"),
+        ("agent:\n  default: x\n  base_url: http://h/v1\n  model: m\n", "2:12: agent.default names \"x\", but there is no agent.models: an inline agent is the one profile \"default\""),
+        ("agent:\n  base_url: http://h/v1\n  model: m\n  headers: {\"Bad Name\": v}\n", "4:13: invalid header name \"Bad Name\""),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|(text, expected)| {
+            let got = load(text)
+                .map(|_| String::new())
+                .unwrap_or_else(|e| e.to_string());
+            (got != format!("/etc/aimon/cfg.yaml:{expected}"))
+                .then(|| format!("{text:?}\n  got {got}"))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // A key that is not a valid header value: the message names the key, not its value.
+    let bad = load_str(
+        Path::new("c.yaml"),
+        "agent:\n  base_url: http://h/v1\n  model: m\n  api_key: ${KEY}\n",
+        &|_| Some("sk-\u{7}bell".to_string()),
+    )
+    .expect_err("control character");
+    assert!(!bad.to_string().contains("sk-"), "{bad}");
+    assert!(
+        bad.to_string()
+            .contains("agent.api_key is empty or not a valid header value"),
+        "{bad}"
+    );
+}

@@ -1,0 +1,468 @@
+//! What the demo model answers: fixed, documented rules over the last prompt (save a note →
+//! a `write_note` tool; "what is A plus B" → `add`), a replayed script, or the tool-call faults.
+//!
+//! Pure functions of the request, apart from the HTTP server in `model.rs`: the model keeps no
+//! state, so every answer follows from the conversation it is sent, as a real one's does.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The tool `--invent-tool` calls, which no server has.
+pub const INVENTED_TOOL: &str = "mcp__nowhere__launch_rockets";
+
+/// The arguments `--bad-arguments` sends: not JSON.
+pub const BAD_ARGUMENTS: &str = "{\"title\": \"unfinished";
+
+/// How the demo model introduces itself when no rule applies.
+pub const HELP: &str = "(demo model) I am the built-in demo model: I answer by fixed rules, not by understanding. \
+Ask me to \"save a note called NAME saying TEXT\" (I call a write_note tool, which waits for your approval) \
+or \"what is 2 plus 3\" (I call add, which is read-only and runs at once).";
+
+/// One turn of a `--script` file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    /// Text to stream (before the tool calls, if any).
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptCall>,
+}
+
+/// A tool call of a script turn. `name` is a tool's exact name, or the end of one
+/// (`write_note` matches `mcp__notes__write_note`); `arguments` is JSON, or a string sent as is
+/// (to send arguments that are not JSON).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub arguments: Value,
+}
+
+fn empty_object() -> Value {
+    json!({})
+}
+
+/// Behaviour switches of the rules.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rules {
+    /// Replay these turns: answer number N of a conversation (counting every assistant message
+    /// it holds) is turn N; past the end, the rules apply.
+    pub script: Option<Vec<ScriptTurn>>,
+    /// Among tools of the same name, prefer this server's (`mcp__SERVER__…`).
+    pub prefer_server: Option<String>,
+    /// The first answer to each prompt calls [`INVENTED_TOOL`].
+    pub invent_tool: bool,
+    /// The first answer to each prompt sends [`BAD_ARGUMENTS`].
+    pub bad_arguments: bool,
+    /// Every answer calls `echo` (or the first tool), even when asked to answer without tools
+    /// (`tool_choice: "none"`): the model never stops.
+    pub loop_tools: bool,
+}
+
+/// One answer: text and tool calls (name, arguments as sent).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Answer {
+    pub text: String,
+    pub calls: Vec<(String, String)>,
+}
+
+impl Answer {
+    fn say(text: impl Into<String>) -> Answer {
+        Answer {
+            text: text.into(),
+            calls: Vec::new(),
+        }
+    }
+
+    fn call(text: impl Into<String>, name: String, arguments: String) -> Answer {
+        Answer {
+            text: text.into(),
+            calls: vec![(name, arguments)],
+        }
+    }
+}
+
+/// What a prompt asks for.
+#[derive(Debug, Clone, PartialEq)]
+enum Intent {
+    SaveNote { title: String, body: String },
+    Add { a: f64, b: f64 },
+}
+
+impl Intent {
+    fn tool(&self) -> &'static str {
+        match self {
+            Intent::SaveNote { .. } => "write_note",
+            Intent::Add { .. } => "add",
+        }
+    }
+
+    fn arguments(&self) -> Value {
+        match self {
+            Intent::SaveNote { title, body } => json!({"title": title, "body": body}),
+            Intent::Add { a, b } => json!({"a": number(*a), "b": number(*b)}),
+        }
+    }
+
+    fn saying(&self) -> String {
+        match self {
+            Intent::SaveNote { title, .. } => format!("I will save the note \"{title}\"."),
+            Intent::Add { a, b } => format!("I will add {} and {}.", number(*a), number(*b)),
+        }
+    }
+}
+
+/// An integral number as an integer (`2`, not `2.0`).
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        json!(x as i64)
+    } else {
+        json!(x)
+    }
+}
+
+/// The answer to a request body (`messages`, `tools`).
+pub fn answer(request: &Value, rules: &Rules) -> Answer {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<String> = request["tools"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let role = |m: &Value, r: &str| m["role"].as_str() == Some(r);
+    let answered = messages.iter().filter(|m| role(m, "assistant")).count();
+    if let Some(turn) = rules.script.as_ref().and_then(|s| s.get(answered)) {
+        return Answer {
+            text: turn.text.clone(),
+            calls: turn
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let name = resolve(&tools, &c.name, rules.prefer_server.as_deref())
+                        .unwrap_or_else(|| c.name.clone());
+                    let arguments = match &c.arguments {
+                        Value::String(raw) => raw.clone(),
+                        other => other.to_string(),
+                    };
+                    (name, arguments)
+                })
+                .collect(),
+        };
+    }
+    let last_user = messages.iter().rposition(|m| role(m, "user"));
+    let prompt = last_user
+        .and_then(|i| messages[i]["content"].as_str())
+        .unwrap_or("")
+        .to_string();
+    let since: &[Value] = match last_user {
+        Some(i) => &messages[i + 1..],
+        None => &[],
+    };
+    let steps = since.iter().filter(|m| role(m, "assistant")).count();
+    let words_only = request["tool_choice"] == "none";
+    if rules.loop_tools {
+        let name = resolve(&tools, "echo", rules.prefer_server.as_deref())
+            .or_else(|| tools.first().cloned())
+            .unwrap_or_else(|| "echo".into());
+        return Answer::call(
+            format!("(demo model) Calling a tool again (round {}).", steps + 1),
+            name,
+            json!({"text": format!("round {}", steps + 1)}).to_string(),
+        );
+    }
+    if words_only {
+        return Answer::say(match intent(&prompt) {
+            Some(intent) => format!(
+                "(demo model) I was asked to answer without tools, so I did not call {}.",
+                intent.tool()
+            ),
+            None => HELP.to_string(),
+        });
+    }
+    if rules.invent_tool && steps == 0 {
+        return Answer::call(
+            "(demo model) Let me use a tool I just made up.",
+            INVENTED_TOOL.to_string(),
+            "{}".into(),
+        );
+    }
+    let Some(intent) = intent(&prompt) else {
+        return match since.last() {
+            Some(m) if role(m, "tool") => Answer::say(format!(
+                "(demo model) The call came back: {}",
+                m["content"].as_str().unwrap_or("")
+            )),
+            _ => Answer::say(HELP),
+        };
+    };
+    let Some(tool) = resolve(&tools, intent.tool(), rules.prefer_server.as_deref()) else {
+        return Answer::say(format!(
+            "(demo model) I would call a {} tool, but none is on offer.",
+            intent.tool()
+        ));
+    };
+    // Done once a call of that tool with JSON arguments got its result.
+    let called = since.iter().any(|m| {
+        m["tool_calls"].as_array().is_some_and(|calls| {
+            calls.iter().any(|c| {
+                c["function"]["name"].as_str() == Some(tool.as_str())
+                    && c["function"]["arguments"]
+                        .as_str()
+                        .is_some_and(|a| serde_json::from_str::<Value>(a).is_ok())
+            })
+        })
+    });
+    if !called {
+        let arguments = if rules.bad_arguments && steps == 0 {
+            BAD_ARGUMENTS.to_string()
+        } else {
+            intent.arguments().to_string()
+        };
+        return Answer::call(format!("(demo model) {}", intent.saying()), tool, arguments);
+    }
+    let result = since
+        .iter()
+        .rev()
+        .find(|m| role(m, "tool"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("");
+    let failed = ["error", "not run", "cancelled"]
+        .iter()
+        .any(|w| result.starts_with(w));
+    if failed {
+        return Answer::say(format!("(demo model) That did not work: {result}"));
+    }
+    Answer::say(match intent {
+        Intent::SaveNote { .. } => format!("(demo model) Done: {result}."),
+        Intent::Add { a, b } => {
+            format!("(demo model) {} plus {} is {result}.", number(a), number(b))
+        }
+    })
+}
+
+/// The tool named `wanted`, or ending in `__wanted`; `prefer`'s first among several.
+fn resolve(tools: &[String], wanted: &str, prefer: Option<&str>) -> Option<String> {
+    let suffix = format!("__{wanted}");
+    let matching: Vec<&String> = tools
+        .iter()
+        .filter(|t| *t == wanted || t.ends_with(&suffix))
+        .collect();
+    let preferred = prefer.and_then(|server| {
+        let prefix = format!("mcp__{server}__");
+        matching.iter().find(|t| t.starts_with(&prefix)).copied()
+    });
+    preferred.or(matching.first().copied()).cloned()
+}
+
+/// What `prompt` asks for, by the documented rules.
+fn intent(prompt: &str) -> Option<Intent> {
+    let lower = prompt.to_ascii_lowercase();
+    if lower.contains("note") && (lower.contains("save") || lower.contains("write")) {
+        let title = after_any(prompt, &lower, &["called ", "titled ", "named "])
+            .map(|rest| {
+                let end = [" saying", " that says", " with", ":", ","]
+                    .iter()
+                    .filter_map(|stop| rest.to_ascii_lowercase().find(stop))
+                    .min()
+                    .unwrap_or(rest.len());
+                unquote(&rest[..end])
+            })
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| "note".to_string());
+        let body = after_any(
+            prompt,
+            &lower,
+            &[
+                "saying ",
+                "that says ",
+                "with the text ",
+                "with body ",
+                ": ",
+            ],
+        )
+        .map(unquote)
+        .unwrap_or_default();
+        return Some(Intent::SaveNote { title, body });
+    }
+    let rest = after_any(prompt, &lower, &["what is ", "what's "])?;
+    let rest = rest.trim_end_matches(['?', '.', '!', ' ']);
+    let (a, b) = rest.split_once(" plus ").or_else(|| rest.split_once('+'))?;
+    Some(Intent::Add {
+        a: a.trim().parse().ok()?,
+        b: b.trim().parse().ok()?,
+    })
+}
+
+/// The text of `original` after the first of `markers` found in `lower` (its ASCII lowercase,
+/// so the offsets agree).
+fn after_any<'a>(original: &'a str, lower: &str, markers: &[&str]) -> Option<&'a str> {
+    markers
+        .iter()
+        .filter_map(|m| lower.find(m).map(|at| at + m.len()))
+        .min()
+        .and_then(|at| original.get(at..))
+}
+
+fn unquote(s: &str) -> String {
+    s.trim()
+        .trim_end_matches(['.', '!'])
+        .trim_matches(['"', '\'', '“', '”'])
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Value {
+        json!([
+            {"type": "function", "function": {"name": "mcp__chatty__write_note"}},
+            {"type": "function", "function": {"name": "mcp__notes-trusted__write_note"}},
+            {"type": "function", "function": {"name": "mcp__notes-trusted__add"}},
+            {"type": "function", "function": {"name": "mcp__notes-trusted__echo"}},
+        ])
+    }
+
+    fn ask(messages: Value, rules: &Rules) -> Answer {
+        answer(&json!({"messages": messages, "tools": tools()}), rules)
+    }
+
+    fn prefer() -> Rules {
+        Rules {
+            prefer_server: Some("notes-trusted".into()),
+            ..Rules::default()
+        }
+    }
+
+    #[test]
+    fn prompts_become_intents() {
+        assert_eq!(
+            intent("Save a note called t1 saying hi"),
+            Some(Intent::SaveNote {
+                title: "t1".into(),
+                body: "hi".into()
+            })
+        );
+        assert_eq!(
+            intent("please write a note titled \"Groceries\" with the text: milk, eggs."),
+            Some(Intent::SaveNote {
+                title: "Groceries".into(),
+                body: "milk, eggs".into()
+            })
+        );
+        assert_eq!(
+            intent("What is 2 plus 3?"),
+            Some(Intent::Add { a: 2.0, b: 3.0 })
+        );
+        assert_eq!(intent("what's 1.5+2"), Some(Intent::Add { a: 1.5, b: 2.0 }));
+        assert_eq!(intent("hello"), None);
+    }
+
+    #[test]
+    fn a_save_calls_write_note_then_answers_with_its_result() {
+        let first = ask(
+            json!([{"role": "user", "content": "save a note called t1 saying hi"}]),
+            &prefer(),
+        );
+        assert_eq!(
+            first.calls,
+            vec![(
+                "mcp__notes-trusted__write_note".to_string(),
+                "{\"body\":\"hi\",\"title\":\"t1\"}".to_string()
+            )]
+        );
+        let second = ask(
+            json!([
+                {"role": "user", "content": "save a note called t1 saying hi"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "mcp__notes-trusted__write_note", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c", "content": "saved note \"t1\""}
+            ]),
+            &prefer(),
+        );
+        assert_eq!(second.text, "(demo model) Done: saved note \"t1\".");
+        assert!(second.calls.is_empty());
+        // Without a preference, the first of the list.
+        let plain = ask(
+            json!([{"role": "user", "content": "save a note called x"}]),
+            &Rules::default(),
+        );
+        assert_eq!(plain.calls[0].0, "mcp__chatty__write_note");
+        assert!(ask(
+            json!([{"role": "user", "content": "hi"}]),
+            &Rules::default()
+        )
+        .text
+        .contains("demo model"));
+    }
+
+    #[test]
+    fn faults_and_scripts() {
+        let user = json!([{"role": "user", "content": "what is 2 plus 3"}]);
+        let invent = ask(
+            user.clone(),
+            &Rules {
+                invent_tool: true,
+                ..prefer()
+            },
+        );
+        assert_eq!(invent.calls[0].0, INVENTED_TOOL);
+        let bad = ask(
+            user.clone(),
+            &Rules {
+                bad_arguments: true,
+                ..prefer()
+            },
+        );
+        assert_eq!(
+            bad.calls[0],
+            (
+                "mcp__notes-trusted__add".to_string(),
+                BAD_ARGUMENTS.to_string()
+            )
+        );
+        let looping = ask(
+            user.clone(),
+            &Rules {
+                loop_tools: true,
+                ..prefer()
+            },
+        );
+        assert_eq!(looping.calls[0].0, "mcp__notes-trusted__echo");
+        let script = Rules {
+            script: Some(vec![ScriptTurn {
+                text: "two at once".into(),
+                tool_calls: vec![
+                    ScriptCall {
+                        name: "add".into(),
+                        arguments: json!({"a": 1, "b": 2}),
+                    },
+                    ScriptCall {
+                        name: "echo".into(),
+                        arguments: json!("not json"),
+                    },
+                ],
+            }]),
+            ..prefer()
+        };
+        let scripted = ask(user, &script);
+        assert_eq!(
+            scripted.calls,
+            vec![
+                (
+                    "mcp__notes-trusted__add".to_string(),
+                    "{\"a\":1,\"b\":2}".to_string()
+                ),
+                (
+                    "mcp__notes-trusted__echo".to_string(),
+                    "not json".to_string()
+                )
+            ]
+        );
+    }
+}

@@ -1,0 +1,555 @@
+//! The HTTP client under rmcp's Streamable HTTP transport for a server reached with OAuth:
+//! rmcp's `AuthClient` (the stored token on every request, refreshed before it expires and once
+//! on a 401) wrapped with what it leaves to its caller:
+//!
+//! - unattended grants get a token before a request when there is none (or it is expiring),
+//!   and a fresh one when the server refuses it;
+//! - a 401 that asks for a login becomes `AuthError::AuthorizationRequired` (the start reports
+//!   `needs_login`), unless the server shows no sign of OAuth (a bare `Bearer realm` challenge
+//!   and nothing configured or stored), which stays a plain 401;
+//! - a 403 `insufficient_scope` is recorded as a step-up in the token store and becomes
+//!   `AuthError::InsufficientScope` (also `needs_login`); after [`MAX_STEP_UP_LOGINS`] logins
+//!   that did not satisfy it, `AuthError::InvalidScope` (a plain 403: stop asking);
+//! - a request that succeeds after a step-up ends it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthClient, AuthError};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use rmcp::transport::StreamableHttpClientTransport;
+use tokio::sync::{Mutex, OnceCell};
+
+use super::discover::{challenge_param, is_bearer};
+use super::login::configure;
+use super::store::{StepUp, TokenStore};
+use super::{unattended, MAX_STEP_UP_LOGINS};
+use crate::config::ServerConfig;
+use crate::mcp::transport::http::headers;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// A token closer to its expiry than this is replaced before a request (unattended grants;
+/// rmcp refreshes interactive ones itself, 30 s ahead).
+const UNATTENDED_MARGIN: Duration = Duration::from_secs(30);
+
+/// The HTTP client of one server: plain, or with OAuth.
+#[derive(Clone)]
+pub struct ServerHttpClient {
+    plain: reqwest::Client,
+    oauth: Option<Arc<OAuthLayer>>,
+}
+
+struct OAuthLayer {
+    config: ServerConfig,
+    store: TokenStore,
+    /// Built at the first request (rmcp's manager is made asynchronously); `None` while the
+    /// server has no `oauth:` block and nothing stored: requests then go out plain, with no
+    /// token store read on each one.
+    client: OnceCell<Option<AuthClient<reqwest::Client>>>,
+    /// One unattended token request at a time.
+    obtaining: Mutex<()>,
+    /// A step-up is recorded in the store (so a success must end it).
+    step_up: AtomicBool,
+}
+
+impl ServerHttpClient {
+    /// The client for `config`: with OAuth unless it sends its own credentials
+    /// (`bearer_token` or an `Authorization` header) or is not Streamable HTTP.
+    pub fn new(config: &ServerConfig, plain: reqwest::Client) -> Self {
+        let oauth = super::applies(config).then(|| {
+            Arc::new(OAuthLayer {
+                config: config.clone(),
+                store: TokenStore::for_url(config.url.as_deref().unwrap_or_default()),
+                client: OnceCell::new(),
+                obtaining: Mutex::new(()),
+                step_up: AtomicBool::new(false),
+            })
+        });
+        ServerHttpClient { plain, oauth }
+    }
+}
+
+impl OAuthLayer {
+    fn unattended(&self) -> bool {
+        self.config
+            .oauth
+            .as_ref()
+            .is_some_and(|o| o.grant.is_unattended())
+    }
+
+    /// rmcp's client, its manager set up from the token store (client and metadata, so that
+    /// it can refresh); `None` when there is nothing to authorize with (see `client`).
+    async fn client(
+        &self,
+        plain: &reqwest::Client,
+    ) -> Result<Option<&AuthClient<reqwest::Client>>, HttpError> {
+        let client = self
+            .client
+            .get_or_try_init(|| async {
+                let record = self
+                    .store
+                    .read()
+                    .map_err(|e| HttpError::Auth(AuthError::from(e)))?;
+                self.step_up
+                    .store(record.step_up.is_some(), Ordering::Relaxed);
+                let stored = record.client.is_some() || record.credentials.is_some();
+                if !stored && self.config.oauth.is_none() {
+                    return Ok::<_, HttpError>(None);
+                }
+                let url = self.config.url.as_deref().unwrap_or_default();
+                let mut manager = super::discover::manager(url, &self.store)
+                    .await
+                    .map_err(|e| HttpError::Auth(AuthError::InternalError(e.to_string())))?;
+                if let (Some(client), Some(metadata)) = (&record.client, &record.metadata) {
+                    let redirect = client.redirect_uri.clone().unwrap_or_else(|| url.to_string());
+                    if let Err(e) = configure(&mut manager, &self.config, metadata, client, &redirect) {
+                        // Without it, refreshing is impossible; the token still works until
+                        // it expires.
+                        tracing::warn!(server = %self.config.name, error = %e, "stored OAuth client unusable");
+                    }
+                }
+                Ok(Some(AuthClient::new(plain.clone(), manager)))
+            })
+            .await?;
+        Ok(client.as_ref())
+    }
+
+    /// For unattended grants: a token in the store that is not about to expire (`force`: a new
+    /// one regardless).
+    async fn ensure_unattended(&self, force: bool) -> Result<(), HttpError> {
+        if !self.unattended() {
+            return Ok(());
+        }
+        let _one = self.obtaining.lock().await;
+        if force || unattended::needs_token(&self.store, UNATTENDED_MARGIN) {
+            unattended::obtain(&self.config, &self.store)
+                .await
+                .map_err(|e| HttpError::Auth(AuthError::AuthorizationFailed(e.to_string())))?;
+        }
+        Ok(())
+    }
+
+    /// Whether a 401 with `challenge` means "log in" for this server.
+    fn wants_login(&self, challenge: &str) -> bool {
+        if !is_bearer(challenge) {
+            return false;
+        }
+        let stored = self
+            .store
+            .read()
+            .is_ok_and(|r| r.client.is_some() || r.credentials.is_some());
+        self.config.oauth.is_some()
+            || stored
+            || challenge_param(challenge, "resource_metadata").is_some()
+    }
+
+    /// Records a 403 `insufficient_scope` for `method`; the error the request ends with.
+    fn refused(&self, method: Option<&str>, challenge: &str) -> HttpError {
+        let scope = challenge_param(challenge, "scope").unwrap_or_default();
+        let mut refusals = 1;
+        let recorded = self.store.update(|record| {
+            if let Some(previous) = &record.step_up {
+                if previous.scope == scope {
+                    refusals = previous.refusals + 1;
+                }
+            }
+            record.step_up = Some(StepUp {
+                scope: scope.clone(),
+                method: method.unwrap_or_default().to_string(),
+                challenge: challenge.to_string(),
+                refusals,
+            });
+        });
+        match recorded {
+            Ok(()) => self.step_up.store(true, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(server = %self.config.name, error = %e, "cannot record the step-up")
+            }
+        }
+        if refusals > MAX_STEP_UP_LOGINS {
+            HttpError::Auth(AuthError::InvalidScope(format!(
+                "still refused for lack of scope {scope:?} after {MAX_STEP_UP_LOGINS} logins that asked for it: the account may not be allowed it"
+            )))
+        } else {
+            HttpError::Auth(AuthError::InsufficientScope {
+                required_scope: scope,
+                upgrade_url: None,
+            })
+        }
+    }
+
+    /// A success of `method` ends a step-up that was waiting for it.
+    fn succeeded(&self, method: Option<&str>) {
+        let Some(method) = method else { return };
+        if !self.step_up.load(Ordering::Relaxed) {
+            return;
+        }
+        let pending = self
+            .store
+            .read()
+            .ok()
+            .and_then(|r| r.step_up)
+            .is_some_and(|s| s.method == method);
+        if pending {
+            match self.store.update(|record| record.step_up = None) {
+                Ok(()) => self.step_up.store(false, Ordering::Relaxed),
+                Err(e) => {
+                    tracing::warn!(server = %self.config.name, error = %e, "cannot clear the step-up")
+                }
+            }
+        }
+    }
+}
+
+/// The JSON-RPC method of a request message.
+fn method_of(message: &ClientJsonRpcMessage) -> Option<String> {
+    match message {
+        ClientJsonRpcMessage::Request(request) => Some(request.request.method().to_string()),
+        _ => None,
+    }
+}
+
+impl ServerHttpClient {
+    /// Runs `call` with the OAuth layer around it (or plain).
+    async fn run<T, F, Fut>(&self, method: Option<String>, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<Output = Result<T, HttpError>>,
+    {
+        let Some(layer) = &self.oauth else {
+            return call(Client::Plain(self.plain.clone())).await;
+        };
+        layer.ensure_unattended(false).await?;
+        let client = layer.client(&self.plain).await?;
+        let with = || match client {
+            Some(client) => Client::OAuth(client.clone()),
+            None => Client::Plain(self.plain.clone()),
+        };
+        let mut result = call(with()).await;
+        if let Err(HttpError::AuthRequired(_)) = &result {
+            if layer.unattended() {
+                // rmcp could not refresh it: get a new token once.
+                layer.ensure_unattended(true).await?;
+                result = call(with()).await;
+            }
+        }
+        match result {
+            Ok(value) => {
+                layer.succeeded(method.as_deref());
+                Ok(value)
+            }
+            Err(HttpError::AuthRequired(e)) if layer.wants_login(&e.www_authenticate_header) => {
+                Err(HttpError::Auth(AuthError::AuthorizationRequired))
+            }
+            Err(HttpError::InsufficientScope(e))
+                if challenge_param(&e.www_authenticate_header, "error").as_deref()
+                    == Some("insufficient_scope") =>
+            {
+                Err(layer.refused(method.as_deref(), &e.www_authenticate_header))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Which client a request goes through (both are handles to shared state: cheap clones).
+enum Client {
+    Plain(reqwest::Client),
+    OAuth(AuthClient<reqwest::Client>),
+}
+
+impl StreamableHttpClient for ServerHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let method = method_of(&message);
+        self.run(method, |client| {
+            let (uri, message, session_id, auth_header, custom_headers) = (
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            );
+            async move {
+                match client {
+                    Client::Plain(c) => {
+                        c.post_message_with_response_limits(
+                            uri,
+                            message,
+                            session_id,
+                            auth_header,
+                            custom_headers,
+                            limits,
+                        )
+                        .await
+                    }
+                    Client::OAuth(c) => {
+                        c.post_message_with_response_limits(
+                            uri,
+                            message,
+                            session_id,
+                            auth_header,
+                            custom_headers,
+                            limits,
+                        )
+                        .await
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.run(None, |client| {
+            let (uri, session_id, auth_header, custom_headers) = (
+                uri.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            );
+            async move {
+                match client {
+                    Client::Plain(c) => {
+                        c.delete_session(uri, session_id, auth_header, custom_headers)
+                            .await
+                    }
+                    Client::OAuth(c) => {
+                        c.delete_session(uri, session_id, auth_header, custom_headers)
+                            .await
+                    }
+                }
+            }
+        })
+        .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, HttpError> {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<sse_stream::Sse, SseError>>, HttpError> {
+        self.run(None, |client| {
+            let (uri, session_id, last_event_id, auth_header, custom_headers) = (
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            );
+            async move {
+                match client {
+                    Client::Plain(c) => {
+                        c.get_stream_with_max_sse_event_size(
+                            uri,
+                            session_id,
+                            last_event_id,
+                            auth_header,
+                            custom_headers,
+                            max_sse_event_size,
+                        )
+                        .await
+                    }
+                    Client::OAuth(c) => {
+                        c.get_stream_with_max_sse_event_size(
+                            uri,
+                            session_id,
+                            last_event_id,
+                            auth_header,
+                            custom_headers,
+                            max_sse_event_size,
+                        )
+                        .await
+                    }
+                }
+            }
+        })
+        .await
+    }
+}
+
+/// rmcp's Streamable HTTP client transport for `config`: session id kept and sent, one
+/// re-initialisation on an expired session, the standalone GET stream resumed with
+/// `Last-Event-ID` after the server's `retry:`; requests go through the OAuth client unless
+/// the server is given credentials of its own.
+pub fn streamable_http(
+    config: &ServerConfig,
+    client: reqwest::Client,
+) -> StreamableHttpClientTransport<ServerHttpClient> {
+    let mut transport =
+        StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
+            .custom_headers(headers(config, false))
+            .reinit_on_expired_session(true);
+    if let Some(token) = &config.bearer_token {
+        transport = transport.auth_header(token.clone());
+    }
+    StreamableHttpClientTransport::with_client(ServerHttpClient::new(config, client), transport)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::OAuthConfig;
+
+    fn layer(dir: &std::path::Path, oauth: Option<OAuthConfig>) -> OAuthLayer {
+        let mut config = ServerConfig::remote(
+            "s",
+            crate::config::TransportKind::StreamableHttp,
+            "http://h/mcp",
+        );
+        config.oauth = oauth;
+        OAuthLayer {
+            config,
+            store: TokenStore::in_dir(dir, "http://h/mcp"),
+            client: OnceCell::new(),
+            obtaining: Mutex::new(()),
+            step_up: AtomicBool::new(false),
+        }
+    }
+
+    const CHALLENGE: &str = r#"Bearer error="insufficient_scope", scope="notes:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#;
+
+    #[test]
+    fn step_ups_are_counted_per_scope_up_to_the_limit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let layer = layer(dir.path(), None);
+        for round in 1..=MAX_STEP_UP_LOGINS {
+            let err = layer.refused(Some("tools/call"), CHALLENGE);
+            assert!(
+                matches!(&err, HttpError::Auth(AuthError::InsufficientScope { required_scope, .. }) if required_scope == "notes:write"),
+                "round {round}: {err:?}"
+            );
+        }
+        let err = layer.refused(Some("tools/call"), CHALLENGE);
+        assert!(
+            matches!(err, HttpError::Auth(AuthError::InvalidScope(_))),
+            "{err:?}"
+        );
+        // Another scope starts over.
+        let other = CHALLENGE.replace("notes:write", "notes:admin");
+        let err = layer.refused(Some("tools/call"), &other);
+        assert!(
+            matches!(err, HttpError::Auth(AuthError::InsufficientScope { .. })),
+            "{err:?}"
+        );
+        let step_up = layer.store.read().expect("read").step_up.expect("recorded");
+        assert_eq!(
+            (step_up.scope.as_str(), step_up.refusals),
+            ("notes:admin", 1)
+        );
+        assert_eq!(step_up.challenge, other);
+    }
+
+    #[test]
+    fn a_success_of_the_refused_method_ends_the_step_up() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let layer = layer(dir.path(), None);
+        let _ = layer.refused(Some("tools/call"), CHALLENGE);
+        layer.succeeded(Some("tools/list"));
+        assert!(layer.store.read().expect("read").step_up.is_some());
+        layer.succeeded(Some("tools/call"));
+        assert!(layer.store.read().expect("read").step_up.is_none());
+    }
+
+    #[test]
+    fn a_401_means_log_in_only_where_oauth_shows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let plain = layer(dir.path(), None);
+        assert!(!plain.wants_login(r#"Bearer realm="demo""#));
+        assert!(!plain.wants_login(r#"Basic realm="demo""#));
+        assert!(plain.wants_login(
+            r#"Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp""#
+        ));
+        let configured = layer(dir.path(), Some(OAuthConfig::default()));
+        assert!(configured.wants_login(r#"Bearer realm="demo""#));
+        assert!(!configured.wants_login(r#"Basic realm="demo""#));
+    }
+}

@@ -1,0 +1,254 @@
+//! Model endpoint faults over a real socket: each `demo-model` fault flag gives its failure
+//! class and hint, within `request_timeout` (plus the bounded retry waits, where there are
+//! retries); a 429 with `Retry-After: 1` is retried and succeeds.
+
+mod common;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use aimon_console::agent::wire::{Message, ToolChoice, ToolSpec};
+use aimon_console::agent::{
+    HttpModelClient, ModelClient, ModelError, ModelEvent, ModelFailureClass,
+};
+use aimon_console::config::ModelProfile;
+use common::{demo_model, free_port};
+use serde_json::json;
+
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+fn profile(base_url: &str, stream: bool) -> ModelProfile {
+    let mut p = ModelProfile::url("test", base_url, "demo");
+    p.request_timeout = TIMEOUT;
+    p.stream = stream;
+    p
+}
+
+fn prompt() -> Vec<Message> {
+    vec![Message::User {
+        content: "what is 2 plus 3".into(),
+    }]
+}
+
+fn tools() -> Vec<ToolSpec> {
+    vec![ToolSpec {
+        name: "mcp__notes__add".into(),
+        description: "Add two numbers.".into(),
+        parameters: json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
+    }]
+}
+
+/// One request to `base_url`: its result, the events seen, and how long it took.
+async fn ask(
+    profile: ModelProfile,
+) -> (
+    Result<aimon_console::agent::stream::ModelReply, ModelError>,
+    Vec<ModelEvent>,
+    Duration,
+) {
+    let client = HttpModelClient::new(
+        &profile,
+        match &profile.endpoint {
+            aimon_console::config::ModelEndpoint::Url(u) => u,
+            aimon_console::config::ModelEndpoint::Command { .. } => {
+                unreachable!("url profiles only")
+            }
+        },
+    )
+    .expect("client");
+    let seen = Mutex::new(Vec::new());
+    let started = Instant::now();
+    let result = client
+        .complete(&prompt(), &tools(), ToolChoice::Auto, &|e| {
+            seen.lock().unwrap().push(e)
+        })
+        .await;
+    (result, seen.into_inner().unwrap(), started.elapsed())
+}
+
+async fn fault(flags: &[&str], stream: bool) -> (ModelError, Duration) {
+    let (_model, url) = demo_model(flags);
+    let (result, _, elapsed) = ask(profile(&url, stream)).await;
+    (result.expect_err("a failure"), elapsed)
+}
+
+#[tokio::test]
+async fn every_fault_has_its_class_and_hint_within_the_timeout() {
+    // (flags, stream, class, in the message, in the hint, longest wait besides the timeout)
+    type Case<'a> = (
+        &'a [&'a str],
+        bool,
+        ModelFailureClass,
+        &'a str,
+        &'a str,
+        u64,
+    );
+    let cases: &[Case] = &[
+        (
+            &["--hang"],
+            true,
+            ModelFailureClass::Timeout,
+            "within request_timeout (2.0s)",
+            "request_timeout",
+            0,
+        ),
+        (
+            &["--hang"],
+            false,
+            ModelFailureClass::Timeout,
+            "within request_timeout",
+            "request_timeout",
+            0,
+        ),
+        (
+            &["--status", "401"],
+            true,
+            ModelFailureClass::HttpStatus,
+            "HTTP 401",
+            "api_key",
+            0,
+        ),
+        (
+            &["--api-key", "right"],
+            true,
+            ModelFailureClass::HttpStatus,
+            "HTTP 401: Incorrect API key provided",
+            "api_key",
+            0,
+        ),
+        (
+            &["--status", "404"],
+            true,
+            ModelFailureClass::HttpStatus,
+            "HTTP 404",
+            "base_url",
+            0,
+        ),
+        (
+            &["--status", "400"],
+            false,
+            ModelFailureClass::HttpStatus,
+            "HTTP 400",
+            "read its message",
+            0,
+        ),
+        (
+            &["--status", "429", "--retry-after", "0"],
+            true,
+            ModelFailureClass::RateLimited,
+            "HTTP 429",
+            "rate-limiting",
+            0,
+        ),
+        (
+            &["--status", "429", "--retry-after", "3600"],
+            true,
+            ModelFailureClass::RateLimited,
+            "HTTP 429",
+            "asks to wait 60m00s",
+            0,
+        ),
+        // Backoff 0.5 + 1 + 2 s.
+        (
+            &["--status", "503"],
+            true,
+            ModelFailureClass::ServerError,
+            "HTTP 503",
+            "after 3 retries",
+            4,
+        ),
+        (
+            &["--empty-stream"],
+            true,
+            ModelFailureClass::BadStream,
+            "empty stream",
+            "stream: false",
+            0,
+        ),
+        (
+            &["--malformed-chunk"],
+            true,
+            ModelFailureClass::BadStream,
+            "is not JSON",
+            "stream: false",
+            0,
+        ),
+        (
+            &["--cut-stream"],
+            true,
+            ModelFailureClass::BadStream,
+            "before the answer was complete",
+            "try again",
+            0,
+        ),
+    ];
+    for (flags, stream, class, message, hint, retry_wait) in cases {
+        let (error, elapsed) = fault(flags, *stream).await;
+        assert_eq!(error.class, *class, "{flags:?}: {error}");
+        assert!(error.message.contains(message), "{flags:?}: {error}");
+        assert!(error.hint.contains(hint), "{flags:?}: {error}");
+        assert!(
+            elapsed < TIMEOUT + Duration::from_secs(*retry_wait) + Duration::from_secs(3),
+            "{flags:?} took {elapsed:?}"
+        );
+    }
+    // Nothing listening.
+    let url = format!("http://127.0.0.1:{}/v1", free_port());
+    let (result, _, _) = ask(profile(&url, true)).await;
+    let error = result.expect_err("refused");
+    assert_eq!(error.class, ModelFailureClass::ConnectRefused, "{error}");
+    assert!(error.hint.contains("start the model server"), "{error}");
+}
+
+#[tokio::test]
+async fn a_429_with_retry_after_1_is_retried_and_succeeds_with_a_countdown() {
+    let (_model, url) = demo_model(&["--status", "429", "--retry-after", "1", "--times", "1"]);
+    let (result, events, elapsed) = ask(profile(&url, true)).await;
+    let reply = result.expect("the retry succeeds");
+    assert_eq!(reply.tool_calls[0].name, "mcp__notes__add");
+    let retry = events
+        .iter()
+        .find_map(|e| match e {
+            ModelEvent::Retrying {
+                attempt,
+                delay,
+                error,
+                ..
+            } => Some((*attempt, *delay, error.class)),
+            _ => None,
+        })
+        .expect("a retry event");
+    assert_eq!(
+        retry,
+        (1, Duration::from_secs(1), ModelFailureClass::RateLimited)
+    );
+    assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
+    // 5xx: bounded backoff, then the answer.
+    let (_model, url) = demo_model(&["--status", "502", "--times", "2"]);
+    let (result, events, _) = ask(profile(&url, false)).await;
+    assert!(result.is_ok(), "{result:?}");
+    let delays: Vec<Duration> = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::Retrying { delay, .. } => Some(*delay),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        delays,
+        vec![Duration::from_millis(500), Duration::from_secs(1)]
+    );
+}
+
+#[tokio::test]
+async fn streamed_and_whole_answers_read_the_same() {
+    let (_model, url) = demo_model(&[]);
+    let (streamed, events, _) = ask(profile(&url, true)).await;
+    let (whole, _, _) = ask(profile(&url, false)).await;
+    let (streamed, whole) = (streamed.expect("streamed"), whole.expect("whole"));
+    assert_eq!(streamed.text, whole.text);
+    assert_eq!(streamed.tool_calls, whole.tool_calls);
+    assert_eq!(streamed.tool_calls[0].arguments, "{\"a\":2,\"b\":3}");
+    assert!(streamed.usage.is_some_and(|u| u.total_tokens > 0));
+    assert!(events.len() > 3, "text came in pieces: {events:?}");
+}

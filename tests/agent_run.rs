@@ -1,0 +1,361 @@
+//! `aimon-console run` end to end: the real binary on `config.example.yaml` (which starts the
+//! demo model itself), with and without `--yes`; `max_turns`; transcripts, `sessions` and
+//! `--resume`; and the API key in no output and no file.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{bin, demo_model, write_config};
+use serde_json::Value;
+
+/// Runs the binary with `args`, stdin closed, the state dir (transcripts, the log) in `state`.
+fn run_in(state: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.arg("--config")
+        .arg(config)
+        .arg("--log-file")
+        .arg(state.join("aimon.log"))
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run aimon-console")
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn example() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
+}
+
+/// The index of the first event of `kind` for which `test` holds.
+fn find(events: &[Value], kind: &str, test: impl Fn(&Value) -> bool) -> usize {
+    events
+        .iter()
+        .position(|e| e["type"] == kind && test(e))
+        .unwrap_or_else(|| panic!("no {kind} event in {events:#?}"))
+}
+
+#[test]
+fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
+    let state = tempfile::tempdir().unwrap();
+    let out = run_in(
+        state.path(),
+        &example(),
+        &["run", "save a note called t1 saying hi", "--yes", "--json"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&out);
+    let is_write = |e: &Value| {
+        e["tool"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("__write_note"))
+    };
+    let call = find(&events, "tool_call", is_write);
+    assert_eq!(
+        events[call]["arguments"],
+        "{\"body\":\"hi\",\"title\":\"t1\"}"
+    );
+    let approval = find(&events, "approval_answered", |e| e["by"] == "yes_flag");
+    assert_eq!(events[approval]["decision"], "allow_once");
+    let result = find(&events, "tool_result", is_write);
+    assert_eq!(events[result]["status"], "ok");
+    assert_eq!(events[result]["content"], "saved note \"t1\"");
+    let answer = find(&events, "answer", |_| true);
+    assert_eq!(
+        events[answer]["text"],
+        "(demo model) Done: saved note \"t1\"."
+    );
+    assert!(
+        call < approval && approval < result && result < answer,
+        "{events:#?}"
+    );
+    let outcome = events.last().unwrap();
+    assert_eq!(outcome["type"], "outcome");
+    assert_eq!(
+        (outcome["status"].as_str(), outcome["exit_code"].as_u64()),
+        (Some("answered"), Some(0))
+    );
+
+    // The transcript has the call and how it was approved.
+    let id = outcome["session"].as_str().expect("a session id");
+    let file = state
+        .path()
+        .join(format!("aimon-console/sessions/{id}.jsonl"));
+    let records: Vec<Value> = std::fs::read_to_string(&file)
+        .expect("transcript")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "prompt",
+            "assistant",
+            "tool_call",
+            "approval",
+            "tool_result",
+            "assistant",
+            "answer"
+        ]
+    );
+    assert_eq!(records[4]["by"], "yes_flag");
+
+    // --resume continues it; sessions lists it with both prompts.
+    let again = run_in(
+        state.path(),
+        &example(),
+        &["run", "what is 2 plus 3", "--resume", id, "--json"],
+        &[],
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let again = lines(&again);
+    assert_eq!(again[0]["resumed"], true);
+    assert_eq!(again.last().unwrap()["session"], id);
+    let listed = run_in(state.path(), &example(), &["sessions", "--json"], &[]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).expect("sessions --json");
+    assert_eq!(listed[0]["id"], id);
+    assert_eq!(listed[0]["prompts"], 2);
+}
+
+#[test]
+fn without_yes_and_without_a_terminal_the_call_is_refused_and_the_model_told() {
+    let state = tempfile::tempdir().unwrap();
+    let out = run_in(
+        state.path(),
+        &example(),
+        &["run", "save a note called t1 saying hi", "--json"],
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&out);
+    let approval = find(&events, "approval_answered", |_| true);
+    assert_eq!(
+        (
+            events[approval]["decision"].as_str(),
+            events[approval]["by"].as_str()
+        ),
+        (Some("deny"), Some("no_terminal"))
+    );
+    let result = find(&events, "tool_result", |_| true);
+    assert_eq!(events[result]["status"], "denied");
+    let told = events[result]["content"].as_str().unwrap();
+    assert!(
+        told.contains("there is no terminal to ask the operator on"),
+        "{told}"
+    );
+    let answer = find(&events, "answer", |_| true);
+    assert!(events[answer]["text"]
+        .as_str()
+        .unwrap()
+        .contains("That did not work"));
+    let outcome = events.last().unwrap();
+    assert_eq!(
+        (
+            outcome["status"].as_str(),
+            outcome["tool_failures"].as_u64()
+        ),
+        (Some("answered"), Some(1))
+    );
+}
+
+#[test]
+fn a_model_that_calls_tools_forever_stops_at_max_turns() {
+    let state = tempfile::tempdir().unwrap();
+    let (_model, url) = demo_model(&["--loop-tools"]);
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}agent:\n  base_url: {url}\n  model: demo\n  max_turns: 4\n",
+        common::demo_server("notes", &[], "annotation_trust: trust", "unused")
+    ));
+    let out = run_in(state.path(), &config.path, &["run", "go on", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let events = lines(&out);
+    let stopped = find(&events, "stopped", |_| true);
+    assert_eq!(events[stopped]["reason"], "max_turns");
+    assert_eq!(
+        events[stopped]["message"],
+        "stopped after 4 model turns (max_turns) without a final answer: the model kept calling tools"
+    );
+    assert_eq!(events.last().unwrap()["turns"], 4);
+    // --max-turns overrides the profile; the human output says why it stopped.
+    let out = run_in(
+        state.path(),
+        &config.path,
+        &["run", "go on", "--max-turns", "2"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stopped: 2 model turns (max_turns)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_api_key_is_sent_but_never_shown_logged_or_written() {
+    const KEY: &str = "sk-test-0123456789-do-not-show";
+    let state = tempfile::tempdir().unwrap();
+    let (_model, url) = demo_model(&["--api-key", KEY]);
+    let config = write_config(&format!(
+        "agent:\n  base_url: {url}\n  model: demo\n  api_key: ${{AIMON_TEST_KEY}}\n"
+    ));
+    let good = run_in(
+        state.path(),
+        &config.path,
+        &["run", "hello", "--json"],
+        &[("AIMON_TEST_KEY", KEY)],
+    );
+    assert_eq!(
+        good.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&good.stderr)
+    );
+    let human = run_in(
+        state.path(),
+        &config.path,
+        &["run", "hello"],
+        &[("AIMON_TEST_KEY", KEY)],
+    );
+    assert_eq!(human.status.code(), Some(0));
+    // A wrong key: the 401 and its hint, and neither key anywhere.
+    let wrong = format!("{KEY}-wrong");
+    let bad = run_in(
+        state.path(),
+        &config.path,
+        &["run", "hello"],
+        &[("AIMON_TEST_KEY", &wrong)],
+    );
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("model error: http_status: HTTP 401") && stderr.contains("api_key"),
+        "{stderr}"
+    );
+    for out in [&good, &human, &bad] {
+        for text in [&out.stdout, &out.stderr] {
+            assert!(
+                !String::from_utf8_lossy(text).contains(KEY),
+                "the key was printed"
+            );
+        }
+    }
+    let mut files = 0;
+    for entry in walk(state.path()) {
+        files += 1;
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(KEY),
+            "the key is in {}",
+            entry.display()
+        );
+    }
+    assert!(files >= 4, "the log and three transcripts: {files}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn without_an_agent_section_run_is_a_config_error() {
+    let state = tempfile::tempdir().unwrap();
+    let config = write_config("mcp: {}\n");
+    let out = run_in(state.path(), &config.path, &["run", "hi"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no agent: section"));
+    let example = run_in(
+        state.path(),
+        &example(),
+        &["run", "hi", "--model", "nope"],
+        &[],
+    );
+    assert_eq!(example.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&example.stderr).contains("no model profile named \"nope\""));
+}
+
+#[test]
+fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
+    let state = tempfile::tempdir().unwrap();
+    let m = common::marker("model-endpoint");
+    let config = write_config(&format!(
+        "agent:\n  command: {}\n  args: [demo-model]\n  env: {{AIMON_TEST_MARKER: {m}}}\n  model: demo\n",
+        bin()
+    ));
+    let out = run_in(
+        state.path(),
+        &config.path,
+        &["run", "what is 2 plus 3"],
+        &[],
+    );
+    // No tools configured but the local ones: the demo model says it has no add tool.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("none is on offer"));
+    assert!(common::wait_gone(&m, std::time::Duration::from_secs(10)).is_empty());
+
+    for (command, said) in [
+        ("/bin/false", "exited before printing its base URL"),
+        ("/bin/echo", "first line is not a base URL"),
+        (
+            "/nonexistent/model-server",
+            "cannot start the model endpoint",
+        ),
+    ] {
+        let config = write_config(&format!(
+            "agent:\n  command: {command}\n  args: [hello]\n  model: demo\n  request_timeout: 5s\n"
+        ));
+        let out = run_in(state.path(), &config.path, &["run", "hi"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("model error: endpoint_failed") && stderr.contains(said),
+            "{command}: {stderr}"
+        );
+    }
+}
