@@ -81,6 +81,8 @@ fn headless_resources_read_prompts_and_prompt() {
         "demo://notes/{title}"
     );
     assert_eq!(listed["errors"], json!([]));
+    assert_eq!(listed["complete"], true);
+    assert_eq!(listed["missing"], json!([]));
 
     // A text, and a blob (base64 in JSON, decoded it is the PNG).
     let out = run(&["read", "demo://readme", "--json"], path);
@@ -162,6 +164,20 @@ fn headless_resources_read_prompts_and_prompt() {
         Some(two.path.as_path()),
     );
     assert_eq!(stdout_json(&out)["server"], "b");
+
+    // A server that did not start: its content is missing, and the exit code says so.
+    let mut yaml = String::from("mcp:\n  servers:\n");
+    yaml.push_str(&demo_server("a", &[], "", &m));
+    yaml.push_str(&demo_server("broken", &["--exit-before-init", "3"], "", &m));
+    let broken = write_config(&yaml);
+    for command in ["resources", "prompts"] {
+        let out = run(&[command, "--json"], Some(broken.path.as_path()));
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let listed = stdout_json(&out);
+        assert_eq!(listed["complete"], false);
+        assert_eq!(listed["missing"][0]["server"], "broken");
+        assert_eq!(listed["missing"][0]["class"], "exited");
+    }
     assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
 }
 

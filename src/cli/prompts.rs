@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output::{self, safe_text, Style, Table};
+use super::resources::{missing_json, note_failed};
 use super::EXIT_CONFIG;
 use crate::config::Config;
 use crate::runtime::{AgentRuntime, PromptInfo, ServerStatus};
@@ -19,7 +20,7 @@ use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PromptsArgs {
-    /// Print `{"prompts", "errors"}` as JSON (shape in README).
+    /// Print `{"prompts", "errors", "complete", "missing"}` as JSON (shape in README).
     #[arg(long)]
     pub json: bool,
 }
@@ -54,22 +55,6 @@ async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<Vec<PromptInfo>
     out
 }
 
-fn note_failed(runtime: &AgentRuntime) {
-    for r in runtime.reports() {
-        if let Some(f) = r
-            .failure
-            .as_ref()
-            .filter(|_| r.status == ServerStatus::Failed)
-        {
-            output::error_line(&format!(
-                "note: server {} failed to start ({}); its prompts are missing. Run `aimon-console check` for details.",
-                r.name,
-                f.class.as_str()
-            ));
-        }
-    }
-}
-
 pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
     let runtime = match start_runtime(&config, AskArgs::default(), "prompts").await {
         Ok(r) => r,
@@ -77,7 +62,15 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
     };
     runtime.wait_started().await;
     let listed = listings(&runtime).await;
-    note_failed(&runtime);
+    let missing = missing_json(&runtime);
+    let failed = if args.json {
+        runtime
+            .reports()
+            .iter()
+            .any(|r| r.status == ServerStatus::Failed)
+    } else {
+        note_failed(&runtime, "prompts")
+    };
     runtime.close().await;
     let mut prompts = Vec::new();
     let mut errors = Vec::new();
@@ -91,6 +84,8 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
         let value = json!({
             "prompts": prompts,
             "errors": errors.iter().map(|(s, e)| json!({"server": s, "error": e})).collect::<Vec<_>>(),
+            "complete": errors.is_empty() && !failed,
+            "missing": missing,
         });
         output::print(&format!(
             "{}\n",
@@ -130,7 +125,7 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
     for (server, error) in &errors {
         output::error_line(&format!("error: {server}: {}", sanitize_line(error, 300)));
     }
-    if errors.is_empty() {
+    if errors.is_empty() && !failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -207,7 +202,7 @@ pub async fn run_get(mut config: Config, args: PromptArgs) -> ExitCode {
     let server = match server {
         Ok(server) => server,
         Err(why) => {
-            note_failed(&runtime);
+            note_failed(&runtime, "prompts");
             runtime.close().await;
             output::error_line(&format!("error: {}", sanitize_line(&why, 300)));
             return ExitCode::from(EXIT_CONFIG);

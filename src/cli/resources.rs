@@ -19,7 +19,8 @@ use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ResourcesArgs {
-    /// Print `{"resources", "templates", "errors"}` as JSON (shape in README).
+    /// Print `{"resources", "templates", "errors", "complete", "missing"}` as JSON (shape in
+    /// README).
     #[arg(long)]
     pub json: bool,
 }
@@ -51,21 +52,43 @@ async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<ResourceListing
     out
 }
 
-/// Notes on stderr for servers that did not start (their resources are missing).
-fn note_failed(runtime: &AgentRuntime) {
+/// Notes on stderr for servers that did not start (what they hold is missing); true when
+/// there was one.
+pub(super) fn note_failed(runtime: &AgentRuntime, what: &str) -> bool {
+    let mut any = false;
     for r in runtime.reports() {
         if let Some(f) = r
             .failure
             .as_ref()
             .filter(|_| r.status == ServerStatus::Failed)
         {
+            any = true;
             output::error_line(&format!(
-                "note: server {} failed to start ({}); its resources and prompts are missing. Run `aimon-console check` for details.",
+                "note: server {} failed to start ({}); its {what} are missing. Run `aimon-console check` for details.",
                 r.name,
                 f.class.as_str()
             ));
         }
     }
+    any
+}
+
+/// The servers whose content is not in a listing, and why (failed, disabled), as `tools
+/// --json`'s `missing` says it.
+pub(super) fn missing_json(runtime: &AgentRuntime) -> Vec<Value> {
+    runtime
+        .reports()
+        .iter()
+        .filter(|s| matches!(s.status, ServerStatus::Failed | ServerStatus::Disabled))
+        .map(|s| {
+            json!({
+                "server": s.name,
+                "status": output::status_word(s),
+                "class": s.failure.as_ref().map(|f| f.class.as_str()),
+                "message": s.failure.as_ref().map(|f| f.message.clone()),
+            })
+        })
+        .collect()
 }
 
 pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
@@ -75,7 +98,15 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
     };
     runtime.wait_started().await;
     let listed = listings(&runtime).await;
-    note_failed(&runtime);
+    let missing = missing_json(&runtime);
+    let failed = if args.json {
+        runtime
+            .reports()
+            .iter()
+            .any(|r| r.status == ServerStatus::Failed)
+    } else {
+        note_failed(&runtime, "resources")
+    };
     runtime.close().await;
 
     let mut resources = Vec::new();
@@ -95,6 +126,8 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
             "resources": resources,
             "templates": templates,
             "errors": errors.iter().map(|(s, e)| json!({"server": s, "error": e})).collect::<Vec<_>>(),
+            "complete": errors.is_empty() && !failed,
+            "missing": missing,
         });
         output::print(&format!(
             "{}\n",
@@ -242,7 +275,7 @@ pub async fn run_read(mut config: Config, args: ReadArgs) -> ExitCode {
     let server = match server {
         Ok(server) => server,
         Err(why) => {
-            note_failed(&runtime);
+            note_failed(&runtime, "resources");
             runtime.close().await;
             output::error_line(&format!("error: {}", sanitize_line(&why, 300)));
             return ExitCode::from(EXIT_CONFIG);
