@@ -169,7 +169,7 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
     for (server, error) in &errors {
         output::error_line(&format!("error: {server}: {}", sanitize_line(error, 300)));
     }
-    if errors.is_empty() {
+    if errors.is_empty() && !failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
