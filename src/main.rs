@@ -29,6 +29,14 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
+    /// List every resource and resource template of the ready servers.
+    Resources(cli::resources::ResourcesArgs),
+    /// Read one resource.
+    Read(cli::resources::ReadArgs),
+    /// List every prompt of the ready servers, with its arguments.
+    Prompts(cli::prompts::PromptsArgs),
+    /// Get one prompt's messages.
+    Prompt(cli::prompts::PromptArgs),
     /// Ask the agent (the model of agent: in the config) one prompt; it calls tools through the gate.
     Run(cli::run::RunArgs),
     /// List the agent's conversations (transcripts), for `run --resume ID`.
@@ -145,6 +153,10 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
+            Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,
+            Some(Command::Read(args)) => cli::resources::run_read(config, args).await,
+            Some(Command::Prompts(args)) => cli::prompts::run_list(config, args).await,
+            Some(Command::Prompt(args)) => cli::prompts::run_get(config, args).await,
             Some(Command::Run(args)) => cli::run::run(config, args).await,
             Some(Command::Login(args)) => cli::login::run(config, args).await,
             Some(Command::Logout(args)) => cli::logout::run(config, args).await,

@@ -18,8 +18,8 @@ fn example_config_starts_every_demo_server() {
             continue;
         }
         assert_eq!(s["status"], "ready", "{s:#}");
-        // The five demo tools; the live server has its live tools besides.
-        let expected = if s["name"] == "live" { 9 } else { 5 };
+        // The five demo tools; the live server has its five live tools besides.
+        let expected = if s["name"] == "live" { 10 } else { 5 };
         assert_eq!(s["tools"], expected, "{s:#}");
         for phase in ["spawn_ms", "handshake_ms", "list_tools_ms"] {
             assert!(s["phases"][phase].is_u64(), "{phase} missing: {s:#}");

@@ -69,7 +69,6 @@ async fn a_failed_runtime_build_closes_the_manager() {
     let options = RuntimeOptions {
         local_tools: true,
         extra_tools: vec![Arc::new(ReadTool::new()) as Arc<dyn Tool>],
-        ..RuntimeOptions::default()
     };
     let result = AgentRuntimeFactory::create(&cfg, options, events).await;
     assert!(matches!(result, Err(RuntimeError::DuplicateTool(_))));
@@ -227,7 +226,8 @@ async fn phases_are_published_as_events_while_servers_start() {
                 | McpEvent::ServerDown { .. }
                 | McpEvent::RestartScheduled { .. }
                 | McpEvent::GaveUp { .. }
-                | McpEvent::ServerRequest { .. } => {}
+                | McpEvent::ServerRequest { .. }
+                | McpEvent::ElicitationRequested(_) => {}
             }
         }
     }

@@ -54,6 +54,8 @@ fn report(name: &str) -> ServerReport {
         tools: 78,
         warnings: Vec::new(),
         failure: None,
+        capabilities: None,
+        instructions: None,
         timeline: Timeline {
             started_at_ms: Some(0),
             ready_at_ms: Some(7),
@@ -110,7 +112,6 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: extra,
-        ..RuntimeOptions::default()
     };
     let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
     match AgentRuntimeFactory::create(&empty, options, events).await {

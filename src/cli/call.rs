@@ -10,11 +10,12 @@ use std::process::ExitCode;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::asks::AskArgs;
 use super::events::write_event;
 use super::output::{self, safe_text};
 use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
 use crate::config::{Config, HookAction, LocalTools};
-use crate::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent, RuntimeOptions};
 use crate::tool::schema;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -34,6 +35,8 @@ pub struct CallArgs {
     /// a line; with --json one JSON object a line, and the outcome as the last line.
     #[arg(long)]
     pub events: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 /// The server a qualified tool name belongs to (`mcp__<server>__…`); server names have no `_`.
@@ -91,6 +94,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
 
     let (events, mut stream) = AgentRuntimeFactory::events();
     let yes = args.yes;
+    let asks = args.asks;
     let print = args.events.then_some(args.json);
     let driver = tokio::spawn(async move {
         let mut out = std::io::stdout();
@@ -99,8 +103,12 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 // A closed stdout stops the printing, never the call.
                 let _ = write_event(&mut out, &event, json);
             }
-            if let RuntimeEvent::ApprovalRequested(request) = event {
-                answer(request, yes).await;
+            match event {
+                RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
+                RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                    asks.answer(&request, "call")
+                }
+                _ => {}
             }
         }
     });

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use tokio_util::sync::CancellationToken;
 
+use super::asks::AskArgs;
 use super::output::{self, Style};
 use crate::config::Config;
 use crate::runtime::ServerStatus;
-use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CheckArgs {
@@ -17,8 +18,13 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// Starts a runtime on `config` with local tools, for the headless commands.
-pub async fn start_runtime(config: &Config) -> Result<AgentRuntime, ExitCode> {
+/// Starts a runtime on `config` with local tools, for headless `command`; what servers ask
+/// of the operator is answered as `asks` says.
+pub async fn start_runtime(
+    config: &Config,
+    asks: AskArgs,
+    command: &'static str,
+) -> Result<AgentRuntime, ExitCode> {
     let (events, mut stream) = AgentRuntimeFactory::events();
     // Headless commands read results, not the stream: drain it so nothing piles up.
     let drain = CancellationToken::new();
@@ -26,7 +32,14 @@ pub async fn start_runtime(config: &Config) -> Result<AgentRuntime, ExitCode> {
     tokio::spawn(async move {
         loop {
             tokio::select! {
-                event = stream.recv() => if event.is_none() { break },
+                event = stream.recv() => match event {
+                    None => break,
+                    Some(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request))) => {
+                        asks.answer(&request, command)
+                    }
+                    // Dropped: an approval nobody gives is a denial.
+                    Some(_) => {}
+                },
                 () = stop.cancelled() => break,
             }
         }
@@ -39,7 +52,7 @@ pub async fn start_runtime(config: &Config) -> Result<AgentRuntime, ExitCode> {
 }
 
 pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, AskArgs::default(), "check").await {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -10,8 +10,8 @@
 //! and started again; a call refused for scope is logged in to again (a step-up, within the
 //! OAuth client's retry limit) and made again. The scenario's context
 //! (`MCP_CONFORMANCE_SCENARIO`, `MCP_CONFORMANCE_CONTEXT`) becomes the server's `oauth:`
-//! config; elicitation requests are accepted with the schema's defaults through the runtime's
-//! headless elicitation option. Tokens go to a folder of this run, deleted at the end.
+//! config; elicitation requests are accepted with the schema's defaults (by the driver, as
+//! headless `--elicitation defaults` does). Tokens go to a folder of this run, deleted at the end.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,8 +26,8 @@ use crate::config::{
     ServerConfig, SigningAlgorithm, TransportKind,
 };
 use crate::runtime::{
-    begin_login, step_up_pending, AgentRuntime, AgentRuntimeFactory, CallStatus, ElicitationPolicy,
-    FailureClass, Login, RuntimeEvent, RuntimeOptions, ServerReport, ServerStatus,
+    begin_login, step_up_pending, AgentRuntime, AgentRuntimeFactory, CallStatus, FailureClass,
+    Login, McpEvent, RuntimeEvent, RuntimeOptions, ServerReport, ServerStatus,
 };
 
 /// The server's name inside this run.
@@ -114,17 +114,23 @@ fn server_config(url: &str, scenario: &str, context: &Value) -> ServerConfig {
 async fn drive(server: &ServerConfig, scenario: &str) -> ExitCode {
     let config = Config::from_servers(vec![server.clone()], PolicyConfig::default());
     let (events, mut stream) = AgentRuntimeFactory::events();
-    // The operator's approvals: granted, as `call --yes` does.
+    // The operator's approvals: granted, as `call --yes` does; elicitations: accepted with the
+    // schema's defaults, as `--elicitation defaults` does.
     let driver = tokio::spawn(async move {
         while let Some(event) = stream.recv().await {
-            if let RuntimeEvent::ApprovalRequested(request) = event {
-                request.respond(ApprovalDecision::AllowOnce);
+            match event {
+                RuntimeEvent::ApprovalRequested(request) => {
+                    request.respond(ApprovalDecision::AllowOnce)
+                }
+                RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                    request.accept_defaults()
+                }
+                _ => {}
             }
         }
     });
     let options = RuntimeOptions {
         local_tools: false,
-        elicitation: ElicitationPolicy::AcceptDefaults,
         ..RuntimeOptions::default()
     };
     let runtime = match AgentRuntimeFactory::create(&config, options, events).await {

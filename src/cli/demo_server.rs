@@ -98,9 +98,16 @@ pub struct DemoServerArgs {
     /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub extra_tools: usize,
-    /// Also serve the live-server fixtures: flood, change_tools, crash, never_answer.
+    /// Also serve the live-server fixtures: flood, change_tools, crash, never_answer, ask.
     #[arg(long)]
     pub live_tools: bool,
+    /// List N generated resources (`demo://extra/0` …) besides the real ones (in pages of 50).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub extra_resources: usize,
+    /// Speak protocol 2025-11-25 only (server/discover answered method-not-found): the client
+    /// falls back to initialize, and `ask` can send elicitation/create.
+    #[arg(long)]
+    pub legacy: bool,
     #[command(flatten)]
     pub faults: ProcessFaults,
     /// Boxed, so that the CLI's command enum stays small (clippy::large_enum_variant).
@@ -120,6 +127,8 @@ impl DemoServerArgs {
             evil: self.evil,
             extra_tools: self.extra_tools,
             live_tools: self.live_tools,
+            extra_resources: self.extra_resources,
+            legacy: self.legacy,
         }
     }
 

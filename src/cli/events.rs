@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 
 use super::output::tool_json;
-use crate::runtime::McpEvent;
 use crate::runtime::{log_text, HookOutcome, HookRun, RuntimeEvent, ToolChange, ToolsDiff};
+use crate::runtime::{ElicitationMode, McpEvent};
 use crate::text::sanitize_line;
 
 /// Characters of server text shown on a human line.
@@ -50,6 +50,29 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "outcome": outcome,
             "detail": detail,
         }),
+        RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+            let mut value = json!({
+                "type": "elicitation_requested",
+                "id": request.id,
+                "server": request.server,
+                "message": request.message,
+            });
+            match &request.mode {
+                ElicitationMode::Form { schema, .. } => {
+                    value["mode"] = json!("form");
+                    value["schema"] = schema.clone();
+                }
+                ElicitationMode::Url {
+                    url,
+                    elicitation_id,
+                } => {
+                    value["mode"] = json!("url");
+                    value["url"] = json!(url);
+                    value["elicitation_id"] = json!(elicitation_id);
+                }
+            }
+            value
+        }
         RuntimeEvent::Notification(n) => json!({
             "type": "notification",
             "server": n.server,
@@ -282,6 +305,21 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             outcome.as_str(),
             clean(detail)
         ),
+        RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => match &request.mode {
+            ElicitationMode::Form { fields, .. } => format!(
+                "[{}] asks for input ({} field{}): {}",
+                request.server,
+                fields.len(),
+                if fields.len() == 1 { "" } else { "s" },
+                clean(&request.message)
+            ),
+            ElicitationMode::Url { url, .. } => format!(
+                "[{}] asks to open {}: {}",
+                request.server,
+                clean(url),
+                clean(&request.message)
+            ),
+        },
         RuntimeEvent::Notification(n) => format!(
             "[{}] {} {}",
             n.server,
@@ -319,14 +357,18 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             progress,
             total,
             message,
-        } => {
-            let of = total.map(|t| format!("/{t}")).unwrap_or_default();
-            let message = message
-                .as_deref()
-                .map(|m| format!(" {}", clean(m)))
-                .unwrap_or_default();
-            format!("call #{id} progress {progress}{of}{message}")
-        }
+        } => match message {
+            // Nothing counted, only words (a task's state): the words alone.
+            Some(m) if total.is_none() && *progress == 0.0 => format!("call #{id} {}", clean(m)),
+            _ => {
+                let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+                let message = message
+                    .as_deref()
+                    .map(|m| format!(" {}", clean(m)))
+                    .unwrap_or_default();
+                format!("call #{id} progress {progress}{of}{message}")
+            }
+        },
         RuntimeEvent::ListChanged { server, list } => {
             format!("[{server}] {} list changed", list.as_str())
         }

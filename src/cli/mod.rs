@@ -1,6 +1,7 @@
 //! Subcommands, one file each, and what they share: loading the config (exit 2 on error) and
 //! the JSON shapes of reports and tools (README "JSON shapes").
 
+pub mod asks;
 pub mod call;
 pub mod check;
 pub mod conformance;
@@ -13,6 +14,8 @@ pub mod import;
 pub mod login;
 pub mod logout;
 pub mod output;
+pub mod prompts;
+pub mod resources;
 pub mod run;
 pub mod sessions;
 pub mod tools;

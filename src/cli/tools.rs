@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
+use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output::{self, Style};
 use crate::config::Config;
@@ -19,7 +20,7 @@ pub struct ToolsArgs {
 }
 
 pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
-    let runtime = match start_runtime(&config).await {
+    let runtime = match start_runtime(&config, AskArgs::default(), "tools").await {
         Ok(r) => r,
         Err(code) => return code,
     };

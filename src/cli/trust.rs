@@ -103,7 +103,7 @@ pub async fn run(mut config: Config, args: TrustArgs) -> ExitCode {
     // Only this server starts: its tools are what the preview is about.
     config.mcp.servers.retain(|s| s.name == args.server);
     let preview = if entry.enabled {
-        let runtime = match start_runtime(&config).await {
+        let runtime = match start_runtime(&config, super::asks::AskArgs::default(), "trust").await {
             Ok(r) => r,
             Err(code) => return code,
         };

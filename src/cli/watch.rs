@@ -14,12 +14,13 @@ use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
+use super::asks::AskArgs;
 use super::events::write_event;
 use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::Config;
 use crate::runtime::ListKind;
-use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
 
 /// How long a stop waits for a start-up still finishing before abandoning it.
 const FINISH_START: std::time::Duration = std::time::Duration::from_secs(1);
@@ -32,6 +33,8 @@ pub struct WatchArgs {
     /// Also stop when stdin reaches its end (a driving script closing the pipe).
     #[arg(long)]
     pub exit_on_stdin_eof: bool,
+    #[command(flatten)]
+    pub asks: AskArgs,
 }
 
 pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
@@ -81,6 +84,8 @@ pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
                 } else if let RuntimeEvent::ApprovalRequested(request) = event {
                     // Nothing here calls a tool; should anything ask, the answer is no.
                     request.respond(ApprovalDecision::Deny);
+                } else if let RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) = &event {
+                    args.asks.answer(request, "watch");
                 }
             }
         }

@@ -21,7 +21,7 @@ pub(super) enum Effect {
 /// The real effect of the tool called `name`, if it is one of ours.
 pub(super) fn effect_of(name: &str) -> Option<Effect> {
     match name {
-        "echo" | "add" | "slow" | "flood" | "never_answer" => Some(Effect::ReadOnly),
+        "echo" | "add" | "slow" | "flood" | "never_answer" | "ask" => Some(Effect::ReadOnly),
         "write_note" | "change_tools" => Some(Effect::Additive),
         // `crash` destroys the server process itself.
         "delete_note" | "crash" => Some(Effect::Destructive),

@@ -1,5 +1,6 @@
 //! `DemoServer`: the rmcp `ServerHandler` — server info, handshake and `tools/list` delays, tool
-//! dispatch and `logging/setLevel`. Transport-free, so stdio, duplex tests and HTTP can share it.
+//! dispatch, `logging/setLevel`, and the dispatch of resources, prompts, completions and
+//! subscriptions (`content.rs`). Transport-free, so stdio, duplex tests and HTTP can share it.
 
 // Logging is SEP-2577-deprecated in rmcp, but the demo still advertises it for older clients.
 #![allow(deprecated)]
@@ -9,15 +10,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
+use super::content::Listeners;
 use super::extra::extra_route;
 use super::live::ToolChanges;
 use super::{DemoOptions, EVIL, SERVER_NAME};
@@ -30,6 +35,7 @@ pub struct DemoServer {
     notes: Arc<Mutex<BTreeMap<String, String>>>,
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
     changes: Arc<Mutex<ToolChanges>>,
+    listeners: Arc<Mutex<Listeners>>,
 }
 
 impl std::fmt::Debug for DemoServer {
@@ -46,6 +52,7 @@ impl DemoServer {
         let mut tool_router = Self::tool_router();
         if opts.live_tools {
             tool_router += Self::live_tool_router();
+            tool_router += Self::ask_tool_router();
         }
         for route in tool_router.map.values_mut() {
             route.attr.annotations =
@@ -64,7 +71,16 @@ impl DemoServer {
             notes: Arc::default(),
             log_level: Arc::default(),
             changes: Arc::default(),
+            listeners: Arc::default(),
         }
+    }
+
+    /// Who listens for resource updates (a poisoned lock is taken over: every change is one
+    /// push or remove).
+    pub(super) fn listeners(&self) -> MutexGuard<'_, Listeners> {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// What `change_tools` did to the tool list (a poisoned lock is taken over: every change
@@ -161,20 +177,31 @@ fn rank(level: LoggingLevel) -> u8 {
 
 impl ServerHandler for DemoServer {
     fn get_info(&self) -> ServerConfig {
+        let mut resources = ResourcesCapability::default();
+        resources.subscribe = Some(true);
+        resources.list_changed = Some(true);
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
-            .enable_logging();
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources_with(resources);
         let capabilities = if self.opts.live_tools {
             capabilities.enable_tool_list_changed().build()
         } else {
             capabilities.build()
         };
+        let instructions = "Demo server of aimon-console: echo, add, notes (write_note, \
+                            delete_note) and a slow task with progress. Every note is also a \
+                            resource (demo://notes/{title}); the prompt summarize reads one.";
+        let instructions = if self.opts.evil {
+            format!("{EVIL}{instructions}{EVIL}")
+        } else {
+            instructions.to_string()
+        };
         ServerConfig::new(capabilities)
-        .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "Demo server of aimon-console: echo, add, notes (write_note, delete_note) and a slow \
-             task with progress.",
-        )
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
     }
 
     async fn initialize(
@@ -191,6 +218,11 @@ impl ServerHandler for DemoServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
+        if self.opts.legacy {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::DiscoverRequestMethod,
+            >());
+        }
         self.handshake_faults(&context).await?;
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
@@ -208,6 +240,90 @@ impl ServerHandler for DemoServer {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(request.level);
         Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.list_resources_page(request)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(self.list_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.read(request).map(ReadResourceResponse::from)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let sink = context.sink().clone();
+        self.add_stream(sink.clone());
+        context.cancelled().await;
+        self.remove_stream(&sink);
+        Ok(())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_legacy(request.uri, true);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribe_legacy(request.uri, false);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.prompt(request).map(GetPromptResponse::from)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Ok(self.completions(request))
     }
 
     async fn list_tools(

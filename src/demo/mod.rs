@@ -11,7 +11,9 @@
 //! Completions endpoint answering by fixed rules (`model_rules.rs`), for the agent.
 
 mod annotations;
+mod ask;
 mod auth;
+mod content;
 mod extra;
 mod handler;
 mod http;
@@ -55,13 +57,21 @@ pub struct DemoOptions {
     pub lie: bool,
     /// No tool carries annotations (wins over `lie`).
     pub no_annotations: bool,
-    /// Terminal escape sequences in tool descriptions and results (the client must not let
-    /// them reach the operator's terminal).
+    /// Terminal escape sequences in tool descriptions and results, the instructions, resource
+    /// text, prompt messages and the `ask` question (the client must not let them reach the
+    /// operator's terminal).
     pub evil: bool,
     /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
     pub extra_tools: usize,
-    /// Also serve `flood`, `change_tools`, `crash` and `never_answer` (see `live.rs`).
+    /// Also serve `flood`, `change_tools`, `crash` and `never_answer` (see `live.rs`), and
+    /// `ask` (`ask.rs`).
     pub live_tools: bool,
+    /// List this many generated resources (`demo://extra/N`) besides the real ones.
+    pub extra_resources: usize,
+    /// Speak protocol 2025-11-25 only: answer `server/discover` with method-not-found, as
+    /// servers from before 2026-07-28 do, so the client uses `initialize` (and `ask` can send
+    /// `elicitation/create`, a server-to-client request 2026-07-28 no longer has).
+    pub legacy: bool,
 }
 
 /// What `evil` puts in descriptions, results and stderr: a window-title change, a screen

@@ -84,8 +84,9 @@ impl DemoServer {
         peer: Peer<RoleServer>,
     ) -> CallToolResult {
         let message = format!("saved note \"{}\"", args.title);
-        self.notes().insert(args.title, args.body);
+        self.notes().insert(args.title.clone(), args.body);
         self.log_info(&peer, message.clone()).await;
+        self.note_changed(&peer, &args.title).await;
         text(message)
     }
 
@@ -101,6 +102,7 @@ impl DemoServer {
             Some(_) => {
                 let message = format!("deleted note \"{}\"", args.title);
                 self.log_info(&peer, message.clone()).await;
+                self.note_changed(&peer, &args.title).await;
                 text(message)
             }
             None => error(format!("no note titled \"{}\"", args.title)),

@@ -5,8 +5,8 @@
 //! is in `handler.rs`.
 //!
 //! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
-//! rmcp-backed implementation. Resources and prompts get interfaces of their own later, so this
-//! one does not grow (DESIGN §3).
+//! rmcp-backed implementation. Resources and prompts have interfaces of their own
+//! (`resources.rs`, `prompts.rs`), so this one does not grow (DESIGN §3).
 
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
@@ -29,10 +29,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::events::FailureClass;
-pub use super::handler::{
-    AimonClientHandler, ClientOptions, ElicitationPolicy, Lifecycle, ELICITATION_DECLINED,
-    SAMPLING_DECLINED,
-};
+pub use super::handler::{AimonClientHandler, ClientOptions, Lifecycle, SAMPLING_DECLINED};
 use super::notify::LogLevel;
 use super::session::SessionLinks;
 use super::transport::http;
@@ -81,7 +78,7 @@ pub enum McpError {
 }
 
 impl McpError {
-    fn from_service(server: &str, err: ServiceError) -> Self {
+    pub(super) fn from_service(server: &str, err: ServiceError) -> Self {
         match err {
             ServiceError::McpError(data) => McpError::Server {
                 code: data.code.0,
@@ -202,6 +199,11 @@ impl DefaultMcpClient {
         &self.links
     }
 
+    /// rmcp's peer: what the server said in the handshake, and `subscriptions/listen`.
+    pub(super) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
+    }
+
     /// Asks the server to send log messages at `level` and above (`logging/setLevel`).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpError> {
         let level = match level {
@@ -253,8 +255,8 @@ impl DefaultMcpClient {
     /// its token (routed by the session tap, in wire order) pushes it back, up to
     /// `TOTAL_TIMEOUT_FACTOR` × `request_timeout` in all. Cancelling `cancel`, or a deadline,
     /// sends `notifications/cancelled` and ends the request at once, whether or not the
-    /// server ever answers.
-    async fn request(
+    /// server ever answers. Resources and prompts (`resources.rs`, `prompts.rs`) go this way too.
+    pub(super) async fn request(
         &self,
         request: ClientRequest,
         cancel: Option<&CancellationToken>,
@@ -445,14 +447,22 @@ impl McpClient for DefaultMcpClient {
         progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
-        params.arguments = Some(arguments);
+        // Kept for a tool that turns out to run only as a task (`tasks.rs`).
+        params.arguments = Some(arguments.clone());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, Some(&cancel), progress).await? {
-            ServerResult::CallToolResult(result) => Ok(result),
-            other => Err(McpError::Protocol(format!(
+        match self.request(request, Some(&cancel), progress.clone()).await {
+            Ok(ServerResult::CallToolResult(result)) if Self::task_required_result(&result) => {
+                self.call_as_task(tool, arguments, cancel, progress).await
+            }
+            Err(e) if Self::task_required_error(&e) => {
+                self.call_as_task(tool, arguments, cancel, progress).await
+            }
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
                 result_kind(&other)
             ))),
+            Err(e) => Err(e),
         }
     }
 

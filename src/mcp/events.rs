@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
+use super::capabilities::Capabilities;
+use super::elicitation::ElicitationRequest;
 use super::transport::process::ExitInfo;
 use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 
@@ -269,6 +271,10 @@ pub struct ServerReport {
     pub tools: usize,
     pub warnings: Vec<String>,
     pub failure: Option<Failure>,
+    /// What it said it can do in its handshake (`None` until it got that far).
+    pub capabilities: Option<Capabilities>,
+    /// Its `instructions` from the handshake (sanitized, newlines kept, bounded).
+    pub instructions: Option<String>,
     /// When its start began and ended, from the start of start-up.
     #[serde(flatten)]
     pub timeline: Timeline,
@@ -314,6 +320,8 @@ impl ServerReport {
             tools: 0,
             warnings: Vec::new(),
             failure: None,
+            capabilities: None,
+            instructions: None,
             timeline: Timeline::default(),
         }
     }
@@ -375,6 +383,9 @@ pub enum McpEvent {
         /// What was answered, or why it was declined, in words.
         detail: String,
     },
+    /// A server asks the operator for input (`elicitation/create`): answer it through the
+    /// request (dropping it declines). How it was answered follows as a `ServerRequest`.
+    ElicitationRequested(ElicitationRequest),
 }
 
 /// How the console answered a request from a server.

@@ -1,7 +1,9 @@
 //! Our side of an MCP session as rmcp sees it: what the client declares (roots, sampling,
-//! elicitation; the protocol version offered) and how it answers what a server asks —
-//! `roots/list` from the config, `ping`, sampling and elicitation declined until the console
-//! has their UI — reporting every such request as an `McpEvent::ServerRequest`.
+//! elicitation in form and URL mode; the protocol version offered) and how it answers what a
+//! server asks — `roots/list` from the config, `ping`, sampling declined until the console runs
+//! it through the agent's model, elicitation handed to the driver as an `ElicitationRequest`
+//! (dropped unanswered: declined) — reporting every such request as an
+//! `McpEvent::ServerRequest`.
 //!
 //! Separate from `client.rs`, which drives requests the other way.
 
@@ -11,12 +13,14 @@
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, ElicitationSchema, ErrorCode, ErrorData, FormElicitationCapability,
-    Implementation, ListRootsResult, ProtocolVersion, Root, RootsCapabilities, SamplingCapability,
+    ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
+    ListRootsResult, ProtocolVersion, Root, RootsCapabilities, SamplingCapability,
+    UrlElicitationCapability,
 };
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
+use super::elicitation::{ElicitationAnswer, ElicitationRequest};
 use super::events::{McpEvent, RequestOutcome};
 use super::session::SessionLinks;
 use super::transport::era::EraMemory;
@@ -24,21 +28,6 @@ use super::transport::era::EraMemory;
 /// Why `sampling/createMessage` is declined, as the server and the operator are told.
 pub const SAMPLING_DECLINED: &str =
     "sampling declined: aimon-console does not run sampling requests yet (no sampling UI)";
-/// Why `elicitation/create` is declined under [`ElicitationPolicy::Decline`].
-pub const ELICITATION_DECLINED: &str =
-    "elicitation declined: aimon-console has no elicitation UI yet";
-
-/// How a client answers `elicitation/create`. The console's own elicitation UI comes later;
-/// until then it declines (the server carries on without the input).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ElicitationPolicy {
-    /// Decline every request.
-    #[default]
-    Decline,
-    /// Accept form requests with the requested schema's defaults (the conformance client).
-    AcceptDefaults,
-}
-
 /// Which handshake a client runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
@@ -60,16 +49,15 @@ impl Default for Lifecycle {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientOptions {
     pub lifecycle: Lifecycle,
-    pub elicitation: ElicitationPolicy,
     /// The `roots/list` answer: `file://` URIs (config `mcp.roots`).
     pub roots: Vec<String>,
 }
 
 /// Our side of the MCP session: identity, capabilities (roots, sampling, elicitation) and the
-/// answers to what a server asks; every such request is reported on the session's sink.
+/// answers to what a server asks; every such request is reported on the session's sink, and
+/// an elicitation goes to the driver through it.
 #[derive(Debug, Clone)]
 pub struct AimonClientHandler {
-    elicitation: ElicitationPolicy,
     protocol_version: ProtocolVersion,
     roots: Vec<String>,
     links: Option<SessionLinks>,
@@ -110,7 +98,6 @@ impl AimonClientHandler {
             }
         };
         AimonClientHandler {
-            elicitation: options.elicitation,
             protocol_version,
             roots: options.roots.clone(),
             links: None,
@@ -121,8 +108,13 @@ impl AimonClientHandler {
 impl ClientHandler for AimonClientHandler {
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation =
-            Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        // Both modes go to the driver: a form modal (checked against the schema before it
+        // goes back), or the URL with what it is for.
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::new().with_schema_validation(true))
+                .with_url(UrlElicitationCapability::new()),
+        );
         capabilities.roots = Some(RootsCapabilities::default());
         // Declared so servers can ask (and the operator sees that they did); declined until
         // the console has a sampling UI.
@@ -175,27 +167,75 @@ impl ClientHandler for AimonClientHandler {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let (result, outcome, detail) = match (self.elicitation, request) {
-            (
-                ElicitationPolicy::AcceptDefaults,
-                ElicitRequestParams::FormElicitationParams {
-                    requested_schema, ..
-                },
-            ) => (
-                ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(schema_defaults(&requested_schema)),
-                RequestOutcome::Answered,
-                "accepted with the schema's defaults".to_string(),
-            ),
-            (ElicitationPolicy::AcceptDefaults | ElicitationPolicy::Decline, _) => (
-                ElicitResult::new(ElicitationAction::Decline),
+        const METHOD: &str = "elicitation/create";
+        let decline = ElicitResult::new(ElicitationAction::Decline);
+        let Some(links) = &self.links else {
+            return Ok(decline);
+        };
+        let made = match request {
+            ElicitRequestParams::FormElicitationParams {
+                message,
+                requested_schema,
+                ..
+            } => match serde_json::to_value(&requested_schema) {
+                Ok(schema) => ElicitationRequest::form(&links.server, message, schema),
+                Err(e) => Err(format!("its schema could not be read: {e}")),
+            },
+            ElicitRequestParams::UrlElicitationParams {
+                message,
+                url,
+                elicitation_id,
+                ..
+            } => Ok(ElicitationRequest::url(
+                &links.server,
+                message,
+                url,
+                elicitation_id,
+            )),
+            // rmcp may add modes.
+            _ => Err("a mode aimon-console does not know".to_string()),
+        };
+        let (asked, answer) = match made {
+            Ok(made) => made,
+            Err(why) => {
+                let why = crate::text::sanitize_line(&why, 300);
+                self.report(METHOD, RequestOutcome::Declined, format!("declined: {why}"));
+                return Ok(decline);
+            }
+        };
+        (links.sink)(McpEvent::ElicitationRequested(asked));
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| {
+                ElicitationAnswer::Decline("no one was there to answer it".into())
+            }),
+            () = context.ct.cancelled() => {
+                self.report(METHOD, RequestOutcome::Declined, "withdrawn by the server".into());
+                return Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None));
+            }
+        };
+        let (result, outcome, detail) = match answer {
+            ElicitationAnswer::Accept(content) => {
+                let result = ElicitResult::new(ElicitationAction::Accept);
+                let result = match content {
+                    Some(content) => result.with_content(serde_json::Value::Object(content)),
+                    None => result,
+                };
+                (result, RequestOutcome::Answered, "accepted".to_string())
+            }
+            ElicitationAnswer::Decline(why) => (
+                decline,
                 RequestOutcome::Declined,
-                ELICITATION_DECLINED.to_string(),
+                format!("declined: {}", crate::text::sanitize_line(&why, 300)),
+            ),
+            ElicitationAnswer::Cancel => (
+                ElicitResult::new(ElicitationAction::Cancel),
+                RequestOutcome::Declined,
+                "cancelled".to_string(),
             ),
         };
-        self.report("elicitation/create", outcome, detail);
+        self.report(METHOD, outcome, detail);
         Ok(result)
     }
 
@@ -216,19 +256,4 @@ impl ClientHandler for AimonClientHandler {
             None,
         ))
     }
-}
-
-/// An object holding every property of `schema` that declares a `default`, set to it.
-fn schema_defaults(schema: &ElicitationSchema) -> serde_json::Value {
-    let mut out = serde_json::Map::new();
-    if let Ok(serde_json::Value::Object(schema)) = serde_json::to_value(schema) {
-        if let Some(serde_json::Value::Object(properties)) = schema.get("properties") {
-            for (name, property) in properties {
-                if let Some(default) = property.get("default") {
-                    out.insert(name.clone(), default.clone());
-                }
-            }
-        }
-    }
-    serde_json::Value::Object(out)
 }

@@ -2,15 +2,21 @@
 
 pub mod annotations;
 pub mod auth;
+pub mod capabilities;
 pub mod client;
+pub mod elicitation;
 pub mod events;
+pub mod form;
 mod handler;
 pub mod manager;
 pub mod notify;
+pub mod prompts;
+pub mod resources;
 pub mod rewake;
 pub mod session;
 mod start;
 pub mod supervisor;
+mod tasks;
 pub mod tool;
 pub mod traits;
 pub mod transport;

@@ -1,11 +1,12 @@
 //! What one server's session carries besides rmcp's own state: the progress routes (a request's
 //! progress token → the caller's progress sink and idle deadline), the tools-stale flag set by
-//! `tools/list_changed`, and the per-server tap that feeds both in wire order.
+//! `tools/list_changed`, the per-server tap that feeds both in wire order, and the resource
+//! subscriptions the operator holds.
 //!
 //! Separate from the client because these are filled on the transport's reader task, before
 //! rmcp sees a message, and read by the client's requests.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,6 +28,25 @@ pub struct SessionLinks {
     pub sink: EventSink,
     pub(crate) routes: Arc<ProgressRoutes>,
     pub(crate) tools_stale: Arc<AtomicBool>,
+    pub(crate) subscriptions: Arc<tokio::sync::Mutex<Subscriptions>>,
+}
+
+/// The resources subscribed to on one session (`resources.rs` keeps it): the URIs, and on a
+/// 2026-07-28 session the task that holds the `subscriptions/listen` request carrying them.
+#[derive(Default)]
+pub(crate) struct Subscriptions {
+    pub(crate) uris: BTreeSet<String>,
+    /// Drains the open `subscriptions/listen` stream (the tap has already reported what it
+    /// carries); aborting it drops the stream, which cancels the request.
+    pub(crate) listen: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Subscriptions {
+    fn drop(&mut self) {
+        if let Some(listen) = self.listen.take() {
+            listen.abort();
+        }
+    }
 }
 
 impl std::fmt::Debug for SessionLinks {
@@ -44,6 +64,7 @@ impl SessionLinks {
             sink,
             routes: Arc::default(),
             tools_stale: Arc::default(),
+            subscriptions: Arc::default(),
         }
     }
 

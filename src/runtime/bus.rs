@@ -209,7 +209,8 @@ fn is_flood(event: &RuntimeEvent) -> bool {
             | McpEvent::ServerClosed { .. }
             | McpEvent::ServerDown { .. }
             | McpEvent::RestartScheduled { .. }
-            | McpEvent::GaveUp { .. },
+            | McpEvent::GaveUp { .. }
+            | McpEvent::ElicitationRequested(_),
         )
         | RuntimeEvent::CallStarted { .. }
         | RuntimeEvent::CallStatus { .. }

@@ -18,7 +18,7 @@ use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
 use crate::approval::{ApprovalGate, CallOrigin};
 use crate::config::{AnnotationTrust, Config, HookEvent, ServerConfig};
-use crate::mcp::client::{ClientOptions, ElicitationPolicy, McpError};
+use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
@@ -39,9 +39,6 @@ pub struct RuntimeOptions {
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
-    /// How servers' `elicitation/create` requests are answered without an operator at hand
-    /// (headless drivers); the default declines.
-    pub elicitation: ElicitationPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -49,7 +46,6 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
-            elicitation: ElicitationPolicy::default(),
         }
     }
 }
@@ -100,7 +96,6 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
-                elicitation: options.elicitation,
                 ..ClientOptions::default()
             },
             registry.clone(),
@@ -189,7 +184,7 @@ fn build(
 
 /// One runtime: servers, tools, gate and the event stream.
 pub struct AgentRuntime {
-    manager: Arc<McpClientManager>,
+    pub(super) manager: Arc<McpClientManager>,
     executor: Executor,
 }
 

@@ -7,10 +7,12 @@
 //!
 //! The factory and the close list (DESIGN §3 Lifecycle) are in `lifecycle.rs`; the call path
 //! is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh and its
-//! diff) in `turn.rs`, declarative hooks in `hooks/`.
+//! diff) in `turn.rs`, declarative hooks in `hooks/`, servers' resources and prompts in
+//! `content.rs`.
 
 mod bus;
 mod call;
+mod content;
 mod events;
 mod executor;
 mod hooks;
@@ -21,6 +23,7 @@ mod turn;
 pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{Approval, CallOutcome, CallStatus};
+pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use lifecycle::{
@@ -30,18 +33,30 @@ pub use lifecycle::{
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
 /// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
-/// login, forget one, see a pending step-up, and how servers' requests are answered headless.
+/// login, forget one, see a pending step-up.
 pub use crate::mcp::auth::{
     begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
     PendingLogin, StoreError,
 };
-pub use crate::mcp::client::ElicitationPolicy;
+pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
+pub use crate::mcp::client::McpError;
+pub use crate::mcp::elicitation::{ElicitationAnswer, ElicitationMode, ElicitationRequest};
 pub use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, RequestOutcome, ServerInfo, ServerReport,
     ServerStatus, StartPhase, Timeline,
 };
+pub use crate::mcp::form::{
+    check_content, content_of, value_text, Choice, FieldKind, FormField, TextFormat,
+};
 pub use crate::mcp::manager::{startup_deadline, StartSummary};
 pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
+pub use crate::mcp::prompts::{
+    MessageRole, PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages,
+};
+pub use crate::mcp::resources::{
+    expand_template, template_variables, Completion, CompletionTarget, ResourceContent,
+    ResourceInfo, TemplateInfo,
+};
 pub use crate::mcp::rewake::ExternalEvent;
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

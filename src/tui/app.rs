@@ -2,14 +2,16 @@
 //! keys), drawn by `render(&self)`. Work that takes time is not done here: handlers return
 //! `Effect`s that the event loop runs in the background.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::content::{ContentEvent, PromptsPane, ResourcesPane};
 use super::modals::editor::ArgsEditor;
+use super::modals::form::FormEditor;
 use super::modals::Modal;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
@@ -18,10 +20,11 @@ use crate::config::{AnnotationTrust, ApprovalRule, Config};
 use crate::runtime::startup_deadline;
 use crate::runtime::LogLevel;
 use crate::runtime::{AgentRuntime, RuntimeEvent};
+use crate::runtime::{CompletionTarget, ElicitationRequest};
 use crate::runtime::{ServerReport, ServerStatus};
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
-/// The panes, in Tab order.
+/// The panes, in Tab order (and the order of the keys 1–7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Servers,
@@ -29,15 +32,19 @@ pub enum Pane {
     Tools,
     Calls,
     Events,
+    Resources,
+    Prompts,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 7] = [
         Pane::Servers,
         Pane::Details,
         Pane::Tools,
         Pane::Calls,
         Pane::Events,
+        Pane::Resources,
+        Pane::Prompts,
     ];
 
     pub fn title(self) -> &'static str {
@@ -47,6 +54,8 @@ impl Pane {
             Pane::Tools => "Tools",
             Pane::Calls => "Calls",
             Pane::Events => "Events",
+            Pane::Resources => "Resources",
+            Pane::Prompts => "Prompts",
         }
     }
 }
@@ -74,6 +83,37 @@ pub enum Effect {
     TurnBoundary,
     /// Ask `server` for log messages at `level` and above.
     SetLogLevel { server: String, level: LogLevel },
+    /// List `server`'s resources and templates.
+    ListResources { server: String },
+    /// Read one resource.
+    ReadResource { server: String, uri: String },
+    /// Subscribe to (`on`) or unsubscribe from a resource's updates.
+    Subscribe {
+        server: String,
+        uri: String,
+        on: bool,
+    },
+    /// Ask for completions of one argument (answer `seq` of the form that asked).
+    Complete {
+        seq: u64,
+        server: String,
+        target: CompletionTarget,
+        argument: String,
+        value: String,
+        context: BTreeMap<String, String>,
+    },
+    /// List `server`'s prompts.
+    ListPrompts { server: String },
+    /// Get one prompt's messages.
+    GetPrompt {
+        server: String,
+        name: String,
+        arguments: BTreeMap<String, String>,
+    },
+    /// Write `bytes` to a new file at `path` (never over an existing one).
+    Save { path: PathBuf, bytes: Vec<u8> },
+    /// Open a URL with `xdg-open`.
+    OpenUrl { url: String },
     /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
     Login { server: String },
     /// Append the rule "always allow `tool`" to `policy.rules` in the config file.
@@ -108,6 +148,8 @@ pub enum AppEvent {
         level: LogLevel,
         result: Result<(), String>,
     },
+    /// Resources, prompts and what comes of them (`content.rs`).
+    Content(ContentEvent),
     /// Something for the notice line (how a login goes).
     Notice(Level, String),
     /// `policy.rules` was written: the new file digest and its rules as loaded again, and what
@@ -169,6 +211,14 @@ pub struct App {
     pub(super) events: EventLog,
     /// The selected Events line; `None` follows the newest.
     pub(super) event_sel: Option<usize>,
+    pub(super) resources: ResourcesPane,
+    pub(super) prompts: PromptsPane,
+    /// Which of Tools, Resources and Prompts the large layout shows (the last one focused).
+    pub(super) lower_left: Pane,
+    /// Servers' questions waiting for the operator, oldest first (after the approvals).
+    pub(super) elicitations: VecDeque<ElicitationRequest>,
+    /// The form of the first elicitation, when it is a form.
+    pub(super) elicitation_form: Option<FormEditor>,
 }
 
 /// A tool's two traits.
@@ -230,6 +280,11 @@ impl App {
             started_at: now,
             events: EventLog::default(),
             event_sel: None,
+            resources: ResourcesPane::default(),
+            prompts: PromptsPane::default(),
+            lower_left: Pane::Tools,
+            elicitations: VecDeque::new(),
+            elicitation_form: None,
         }
     }
 
@@ -297,11 +352,14 @@ impl App {
                 match result {
                     Ok(runtime) => {
                         // Servers that finished before the runtime reached the console (their
-                        // `ServerStarted` may have come first).
+                        // `ServerStarted` may have come first); their resources and prompts
+                        // could not be asked for without it.
+                        let mut effects = Vec::new();
                         for report in runtime.reports() {
                             if report.status == ServerStatus::Starting {
                                 continue;
                             }
+                            effects.extend(self.content_on_started(&report));
                             if let Some(row) = self.server_mut(&report.name.clone()) {
                                 if row.report.is_none() {
                                     row.set_report(report);
@@ -312,6 +370,7 @@ impl App {
                         // whose traits differ from before the restart-all.
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
+                        return effects;
                     }
                     Err(e) => {
                         self.notify(Level::Error, format!("the runtime could not start: {e}"));
@@ -385,6 +444,7 @@ impl App {
                 }
                 Err(e) => self.notify(Level::Error, e),
             },
+            AppEvent::Content(event) => return self.on_content_event(event),
             AppEvent::Notice(level, text) => self.notify(level, text),
             AppEvent::RulesWritten { done, result } => match result {
                 Ok((digest, rules)) => {
@@ -445,6 +505,11 @@ impl App {
         self.tools.clear();
         self.approvals.clear();
         self.approval_confirm = false;
+        // The old runtime's questions are declined as their requests drop.
+        self.elicitations.clear();
+        self.elicitation_form = None;
+        self.resources = Default::default();
+        self.prompts = Default::default();
         self.config_path = config.path.clone();
         self.config_digest = config.source_digest;
         self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);

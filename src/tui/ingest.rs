@@ -1,6 +1,7 @@
 //! Runtime events into the console's state: servers' phases and reports, stderr, supervision,
 //! logs, notifications and hook runs into the Events pane, calls and their progress, tool-list
-//! changes, approvals. Separate from `app.rs` because it is the one place that knows every
+//! changes, approvals, elicitations, and what the Resources and Prompts panes follow. Separate
+//! from `app.rs` because it is the one place that knows every
 //! `RuntimeEvent` variant's effect on the screen.
 
 use std::time::Duration;
@@ -30,6 +31,10 @@ impl App {
     /// One event from the runtime. Returns work for the loop (a turn boundary when a server's
     /// tools went stale while no call runs).
     pub fn on_runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
+        // A question a server withdrew (or gave up on) leaves the queue.
+        if !self.elicitations.is_empty() {
+            self.prune_elicitations();
+        }
         match event {
             RuntimeEvent::Mcp(McpEvent::PhaseStarted {
                 server,
@@ -45,6 +50,7 @@ impl App {
                 let ready = report.status == ServerStatus::Ready;
                 let server = report.name.clone();
                 let mut back = false;
+                let content = self.content_on_started(&report);
                 if let Some(row) = self.server_mut(&server) {
                     back = ready && row.down.is_some();
                     row.set_report(*report);
@@ -58,6 +64,10 @@ impl App {
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                     }
                 }
+                return content;
+            }
+            RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                self.elicitation_requested(request);
             }
             RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
                 if let Some(row) = self.server_mut(&server) {
@@ -168,7 +178,8 @@ impl App {
                             return vec![Effect::TurnBoundary];
                         }
                     }
-                    ListKind::Resources | ListKind::Prompts => {}
+                    ListKind::Resources => return self.content_list_changed(&server, true),
+                    ListKind::Prompts => return self.content_list_changed(&server, false),
                 }
             }
             RuntimeEvent::ResourceUpdated { server, uri } => {
@@ -177,6 +188,7 @@ impl App {
                     EventKind::Notice,
                     format!("resource updated: {uri}"),
                 );
+                return self.resource_updated(&server, &uri);
             }
             RuntimeEvent::ToolsChanged(diff) => self.tools_changed(&diff),
             RuntimeEvent::Rewake(e) => {

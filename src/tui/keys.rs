@@ -1,12 +1,14 @@
 //! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! an open modal, then the filter line, then the focused pane.
+//! a server's elicitation, then an open modal, then the filter line, then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::app::{App, Effect, Level, Pane};
 use super::modals::editor::EditorOutcome;
+use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
+use super::modals::viewer::{TextView, ViewOutcome};
 use super::modals::Modal;
 use crate::approval::{rule_label, ApprovalDecision};
 use crate::config::{AnnotationTrust, RuleDecision};
@@ -44,6 +46,12 @@ impl App {
             }
             return self.approval_key(key);
         }
+        if !self.elicitations.is_empty() {
+            if ctrl_c {
+                return self.ask_quit();
+            }
+            return self.elicitation_key(key);
+        }
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);
         }
@@ -59,9 +67,9 @@ impl App {
             KeyCode::Char('q') => return self.ask_quit(),
             KeyCode::Char('?') => self.modal = Some(Modal::Help { scroll: 0 }),
             KeyCode::Tab => self.cycle_focus(1),
-            KeyCode::Char(c @ '1'..='5') => {
+            KeyCode::Char(c @ '1'..='7') => {
                 let index = c as usize - '1' as usize;
-                self.focus = Pane::ALL[index];
+                self.set_focus(Pane::ALL[index]);
             }
             KeyCode::BackTab => self.cycle_focus(Pane::ALL.len() - 1),
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
@@ -87,7 +95,15 @@ impl App {
                 self.tool_filter.clear();
                 self.tool_sel = 0;
             }
+            KeyCode::Char('i') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                self.open_instructions()
+            }
+            KeyCode::Char('s') if self.focus == Pane::Resources => {
+                return self.toggle_subscription();
+            }
             KeyCode::Enter => match self.focus {
+                Pane::Resources => return self.open_resource(),
+                Pane::Prompts => return self.open_prompt(),
                 Pane::Tools => self.open_editor(),
                 Pane::Calls => {
                     if let Some(row) = self.calls.rows.get(self.call_sel) {
@@ -152,7 +168,52 @@ impl App {
 
     fn cycle_focus(&mut self, step: usize) {
         let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
-        self.focus = Pane::ALL[(i + step) % Pane::ALL.len()];
+        self.set_focus(Pane::ALL[(i + step) % Pane::ALL.len()]);
+    }
+
+    /// Focuses `pane`; Tools, Resources and Prompts share a place in the large layout, which
+    /// shows the last one focused.
+    pub(super) fn set_focus(&mut self, pane: Pane) {
+        self.focus = pane;
+        match pane {
+            Pane::Tools | Pane::Resources | Pane::Prompts => self.lower_left = pane,
+            Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {}
+        }
+    }
+
+    /// `i`: the selected server's instructions, whole and scrollable.
+    fn open_instructions(&mut self) {
+        let Some(server) = self.selected_server().map(|s| s.name.clone()) else {
+            return;
+        };
+        match self.selected_instructions() {
+            Some(text) => {
+                self.modal = Some(Modal::Instructions(TextView::of_text(
+                    format!("{server} · instructions"),
+                    &text,
+                )))
+            }
+            None => self.notify(Level::Info, format!("{server} gave no instructions")),
+        }
+    }
+
+    /// `s` on a resource: subscribe to its updates, or stop.
+    fn toggle_subscription(&mut self) -> Vec<Effect> {
+        let Some(row) = self.resources.selected_row() else {
+            return Vec::new();
+        };
+        if row.kind == super::content::RowKind::Template {
+            self.notify(
+                Level::Warn,
+                "a template is not a resource: Enter reads one, then s subscribes to it",
+            );
+            return Vec::new();
+        }
+        vec![Effect::Subscribe {
+            server: row.server.clone(),
+            uri: row.uri.clone(),
+            on: !row.subscribed,
+        }]
     }
 
     fn move_selection(&mut self, delta: isize) {
@@ -173,6 +234,12 @@ impl App {
             }
             Pane::Details => self.scroll_details(-delta),
             Pane::Tools => self.tool_sel = step(self.tool_sel, self.visible_tools().len()),
+            Pane::Resources => {
+                self.resources.selected = step(self.resources.selected, self.resources.rows.len())
+            }
+            Pane::Prompts => {
+                self.prompts.selected = step(self.prompts.selected, self.prompts.rows.len())
+            }
             Pane::Calls => self.call_sel = step(self.call_sel, self.calls.rows.len()),
             Pane::Events => {
                 let len = self.events.rows.len();
@@ -187,7 +254,7 @@ impl App {
     fn page(&mut self, dir: isize) {
         match self.focus {
             Pane::Servers | Pane::Details => self.scroll_details(-dir * PAGE as isize),
-            Pane::Tools | Pane::Calls | Pane::Events => {
+            Pane::Tools | Pane::Calls | Pane::Events | Pane::Resources | Pane::Prompts => {
                 for _ in 0..PAGE {
                     self.move_selection(dir);
                 }
@@ -330,7 +397,7 @@ impl App {
                     EditorOutcome::Submit(arguments) => {
                         let tool = editor.tool.clone();
                         self.modal = None;
-                        self.focus = Pane::Calls;
+                        self.set_focus(Pane::Calls);
                         self.call_sel = self.calls.rows.len();
                         return vec![Effect::Call { tool, arguments }];
                     }
@@ -373,6 +440,37 @@ impl App {
                 _ if ctrl_c => self.modal = None,
                 _ => {}
             },
+            Modal::Resource(view) => {
+                if ctrl_c {
+                    self.modal = None;
+                    return Vec::new();
+                }
+                match view.on_key(key) {
+                    ViewOutcome::Continue => {}
+                    ViewOutcome::Close => self.modal = None,
+                    ViewOutcome::Effect(effect) => return vec![effect],
+                }
+            }
+            Modal::Prompt(view) | Modal::Instructions(view) => {
+                if ctrl_c || view.on_key(key) {
+                    self.modal = None;
+                }
+            }
+            Modal::Form(form) => {
+                if ctrl_c {
+                    self.modal = None;
+                    return Vec::new();
+                }
+                match form.on_key(key) {
+                    FormOutcome::Continue => {}
+                    FormOutcome::Complete => return form.completion_request(),
+                    FormOutcome::Cancel | FormOutcome::Decline => self.modal = None,
+                    FormOutcome::Submit(content) => {
+                        let purpose = form.purpose.clone();
+                        return self.form_sent(purpose, content);
+                    }
+                }
+            }
             Modal::Ledger { entries, selected } => match key.code {
                 KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => {
@@ -408,6 +506,37 @@ impl App {
             },
         }
         Vec::new()
+    }
+
+    /// A template's or a prompt's form was sent: read the resource, or get the messages.
+    fn form_sent(
+        &mut self,
+        purpose: FormPurpose,
+        content: serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<Effect> {
+        let values: std::collections::BTreeMap<String, String> = content
+            .into_iter()
+            .map(|(k, v)| (k, crate::runtime::value_text(&v)))
+            .collect();
+        match purpose {
+            FormPurpose::Template { server, template } => {
+                let uri = crate::runtime::expand_template(&template, &values);
+                let shown = crate::text::sanitize_line(&uri, 200);
+                self.modal = Some(Modal::Resource(super::modals::viewer::ResourceView::new(
+                    &server, &uri, &shown, false,
+                )));
+                vec![Effect::ReadResource { server, uri }]
+            }
+            FormPurpose::Prompt { server, name } => {
+                let shown = crate::text::sanitize_line(&name, 100);
+                self.get_prompt(server, name, &shown, values)
+            }
+            // Elicitation forms are answered from the queue, never from here.
+            FormPurpose::Elicitation { .. } => {
+                self.modal = None;
+                Vec::new()
+            }
+        }
     }
 
     /// `L`: the rules of the config file (they last) and the session approvals, each revocable.

@@ -8,6 +8,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+mod content;
+mod effects;
+mod elicit;
 mod frame;
 mod ingest;
 mod keys;
@@ -20,6 +23,8 @@ mod view;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_content;
 #[cfg(test)]
 mod tests_keys;
 #[cfg(test)]
@@ -257,6 +262,36 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 rt.cancel_call(id);
             }
         }
+        Effect::ListResources { server } => effects::list_resources(runtime, tx, server),
+        Effect::ReadResource { server, uri } => effects::read_resource(runtime, tx, server, uri),
+        Effect::Subscribe { server, uri, on } => effects::subscribe(runtime, tx, server, uri, on),
+        Effect::Complete {
+            seq,
+            server,
+            target,
+            argument,
+            value,
+            context,
+        } => effects::complete(
+            runtime,
+            tx,
+            effects::CompletionAsk {
+                seq,
+                server,
+                target,
+                argument,
+                value,
+                context,
+            },
+        ),
+        Effect::ListPrompts { server } => effects::list_prompts(runtime, tx, server),
+        Effect::GetPrompt {
+            server,
+            name,
+            arguments,
+        } => effects::get_prompt(runtime, tx, server, name, arguments),
+        Effect::Save { path, bytes } => effects::save(tx, path, bytes),
+        Effect::OpenUrl { url } => effects::open_url(tx, url),
         Effect::SetLogLevel { server, level } => {
             if let Some(rt) = runtime {
                 tokio::spawn(async move {

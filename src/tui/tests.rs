@@ -78,6 +78,8 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
         tools: 5,
         warnings,
         failure: None,
+        capabilities: None,
+        instructions: None,
         timeline: Timeline {
             started_at_ms: Some(1),
             ready_at_ms: Some(1 + phases.2),
@@ -106,6 +108,8 @@ fn failed() -> ServerReport {
             failed_at_ms: Some(41),
         },
         tools: 0,
+        capabilities: None,
+        instructions: None,
         warnings: Vec::new(),
         failure: Some(Failure {
             class: FailureClass::Exited,

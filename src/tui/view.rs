@@ -1,5 +1,6 @@
 //! Layout and drawing: `render(&self)` puts the panes, the notice, the footer and any modal on
-//! the frame. Large terminals get all four panes; small ones (80×24) the servers and one pane.
+//! the frame. Large terminals get every pane at once (Tools, Resources and Prompts share a
+//! place, tabbed); small ones (80×24) the servers and one pane.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -9,6 +10,7 @@ use ratatui::Frame;
 use super::app::{App, Pane};
 use super::modals::{self, centered, Modal};
 use super::panes;
+use crate::runtime::ElicitationMode;
 
 /// Terminals at least this large get the four-pane layout.
 const LARGE: (u16, u16) = (120, 32);
@@ -45,9 +47,28 @@ impl App {
                 .areas(bottom);
         let [calls, events] =
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
+        let [tabs, tools] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(tools);
+        self.render_tabs(
+            frame,
+            tabs,
+            &[Pane::Tools, Pane::Resources, Pane::Prompts],
+            self.lower_left,
+            "(keys 3 6 7)",
+        );
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
-        panes::tools::render(self, frame, tools, self.focus == Pane::Tools);
+        match self.lower_left {
+            Pane::Resources => {
+                panes::resources::render(self, frame, tools, self.focus == Pane::Resources)
+            }
+            Pane::Prompts => {
+                panes::prompts::render(self, frame, tools, self.focus == Pane::Prompts)
+            }
+            Pane::Tools | Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {
+                panes::tools::render(self, frame, tools, self.focus == Pane::Tools)
+            }
+        }
         panes::calls::render(self, frame, calls, self.focus == Pane::Calls);
         panes::events::render(self, frame, events, self.focus == Pane::Events);
     }
@@ -65,21 +86,22 @@ impl App {
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         let shown = match self.focus {
             Pane::Servers | Pane::Details => Pane::Details,
-            Pane::Tools => Pane::Tools,
-            Pane::Calls => Pane::Calls,
-            Pane::Events => Pane::Events,
+            other => other,
         };
-        let mut spans = Vec::new();
-        for pane in [Pane::Details, Pane::Tools, Pane::Calls, Pane::Events] {
-            let style = if pane == shown {
-                self.theme.key()
-            } else {
-                self.theme.dim()
-            };
-            spans.push(Span::styled(format!(" {} ", pane.title()), style));
-        }
-        spans.push(Span::styled(" (Tab switches)", self.theme.dim()));
-        frame.render_widget(Paragraph::new(Line::from(spans)), tabs);
+        self.render_tabs(
+            frame,
+            tabs,
+            &[
+                Pane::Details,
+                Pane::Tools,
+                Pane::Calls,
+                Pane::Events,
+                Pane::Resources,
+                Pane::Prompts,
+            ],
+            shown,
+            "(Tab switches)",
+        );
         match shown {
             Pane::Details | Pane::Servers => {
                 panes::details::render(self, frame, lower, self.focus == Pane::Details)
@@ -87,7 +109,24 @@ impl App {
             Pane::Tools => panes::tools::render(self, frame, lower, true),
             Pane::Calls => panes::calls::render(self, frame, lower, true),
             Pane::Events => panes::events::render(self, frame, lower, true),
+            Pane::Resources => panes::resources::render(self, frame, lower, true),
+            Pane::Prompts => panes::prompts::render(self, frame, lower, true),
         }
+    }
+
+    /// A line of pane names, `shown` highlighted, then a hint.
+    fn render_tabs(&self, frame: &mut Frame, area: Rect, panes: &[Pane], shown: Pane, hint: &str) {
+        let mut spans = Vec::new();
+        for pane in panes {
+            let style = if *pane == shown {
+                self.theme.key()
+            } else {
+                self.theme.dim()
+            };
+            spans.push(Span::styled(format!(" {} ", pane.title()), style));
+        }
+        spans.push(Span::styled(format!(" {hint}"), self.theme.dim()));
+        frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
 
     fn render_modal(&self, frame: &mut Frame, area: Rect) {
@@ -104,6 +143,21 @@ impl App {
                 self.approval_confirm,
                 theme,
             );
+            return;
+        }
+        // Then a server's question.
+        if let Some(request) = self.elicitations.front() {
+            let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
+            match (&self.elicitation_form, &request.mode) {
+                (Some(form), ElicitationMode::Form { .. }) => form.render(frame, rect, theme),
+                (_, _) => modals::elicitation::render_url(
+                    frame,
+                    rect,
+                    request,
+                    self.elicitations.len(),
+                    theme,
+                ),
+            }
             return;
         }
         let Some(modal) = &self.modal else {
@@ -161,6 +215,21 @@ impl App {
                     rect,
                 );
             }
+            Modal::Resource(view) => view.render(
+                frame,
+                centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
+                theme,
+            ),
+            Modal::Form(form) => form.render(
+                frame,
+                centered(area, 70, 60, 70.min(area.width), 14.min(area.height)),
+                theme,
+            ),
+            Modal::Prompt(view) | Modal::Instructions(view) => view.render(
+                frame,
+                centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
+                theme,
+            ),
             Modal::Ledger { entries, selected } => modals::ledger::render(
                 frame,
                 centered(area, 80, 50, 76.min(area.width), 10.min(area.height)),

@@ -5,8 +5,10 @@
 //! `set.rs` is the one owner of which servers are ready (and of the reports); `launch.rs` runs
 //! the starts of a start-up (the queue, the deadline) and restarts by hand; `join.rs` is where a
 //! finished start joins or fails; `tools.rs` builds and refreshes a server's tools;
-//! `supervise.rs` is the watch loop that brings a server back after it went away.
+//! `supervise.rs` is the watch loop that brings a server back after it went away;
+//! `content.rs` hands out the ready servers' resource and prompt interfaces.
 
+mod content;
 mod join;
 mod launch;
 mod set;

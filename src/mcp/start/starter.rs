@@ -185,6 +185,8 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
     starter.finish(StartPhase::ListTools);
 
     let identity = client.identity().clone();
+    let (capabilities, instructions) =
+        crate::mcp::capabilities::from_peer_info(client.peer().peer_info().as_deref());
     let report = ServerReport {
         name: config.name.clone(),
         transport: config.transport,
@@ -198,6 +200,8 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         tools: tools.len(),
         warnings: client.warnings(),
         failure: None,
+        capabilities,
+        instructions,
         timeline: Timeline::default(),
     };
     StartOutcome::Ready {

@@ -226,6 +226,7 @@ impl Hooks {
                 | McpEvent::Stderr { .. }
                 | McpEvent::ServerClosed { .. }
                 | McpEvent::ServerRequest { .. }
+                | McpEvent::ElicitationRequested(_)
                 | McpEvent::ServerDown { .. }
                 | McpEvent::RestartScheduled { .. }
                 | McpEvent::GaveUp { .. } => None,

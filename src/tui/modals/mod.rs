@@ -1,12 +1,16 @@
-//! Modals: the dialogs drawn over the panes. The approval modal is not here in `Modal`: pending
-//! approvals queue in the app and always come first.
+//! Modals: the dialogs drawn over the panes. The approval and elicitation modals are not here
+//! in `Modal`: pending approvals, then servers' elicitations, queue in the app and always come
+//! first.
 
 pub mod approval;
 pub mod editor;
+pub mod elicitation;
+pub mod form;
 pub mod help;
 pub mod ledger;
 pub mod result;
 pub mod trust;
+pub mod viewer;
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::Line;
@@ -31,6 +35,14 @@ pub enum Modal {
         entries: Vec<ledger::LedgerRow>,
         selected: usize,
     },
+    /// Enter on a resource: it as read.
+    Resource(viewer::ResourceView),
+    /// Enter on a template or a prompt: its arguments.
+    Form(Box<form::FormEditor>),
+    /// A prompt's messages.
+    Prompt(viewer::PromptView),
+    /// `i` on a server: its instructions.
+    Instructions(viewer::TextView),
 }
 
 /// A centred rectangle of `percent_x` × `percent_y` of `area`, at least `min_w` × `min_h`.

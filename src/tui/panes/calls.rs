@@ -51,6 +51,8 @@ pub fn progress_text(p: &(f64, Option<f64>, Option<String>), width: usize) -> St
         _ => String::new(),
     };
     let text = match message {
+        // Nothing counted, only words (a task's state): the words alone.
+        Some(m) if total.is_none() && *done == 0.0 => m.clone(),
         Some(m) => format!("{bar}{figures} {m}"),
         None => format!("{bar}{figures}"),
     };

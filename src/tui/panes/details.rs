@@ -1,6 +1,7 @@
 //! The details of the selected server: for a failed one its class, phase, message, exit status,
 //! a hint for what to do, and the stderr tail (scrollable); for the others what they said about
-//! themselves, their phases, warnings and stderr.
+//! themselves (capabilities, the start of their instructions: `i` shows them whole), their
+//! phases, warnings and stderr.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -37,6 +38,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                     info.version,
                     r.protocol_version.as_deref().unwrap_or("?")
                 )));
+            }
+            if let Some(caps) = &r.capabilities {
+                lines.push(Line::from(vec![
+                    Span::styled("offers ", theme.dim()),
+                    Span::raw(caps.summary()),
+                ]));
+            }
+            if let Some(instructions) = &r.instructions {
+                let text = crate::text::sanitize(instructions, true);
+                let count = text.lines().count();
+                let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                lines.push(Line::from(vec![
+                    Span::styled("instructions ", theme.dim()),
+                    Span::raw(crate::text::truncate(first.trim(), 120)),
+                    Span::styled(
+                        format!(
+                            "  (i: all {count} line{})",
+                            if count == 1 { "" } else { "s" }
+                        ),
+                        theme.dim(),
+                    ),
+                ]));
             }
             let first = match r.transport {
                 crate::config::TransportKind::Stdio => format!("spawn {}", ms(r.phases.spawn_ms)),

@@ -5,6 +5,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
 use crate::tui::modals::Modal;
 
@@ -20,7 +21,20 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         k.extend([("A", "always"), ("n/Esc", "deny"), ("↑↓", "scroll")]);
         return k;
     }
+    if let Some(first) = app.elicitations.front() {
+        return match (&first.mode, &app.elicitation_form) {
+            (ElicitationMode::Form { .. }, Some(form)) => form.keys(),
+            (ElicitationMode::Form { .. }, None) | (ElicitationMode::Url { .. }, _) => {
+                crate::tui::modals::elicitation::url_keys()
+            }
+        };
+    }
     match &app.modal {
+        Some(Modal::Resource(view)) => return view.keys(),
+        Some(Modal::Form(form)) => return form.keys(),
+        Some(Modal::Prompt(_) | Modal::Instructions(_)) => {
+            return vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")];
+        }
         Some(Modal::Editor(_)) => return vec![("Ctrl-S", "send"), ("Esc", "cancel")],
         Some(Modal::Trust(_)) => return vec![("y/Enter", "write"), ("n/Esc", "cancel")],
         Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
@@ -41,14 +55,18 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             ("r", "restart"),
             ("R", "all"),
             ("l", "log level"),
+            ("i", "instructions"),
         ],
+        // `i` works here too; the pane says so beside the instructions.
         Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart"), ("o", "login")],
+        Pane::Resources => vec![("Enter", "read"), ("s", "subscribe")],
+        Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
         Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
         Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],
     };
     k.extend([
-        ("Tab/1-5", "pane"),
+        ("Tab/1-7", "pane"),
         ("L", "approvals"),
         ("?", "help"),
         ("q", "quit"),

@@ -1,9 +1,12 @@
-//! The five panes and the footer. Each is a function of the app's state: nothing here changes it.
+//! The seven panes and the footer. Each is a function of the app's state: nothing here changes
+//! it.
 
 pub mod calls;
 pub mod details;
 pub mod events;
 pub mod footer;
+pub mod prompts;
+pub mod resources;
 pub mod servers;
 pub mod tools;
 

@@ -1,0 +1,502 @@
+//! Read-only views over the panes: a resource as read (text sanitized and scrollable, drawn a
+//! screenful at a time however large; blobs as MIME type and size, `w` saves to a file; `s`
+//! subscribes; re-read when the server says it changed), a prompt's messages, and a long text
+//! such as a server's instructions.
+//!
+//! Every string here came from a server: it is sanitized once, when it arrives.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+use crate::runtime::{PromptMessages, ResourceContent};
+use crate::text::{sanitize, sanitize_line};
+use crate::tui::app::Effect;
+use crate::tui::panes::keys_line;
+use crate::tui::theme::Theme;
+
+/// Lines a page key moves.
+const PAGE: usize = 20;
+
+/// Where a fetched view stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fetch {
+    Loading,
+    Loaded,
+    Failed(String),
+}
+
+/// Scrolls `scroll` (a line index) by one key over `total` lines; `None` when not a scroll key.
+fn scrolled(scroll: usize, total: usize, code: KeyCode) -> Option<usize> {
+    let last = total.saturating_sub(1);
+    Some(match code {
+        KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => (scroll + 1).min(last),
+        KeyCode::PageUp => scroll.saturating_sub(PAGE),
+        KeyCode::PageDown => (scroll + PAGE).min(last),
+        KeyCode::Home | KeyCode::Char('g') => 0,
+        KeyCode::End | KeyCode::Char('G') => last,
+        _ => return None,
+    })
+}
+
+/// Draws `lines[scroll..]` into `area`, wrapping only what shows (a huge text costs one
+/// screenful to draw).
+fn draw_lines(frame: &mut Frame, area: Rect, lines: &[String], scroll: usize) {
+    let width = usize::from(area.width.max(1));
+    let mut shown: Vec<Line> = Vec::new();
+    for line in lines.iter().skip(scroll) {
+        if shown.len() >= usize::from(area.height) {
+            break;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        if chars.is_empty() {
+            shown.push(Line::raw(""));
+            continue;
+        }
+        for piece in chars.chunks(width) {
+            shown.push(Line::raw(piece.iter().collect::<String>()));
+        }
+    }
+    shown.truncate(usize::from(area.height));
+    frame.render_widget(Paragraph::new(shown), area);
+}
+
+/// "lines 1–20 of 300" for a view at `scroll` showing about `height` lines.
+fn position(scroll: usize, height: usize, total: usize) -> String {
+    if total == 0 {
+        return "empty".into();
+    }
+    let end = (scroll + height).min(total);
+    format!("lines {}–{end} of {total}", scroll + 1)
+}
+
+/// What a key did to the resource view.
+#[derive(Debug, PartialEq)]
+pub enum ViewOutcome {
+    Continue,
+    Close,
+    Effect(Effect),
+}
+
+/// One resource, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceView {
+    pub server: String,
+    /// The URI as the server sent it.
+    pub uri: String,
+    pub name: String,
+    pub subscribed: bool,
+    pub fetch: Fetch,
+    pub contents: Vec<ResourceContent>,
+    /// The contents as sanitized lines: text as is, a blob as one line saying what it is.
+    pub lines: Vec<String>,
+    pub scroll: usize,
+    /// A path being typed for `w`.
+    pub save: Option<String>,
+    /// Read again because the server said it changed.
+    pub reread: bool,
+}
+
+impl ResourceView {
+    pub fn new(server: &str, uri: &str, name: &str, subscribed: bool) -> ResourceView {
+        ResourceView {
+            server: server.to_string(),
+            uri: uri.to_string(),
+            name: name.to_string(),
+            subscribed,
+            fetch: Fetch::Loading,
+            contents: Vec::new(),
+            lines: Vec::new(),
+            scroll: 0,
+            save: None,
+            reread: false,
+        }
+    }
+
+    /// The server said it changed: it is being read again.
+    pub fn reloading(&mut self) {
+        self.reread = true;
+    }
+
+    /// The read ended.
+    pub fn loaded(&mut self, result: Result<Vec<ResourceContent>, String>) {
+        match result {
+            Ok(contents) => {
+                let many = contents.len() > 1;
+                let mut lines = Vec::new();
+                for (i, part) in contents.iter().enumerate() {
+                    if many {
+                        lines.push(format!(
+                            "──── part {} of {}: {} ────",
+                            i + 1,
+                            contents.len(),
+                            sanitize_line(part.uri(), 200)
+                        ));
+                    }
+                    match part {
+                        ResourceContent::Text { text, .. } => {
+                            lines.extend(sanitize(text, true).lines().map(str::to_string))
+                        }
+                        ResourceContent::Blob { bytes, .. } => lines.push(format!(
+                            "[blob {}, {} bytes: w saves it to a file]",
+                            sanitize_line(part.mime_type().unwrap_or("of no stated type"), 60),
+                            bytes.len()
+                        )),
+                    }
+                }
+                self.lines = lines;
+                self.contents = contents;
+                self.scroll = self.scroll.min(self.lines.len().saturating_sub(1));
+                self.fetch = Fetch::Loaded;
+            }
+            Err(e) => self.fetch = Fetch::Failed(sanitize_line(&e, 300)),
+        }
+    }
+
+    /// What `w` writes: the first blob's bytes, else the text of every text part.
+    pub fn bytes_to_save(&self) -> Option<Vec<u8>> {
+        let blob = self.contents.iter().find_map(|c| match c {
+            ResourceContent::Blob { bytes, .. } => Some(bytes.clone()),
+            ResourceContent::Text { .. } => None,
+        });
+        blob.or_else(|| {
+            let text: Vec<&str> = self
+                .contents
+                .iter()
+                .filter_map(|c| match c {
+                    ResourceContent::Text { text, .. } => Some(text.as_str()),
+                    ResourceContent::Blob { .. } => None,
+                })
+                .collect();
+            (!text.is_empty()).then(|| text.concat().into_bytes())
+        })
+    }
+
+    /// A file name for `w` from the URI's last segment (safe characters only).
+    pub fn suggested_file(&self) -> String {
+        let last = self
+            .uri
+            .trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or("");
+        let name: String = last
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let name = name.trim_matches('.').to_string();
+        if name.is_empty() {
+            "resource".into()
+        } else {
+            name
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> ViewOutcome {
+        if let Some(path) = &mut self.save {
+            match key.code {
+                KeyCode::Esc => self.save = None,
+                KeyCode::Enter => {
+                    let path = std::mem::take(path);
+                    self.save = None;
+                    if let Some(bytes) = self.bytes_to_save() {
+                        return ViewOutcome::Effect(Effect::Save {
+                            path: path.into(),
+                            bytes,
+                        });
+                    }
+                }
+                KeyCode::Backspace => {
+                    path.pop();
+                }
+                KeyCode::Char(c) => path.push(c),
+                _ => {}
+            }
+            return ViewOutcome::Continue;
+        }
+        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), key.code) {
+            self.scroll = scroll;
+            return ViewOutcome::Continue;
+        }
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter => ViewOutcome::Close,
+            KeyCode::Char('w') if self.bytes_to_save().is_some() => {
+                self.save = Some(self.suggested_file());
+                ViewOutcome::Continue
+            }
+            KeyCode::Char('s') => ViewOutcome::Effect(Effect::Subscribe {
+                server: self.server.clone(),
+                uri: self.uri.clone(),
+                on: !self.subscribed,
+            }),
+            _ => ViewOutcome::Continue,
+        }
+    }
+
+    pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
+        if self.save.is_some() {
+            return vec![("Enter", "write"), ("Esc", "back")];
+        }
+        let mut keys = vec![("↑↓/PgUp/PgDn", "scroll")];
+        if self.bytes_to_save().is_some() {
+            keys.push(("w", "save"));
+        }
+        keys.push((
+            "s",
+            if self.subscribed {
+                "unsubscribe"
+            } else {
+                "subscribe"
+            },
+        ));
+        keys.push(("Esc", "close"));
+        keys
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+        frame.render_widget(Clear, area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.focus_border())
+            .title(format!(
+                " {} · {} ",
+                self.server,
+                sanitize_line(&self.name, 60)
+            ));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height < 3 {
+            return;
+        }
+        let mut head = vec![Span::styled(sanitize_line(&self.uri, 200), theme.dim())];
+        if self.subscribed {
+            head.push(Span::styled("  subscribed", theme.accent()));
+        }
+        if self.reread {
+            head.push(Span::styled("  updated: read again", theme.warn()));
+        }
+        let body = Rect {
+            y: inner.y + 2,
+            height: inner.height - 3,
+            ..inner
+        };
+        let status = match &self.fetch {
+            Fetch::Loading => Line::styled("reading…", theme.accent()),
+            Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
+            Fetch::Loaded => {
+                let mime: Vec<String> = self
+                    .contents
+                    .iter()
+                    .filter_map(|c| c.mime_type().map(|m| sanitize_line(m, 40)))
+                    .collect();
+                Line::styled(
+                    format!(
+                        "{}{}",
+                        if mime.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{} · ", mime.join(", "))
+                        },
+                        position(self.scroll, usize::from(body.height), self.lines.len())
+                    ),
+                    theme.dim(),
+                )
+            }
+        };
+        frame.render_widget(
+            Paragraph::new(vec![Line::from(head), status]),
+            Rect { height: 2, ..inner },
+        );
+        if let Fetch::Loaded = self.fetch {
+            draw_lines(frame, body, &self.lines, self.scroll);
+        }
+        let foot = match &self.save {
+            Some(path) => {
+                let mut line = Line::from(vec![
+                    Span::styled("save to: ", theme.dim()),
+                    Span::raw(format!("{path}▏  ")),
+                ]);
+                line.spans.extend(keys_line(&self.keys(), theme).spans);
+                line
+            }
+            None => keys_line(&self.keys(), theme),
+        };
+        super::choices_line(frame, inner, foot);
+    }
+}
+
+/// A scrollable text with a title: a prompt's messages, a server's instructions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextView {
+    pub title: String,
+    /// For a prompt's messages: its server and name as sent (the answer finds its view).
+    pub source: Option<(String, String)>,
+    pub fetch: Fetch,
+    /// Sanitized lines.
+    pub lines: Vec<String>,
+    pub scroll: usize,
+}
+
+impl TextView {
+    /// A view of `text` (sanitized here).
+    pub fn of_text(title: String, text: &str) -> TextView {
+        TextView {
+            title,
+            source: None,
+            fetch: Fetch::Loaded,
+            lines: sanitize(text, true).lines().map(str::to_string).collect(),
+            scroll: 0,
+        }
+    }
+
+    /// Scrolls; true when the key closes the view.
+    pub fn on_key(&mut self, key: KeyEvent) -> bool {
+        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), key.code) {
+            self.scroll = scroll;
+            return false;
+        }
+        matches!(
+            key.code,
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Enter | KeyCode::Char('i')
+        )
+    }
+
+    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+        frame.render_widget(Clear, area);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.focus_border())
+            .title(format!(" {} ", self.title));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height < 3 {
+            return;
+        }
+        let body = Rect {
+            y: inner.y + 1,
+            height: inner.height - 2,
+            ..inner
+        };
+        let status = match &self.fetch {
+            Fetch::Loading => Line::styled("asking…", theme.accent()),
+            Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
+            Fetch::Loaded => Line::styled(
+                position(self.scroll, usize::from(body.height), self.lines.len()),
+                theme.dim(),
+            ),
+        };
+        frame.render_widget(Paragraph::new(status), Rect { height: 1, ..inner });
+        draw_lines(frame, body, &self.lines, self.scroll);
+        super::choices_line(
+            frame,
+            inner,
+            keys_line(&[("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")], theme),
+        );
+    }
+}
+
+/// A prompt's messages, once `prompts/get` answered.
+pub type PromptView = TextView;
+
+impl TextView {
+    /// The view of prompt `name` (`shown`, sanitized) of `server` while its messages are
+    /// asked for.
+    pub fn new(server: &str, name: &str, shown: &str) -> TextView {
+        TextView {
+            title: format!("{server} · prompt {shown}"),
+            source: Some((server.to_string(), name.to_string())),
+            fetch: Fetch::Loading,
+            lines: Vec::new(),
+            scroll: 0,
+        }
+    }
+
+    /// `prompts/get` answered.
+    pub fn prompt_got(&mut self, result: Result<PromptMessages, String>) {
+        match result {
+            Ok(got) => {
+                let mut lines = Vec::new();
+                if let Some(d) = &got.description {
+                    lines.push(sanitize_line(d, 300));
+                    lines.push(String::new());
+                }
+                for m in &got.messages {
+                    lines.push(format!("──── {} ────", m.role.as_str()));
+                    lines.extend(sanitize(&m.text, true).lines().map(str::to_string));
+                }
+                if got.messages.is_empty() {
+                    lines.push("(no messages)".into());
+                }
+                self.lines = lines;
+                self.fetch = Fetch::Loaded;
+            }
+            Err(e) => self.fetch = Fetch::Failed(sanitize_line(&e, 300)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn a_blob_is_saved_under_a_safe_name() {
+        let mut v = ResourceView::new("s", "demo://a/../logo\u{1b}.png", "logo", false);
+        v.loaded(Ok(vec![ResourceContent::Blob {
+            uri: "demo://logo.png".into(),
+            mime_type: Some("image/png".into()),
+            bytes: vec![1, 2, 3],
+        }]));
+        assert_eq!(
+            v.lines,
+            vec!["[blob image/png, 3 bytes: w saves it to a file]"]
+        );
+        assert_eq!(v.on_key(key(KeyCode::Char('w'))), ViewOutcome::Continue);
+        assert_eq!(v.save.as_deref(), Some("logo_.png"));
+        v.on_key(key(KeyCode::Backspace));
+        let ViewOutcome::Effect(Effect::Save { path, bytes }) = v.on_key(key(KeyCode::Enter))
+        else {
+            panic!();
+        };
+        assert_eq!(
+            (path.to_string_lossy().as_ref(), bytes),
+            ("logo_.pn", vec![1, 2, 3])
+        );
+        assert!(matches!(
+            v.on_key(key(KeyCode::Char('s'))),
+            ViewOutcome::Effect(Effect::Subscribe { on: true, .. })
+        ));
+    }
+
+    #[test]
+    fn large_text_is_kept_as_lines_and_scrolled_by_pages() {
+        let mut v = ResourceView::new("s", "a://b", "b", false);
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        v.loaded(Ok(vec![ResourceContent::Text {
+            uri: "a://b".into(),
+            mime_type: None,
+            text: format!("\u{1b}]0;x\u{7}{text}"),
+        }]));
+        assert_eq!(v.lines.len(), 100_000);
+        assert_eq!(v.lines[0], "line 0");
+        v.on_key(key(KeyCode::PageDown));
+        assert_eq!(v.scroll, PAGE);
+        v.on_key(key(KeyCode::End));
+        assert_eq!(v.scroll, 99_999);
+        assert_eq!(v.on_key(key(KeyCode::Esc)), ViewOutcome::Close);
+    }
+}

@@ -1,0 +1,190 @@
+//! The Resources pane: every ready server's resources and resource templates, ◉ on those
+//! subscribed to and * on those updated since read; Enter reads one (a template asks for its
+//! variables first), `s` subscribes or unsubscribes. The Prompts pane is in `prompts.rs`.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{cell, fit, pane_block, scroll_offset};
+use crate::tui::app::App;
+use crate::tui::content::{Listing, RowKind};
+use crate::tui::theme::Theme;
+
+/// What the panes say about listings under way or failed: `a listing…`, `b: failed`.
+pub fn listing_notes(listings: &std::collections::BTreeMap<String, Listing>) -> String {
+    let mut notes = Vec::new();
+    for (server, listing) in listings {
+        match listing {
+            Listing::Loading => notes.push(format!("{server} listing…")),
+            Listing::Failed(_) => notes.push(format!("{server} failed")),
+            Listing::Loaded => {}
+        }
+    }
+    notes.join(", ")
+}
+
+/// The line shown when a pane has no rows.
+pub fn empty_line(
+    listings: &std::collections::BTreeMap<String, Listing>,
+    what: &str,
+    theme: Theme,
+) -> Line<'static> {
+    let failed: Vec<String> = listings
+        .values()
+        .filter_map(|l| match l {
+            // The reason names the server already.
+            Listing::Failed(e) => Some(e.clone()),
+            Listing::Loading | Listing::Loaded => None,
+        })
+        .collect();
+    if !failed.is_empty() {
+        return Line::styled(failed.join("; "), theme.bad());
+    }
+    if listings.values().any(|l| *l == Listing::Loading) {
+        return Line::styled(format!("listing {what}…"), theme.accent());
+    }
+    if listings.is_empty() {
+        return Line::styled(
+            format!("no ready server offers {what} (see each server's capabilities in Details)"),
+            theme.dim(),
+        );
+    }
+    Line::styled(format!("no {what}"), theme.dim())
+}
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let theme = app.theme;
+    let pane = &app.resources;
+    let templates = pane
+        .rows
+        .iter()
+        .filter(|r| r.kind == RowKind::Template)
+        .count();
+    let notes = listing_notes(&pane.listings);
+    let title = format!(
+        " Resources {}{} {}",
+        pane.rows.len() - templates,
+        if templates > 0 {
+            format!(
+                " + {templates} template{}",
+                if templates == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        },
+        if notes.is_empty() {
+            String::new()
+        } else {
+            format!("· {notes} ")
+        }
+    );
+    let block = pane_block(title, focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 {
+        return;
+    }
+    if pane.rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new(empty_line(&pane.listings, "resources", theme)),
+            inner,
+        );
+        return;
+    }
+    let width = usize::from(inner.width);
+    let server_w = pane
+        .rows
+        .iter()
+        .map(|r| r.server.chars().count())
+        .max()
+        .unwrap_or(6)
+        .clamp(6, 16);
+    let name_w = (width / 4).clamp(8, 28);
+    let mime_w = if width >= 90 { 14 } else { 0 };
+    let uri_w = width.saturating_sub(4 + server_w + 2 + name_w + 2 + mime_w + 2);
+    let mut header = format!(
+        "    {}  {}  {}",
+        cell("SERVER", server_w),
+        cell("NAME", name_w),
+        cell("URI", uri_w)
+    );
+    if mime_w > 0 {
+        header.push_str(&format!("  {}", cell("MIME", mime_w)));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::styled(header, theme.dim())),
+        Rect { height: 1, ..inner },
+    );
+    let rows_h = usize::from(inner.height.saturating_sub(2));
+    let offset = scroll_offset(pane.selected, rows_h, pane.rows.len());
+    let lines: Vec<Line> = pane
+        .rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(rows_h)
+        .map(|(i, r)| {
+            let style = match (i == pane.selected, focused) {
+                (true, true) => theme.selected(),
+                (true, false) => theme.selected_unfocused(),
+                (false, _) => Style::default(),
+            };
+            let mut spans = vec![
+                Span::styled(if r.subscribed { "◉" } else { " " }, theme.accent()),
+                Span::styled(if r.updated { "*" } else { " " }, theme.warn()),
+                Span::raw("  "),
+                Span::styled(cell(&r.server, server_w), theme.dim()),
+                Span::raw("  "),
+                Span::styled(cell(&r.name, name_w), style),
+                Span::raw("  "),
+                Span::styled(
+                    cell(&r.shown_uri, uri_w),
+                    match r.kind {
+                        RowKind::Template => theme.accent(),
+                        RowKind::Resource => Style::default(),
+                    },
+                ),
+            ];
+            if mime_w > 0 {
+                spans.push(Span::raw("  "));
+                spans.push(Span::styled(cell(&r.mime, mime_w), theme.dim()));
+            }
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            y: inner.y + 1,
+            height: rows_h as u16,
+            ..inner
+        },
+    );
+    if let Some(r) = pane.selected_row() {
+        let about = match r.kind {
+            RowKind::Template => format!(
+                "template: Enter fills its variables{}",
+                if r.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {}", r.description)
+                }
+            ),
+            RowKind::Resource => {
+                let size = r.size.map(|s| format!("{s} bytes · ")).unwrap_or_default();
+                format!("{size}{}", r.description)
+            }
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(fit(&about, width), theme.dim())),
+            Rect {
+                y: inner.y + inner.height - 1,
+                height: 1,
+                ..inner
+            },
+        );
+    }
+}

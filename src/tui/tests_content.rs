@@ -1,0 +1,574 @@
+//! Snapshot and key tests of the Resources and Prompts panes, their modals (a resource read, a
+//! template's and a prompt's form, a prompt's messages, a server's instructions) and a server's
+//! elicitation (form and URL), at 80×24 and 140×40; and server text kept off the terminal in
+//! all of them. The fixtures build on the snapshot tests' (`tests.rs`).
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use super::app::{App, AppEvent, Effect, Pane};
+use super::content::ContentEvent;
+use super::modals::viewer::{ResourceView, TextView};
+use super::modals::Modal;
+use super::tests::{draw, populated, snapshot};
+use crate::runtime::{
+    Capabilities, ElicitationAnswer, ElicitationRequest, ListCapability, McpEvent, MessageRole,
+    PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages, ResourceCapability,
+    ResourceContent, ResourceInfo, ResourceListing, RuntimeEvent, TemplateInfo,
+};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn resource(server: &str, uri: &str, name: &str, mime: &str, size: Option<u64>) -> ResourceInfo {
+    ResourceInfo {
+        server: server.into(),
+        uri: uri.into(),
+        name: name.into(),
+        title: None,
+        description: Some(format!("The {name} resource.")),
+        mime_type: Some(mime.into()),
+        size,
+    }
+}
+
+fn listing(server: &str) -> ResourceListing {
+    ResourceListing {
+        resources: vec![
+            resource(server, "demo://readme", "README", "text/markdown", None),
+            resource(server, "demo://logo.png", "logo", "image/png", Some(69)),
+            resource(server, "demo://notes/todo", "todo", "text/plain", Some(12)),
+        ],
+        templates: vec![TemplateInfo {
+            server: server.into(),
+            uri_template: "demo://notes/{title}".into(),
+            name: "note".into(),
+            title: None,
+            description: Some("A note by its title.".into()),
+            mime_type: Some("text/plain".into()),
+        }],
+    }
+}
+
+fn prompts(server: &str) -> Vec<PromptInfo> {
+    vec![
+        PromptInfo {
+            server: server.into(),
+            name: "summarize".into(),
+            title: None,
+            description: Some("Summarize a note.".into()),
+            arguments: vec![
+                PromptArgumentInfo {
+                    name: "title".into(),
+                    title: None,
+                    description: Some("The note.".into()),
+                    required: true,
+                },
+                PromptArgumentInfo {
+                    name: "style".into(),
+                    title: None,
+                    description: Some("short or detailed".into()),
+                    required: false,
+                },
+            ],
+        },
+        PromptInfo {
+            server: server.into(),
+            name: "hello".into(),
+            title: None,
+            description: Some("A greeting.".into()),
+            arguments: Vec::new(),
+        },
+    ]
+}
+
+/// Moves the elicitation form's focus to field `name`.
+fn focus_field(app: &mut App, name: &str) {
+    for _ in 0..20 {
+        let at = app
+            .elicitation_form
+            .as_ref()
+            .map(|f| f.fields[f.focus].name.clone());
+        if at.as_deref() == Some(name) {
+            return;
+        }
+        app.on_key(key(KeyCode::Down));
+    }
+    panic!("no field {name}");
+}
+
+/// The answer a request got (a test must not hang on one that never comes).
+async fn answered(rx: tokio::sync::oneshot::Receiver<ElicitationAnswer>) -> ElicitationAnswer {
+    tokio::time::timeout(std::time::Duration::from_secs(10), rx)
+        .await
+        .expect("answered in time")
+        .expect("answered, not dropped")
+}
+
+fn content(app: &mut App, event: ContentEvent) -> Vec<Effect> {
+    app.on_app_event(AppEvent::Content(event))
+}
+
+/// The populated console with notes' capabilities, instructions, resources and prompts.
+fn with_content() -> App {
+    let (mut app, _) = populated();
+    if let Some(row) = app.servers.iter_mut().find(|s| s.name == "notes") {
+        if let Some(report) = row.report.as_mut() {
+            report.capabilities = Some(Capabilities {
+                tools: Some(ListCapability {
+                    list_changed: false,
+                }),
+                resources: Some(ResourceCapability {
+                    subscribe: true,
+                    list_changed: true,
+                }),
+                prompts: Some(ListCapability {
+                    list_changed: false,
+                }),
+                logging: true,
+                completions: true,
+                ..Capabilities::default()
+            });
+            report.instructions = Some(
+                "Demo server: echo, add and notes.\nEvery note is a resource.\nUse summarize to read one."
+                    .into(),
+            );
+        }
+    }
+    content(
+        &mut app,
+        ContentEvent::ResourcesListed {
+            server: "notes".into(),
+            result: Ok(listing("notes")),
+        },
+    );
+    content(
+        &mut app,
+        ContentEvent::PromptsListed {
+            server: "notes".into(),
+            result: Ok(prompts("notes")),
+        },
+    );
+    content(
+        &mut app,
+        ContentEvent::Subscribed {
+            server: "notes".into(),
+            uri: "demo://notes/todo".into(),
+            on: true,
+            result: Ok(()),
+        },
+    );
+    app.on_runtime_event(RuntimeEvent::ResourceUpdated {
+        server: "notes".into(),
+        uri: "demo://notes/todo".into(),
+    });
+    app.notice = None;
+    app
+}
+
+#[test]
+fn resources_and_prompts_panes() {
+    let mut app = with_content();
+    app.on_key(key(KeyCode::Char('6')));
+    app.on_key(key(KeyCode::Down));
+    snapshot("resources", &app);
+    app.on_key(key(KeyCode::Char('7')));
+    snapshot("prompts", &app);
+    // Nothing listed yet, and a server whose listing failed.
+    let (mut empty, _) = populated();
+    empty.set_focus(Pane::Resources);
+    content(
+        &mut empty,
+        ContentEvent::ResourcesListed {
+            server: "notes".into(),
+            result: Err("notes: server error -32601: Method not found".into()),
+        },
+    );
+    snapshot("resources_failed", &empty);
+}
+
+#[test]
+fn details_show_capabilities_and_instructions() {
+    let mut app = with_content();
+    app.set_focus(Pane::Details);
+    snapshot("ready_details", &app);
+    app.on_key(key(KeyCode::Char('i')));
+    assert!(matches!(app.modal, Some(Modal::Instructions(_))));
+    snapshot("instructions", &app);
+}
+
+#[test]
+fn reading_a_resource() {
+    let mut app = with_content();
+    app.set_focus(Pane::Resources);
+    let effects = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::ReadResource {
+            server: "notes".into(),
+            uri: "demo://readme".into()
+        }]
+    );
+    let text: String = (1..=40)
+        .map(|i| format!("Line {i} of the readme: notes are resources.\n"))
+        .collect();
+    content(
+        &mut app,
+        ContentEvent::ResourceRead {
+            server: "notes".into(),
+            uri: "demo://readme".into(),
+            result: Ok(vec![ResourceContent::Text {
+                uri: "demo://readme".into(),
+                mime_type: Some("text/markdown".into()),
+                text,
+            }]),
+        },
+    );
+    app.on_key(key(KeyCode::Down));
+    snapshot("resource_text", &app);
+
+    // A blob: its type and size; w asks where to save it.
+    app.modal = None;
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Enter));
+    content(
+        &mut app,
+        ContentEvent::ResourceRead {
+            server: "notes".into(),
+            uri: "demo://logo.png".into(),
+            result: Ok(vec![ResourceContent::Blob {
+                uri: "demo://logo.png".into(),
+                mime_type: Some("image/png".into()),
+                bytes: vec![0x89, b'P', b'N', b'G'],
+            }]),
+        },
+    );
+    app.on_key(key(KeyCode::Char('w')));
+    snapshot("resource_blob_save", &app);
+    let effects = app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(&effects[..], [Effect::Save { path, bytes }] if path.to_string_lossy() == "logo.png" && bytes.len() == 4),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn an_update_marks_the_row_and_reads_an_open_resource_again() {
+    let mut app = with_content();
+    app.modal = Some(Modal::Resource(ResourceView::new(
+        "notes",
+        "demo://notes/todo",
+        "todo",
+        true,
+    )));
+    let effects = app.on_runtime_event(RuntimeEvent::ResourceUpdated {
+        server: "notes".into(),
+        uri: "demo://notes/todo".into(),
+    });
+    assert_eq!(
+        effects,
+        vec![Effect::ReadResource {
+            server: "notes".into(),
+            uri: "demo://notes/todo".into()
+        }]
+    );
+    let row = app
+        .resources
+        .rows
+        .iter()
+        .find(|r| r.uri == "demo://notes/todo")
+        .unwrap();
+    assert!(row.updated && row.subscribed);
+    // A list change lists that server again.
+    let effects = app.on_runtime_event(RuntimeEvent::ListChanged {
+        server: "notes".into(),
+        list: crate::runtime::ListKind::Resources,
+    });
+    assert_eq!(
+        effects,
+        vec![Effect::ListResources {
+            server: "notes".into()
+        }]
+    );
+}
+
+#[test]
+fn a_template_is_read_through_its_form_and_completions() {
+    let mut app = with_content();
+    app.set_focus(Pane::Resources);
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Down));
+    }
+    let effects = app.on_key(key(KeyCode::Enter));
+    let [Effect::Complete { seq, argument, .. }] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    assert_eq!(argument, "title");
+    content(
+        &mut app,
+        ContentEvent::Completed {
+            seq: *seq,
+            result: Ok(vec!["todo".into(), "tea".into()]),
+        },
+    );
+    app.on_key(key(KeyCode::Char('t')));
+    content(
+        &mut app,
+        ContentEvent::Completed {
+            seq: *seq + 1,
+            result: Ok(vec!["todo".into(), "tea".into()]),
+        },
+    );
+    snapshot("template_form", &app);
+    app.on_key(ctrl('n'));
+    app.on_key(key(KeyCode::Tab));
+    let effects = app.on_key(ctrl('s'));
+    assert_eq!(
+        effects,
+        vec![Effect::ReadResource {
+            server: "notes".into(),
+            uri: "demo://notes/tea".into()
+        }]
+    );
+    assert!(matches!(&app.modal, Some(Modal::Resource(v)) if v.uri == "demo://notes/tea"));
+}
+
+#[test]
+fn a_prompt_through_its_form() {
+    let mut app = with_content();
+    app.set_focus(Pane::Prompts);
+    app.on_key(key(KeyCode::Enter));
+    // The required title is missing: the form says so and sends nothing.
+    assert!(app.on_key(ctrl('s')).is_empty());
+    snapshot("prompt_form", &app);
+    for c in "todo".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let effects = app.on_key(ctrl('s'));
+    assert_eq!(
+        effects,
+        vec![Effect::GetPrompt {
+            server: "notes".into(),
+            name: "summarize".into(),
+            arguments: BTreeMap::from([("title".to_string(), "todo".to_string())]),
+        }]
+    );
+    content(
+        &mut app,
+        ContentEvent::PromptGot {
+            server: "notes".into(),
+            name: "summarize".into(),
+            result: Ok(PromptMessages {
+                description: Some("Summarize todo".into()),
+                messages: vec![
+                    PromptMessageInfo {
+                        role: MessageRole::User,
+                        text: "Summarize the note \"todo\" (short):".into(),
+                        content: json!({"type": "text"}),
+                    },
+                    PromptMessageInfo {
+                        role: MessageRole::User,
+                        text: "[resource demo://notes/todo]\nmilk\neggs".into(),
+                        content: json!({"type": "resource"}),
+                    },
+                ],
+            }),
+        },
+    );
+    snapshot("prompt_messages", &app);
+}
+
+fn elicitation_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "description": "Your full name"},
+            "email": {"type": "string", "title": "Email", "format": "email"},
+            "copies": {"type": "integer", "title": "Copies", "minimum": 1, "maximum": 10, "default": 3},
+            "color": {"type": "string", "title": "Colour", "oneOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}], "default": "g"},
+            "urgent": {"type": "boolean", "title": "Urgent", "default": false},
+            "fish": {"type": "array", "title": "Fish", "items": {"anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Trout"}]}}
+        },
+        "required": ["name"]
+    })
+}
+
+#[tokio::test]
+async fn an_elicitation_form_is_answered_and_checked_first() {
+    let mut app = with_content();
+    let (request, answer) = ElicitationRequest::form(
+        "notes",
+        "Details of the note to write:".into(),
+        elicitation_schema(),
+    )
+    .unwrap();
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
+    let (second, second_answer) = ElicitationRequest::url(
+        "notes",
+        "Log in".into(),
+        "https://example.org/login".into(),
+        "e1".into(),
+    );
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(second)));
+    focus_field(&mut app, "name");
+    for c in "Ada".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    focus_field(&mut app, "email");
+    for c in "ada@".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(ctrl('s'));
+    snapshot("elicitation_form", &app);
+    for c in "example.org".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(ctrl('s'));
+    assert_eq!(
+        answered(answer).await,
+        ElicitationAnswer::Accept(Some(
+            json!({"name": "Ada", "email": "ada@example.org", "copies": 3, "color": "g", "urgent": false})
+                .as_object()
+                .unwrap()
+                .clone()
+        ))
+    );
+    // Then the URL request, which opens the URL on accept.
+    snapshot("elicitation_url", &app);
+    let effects = app.on_key(key(KeyCode::Char('o')));
+    assert_eq!(
+        effects,
+        vec![Effect::OpenUrl {
+            url: "https://example.org/login".into()
+        }]
+    );
+    assert_eq!(
+        answered(second_answer).await,
+        ElicitationAnswer::Accept(None)
+    );
+    assert!(app.elicitations.is_empty());
+}
+
+#[tokio::test]
+async fn a_withdrawn_or_declined_elicitation_leaves_the_queue() {
+    let mut app = with_content();
+    let (request, answer) =
+        ElicitationRequest::form("notes", "m".into(), elicitation_schema()).unwrap();
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
+    app.on_key(ctrl('d'));
+    assert!(matches!(
+        answered(answer).await,
+        ElicitationAnswer::Decline(_)
+    ));
+    let (request, answer) =
+        ElicitationRequest::form("notes", "m".into(), elicitation_schema()).unwrap();
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
+    drop(answer);
+    // The next event finds the server gone from it.
+    app.on_runtime_event(RuntimeEvent::EventsDropped { count: 0 });
+    assert!(app.elicitations.is_empty() && app.elicitation_form.is_none());
+}
+
+#[test]
+fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
+    const EVIL: &str = "\x1b]0;pwned\x07\x1b[2J\x1b[31m";
+    let mut app = with_content();
+    if let Some(row) = app.servers.iter_mut().find(|s| s.name == "notes") {
+        if let Some(report) = row.report.as_mut() {
+            report.instructions = Some(format!("{EVIL}evil instructions{EVIL}"));
+        }
+    }
+    let mut evil = listing("notes");
+    evil.resources[0].name = format!("{EVIL}evil name");
+    evil.resources[0].uri = format!("demo://{EVIL}evil");
+    content(
+        &mut app,
+        ContentEvent::ResourcesListed {
+            server: "notes".into(),
+            result: Ok(evil),
+        },
+    );
+    let mut evil_prompts = prompts("notes");
+    evil_prompts[0].description = Some(format!("{EVIL}evil prompt"));
+    content(
+        &mut app,
+        ContentEvent::PromptsListed {
+            server: "notes".into(),
+            result: Ok(evil_prompts),
+        },
+    );
+    let mut screens = Vec::new();
+    let mut look = |app: &App| {
+        for size in SIZES {
+            screens.push(draw(app, size));
+        }
+    };
+    app.set_focus(Pane::Resources);
+    look(&app);
+    app.set_focus(Pane::Prompts);
+    look(&app);
+    app.set_focus(Pane::Details);
+    look(&app);
+    app.on_key(key(KeyCode::Char('i')));
+    look(&app);
+    let mut view = ResourceView::new("notes", "demo://readme", "README", false);
+    view.loaded(Ok(vec![ResourceContent::Text {
+        uri: "demo://readme".into(),
+        mime_type: Some(format!("{EVIL}text/plain")),
+        text: format!("{EVIL}evil resource text\n{EVIL}"),
+    }]));
+    app.modal = Some(Modal::Resource(view));
+    look(&app);
+    let mut messages = TextView::new("notes", "summarize", "summarize");
+    messages.prompt_got(Ok(PromptMessages {
+        description: Some(format!("{EVIL}d")),
+        messages: vec![PromptMessageInfo {
+            role: MessageRole::Assistant,
+            text: format!("{EVIL}evil prompt message"),
+            content: json!({}),
+        }],
+    }));
+    app.modal = Some(Modal::Prompt(messages));
+    look(&app);
+    app.modal = None;
+    let mut schema = elicitation_schema();
+    schema["properties"]["name"]["title"] = json!(format!("{EVIL}Name"));
+    let (form, _answer) =
+        ElicitationRequest::form("notes", format!("{EVIL}evil question"), schema).unwrap();
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(form)));
+    look(&app);
+    app.on_key(key(KeyCode::Esc));
+    let (url, _answer) = ElicitationRequest::url(
+        "notes",
+        format!("{EVIL}evil url question"),
+        format!("https://e/{EVIL}"),
+        String::new(),
+    );
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(url)));
+    look(&app);
+    for screen in &screens {
+        assert!(!screen.contains('\x1b'), "{screen}");
+        assert!(!screen.contains('\x07'), "{screen}");
+    }
+    let all = screens.concat();
+    for seen in [
+        "evil name",
+        "evil prompt",
+        "evil instructions",
+        "evil resource text",
+        "evil prompt message",
+        "evil question",
+        "evil url question",
+    ] {
+        assert!(all.contains(seen), "{seen} not shown");
+    }
+}
