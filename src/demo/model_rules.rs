@@ -90,10 +90,18 @@ impl Answer {
 /// What a prompt asks for.
 #[derive(Debug, Clone, PartialEq)]
 enum Intent {
-    SaveNote { title: String, body: String },
-    Add { a: f64, b: f64 },
+    SaveNote {
+        title: String,
+        body: String,
+    },
+    Add {
+        a: f64,
+        b: f64,
+    },
     /// "wait N seconds": the `slow` tool for that long (tenths of a second, one step each).
-    Wait { seconds: f64 },
+    Wait {
+        seconds: f64,
+    },
 }
 
 impl Intent {
@@ -276,8 +284,7 @@ fn resolve(tools: &[String], wanted: &str, prefer: Option<&str>) -> Option<Strin
 /// `(demo model)` and `words` words of filler, a line break every twelve.
 pub fn long_answer(words: usize) -> String {
     const WORDS: [&str; 12] = [
-        "this", "is", "a", "long", "answer", "from", "the", "demo", "model,", "word", "by",
-        "word",
+        "this", "is", "a", "long", "answer", "from", "the", "demo", "model,", "word", "by", "word",
     ];
     let mut text = String::from("(demo model)");
     for i in 0..words {

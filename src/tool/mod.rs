@@ -159,9 +159,15 @@ impl ToolResult {
 pub enum ContentPart {
     Text(String),
     /// An image: its MIME type and size in bytes (decoded from base64).
-    Image { mime_type: String, bytes: usize },
+    Image {
+        mime_type: String,
+        bytes: usize,
+    },
     /// Audio: its MIME type and size in bytes (decoded from base64).
-    Audio { mime_type: String, bytes: usize },
+    Audio {
+        mime_type: String,
+        bytes: usize,
+    },
     /// A resource embedded in the result: its URI, MIME type when given, and the size of its
     /// text (`text: true`) or of its blob (decoded from base64).
     Resource {
@@ -185,8 +191,12 @@ impl ContentPart {
     pub fn for_model(&self) -> String {
         match self {
             ContentPart::Text(text) => text.clone(),
-            ContentPart::Image { mime_type, bytes } => format!("[image: {mime_type}, {bytes} bytes]"),
-            ContentPart::Audio { mime_type, bytes } => format!("[audio: {mime_type}, {bytes} bytes]"),
+            ContentPart::Image { mime_type, bytes } => {
+                format!("[image: {mime_type}, {bytes} bytes]")
+            }
+            ContentPart::Audio { mime_type, bytes } => {
+                format!("[audio: {mime_type}, {bytes} bytes]")
+            }
             ContentPart::Resource {
                 uri,
                 mime_type,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::chat::{ChatEffect, ChatEvent, ChatState};
 use super::modals::editor::ArgsEditor;
 use super::modals::Modal;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
@@ -29,15 +30,18 @@ pub enum Pane {
     Tools,
     Calls,
     Events,
+    /// The agent's conversation (only when an agent is configured).
+    Conversation,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 6] = [
         Pane::Servers,
         Pane::Details,
         Pane::Tools,
         Pane::Calls,
         Pane::Events,
+        Pane::Conversation,
     ];
 
     pub fn title(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Pane {
             Pane::Tools => "Tools",
             Pane::Calls => "Calls",
             Pane::Events => "Events",
+            Pane::Conversation => "Conversation",
         }
     }
 }
@@ -76,6 +81,8 @@ pub enum Effect {
     SetLogLevel { server: String, level: LogLevel },
     /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
     Login { server: String },
+    /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).
+    Agent(ChatEffect),
 }
 
 /// Events the event loop feeds back into the app.
@@ -106,6 +113,8 @@ pub enum AppEvent {
     },
     /// Something for the notice line (how a login goes).
     Notice(Level, String),
+    /// A report of the agent task of this epoch (older epochs' are stale).
+    Agent(u64, ChatEvent),
 }
 
 /// How serious a notice is.
@@ -157,6 +166,8 @@ pub struct App {
     pub(super) events: EventLog,
     /// The selected Events line; `None` follows the newest.
     pub(super) event_sel: Option<usize>,
+    /// The agent's conversation (the Conversation pane).
+    pub(super) chat: ChatState,
 }
 
 /// A tool's two traits.
@@ -202,7 +213,11 @@ impl App {
             tools: Vec::new(),
             calls: CallList::default(),
             approvals: VecDeque::new(),
-            focus: Pane::Servers,
+            // The conversation first when there is an agent to talk to.
+            focus: match config.agent {
+                Some(_) => Pane::Conversation,
+                None => Pane::Servers,
+            },
             server_sel: 0,
             tool_sel: 0,
             call_sel: 0,
@@ -217,6 +232,7 @@ impl App {
             started_at: now,
             events: EventLog::default(),
             event_sel: None,
+            chat: ChatState::new(config.agent.as_ref()),
         }
     }
 
@@ -250,6 +266,7 @@ impl App {
             .any(|s| s.status == ServerStatus::Starting)
             || self.calls.running() > 0
             || matches!(self.runtime, RuntimeState::Starting)
+            || self.chat.busy()
     }
 
     pub(super) fn notify(&mut self, level: Level, text: impl Into<String>) {
@@ -299,6 +316,7 @@ impl App {
                         // whose traits differ from before the restart-all.
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
+                        return self.chat_runtime_ready();
                     }
                     Err(e) => {
                         self.notify(Level::Error, format!("the runtime could not start: {e}"));
@@ -373,6 +391,7 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Notice(level, text) => self.notify(level, text),
+            AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
             AppEvent::LogLevelSet {
                 server,
                 level,
@@ -418,6 +437,7 @@ impl App {
         self.previous_traits = old_tools;
         self.tools.clear();
         self.approvals.clear();
+        self.chat.reconfigure(config.agent.as_ref());
         self.config_path = config.path.clone();
         self.config_digest = config.source_digest;
         self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);

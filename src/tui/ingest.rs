@@ -30,6 +30,7 @@ impl App {
     /// One event from the runtime. Returns work for the loop (a turn boundary when a server's
     /// tools went stale while no call runs).
     pub fn on_runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
+        self.chat_observe(&event);
         match event {
             RuntimeEvent::Mcp(McpEvent::PhaseStarted {
                 server,
@@ -233,7 +234,7 @@ impl App {
                     return vec![Effect::TurnBoundary];
                 }
             }
-            // Shown by the Conversation pane once it exists (issue 10, phase B).
+            // Shown on the call's line in the Conversation pane (`chat_observe`).
             RuntimeEvent::ApprovalAnswered { .. } => {}
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.approvals.is_empty() {

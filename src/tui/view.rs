@@ -40,14 +40,20 @@ impl App {
                 .areas(area);
         let [servers, details] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
-        let [tools, right] =
+        let [left, right] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(bottom);
         let [calls, events] =
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
-        panes::tools::render(self, frame, tools, self.focus == Pane::Tools);
+        // With an agent, the Conversation takes the Tools' place unless Tools has focus.
+        if self.chat.configured() && self.focus != Pane::Tools {
+            let focused = self.focus == Pane::Conversation;
+            panes::conversation::render(self, frame, left, focused);
+        } else {
+            panes::tools::render(self, frame, left, self.focus == Pane::Tools);
+        }
         panes::calls::render(self, frame, calls, self.focus == Pane::Calls);
         panes::events::render(self, frame, events, self.focus == Pane::Events);
     }
@@ -68,9 +74,14 @@ impl App {
             Pane::Tools => Pane::Tools,
             Pane::Calls => Pane::Calls,
             Pane::Events => Pane::Events,
+            Pane::Conversation => Pane::Conversation,
         };
         let mut spans = Vec::new();
-        for pane in [Pane::Details, Pane::Tools, Pane::Calls, Pane::Events] {
+        let panes = [Pane::Details, Pane::Tools, Pane::Calls, Pane::Events];
+        let with_chat = [Pane::Conversation]
+            .into_iter()
+            .filter(|_| self.chat.configured());
+        for pane in with_chat.chain(panes) {
             let style = if pane == shown {
                 self.theme.key()
             } else {
@@ -87,6 +98,7 @@ impl App {
             Pane::Tools => panes::tools::render(self, frame, lower, true),
             Pane::Calls => panes::calls::render(self, frame, lower, true),
             Pane::Events => panes::events::render(self, frame, lower, true),
+            Pane::Conversation => panes::conversation::render(self, frame, lower, true),
         }
     }
 
@@ -94,15 +106,23 @@ impl App {
         let theme = self.theme;
         // A pending approval comes before anything else.
         if let Some(request) = self.approvals.front() {
-            let rect = centered(area, 70, 60, 76.min(area.width), 16.min(area.height));
+            let turn = self.chat.line_by_runtime_id(request.id).map(|l| l.turn);
+            let asked = modals::asked::lines(request, self.asked_ago(request.id), turn, theme);
+            let h = 16 + asked.len() as u16;
+            let rect = centered(area, 70, 60, 76.min(area.width), h.min(area.height));
             modals::approval::render(
                 frame,
                 rect,
                 request,
                 self.approvals.len(),
                 self.approval_scroll,
+                asked,
                 theme,
             );
+            return;
+        }
+        if self.chat.picker.is_some() {
+            panes::conversation::render_picker(self, frame, area);
             return;
         }
         let Some(modal) = &self.modal else {

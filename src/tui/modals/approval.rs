@@ -1,5 +1,6 @@
-//! The approval modal: the tool, its server, the arguments, what it may do *and why*, and the
-//! choices. Concurrent approvals queue; the count shows.
+//! The approval modal: the tool, its server, who asked (the agent: when, and what the model
+//! wrote before the call), the arguments, what it may do *and why*, and the choices.
+//! Concurrent approvals queue; the count shows.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -18,6 +19,7 @@ pub fn render(
     request: &ApprovalRequest,
     queued: usize,
     scroll: u16,
+    asked: Vec<Line<'static>>,
     theme: Theme,
 ) {
     frame.render_widget(Clear, area);
@@ -47,6 +49,7 @@ pub fn render(
     } else {
         head.push(Line::raw("server  none: a local tool"));
     }
+    head.extend(asked);
     let level = match tool.side_effect {
         SideEffectLevel::Mutating => Span::styled("MUTATING", theme.warn().patch(theme.bold())),
         SideEffectLevel::ReadOnly => Span::styled("read-only", theme.ok()),

@@ -2,6 +2,7 @@
 //! approvals queue in the app and always come first.
 
 pub mod approval;
+pub mod asked;
 pub mod editor;
 pub mod help;
 pub mod ledger;

@@ -1,6 +1,7 @@
 //! The five panes and the footer. Each is a function of the app's state: nothing here changes it.
 
 pub mod calls;
+pub mod conversation;
 pub mod details;
 pub mod events;
 pub mod footer;
