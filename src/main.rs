@@ -12,6 +12,8 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 struct Cli {
     #[command(flatten)]
     config: ConfigArgs,
+    #[command(flatten)]
+    console: cli::console::ConsoleArgs,
     /// Log file (see the default below).
     #[arg(long, global = true, value_name = "FILE")]
     log_file: Option<PathBuf>,
@@ -145,7 +147,7 @@ fn main() -> ExitCode {
     block_on(async move {
         match command {
             None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-                aimon_console::tui::run(config).await
+                cli::console::run(config, cli.console).await
             }
             // Not on a terminal (a pipe, CI): the start-up report instead of a screen.
             None => cli::check::run(config, cli::check::CheckArgs::default()).await,

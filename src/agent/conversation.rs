@@ -29,7 +29,7 @@ use super::transcript::{now_ms, Record, Transcript};
 use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus, HookRun};
-use crate::tool::json_kind;
+use crate::tool::{json_kind, ContentPart};
 
 /// The most bytes of one tool result the model is sent; the rest is cut with a note.
 pub const MAX_TOOL_CONTENT: usize = 100 * 1024;
@@ -463,11 +463,17 @@ impl Conversation {
     }
 }
 
-/// What the model is told a call gave: the tool's text, its structured content as JSON, and
-/// for anything but success a first word saying what happened.
+/// What the model is told a call gave: the tool's text (its parts: text as is, images, audio
+/// and embedded resources as placeholders naming their type and size), its structured content
+/// as JSON, and for anything but success a first word saying what happened.
 pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
     let result = &outcome.result;
-    let mut text = result.text.clone();
+    let mut text = if result.parts.is_empty() {
+        result.text.clone()
+    } else {
+        let parts: Vec<String> = result.parts.iter().map(ContentPart::for_model).collect();
+        parts.join("\n")
+    };
     if let Some(structured) = &result.structured {
         let json = structured.to_string();
         if text != json {
@@ -550,6 +556,25 @@ mod tests {
         assert_eq!(
             tool_content(&outcome(CallStatus::Error, failed)).1,
             "error: no note titled \"x\""
+        );
+        // Parts other than text go as placeholders: an embedded resource is not pasted in.
+        let mut parts = ToolResult::ok("Here it is:\n[resource test://r/1]\nsecret text");
+        parts.parts = vec![
+            ContentPart::Text("Here it is:".into()),
+            ContentPart::Resource {
+                uri: "test://r/1".into(),
+                mime_type: Some("text/plain".into()),
+                bytes: 11,
+                text: true,
+            },
+            ContentPart::Image {
+                mime_type: "image/png".into(),
+                bytes: 68,
+            },
+        ];
+        assert_eq!(
+            tool_content(&outcome(CallStatus::Ok, parts)).1,
+            "Here it is:\n[embedded resource: test://r/1, text/plain, 11 bytes of text]\n[image: image/png, 68 bytes]"
         );
         let huge = ToolResult::ok("é".repeat(MAX_TOOL_CONTENT));
         let (_, cut) = tool_content(&outcome(CallStatus::Ok, huge));

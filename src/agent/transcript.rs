@@ -223,6 +223,21 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// The file of session `id` in `dir`, if there is one.
+pub fn locate(dir: &Path, id: &str) -> Result<PathBuf, TranscriptError> {
+    if !valid_id(id) {
+        return Err(TranscriptError::BadId(id.to_string()));
+    }
+    let path = dir.join(format!("{id}.jsonl"));
+    if !path.is_file() {
+        return Err(TranscriptError::NotFound {
+            id: id.to_string(),
+            dir: dir.to_path_buf(),
+        });
+    }
+    Ok(path)
+}
+
 fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id
@@ -269,16 +284,7 @@ impl Transcript {
         profile: &str,
         model: &str,
     ) -> Result<(Transcript, Vec<Record>), TranscriptError> {
-        if !valid_id(id) {
-            return Err(TranscriptError::BadId(id.to_string()));
-        }
-        let path = dir.join(format!("{id}.jsonl"));
-        if !path.is_file() {
-            return Err(TranscriptError::NotFound {
-                id: id.to_string(),
-                dir: dir.to_path_buf(),
-            });
-        }
+        let path = locate(dir, id)?;
         let records = read(&path)?;
         let cut_short = std::fs::read(&path)
             .map(|bytes| bytes.last().is_some_and(|b| *b != b'\n'))

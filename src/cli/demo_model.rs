@@ -56,9 +56,16 @@ pub struct DemoModelArgs {
     /// Answer 401 to requests without `Authorization: Bearer KEY`.
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
-    /// Wait this many milliseconds between two chunks of a streamed answer.
+    /// Wait this many milliseconds between two chunks of a streamed answer (with
+    /// --tokens-per-sec: before the first).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub chunk_delay_ms: u64,
+    /// Send the chunks of a streamed answer (a word each) at this many a second.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub tokens_per_sec: Option<u32>,
+    /// An answer no rule gives (the introduction) is N words long instead.
+    #[arg(long, value_name = "WORDS")]
+    pub long_answer: Option<usize>,
 }
 
 fn error_status(text: &str) -> Result<StatusCode, String> {
@@ -89,6 +96,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         invent_tool: args.invent_tool,
         bad_arguments: args.bad_arguments,
         loop_tools: args.loop_tools,
+        long_answer: args.long_answer,
     };
     let faults = ModelFaults {
         status: args.status,
@@ -100,6 +108,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         hang: args.hang,
         api_key: args.api_key.clone(),
         chunk_delay: Duration::from_millis(args.chunk_delay_ms),
+        tokens_per_sec: args.tokens_per_sec,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

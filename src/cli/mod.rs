@@ -5,6 +5,7 @@ pub mod asks;
 pub mod call;
 pub mod check;
 pub mod conformance;
+pub mod console;
 pub mod demo_faults;
 pub mod demo_model;
 pub mod demo_server;

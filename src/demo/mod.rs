@@ -36,7 +36,8 @@ pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;
 pub use model::{serve_model, ModelFaults, DEMO_MODEL_NAME};
 pub use model_rules::{
-    Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP, INVENTED_TOOL,
+    long_answer, Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP,
+    INVENTED_TOOL,
 };
 pub use stdio::serve_stdio;
 pub use wire::{WireFaults, MALFORMED_TOOLS};

@@ -52,6 +52,9 @@ pub struct ModelFaults {
     pub api_key: Option<String>,
     /// Wait this long between two chunks of a streamed answer.
     pub chunk_delay: Duration,
+    /// Send the chunks of a streamed answer at this many a second (several to a write when
+    /// they are due together), instead of as fast as possible.
+    pub tokens_per_sec: Option<u32>,
 }
 
 struct Shared {
@@ -247,7 +250,7 @@ fn chunks(reply: &Answer, model: &str, usage: Option<Value>) -> Vec<String> {
         .to_string()
     };
     let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
-    for word in reply.text.split_inclusive(' ') {
+    for word in reply.text.split_inclusive([' ', '\n']) {
         out.push(chunk(json!({"content": word}), None));
     }
     for (i, (name, arguments)) in reply.calls.iter().enumerate() {
@@ -304,18 +307,63 @@ fn stream(
         events.push(Err(std::io::Error::other("cut by --cut-stream")));
     }
     let delay = faults.chunk_delay;
-    let body = futures::stream::iter(events).then(move |event| async move {
-        if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
+    let body = match faults.tokens_per_sec {
+        Some(rate) => BodyExt::boxed(StreamBody::new(paced(events, rate, delay))),
+        None => {
+            let body = futures::stream::iter(events).then(move |event| async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                event.map(Frame::data)
+            });
+            BodyExt::boxed(StreamBody::new(body))
         }
-        event.map(Frame::data)
-    });
-    let mut response = Response::new(BodyExt::boxed(StreamBody::new(body)));
+    };
+    let mut response = Response::new(body);
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/event-stream"),
     );
     response
+}
+
+/// `events` at `rate` a second (the first after `first_delay`): each write holds every event
+/// due by then (at least one), so a high rate costs a write per millisecond, not per event.
+fn paced(
+    events: Vec<Result<Bytes, std::io::Error>>,
+    rate: u32,
+    first_delay: Duration,
+) -> impl futures::Stream<Item = Result<Frame<Bytes>, std::io::Error>> + Send {
+    let rate = f64::from(rate.max(1));
+    let start = tokio::time::Instant::now() + first_delay;
+    let state = (events.into_iter(), 0u64, None::<std::io::Error>);
+    futures::stream::unfold(state, move |(mut events, mut sent, error)| async move {
+        if let Some(e) = error {
+            return Some((Err(e), (events, sent, None)));
+        }
+        tokio::time::sleep_until(start + Duration::from_secs_f64(sent as f64 / rate)).await;
+        let elapsed = tokio::time::Instant::now().saturating_duration_since(start);
+        let due = (elapsed.as_secs_f64() * rate) as u64 + 1;
+        let mut batch = Vec::new();
+        let mut error = None;
+        while sent < due {
+            match events.next() {
+                Some(Ok(bytes)) => {
+                    batch.extend_from_slice(&bytes);
+                    sent += 1;
+                }
+                Some(Err(e)) => {
+                    error = Some(e);
+                    break;
+                }
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            return error.map(|e| (Err(e), (events, sent, None)));
+        }
+        Some((Ok(Frame::data(Bytes::from(batch))), (events, sent, error)))
+    })
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<Body> {

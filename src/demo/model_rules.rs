@@ -59,6 +59,9 @@ pub struct Rules {
     /// Every answer calls `echo` (or the first tool), even when asked to answer without tools
     /// (`tool_choice: "none"`): the model never stops.
     pub loop_tools: bool,
+    /// An answer no rule gives (the introduction) is this many words long instead: a long
+    /// stream to watch, cancel and measure.
+    pub long_answer: Option<usize>,
 }
 
 /// One answer: text and tool calls (name, arguments as sent).
@@ -87,8 +90,18 @@ impl Answer {
 /// What a prompt asks for.
 #[derive(Debug, Clone, PartialEq)]
 enum Intent {
-    SaveNote { title: String, body: String },
-    Add { a: f64, b: f64 },
+    SaveNote {
+        title: String,
+        body: String,
+    },
+    Add {
+        a: f64,
+        b: f64,
+    },
+    /// "wait N seconds": the `slow` tool for that long (tenths of a second, one step each).
+    Wait {
+        seconds: f64,
+    },
 }
 
 impl Intent {
@@ -96,6 +109,7 @@ impl Intent {
         match self {
             Intent::SaveNote { .. } => "write_note",
             Intent::Add { .. } => "add",
+            Intent::Wait { .. } => "slow",
         }
     }
 
@@ -103,6 +117,9 @@ impl Intent {
         match self {
             Intent::SaveNote { title, body } => json!({"title": title, "body": body}),
             Intent::Add { a, b } => json!({"a": number(*a), "b": number(*b)}),
+            Intent::Wait { seconds } => {
+                json!({"steps": ((seconds * 10.0).round() as u64).max(1), "step_ms": 100})
+            }
         }
     }
 
@@ -110,6 +127,7 @@ impl Intent {
         match self {
             Intent::SaveNote { title, .. } => format!("I will save the note \"{title}\"."),
             Intent::Add { a, b } => format!("I will add {} and {}.", number(*a), number(*b)),
+            Intent::Wait { seconds } => format!("I will wait {} seconds.", number(*seconds)),
         }
     }
 }
@@ -197,7 +215,10 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
                 "(demo model) The call came back: {}",
                 m["content"].as_str().unwrap_or("")
             )),
-            _ => Answer::say(HELP),
+            _ => Answer::say(match rules.long_answer {
+                Some(words) => long_answer(words),
+                None => HELP.to_string(),
+            }),
         };
     };
     let Some(tool) = resolve(&tools, intent.tool(), rules.prefer_server.as_deref()) else {
@@ -242,6 +263,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
         Intent::Add { a, b } => {
             format!("(demo model) {} plus {} is {result}.", number(a), number(b))
         }
+        Intent::Wait { .. } => format!("(demo model) Done waiting: {result}."),
     })
 }
 
@@ -257,6 +279,19 @@ fn resolve(tools: &[String], wanted: &str, prefer: Option<&str>) -> Option<Strin
         matching.iter().find(|t| t.starts_with(&prefix)).copied()
     });
     preferred.or(matching.first().copied()).cloned()
+}
+
+/// `(demo model)` and `words` words of filler, a line break every twelve.
+pub fn long_answer(words: usize) -> String {
+    const WORDS: [&str; 12] = [
+        "this", "is", "a", "long", "answer", "from", "the", "demo", "model,", "word", "by", "word",
+    ];
+    let mut text = String::from("(demo model)");
+    for i in 0..words {
+        text.push(if i % 12 == 0 { '\n' } else { ' ' });
+        text.push_str(WORDS[i % WORDS.len()]);
+    }
+    text
 }
 
 /// What `prompt` asks for, by the documented rules.
@@ -288,6 +323,16 @@ fn intent(prompt: &str) -> Option<Intent> {
         .map(unquote)
         .unwrap_or_default();
         return Some(Intent::SaveNote { title, body });
+    }
+    if let Some(rest) = after_any(prompt, &lower, &["wait "]) {
+        let seconds = rest
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<f64>().ok())
+            .filter(|n| n.is_finite() && *n > 0.0 && *n <= 3600.0);
+        if let Some(seconds) = seconds {
+            return Some(Intent::Wait { seconds });
+        }
     }
     let rest = after_any(prompt, &lower, &["what is ", "what's "])?;
     let rest = rest.trim_end_matches(['?', '.', '!', ' ']);
@@ -362,6 +407,18 @@ mod tests {
         );
         assert_eq!(intent("what's 1.5+2"), Some(Intent::Add { a: 1.5, b: 2.0 }));
         assert_eq!(intent("hello"), None);
+        assert_eq!(
+            intent("Please wait 2.5 seconds"),
+            Some(Intent::Wait { seconds: 2.5 })
+        );
+        assert_eq!(intent("wait a bit"), None);
+        assert_eq!(
+            Intent::Wait { seconds: 2.5 }.arguments(),
+            json!({"steps": 25, "step_ms": 100})
+        );
+        let long = long_answer(30);
+        assert_eq!(long.split_whitespace().count(), 32, "{long}");
+        assert_eq!(long.lines().count(), 4, "{long}");
     }
 
     #[test]

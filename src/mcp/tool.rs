@@ -4,14 +4,16 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::Value;
 
 use super::annotations::McpToolAnnotations;
 use super::client::McpClient;
 use super::traits::McpToolTraits;
 use crate::config::AnnotationTrust;
-use crate::tool::{Tool, ToolContext, ToolDescriptor, ToolInput, ToolOrigin, ToolResult};
+use crate::tool::{
+    base64_size, ContentPart, Tool, ToolContext, ToolDescriptor, ToolInput, ToolOrigin, ToolResult,
+};
 
 /// Longest name an LLM tool-calling API accepts.
 pub const MAX_TOOL_NAME: usize = 64;
@@ -115,33 +117,35 @@ impl Tool for McpTool {
     }
 }
 
-/// Text of every content block, joined; non-text blocks are summarised.
+/// The result as typed parts (what the agent tells a model) and as text (what the operator
+/// sees): text blocks as they are, other blocks summarised.
 fn convert_result(result: CallToolResult) -> ToolResult {
-    let mut parts = Vec::with_capacity(result.content.len());
-    for block in &result.content {
-        parts.push(match block {
-            ContentBlock::Text(t) => t.text.clone(),
-            ContentBlock::Image(i) => {
+    let parts: Vec<ContentPart> = result.content.iter().map(part).collect();
+    let mut lines = Vec::with_capacity(result.content.len());
+    for (block, part) in result.content.iter().zip(&parts) {
+        lines.push(match (block, part) {
+            (ContentBlock::Text(t), _) => t.text.clone(),
+            (ContentBlock::Image(i), _) => {
                 format!("[image {}, {} bytes base64]", i.mime_type, i.data.len())
             }
-            ContentBlock::Audio(a) => {
+            (ContentBlock::Audio(a), _) => {
                 format!("[audio {}, {} bytes base64]", a.mime_type, a.data.len())
             }
-            ContentBlock::Resource(r) => match serde_json::to_value(&r.resource) {
-                Ok(v) => match (v.get("uri"), v.get("text")) {
-                    (Some(uri), Some(Value::String(text))) => format!("[resource {uri}]\n{text}"),
-                    (Some(uri), _) => format!("[resource {uri}]"),
-                    _ => "[resource]".to_string(),
-                },
-                Err(_) => "[resource]".to_string(),
+            // The operator sees an embedded text resource's text; a model gets its size.
+            (ContentBlock::Resource(r), ContentPart::Resource { uri, .. }) => match &r.resource {
+                ResourceContents::TextResourceContents { text, .. } => {
+                    format!("[resource {uri}]\n{text}")
+                }
+                _ => format!("[resource {uri}]"),
             },
-            ContentBlock::ResourceLink(link) => format!("[link {}]", link.uri),
+            (ContentBlock::Resource(_), _) => "[resource]".to_string(),
+            (ContentBlock::ResourceLink(link), _) => format!("[link {}]", link.uri),
             // rmcp may add block kinds; show that something arrived rather than nothing.
-            _ => "[content of an unknown kind]".to_string(),
+            _ => part.for_model(),
         });
     }
     let is_error = result.is_error.unwrap_or(false);
-    let mut text = parts.join("\n");
+    let mut text = lines.join("\n");
     if text.is_empty() {
         if let Some(structured) = &result.structured_content {
             text = structured.to_string();
@@ -153,6 +157,53 @@ fn convert_result(result: CallToolResult) -> ToolResult {
         is_error,
         text,
         structured: result.structured_content,
+        parts,
+    }
+}
+
+/// One content block as a typed part: its kind, type and size, its text only when it is text.
+fn part(block: &ContentBlock) -> ContentPart {
+    match block {
+        ContentBlock::Text(t) => ContentPart::Text(t.text.clone()),
+        ContentBlock::Image(i) => ContentPart::Image {
+            mime_type: i.mime_type.clone(),
+            bytes: base64_size(&i.data),
+        },
+        ContentBlock::Audio(a) => ContentPart::Audio {
+            mime_type: a.mime_type.clone(),
+            bytes: base64_size(&a.data),
+        },
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::TextResourceContents {
+                uri,
+                mime_type,
+                text,
+                ..
+            } => ContentPart::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                bytes: text.len(),
+                text: true,
+            },
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => ContentPart::Resource {
+                uri: uri.clone(),
+                mime_type: mime_type.clone(),
+                bytes: base64_size(blob),
+                text: false,
+            },
+            // rmcp may add kinds of resource contents.
+            _ => ContentPart::Unknown,
+        },
+        ContentBlock::ResourceLink(link) => ContentPart::Link {
+            uri: link.uri.clone(),
+            mime_type: link.mime_type.clone(),
+        },
+        _ => ContentPart::Unknown,
     }
 }
 

@@ -119,11 +119,17 @@ pub fn json_kind(value: &Value) -> &'static str {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolResult {
     pub is_error: bool,
-    /// The text the tool returned (text blocks joined by newlines; other blocks summarised).
+    /// The text the tool returned (text blocks joined by newlines; other blocks summarised),
+    /// as the operator sees it.
     pub text: String,
     /// Structured content, when the tool sent any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured: Option<Value>,
+    /// The result's parts as the tool sent them, in order (MCP content blocks). Empty when
+    /// `text` is all there is: local tools, and failures that never reached a tool. Not part
+    /// of the JSON shapes: `text` says the same for people.
+    #[serde(skip)]
+    pub parts: Vec<ContentPart>,
 }
 
 impl ToolResult {
@@ -132,6 +138,7 @@ impl ToolResult {
             is_error: false,
             text: text.into(),
             structured: None,
+            parts: Vec::new(),
         }
     }
 
@@ -140,8 +147,86 @@ impl ToolResult {
             is_error: true,
             text: text.into(),
             structured: None,
+            parts: Vec::new(),
         }
     }
+}
+
+/// One part of a tool's result, typed, with its size rather than its bytes where those are not
+/// text: the agent tells a model *what* came back without pasting it (images, audio, embedded
+/// resources), the console shows the text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentPart {
+    Text(String),
+    /// An image: its MIME type and size in bytes (decoded from base64).
+    Image {
+        mime_type: String,
+        bytes: usize,
+    },
+    /// Audio: its MIME type and size in bytes (decoded from base64).
+    Audio {
+        mime_type: String,
+        bytes: usize,
+    },
+    /// A resource embedded in the result: its URI, MIME type when given, and the size of its
+    /// text (`text: true`) or of its blob (decoded from base64).
+    Resource {
+        uri: String,
+        mime_type: Option<String>,
+        bytes: usize,
+        text: bool,
+    },
+    /// A link to a resource (not its contents).
+    Link {
+        uri: String,
+        mime_type: Option<String>,
+    },
+    /// A kind of content this version does not know.
+    Unknown,
+}
+
+impl ContentPart {
+    /// The part as a model is told it: text as is, anything else a short placeholder naming
+    /// its kind, type and size (`[image: image/png, 1024 bytes]`).
+    pub fn for_model(&self) -> String {
+        match self {
+            ContentPart::Text(text) => text.clone(),
+            ContentPart::Image { mime_type, bytes } => {
+                format!("[image: {mime_type}, {bytes} bytes]")
+            }
+            ContentPart::Audio { mime_type, bytes } => {
+                format!("[audio: {mime_type}, {bytes} bytes]")
+            }
+            ContentPart::Resource {
+                uri,
+                mime_type,
+                bytes,
+                text,
+            } => {
+                let what = if *text { "text" } else { "binary" };
+                match mime_type {
+                    Some(mime) => {
+                        format!("[embedded resource: {uri}, {mime}, {bytes} bytes of {what}]")
+                    }
+                    None => format!("[embedded resource: {uri}, {bytes} bytes of {what}]"),
+                }
+            }
+            ContentPart::Link { uri, mime_type } => match mime_type {
+                Some(mime) => format!("[resource link: {uri}, {mime}]"),
+                None => format!("[resource link: {uri}]"),
+            },
+            ContentPart::Unknown => "[content of an unknown kind]".to_string(),
+        }
+    }
+}
+
+/// The size of the data base64 `encoded` stands for (without decoding it).
+pub fn base64_size(encoded: &str) -> usize {
+    let digits = encoded
+        .bytes()
+        .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'))
+        .count();
+    digits * 3 / 4
 }
 
 impl fmt::Display for ToolResult {
@@ -210,4 +295,43 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. Never panics, never fails: failures are `ToolResult::error`.
     async fn execute(&self, input: ToolInput, ctx: ToolContext) -> ToolResult;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_sizes_are_the_decoded_sizes() {
+        assert_eq!(base64_size(""), 0);
+        assert_eq!(base64_size("aGk="), 2);
+        assert_eq!(base64_size("aGVsbG8="), 5);
+        assert_eq!(base64_size("aGVsbG8gd29ybGQ="), 11);
+        assert_eq!(base64_size("aGVs\nbG8="), 5);
+    }
+
+    #[test]
+    fn a_model_is_told_what_came_back_not_the_bytes() {
+        let blob = ContentPart::Resource {
+            uri: "test://b/2".into(),
+            mime_type: None,
+            bytes: 300,
+            text: false,
+        };
+        assert_eq!(
+            blob.for_model(),
+            "[embedded resource: test://b/2, 300 bytes of binary]"
+        );
+        let audio = ContentPart::Audio {
+            mime_type: "audio/wav".into(),
+            bytes: 9,
+        };
+        assert_eq!(audio.for_model(), "[audio: audio/wav, 9 bytes]");
+        let link = ContentPart::Link {
+            uri: "file:///x".into(),
+            mime_type: Some("text/plain".into()),
+        };
+        assert_eq!(link.for_model(), "[resource link: file:///x, text/plain]");
+        assert_eq!(ContentPart::Text("hi".into()).for_model(), "hi");
+    }
 }

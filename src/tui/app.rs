@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::chat::{ChatEffect, ChatEvent, ChatState};
 use super::content::{ContentEvent, PromptsPane, ResourcesPane};
 use super::modals::editor::ArgsEditor;
 use super::modals::form::FormEditor;
@@ -34,10 +35,12 @@ pub enum Pane {
     Events,
     Resources,
     Prompts,
+    /// The agent's conversation (only when an agent is configured).
+    Conversation,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 7] = [
+    pub const ALL: [Pane; 8] = [
         Pane::Servers,
         Pane::Details,
         Pane::Tools,
@@ -45,6 +48,7 @@ impl Pane {
         Pane::Events,
         Pane::Resources,
         Pane::Prompts,
+        Pane::Conversation,
     ];
 
     pub fn title(self) -> &'static str {
@@ -56,6 +60,7 @@ impl Pane {
             Pane::Events => "Events",
             Pane::Resources => "Resources",
             Pane::Prompts => "Prompts",
+            Pane::Conversation => "Conversation",
         }
     }
 }
@@ -120,6 +125,8 @@ pub enum Effect {
     AlwaysAllow { tool: String, digest: u64 },
     /// Remove `policy.rules[index]` (and any entry written exactly like it) from the file.
     RemoveRule { index: usize, digest: u64 },
+    /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).
+    Agent(ChatEffect),
 }
 
 /// Events the event loop feeds back into the app.
@@ -158,6 +165,8 @@ pub enum AppEvent {
         done: String,
         result: Result<(u64, Vec<ApprovalRule>), String>,
     },
+    /// A report of the agent task of this epoch (older epochs' are stale).
+    Agent(u64, ChatEvent),
 }
 
 /// How serious a notice is.
@@ -213,12 +222,15 @@ pub struct App {
     pub(super) event_sel: Option<usize>,
     pub(super) resources: ResourcesPane,
     pub(super) prompts: PromptsPane,
-    /// Which of Tools, Resources and Prompts the large layout shows (the last one focused).
+    /// Which of Conversation, Tools, Resources and Prompts the large layout shows (the last one
+    /// focused).
     pub(super) lower_left: Pane,
     /// Servers' questions waiting for the operator, oldest first (after the approvals).
     pub(super) elicitations: VecDeque<ElicitationRequest>,
     /// The form of the first elicitation, when it is a form.
     pub(super) elicitation_form: Option<FormEditor>,
+    /// The agent's conversation (the Conversation pane).
+    pub(super) chat: ChatState,
 }
 
 /// A tool's two traits.
@@ -264,7 +276,11 @@ impl App {
             tools: Vec::new(),
             calls: CallList::default(),
             approvals: VecDeque::new(),
-            focus: Pane::Servers,
+            // The conversation first when there is an agent to talk to.
+            focus: match config.agent {
+                Some(_) => Pane::Conversation,
+                None => Pane::Servers,
+            },
             server_sel: 0,
             tool_sel: 0,
             call_sel: 0,
@@ -282,9 +298,13 @@ impl App {
             event_sel: None,
             resources: ResourcesPane::default(),
             prompts: PromptsPane::default(),
-            lower_left: Pane::Tools,
+            lower_left: match config.agent {
+                Some(_) => Pane::Conversation,
+                None => Pane::Tools,
+            },
             elicitations: VecDeque::new(),
             elicitation_form: None,
+            chat: ChatState::new(config.agent.as_ref()),
         }
     }
 
@@ -318,6 +338,7 @@ impl App {
             .any(|s| s.status == ServerStatus::Starting)
             || self.calls.running() > 0
             || matches!(self.runtime, RuntimeState::Starting)
+            || self.chat.busy()
     }
 
     pub(super) fn notify(&mut self, level: Level, text: impl Into<String>) {
@@ -370,6 +391,7 @@ impl App {
                         // whose traits differ from before the restart-all.
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
+                        effects.extend(self.chat_runtime_ready());
                         return effects;
                     }
                     Err(e) => {
@@ -459,6 +481,7 @@ impl App {
                 }
                 Err(e) => self.notify(Level::Error, e),
             },
+            AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
             AppEvent::LogLevelSet {
                 server,
                 level,
@@ -510,6 +533,7 @@ impl App {
         self.elicitation_form = None;
         self.resources = Default::default();
         self.prompts = Default::default();
+        self.chat.reconfigure(config.agent.as_ref());
         self.config_path = config.path.clone();
         self.config_digest = config.source_digest;
         self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);

@@ -35,6 +35,7 @@ impl App {
         if !self.elicitations.is_empty() {
             self.prune_elicitations();
         }
+        self.chat_observe(&event);
         match event {
             RuntimeEvent::Mcp(McpEvent::PhaseStarted {
                 server,
@@ -246,7 +247,7 @@ impl App {
                     return vec![Effect::TurnBoundary];
                 }
             }
-            // Shown by the Conversation pane once it exists (issue 10, phase B).
+            // Shown on the call's line in the Conversation pane (`chat_observe`).
             RuntimeEvent::ApprovalAnswered { .. } => {}
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.approvals.is_empty() {

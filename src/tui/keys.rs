@@ -55,12 +55,21 @@ impl App {
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);
         }
+        if self.chat.picker.is_some() {
+            return self.picker_key(key, ctrl_c);
+        }
         if ctrl_c {
             return self.ask_quit();
         }
         if self.filter_editing {
             self.filter_key(key);
             return Vec::new();
+        }
+        // The Conversation pane's input takes the keys it knows (all but Tab, Shift-Tab).
+        if self.focus == Pane::Conversation {
+            if let Some(effects) = self.chat_key(key) {
+                return effects;
+            }
         }
         self.notice = None;
         match key.code {
@@ -71,6 +80,7 @@ impl App {
                 let index = c as usize - '1' as usize;
                 self.set_focus(Pane::ALL[index]);
             }
+            KeyCode::Char('8') if self.chat.configured() => self.set_focus(Pane::Conversation),
             KeyCode::BackTab => self.cycle_focus(Pane::ALL.len() - 1),
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
@@ -114,7 +124,7 @@ impl App {
                     }
                 }
                 Pane::Servers => self.focus = Pane::Details,
-                Pane::Details | Pane::Events => {}
+                Pane::Details | Pane::Events | Pane::Conversation => {}
             },
             KeyCode::Char('c') if self.focus == Pane::Calls => {
                 if let Some(row) = self.calls.rows.get(self.call_sel) {
@@ -167,16 +177,25 @@ impl App {
     }
 
     fn cycle_focus(&mut self, step: usize) {
-        let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
-        self.set_focus(Pane::ALL[(i + step) % Pane::ALL.len()]);
+        let mut i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
+        loop {
+            i = (i + step) % Pane::ALL.len();
+            // No agent, no Conversation pane.
+            if Pane::ALL[i] != Pane::Conversation || self.chat.configured() {
+                break;
+            }
+        }
+        self.set_focus(Pane::ALL[i]);
     }
 
-    /// Focuses `pane`; Tools, Resources and Prompts share a place in the large layout, which
-    /// shows the last one focused.
+    /// Focuses `pane`; Conversation, Tools, Resources and Prompts share a place in the large
+    /// layout, which shows the last one focused.
     pub(super) fn set_focus(&mut self, pane: Pane) {
         self.focus = pane;
         match pane {
-            Pane::Tools | Pane::Resources | Pane::Prompts => self.lower_left = pane,
+            Pane::Tools | Pane::Resources | Pane::Prompts | Pane::Conversation => {
+                self.lower_left = pane
+            }
             Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {}
         }
     }
@@ -248,6 +267,8 @@ impl App {
                 // Moving down past the newest line follows new lines again.
                 self.event_sel = (next + 1 < len || delta < 0).then_some(next);
             }
+            // Its keys are its own (chat/keys.rs).
+            Pane::Conversation => {}
         }
     }
 
@@ -259,6 +280,7 @@ impl App {
                     self.move_selection(dir);
                 }
             }
+            Pane::Conversation => {}
         }
     }
 

@@ -8,6 +8,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+pub mod chat;
 mod content;
 mod effects;
 mod elicit;
@@ -37,7 +38,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, EventStream};
 use crossterm::execute;
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -72,7 +73,12 @@ impl TerminalGuard {
     fn enter() -> io::Result<(TerminalGuard, Term)> {
         enable_raw_mode()?;
         let guard = TerminalGuard;
-        execute!(io::stdout(), EnterAlternateScreen, crossterm::cursor::Hide)?;
+        execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            crossterm::cursor::Hide
+        )?;
         let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         Ok((guard, terminal))
     }
@@ -80,7 +86,12 @@ impl TerminalGuard {
 
 fn restore_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        io::stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
 }
 
 impl Drop for TerminalGuard {
@@ -98,8 +109,16 @@ fn install_panic_hook() {
     }));
 }
 
+/// What the console starts with besides the config: the agent profile (else `agent.default`)
+/// and a session to continue (`--model`, `--resume`, checked by the caller).
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleOptions {
+    pub model: Option<String>,
+    pub resume: Option<String>,
+}
+
 /// Runs the console on `config` until the operator quits.
-pub async fn run(config: Config) -> ExitCode {
+pub async fn run(config: Config, options: ConsoleOptions) -> ExitCode {
     install_panic_hook();
     let (guard, mut terminal) = match TerminalGuard::enter() {
         Ok(t) => t,
@@ -109,15 +128,16 @@ pub async fn run(config: Config) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = event_loop(&mut terminal, config).await;
+    let code = event_loop(&mut terminal, config, options).await;
     drop(guard);
     code
 }
 
-async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
+async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions) -> ExitCode {
     let (app_tx, mut app_rx) = mpsc::channel::<AppEvent>(APP_QUEUE);
     let (frames, mut draw_rx) = FrameRequester::new();
     let mut app = App::new(&config, Theme::from_env(), Instant::now());
+    app.chat.start_with(options.model, options.resume);
     start_runtime(config, 0, app_tx.clone());
     let mut term_events = EventStream::new();
     frames.schedule_frame();
@@ -132,6 +152,10 @@ async fn event_loop(terminal: &mut Term, config: Config) -> ExitCode {
                     frames.schedule_frame();
                 }
                 Some(Ok(Event::Resize(..))) => frames.schedule_frame(),
+                Some(Ok(Event::Paste(text))) => {
+                    app.on_paste(&text);
+                    frames.schedule_frame();
+                }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => {
                     tracing::error!(error = %e, "terminal input failed");
@@ -391,6 +415,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
         Effect::Login { server } => {
             tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
+        Effect::Agent(effect) => chat::task::run_effect(effect, app, &tx),
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;

@@ -42,23 +42,41 @@ impl App {
                 .areas(area);
         let [servers, details] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
-        let [tools, right] =
+        let [left, right] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
                 .areas(bottom);
         let [calls, events] =
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
         let [tabs, tools] =
-            Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(tools);
-        self.render_tabs(
-            frame,
-            tabs,
-            &[Pane::Tools, Pane::Resources, Pane::Prompts],
-            self.lower_left,
-            "(keys 3 6 7)",
-        );
+            Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(left);
+        if self.chat.configured() {
+            self.render_tabs(
+                frame,
+                tabs,
+                &[
+                    Pane::Conversation,
+                    Pane::Tools,
+                    Pane::Resources,
+                    Pane::Prompts,
+                ],
+                self.lower_left,
+                "(keys 8 3 6 7)",
+            );
+        } else {
+            self.render_tabs(
+                frame,
+                tabs,
+                &[Pane::Tools, Pane::Resources, Pane::Prompts],
+                self.lower_left,
+                "(keys 3 6 7)",
+            );
+        }
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
         match self.lower_left {
+            Pane::Conversation => {
+                panes::conversation::render(self, frame, tools, self.focus == Pane::Conversation)
+            }
             Pane::Resources => {
                 panes::resources::render(self, frame, tools, self.focus == Pane::Resources)
             }
@@ -88,20 +106,20 @@ impl App {
             Pane::Servers | Pane::Details => Pane::Details,
             other => other,
         };
-        self.render_tabs(
-            frame,
-            tabs,
-            &[
+        let with_chat = [Pane::Conversation]
+            .into_iter()
+            .filter(|_| self.chat.configured());
+        let tabs_shown: Vec<Pane> = with_chat
+            .chain([
                 Pane::Details,
                 Pane::Tools,
                 Pane::Calls,
                 Pane::Events,
                 Pane::Resources,
                 Pane::Prompts,
-            ],
-            shown,
-            "(Tab switches)",
-        );
+            ])
+            .collect();
+        self.render_tabs(frame, tabs, &tabs_shown, shown, "(Tab switches)");
         match shown {
             Pane::Details | Pane::Servers => {
                 panes::details::render(self, frame, lower, self.focus == Pane::Details)
@@ -111,6 +129,7 @@ impl App {
             Pane::Events => panes::events::render(self, frame, lower, true),
             Pane::Resources => panes::resources::render(self, frame, lower, true),
             Pane::Prompts => panes::prompts::render(self, frame, lower, true),
+            Pane::Conversation => panes::conversation::render(self, frame, lower, true),
         }
     }
 
@@ -133,16 +152,26 @@ impl App {
         let theme = self.theme;
         // A pending approval comes before anything else.
         if let Some(request) = self.approvals.front() {
-            let rect = centered(area, 70, 60, 76.min(area.width), 16.min(area.height));
+            let turn = self.chat.line_by_runtime_id(request.id).map(|l| l.turn);
+            let asked = modals::asked::lines(request, self.asked_ago(request.id), turn, theme);
+            let h = 16 + asked.len() as u16;
+            let rect = centered(area, 70, 60, 76.min(area.width), h.min(area.height));
             modals::approval::render(
                 frame,
                 rect,
                 request,
-                self.approvals.len(),
-                self.approval_scroll,
-                self.approval_confirm,
+                modals::approval::ApprovalView {
+                    queued: self.approvals.len(),
+                    scroll: self.approval_scroll,
+                    confirm: self.approval_confirm,
+                    asked,
+                },
                 theme,
             );
+            return;
+        }
+        if self.chat.picker.is_some() {
+            panes::conversation::render_picker(self, frame, area);
             return;
         }
         // Then a server's question.

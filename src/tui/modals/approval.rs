@@ -1,6 +1,7 @@
-//! The approval modal: the tool, its server, the arguments, what it may do *and why* (and the
-//! rule or policy that asks), and the choices. `A` (always allow) asks once more for a
-//! destructive tool. Concurrent approvals queue; the count shows.
+//! The approval modal: the tool, its server, who asked (the agent: when, and what the model
+//! wrote before the call), the arguments, what it may do *and why* (and the rule or policy that
+//! asks), and the choices. `A` (always allow) asks once more for a destructive tool.
+//! Concurrent approvals queue; the count shows.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -13,15 +14,30 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel};
 use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
+/// What the modal shows beside the request itself.
+pub struct ApprovalView {
+    /// Approvals waiting, this one included.
+    pub queued: usize,
+    pub scroll: u16,
+    /// `A` on a destructive tool: the second question is up.
+    pub confirm: bool,
+    /// Who asked: the agent's lines (when, and its stated reason); empty for the operator.
+    pub asked: Vec<Line<'static>>,
+}
+
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     request: &ApprovalRequest,
-    queued: usize,
-    scroll: u16,
-    confirm: bool,
+    view: ApprovalView,
     theme: Theme,
 ) {
+    let ApprovalView {
+        queued,
+        scroll,
+        confirm,
+        asked,
+    } = view;
     frame.render_widget(Clear, area);
     let title = if queued > 1 {
         format!(" Approval needed (1 of {queued}) ")
@@ -49,6 +65,7 @@ pub fn render(
     } else {
         head.push(Line::raw("server  none: a local tool"));
     }
+    head.extend(asked);
     let level = match tool.side_effect {
         SideEffectLevel::Mutating => Span::styled("MUTATING", theme.warn().patch(theme.bold())),
         SideEffectLevel::ReadOnly => Span::styled("read-only", theme.ok()),

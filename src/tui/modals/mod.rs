@@ -3,6 +3,7 @@
 //! first.
 
 pub mod approval;
+pub mod asked;
 pub mod editor;
 pub mod elicitation;
 pub mod form;

@@ -46,8 +46,14 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         }
         None => {}
     }
+    if app.chat.picker.is_some() {
+        return vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")];
+    }
     if app.filter_editing {
         return vec![("Enter", "keep filter"), ("Esc", "clear")];
+    }
+    if app.focus == Pane::Conversation {
+        return super::conversation::footer_keys(app);
     }
     let mut k = match app.focus {
         Pane::Servers => vec![
@@ -64,9 +70,17 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
         Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
         Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
         Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],
+        Pane::Conversation => Vec::new(),
     };
     k.extend([
-        ("Tab/1-7", "pane"),
+        (
+            if app.chat.configured() {
+                "Tab/1-8"
+            } else {
+                "Tab/1-7"
+            },
+            "pane",
+        ),
         ("L", "approvals"),
         ("?", "help"),
         ("q", "quit"),

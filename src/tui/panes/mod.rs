@@ -2,6 +2,7 @@
 //! it.
 
 pub mod calls;
+pub mod conversation;
 pub mod details;
 pub mod events;
 pub mod footer;

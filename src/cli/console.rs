@@ -1,0 +1,95 @@
+//! `aimon-console [--model NAME] [--resume ID]`: the console (the default command). Its agent
+//! options are checked here, before the terminal is taken: an unknown profile or session is a
+//! config error (exit 2), as for `run`.
+
+use std::process::ExitCode;
+
+use super::output;
+use crate::agent::transcript;
+use crate::config::Config;
+use crate::tui::ConsoleOptions;
+
+/// The console's own options (with no command).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ConsoleArgs {
+    /// The console's agent profile (a name in agent.models; default: agent.default).
+    #[arg(long = "model", value_name = "NAME")]
+    pub model: Option<String>,
+    /// Continue the agent's conversation of session ID in the console (see `sessions`).
+    #[arg(long = "resume", value_name = "ID")]
+    pub resume: Option<String>,
+}
+
+/// Checks the options against the config, then runs the console.
+pub async fn run(config: Config, args: ConsoleArgs) -> ExitCode {
+    match check(&config, &args) {
+        Ok(options) => crate::tui::run(config, options).await,
+        Err(message) => {
+            output::error_line(&message);
+            ExitCode::from(super::EXIT_CONFIG)
+        }
+    }
+}
+
+fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> {
+    if args.model.is_none() && args.resume.is_none() {
+        return Ok(ConsoleOptions::default());
+    }
+    let Some(agent) = &config.agent else {
+        return Err(format!(
+            "{}: no agent: section: --model and --resume need one (see README \"The agent\")",
+            config.path.display()
+        ));
+    };
+    if let Some(name) = &args.model {
+        agent
+            .profile(Some(name))
+            .map_err(|e| format!("error: {e}"))?;
+    }
+    if let Some(id) = &args.resume {
+        transcript::locate(&transcript::sessions_dir(), id).map_err(|e| format!("error: {e}"))?;
+    }
+    Ok(ConsoleOptions {
+        model: args.model.clone(),
+        resume: args.resume.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{AgentConfig, ModelProfile, PolicyConfig};
+
+    #[test]
+    fn unknown_profiles_and_sessions_are_refused_before_the_console_starts() {
+        let mut config = Config::from_servers(Vec::new(), PolicyConfig::default());
+        let args = ConsoleArgs {
+            model: Some("nope".into()),
+            resume: None,
+        };
+        assert!(check(&config, &args)
+            .expect_err("no agent")
+            .contains("no agent: section"));
+        let profile = ModelProfile::url("demo", "http://127.0.0.1:1/v1", "demo");
+        config.agent = Some(AgentConfig {
+            default: "demo".into(),
+            profiles: [("demo".to_string(), profile)].into_iter().collect(),
+        });
+        let err = check(&config, &args).expect_err("unknown profile");
+        assert!(err.contains("nope"), "{err}");
+        let ok = ConsoleArgs {
+            model: Some("demo".into()),
+            resume: None,
+        };
+        assert_eq!(
+            check(&config, &ok).expect("known").model.as_deref(),
+            Some("demo")
+        );
+        let bad_id = ConsoleArgs {
+            model: None,
+            resume: Some("../etc/passwd".into()),
+        };
+        assert!(check(&config, &bad_id).is_err());
+        assert!(check(&config, &ConsoleArgs::default()).is_ok());
+    }
+}

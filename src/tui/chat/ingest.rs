@@ -1,0 +1,110 @@
+//! What the agent task and the runtime report, into the conversation: the agent ready or
+//! failed, the loop's events, the end of a prompt; and from the runtime, the agent's calls
+//! starting (tying each to its line), approvals asked and answered.
+
+use std::time::Instant;
+
+use super::{AgentStatus, ChatEffect, ChatEvent, NoteLevel};
+use crate::runtime::{CallOrigin, RuntimeEvent};
+use crate::tui::app::{App, Effect, Level};
+
+impl App {
+    /// One report of the agent task of `epoch` (an older task's are dropped).
+    pub fn on_chat_event(&mut self, epoch: u64, event: ChatEvent) -> Vec<Effect> {
+        if epoch != self.chat.epoch {
+            return Vec::new();
+        }
+        match event {
+            ChatEvent::Ready {
+                commands,
+                records,
+                base_url,
+            } => {
+                self.chat.ready(commands, records, base_url);
+                // A prompt typed while the agent started goes now.
+                let queued = self.chat.turn.as_mut().and_then(|t| t.queued.take());
+                if let Some(text) = queued {
+                    return vec![Effect::Agent(ChatEffect::Prompt { epoch, text })];
+                }
+            }
+            ChatEvent::Failed(why) => {
+                let why = crate::text::sanitize(&why, true);
+                self.chat.turn = None;
+                self.chat.status = AgentStatus::Failed(why.clone());
+                self.chat.note(
+                    NoteLevel::Error,
+                    format!("the agent could not start: {why}"),
+                );
+                self.notify(Level::Error, "the agent could not start (see Conversation)");
+            }
+            ChatEvent::Session(id) => self.chat.session = Some(id),
+            ChatEvent::Warning(text) => self.chat.note(NoteLevel::Warn, text),
+            ChatEvent::Event(event) => {
+                let now = self.now;
+                self.chat.on_agent_event(event, now);
+            }
+            ChatEvent::Done(report) => self.chat.done(&report),
+        }
+        Vec::new()
+    }
+
+    /// The runtime became ready: the agent starts over it (continuing its session, if the
+    /// runtime was restarted).
+    pub(in crate::tui) fn chat_runtime_ready(&mut self) -> Vec<Effect> {
+        if !self.chat.configured() {
+            return Vec::new();
+        }
+        let Some(profile) = self.chat.profile.clone() else {
+            return Vec::new();
+        };
+        let resume = self.chat.session.clone();
+        vec![Effect::Agent(self.chat.restart(profile, resume))]
+    }
+
+    /// What the conversation takes from a runtime event (the rest of the console takes it too).
+    pub(in crate::tui) fn chat_observe(&mut self, event: &RuntimeEvent) {
+        if !self.chat.configured() {
+            return;
+        }
+        match event {
+            RuntimeEvent::CallStarted {
+                id,
+                tool,
+                origin: CallOrigin::Agent { .. },
+                ..
+            } => self.chat.call_started(*id, tool),
+            RuntimeEvent::ApprovalRequested(request) => {
+                if let CallOrigin::Agent { .. } = request.origin {
+                    self.chat.asked.insert(request.id, self.now);
+                }
+            }
+            RuntimeEvent::ApprovalAnswered { id, decision, by } => {
+                self.chat.approval_answered(*id, *decision, *by);
+            }
+            RuntimeEvent::CallFinished { id, .. } => {
+                self.chat.asked.remove(id);
+            }
+            RuntimeEvent::CallStarted { .. }
+            | RuntimeEvent::Mcp(_)
+            | RuntimeEvent::Notification(_)
+            | RuntimeEvent::CallStatus { .. }
+            | RuntimeEvent::Rewake(_)
+            | RuntimeEvent::ServerLog { .. }
+            | RuntimeEvent::CallProgress { .. }
+            | RuntimeEvent::ListChanged { .. }
+            | RuntimeEvent::ResourceUpdated { .. }
+            | RuntimeEvent::ToolsChanged(_)
+            | RuntimeEvent::HookRan(_)
+            | RuntimeEvent::EventsDropped { .. } => {}
+        }
+    }
+
+    /// How long ago the agent asked for approval of call `id` (none: not the agent's, or not
+    /// known).
+    pub(in crate::tui) fn asked_ago(&self, id: u64) -> Option<std::time::Duration> {
+        self.chat
+            .asked
+            .get(&id)
+            .map(|at: &Instant| self.now.saturating_duration_since(*at))
+    }
+}

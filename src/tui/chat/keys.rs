@@ -1,0 +1,210 @@
+//! Keys of the Conversation pane (the input box, Esc to cancel the turn, scrolling, Ctrl-P
+//! profiles, Ctrl-N a new conversation) and of the profile picker. Keys it leaves (Tab,
+//! Shift-Tab) go on to the console's.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentStatus, ChatEffect, NoteLevel, Turn};
+use crate::tui::app::{App, Effect, Level};
+use crate::tui::modals::Modal;
+
+/// Rows PgUp / PgDn scroll the transcript.
+const PAGE: usize = 10;
+
+impl App {
+    /// A key while the Conversation pane has focus; `None` when it is not the pane's (it goes
+    /// on to the console's keys).
+    pub(in crate::tui) fn chat_key(&mut self, key: KeyEvent) -> Option<Vec<Effect>> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+        self.notice = None;
+        let input = &mut self.chat.input;
+        match key.code {
+            KeyCode::Tab | KeyCode::BackTab => return None,
+            KeyCode::Enter if alt || shift => input.newline(),
+            KeyCode::Char('j') if ctrl => input.newline(),
+            KeyCode::Enter => return Some(self.send_prompt()),
+            KeyCode::Esc => return Some(self.cancel_turn()),
+            KeyCode::Char('p') if ctrl => self.open_picker(),
+            KeyCode::Char('n') if ctrl => return Some(self.new_conversation()),
+            KeyCode::Char('u') if ctrl => input.clear(),
+            KeyCode::Char(c) if !ctrl && !alt => input.insert(c),
+            KeyCode::Backspace => input.backspace(),
+            KeyCode::Delete => input.delete(),
+            KeyCode::Left => input.left(),
+            KeyCode::Right => input.right(),
+            KeyCode::Home => input.home(),
+            KeyCode::End => input.end(),
+            KeyCode::Up => input.up(),
+            KeyCode::Down => input.down(),
+            KeyCode::PageUp => {
+                let most = self.chat.rows_estimate();
+                self.chat.scroll = (self.chat.scroll + PAGE).min(most);
+            }
+            KeyCode::PageDown => self.chat.scroll = self.chat.scroll.saturating_sub(PAGE),
+            KeyCode::F(1) => self.modal = Some(Modal::Help { scroll: 0 }),
+            _ => {}
+        }
+        Some(Vec::new())
+    }
+
+    /// Pasted text goes into the input box when the Conversation pane has focus.
+    pub fn on_paste(&mut self, text: &str) {
+        if self.focus == crate::tui::app::Pane::Conversation
+            && self.approvals.is_empty()
+            && self.modal.is_none()
+        {
+            self.chat.input.insert_str(text);
+        }
+    }
+
+    /// Enter: the input goes to the agent as a prompt (queued while the agent starts).
+    fn send_prompt(&mut self) -> Vec<Effect> {
+        if self.chat.input.is_blank() {
+            return Vec::new();
+        }
+        if self.chat.busy() {
+            self.notify(
+                Level::Warn,
+                "a prompt is in flight: wait for it, or Esc cancels it",
+            );
+            return Vec::new();
+        }
+        let ready = match &self.chat.status {
+            AgentStatus::Ready => true,
+            AgentStatus::Waiting | AgentStatus::Starting => false,
+            AgentStatus::Failed(why) => {
+                let why = why.clone();
+                self.notify(
+                    Level::Error,
+                    format!("the agent could not start: {why} (Ctrl-P picks another profile)"),
+                );
+                return Vec::new();
+            }
+            AgentStatus::Off => return Vec::new(),
+        };
+        let text = self.chat.input.take();
+        self.chat
+            .push(super::Entry::Prompt(super::TextBlock::new(&text)));
+        self.chat.scroll = 0;
+        self.chat.turn = Some(Turn {
+            started: self.now,
+            cancel: CancellationToken::new(),
+            cancelled_at: None,
+            model_turn: 0,
+            queued: (!ready).then(|| text.clone()),
+        });
+        if !ready {
+            self.chat.note(
+                NoteLevel::Info,
+                "the agent is starting: the prompt goes once it is ready",
+            );
+            return Vec::new();
+        }
+        vec![Effect::Agent(ChatEffect::Prompt {
+            epoch: self.chat.epoch,
+            text,
+        })]
+    }
+
+    /// Esc: the turn in flight ends (the model request is dropped, its running calls are
+    /// cancelled); a prompt still waiting for the agent is dropped.
+    fn cancel_turn(&mut self) -> Vec<Effect> {
+        let Some(turn) = self.chat.turn.as_mut() else {
+            return Vec::new();
+        };
+        if turn.queued.is_some() {
+            self.chat.turn = None;
+            self.chat
+                .note(NoteLevel::Warn, "cancelled before it was sent");
+            return Vec::new();
+        }
+        if turn.cancelled_at.is_none() {
+            // The real clock, not the frame's: this measures how long the cancel takes.
+            turn.cancelled_at = Some(std::time::Instant::now());
+        }
+        vec![Effect::Agent(ChatEffect::Cancel)]
+    }
+
+    /// Ctrl-N: a new conversation (a new session) with the same profile.
+    fn new_conversation(&mut self) -> Vec<Effect> {
+        if self.chat.busy() {
+            self.notify(Level::Warn, "a prompt is in flight: Esc cancels it first");
+            return Vec::new();
+        }
+        let Some(profile) = self.chat.profile.clone() else {
+            return Vec::new();
+        };
+        self.chat.session = None;
+        self.chat.entries.clear();
+        self.chat.scroll = 0;
+        if self.runtime().is_none() {
+            self.chat.note(NoteLevel::Info, "a new conversation");
+            return Vec::new();
+        }
+        self.chat.note(NoteLevel::Info, "a new conversation");
+        vec![Effect::Agent(self.chat.restart(profile, None))]
+    }
+
+    fn open_picker(&mut self) {
+        let current = self.chat.profile.clone();
+        let at = self
+            .chat
+            .profiles()
+            .iter()
+            .position(|p| Some(&p.name) == current.as_ref())
+            .unwrap_or(0);
+        self.chat.picker = Some(at);
+    }
+
+    /// A key while the profile picker is open.
+    pub(in crate::tui) fn picker_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
+        let Some(selected) = self.chat.picker else {
+            return Vec::new();
+        };
+        let count = self.chat.profiles().len();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.chat.picker = Some(selected.saturating_sub(1));
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.chat.picker = Some((selected + 1).min(count.saturating_sub(1)));
+            }
+            KeyCode::Enter => {
+                self.chat.picker = None;
+                return self.switch_profile(selected);
+            }
+            KeyCode::Esc | KeyCode::Char('q') => self.chat.picker = None,
+            _ if ctrl_c => self.chat.picker = None,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Switches to the profile at `index`: the agent starts again with it, the conversation
+    /// (and its transcript) going on.
+    fn switch_profile(&mut self, index: usize) -> Vec<Effect> {
+        let Some(profile) = self.chat.profiles().get(index).map(|p| p.name.clone()) else {
+            return Vec::new();
+        };
+        if self.chat.busy() {
+            self.notify(Level::Warn, "a prompt is in flight: Esc cancels it first");
+            return Vec::new();
+        }
+        if self.chat.profile.as_deref() == Some(profile.as_str())
+            && self.chat.status == AgentStatus::Ready
+        {
+            return Vec::new();
+        }
+        self.chat
+            .note(NoteLevel::Info, format!("switching to profile {profile}"));
+        if self.runtime().is_none() {
+            self.chat.profile = Some(profile);
+            return Vec::new();
+        }
+        let resume = self.chat.session.clone();
+        vec![Effect::Agent(self.chat.restart(profile, resume))]
+    }
+}

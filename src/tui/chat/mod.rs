@@ -1,0 +1,519 @@
+//! The console's side of the agent: the conversation as the Conversation pane shows it (the
+//! operator's prompts, the model's streamed text, each tool call tied to its row in Calls,
+//! each model turn's latency and tokens), the input box, the turn in flight, and where the
+//! agent is (starting, ready, failed).
+//!
+//! Plain state, changed by the handlers in `keys.rs` (keys) and `ingest.rs` (agent and runtime
+//! events); the agent itself runs as a task (`task.rs`) that reports through app events. Apart
+//! from `app.rs` so the one `App` only holds a `ChatState`.
+
+pub mod entry;
+pub mod ingest;
+pub mod input;
+pub mod keys;
+mod resume;
+pub mod task;
+pub mod wrap;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_keys;
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use self::entry::call_line;
+pub use self::entry::{CallLine, Entry, NoteLevel, TextBlock};
+use self::input::InputBox;
+use crate::agent::transcript::Record;
+use crate::agent::{AgentEvent, PromptReport, ToolCallStatus};
+use crate::approval::{AnsweredBy, ApprovalDecision};
+use crate::config::{AgentConfig, ModelEndpoint, ModelProfile};
+use crate::text::sanitize;
+
+/// Entries the pane keeps; older ones go (and are counted).
+pub const ENTRIES_KEEP: usize = 2_000;
+/// What the agent task is asked to do.
+#[derive(Debug)]
+pub enum AgentCommand {
+    /// Run one prompt; `cancel` ends it (Esc).
+    Prompt {
+        text: String,
+        cancel: CancellationToken,
+    },
+}
+
+/// What the agent task reports (as `AppEvent::Agent`, with its epoch).
+#[derive(Debug)]
+pub enum ChatEvent {
+    /// The model endpoint is up: prompts go to `commands`. `records` are the resumed session's
+    /// (empty for a new one).
+    Ready {
+        commands: UnboundedSender<AgentCommand>,
+        records: Vec<Record>,
+        /// Where the endpoint is (its base URL), for the operator.
+        base_url: String,
+    },
+    /// The agent could not start (the endpoint failed, the session could not be read).
+    Failed(String),
+    /// The transcript of this conversation is `id` (written from its first prompt on).
+    Session(String),
+    /// Something to tell the operator (a transcript that cannot be written).
+    Warning(String),
+    /// What the loop reports, in order.
+    Event(AgentEvent),
+    /// A prompt ended (after its last event).
+    Done(PromptReport),
+}
+
+/// Work for the event loop (`task.rs` runs it).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatEffect {
+    /// Start the agent for `profile` over the current runtime: its model endpoint, and its
+    /// conversation (session `resume` continued, or a new one).
+    Start {
+        epoch: u64,
+        profile: String,
+        resume: Option<String>,
+    },
+    /// Send a prompt to the agent of `epoch` (the turn's cancel token is in the state).
+    Prompt { epoch: u64, text: String },
+    /// Cancel the turn in flight: the model request is dropped, running calls are cancelled.
+    Cancel,
+}
+
+/// Where the agent is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentStatus {
+    /// No `agent:` in the config.
+    Off,
+    /// Waiting for the runtime (starting, or restarting with `R`).
+    Waiting,
+    /// Its model endpoint is starting.
+    Starting,
+    Ready,
+    /// It could not start, and why.
+    Failed(String),
+}
+
+/// The prompt in flight.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub started: Instant,
+    pub cancel: CancellationToken,
+    /// When Esc asked to cancel it (to say how long the cancel took).
+    pub cancelled_at: Option<Instant>,
+    /// The model turn under way (0 before the first).
+    pub model_turn: u32,
+    /// Waiting for the agent to be ready before it is sent.
+    pub queued: Option<String>,
+}
+
+/// The conversation as the console holds it.
+#[derive(Debug)]
+pub struct ChatState {
+    /// The config's `agent:` section (`None`: no agent, no Conversation pane).
+    pub agent: Option<AgentConfig>,
+    /// The profile in use.
+    pub profile: Option<String>,
+    /// The transcript's id, once there is one; a restart or a profile switch continues it.
+    pub session: Option<String>,
+    pub status: AgentStatus,
+    /// The agent task of this epoch is the current one; older ones' reports are dropped.
+    pub epoch: u64,
+    commands: Option<UnboundedSender<AgentCommand>>,
+    /// The endpoint's base URL, once started.
+    pub base_url: Option<String>,
+    pub entries: VecDeque<Entry>,
+    /// Entries no longer kept.
+    pub dropped: u64,
+    pub input: InputBox,
+    pub turn: Option<Turn>,
+    /// Rows scrolled up from the newest.
+    pub scroll: usize,
+    /// The profile picker (Ctrl-P), its selection.
+    pub picker: Option<usize>,
+    /// Runtime calls of the agent not yet tied to a line (their `CallStarted` came first):
+    /// id and tool.
+    unmatched: VecDeque<(u64, String)>,
+    /// When each pending approval of the agent was asked, by runtime call id.
+    pub asked: HashMap<u64, Instant>,
+}
+
+impl ChatState {
+    /// The state for `agent` (none: the console without a Conversation pane), starting with
+    /// `profile` (else the default) and continuing session `resume` if given.
+    pub fn new(agent: Option<&AgentConfig>) -> ChatState {
+        ChatState {
+            agent: agent.cloned(),
+            profile: agent.map(|a| a.default.clone()),
+            session: None,
+            status: match agent {
+                Some(_) => AgentStatus::Waiting,
+                None => AgentStatus::Off,
+            },
+            epoch: 0,
+            commands: None,
+            base_url: None,
+            entries: VecDeque::new(),
+            dropped: 0,
+            input: InputBox::default(),
+            turn: None,
+            scroll: 0,
+            picker: None,
+            unmatched: VecDeque::new(),
+            asked: HashMap::new(),
+        }
+    }
+
+    /// What the console was started with: `--model` (else the default profile) and
+    /// `--resume` (a session to continue), both checked by the caller.
+    pub fn start_with(&mut self, model: Option<String>, resume: Option<String>) {
+        if model.is_some() {
+            self.profile = model;
+        }
+        if resume.is_some() {
+            self.session = resume;
+        }
+    }
+
+    /// The config was read again (restart-all): the agent task ends (its turn cancelled) and
+    /// waits for the new runtime; the conversation and its session go on, with the profile in
+    /// use if the new config still has it.
+    pub fn reconfigure(&mut self, agent: Option<&AgentConfig>) {
+        self.stop();
+        self.epoch += 1;
+        let keep = self
+            .profile
+            .clone()
+            .filter(|p| agent.is_some_and(|a| a.profiles.contains_key(p)));
+        self.profile = keep.or_else(|| agent.map(|a| a.default.clone()));
+        self.agent = agent.cloned();
+        self.settle_calls(ToolCallStatus::Cancelled);
+        self.status = match agent {
+            Some(_) => AgentStatus::Waiting,
+            None => AgentStatus::Off,
+        };
+    }
+
+    /// An agent is configured (the Conversation pane exists).
+    pub fn configured(&self) -> bool {
+        self.agent.is_some()
+    }
+
+    /// A prompt is in flight.
+    pub fn busy(&self) -> bool {
+        self.turn.is_some()
+    }
+
+    /// The profile in use.
+    pub fn current_profile(&self) -> Option<&ModelProfile> {
+        let agent = self.agent.as_ref()?;
+        agent.profiles.get(self.profile.as_deref()?)
+    }
+
+    /// The profiles, by name (the picker's order).
+    pub fn profiles(&self) -> Vec<&ModelProfile> {
+        self.agent
+            .as_ref()
+            .map(|a| a.profiles.values().collect())
+            .unwrap_or_default()
+    }
+
+    /// Where prompts go, when the agent is ready.
+    pub fn commands(&self) -> Option<&UnboundedSender<AgentCommand>> {
+        self.commands.as_ref()
+    }
+
+    pub fn push(&mut self, entry: Entry) {
+        if self.entries.len() == ENTRIES_KEEP {
+            self.entries.pop_front();
+            self.dropped += 1;
+        }
+        self.entries.push_back(entry);
+    }
+
+    pub fn note(&mut self, level: NoteLevel, text: impl Into<String>) {
+        let text = sanitize(&text.into(), true);
+        self.push(Entry::Note { level, text });
+    }
+
+    /// A new agent task for `profile`: the old one (if any) ends when its command channel is
+    /// dropped here, its turn cancelled. Returns the effect that starts it.
+    pub fn restart(&mut self, profile: String, resume: Option<String>) -> ChatEffect {
+        self.stop();
+        self.epoch += 1;
+        self.profile = Some(profile.clone());
+        self.status = AgentStatus::Starting;
+        ChatEffect::Start {
+            epoch: self.epoch,
+            profile,
+            resume,
+        }
+    }
+
+    /// Ends the current agent task (a restart of the runtime, a switch): its turn is cancelled
+    /// and its commands channel dropped, which stops it and its model endpoint. A prompt not
+    /// sent yet waits for the next agent.
+    pub fn stop(&mut self) {
+        if self.turn.as_ref().is_some_and(|t| t.queued.is_none()) {
+            if let Some(turn) = self.turn.take() {
+                turn.cancel.cancel();
+                self.note(NoteLevel::Warn, "the turn in flight was cancelled");
+            }
+        }
+        self.commands = None;
+        self.base_url = None;
+        self.unmatched.clear();
+        self.asked.clear();
+    }
+
+    /// The endpoint of a profile, in words (`command …` or its URL).
+    pub fn endpoint_text(profile: &ModelProfile) -> String {
+        match &profile.endpoint {
+            ModelEndpoint::Url(url) => url.clone(),
+            ModelEndpoint::Command { command, args, .. } => {
+                let program = std::path::Path::new(command)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| command.clone());
+                let mut words = vec![program];
+                words.extend(args.iter().cloned());
+                format!("started: {}", words.join(" "))
+            }
+        }
+    }
+
+    /// The agent is ready (its endpoint up): where prompts go, and a resumed session's
+    /// conversation shown as it was.
+    pub fn ready(
+        &mut self,
+        commands: UnboundedSender<AgentCommand>,
+        records: Vec<Record>,
+        base_url: String,
+    ) {
+        self.commands = Some(commands);
+        self.status = AgentStatus::Ready;
+        self.base_url = Some(base_url);
+        let (profile, model) = self
+            .current_profile()
+            .map(|p| (p.name.clone(), p.model.clone()))
+            .unwrap_or_default();
+        // A switch or a restart continues a session already on screen.
+        if records.is_empty() || !self.entries.is_empty() {
+            // The status line says it is ready; a switch or a restart says so here too.
+            if !self.entries.is_empty() {
+                self.note(
+                    NoteLevel::Info,
+                    format!("agent ready: {profile} (model {model})"),
+                );
+            }
+            return;
+        }
+        let prompts = self.show_records(&records);
+        let id = self.session.clone().unwrap_or_default();
+        self.note(
+            NoteLevel::Info,
+            format!(
+                "resumed session {id} ({prompts} prompt{}); agent ready: {profile} (model {model})",
+                if prompts == 1 { "" } else { "s" }
+            ),
+        );
+    }
+
+    /// The newest line of call `call_id` still without its result (model call ids repeat
+    /// across turns).
+    fn line_by_call_id(&mut self, call_id: &str) -> Option<&mut CallLine> {
+        self.entries.iter_mut().rev().find_map(|e| match e {
+            Entry::Call(line) if line.call_id == call_id && line.result.is_none() => Some(line),
+            _ => None,
+        })
+    }
+
+    /// The line of runtime call `id`.
+    pub fn line_by_runtime_id(&self, id: u64) -> Option<&CallLine> {
+        self.entries.iter().rev().find_map(|e| match e {
+            Entry::Call(line) if line.runtime_id == Some(id) => Some(line),
+            _ => None,
+        })
+    }
+
+    fn line_by_runtime_id_mut(&mut self, id: u64) -> Option<&mut CallLine> {
+        self.entries.iter_mut().rev().find_map(|e| match e {
+            Entry::Call(line) if line.runtime_id == Some(id) => Some(line),
+            _ => None,
+        })
+    }
+
+    /// Ties the runtime's call `id` of `tool` to the oldest line of that tool still untied,
+    /// or keeps it until that line arrives.
+    pub fn call_started(&mut self, id: u64, tool: &str) {
+        let line = self.entries.iter_mut().find_map(|e| match e {
+            Entry::Call(line)
+                if line.runtime_id.is_none() && line.result.is_none() && line.tool == tool =>
+            {
+                Some(line)
+            }
+            _ => None,
+        });
+        match line {
+            Some(line) => line.runtime_id = Some(id),
+            None => self.unmatched.push_back((id, tool.to_string())),
+        }
+    }
+
+    /// How call `id`'s approval was answered.
+    pub fn approval_answered(&mut self, id: u64, decision: ApprovalDecision, by: AnsweredBy) {
+        self.asked.remove(&id);
+        if let Some(line) = self.line_by_runtime_id_mut(id) {
+            line.approval = Some((decision, by));
+        }
+    }
+
+    /// One event of the loop.
+    pub fn on_agent_event(&mut self, event: AgentEvent, now: Instant) {
+        match event {
+            AgentEvent::TurnStarted { turn, .. } => {
+                if let Some(t) = self.turn.as_mut() {
+                    t.model_turn = turn;
+                }
+            }
+            AgentEvent::TextDelta { turn, text } => match self.entries.back_mut() {
+                Some(Entry::Model {
+                    turn: t,
+                    text: block,
+                }) if *t == turn => block.push(&text),
+                _ => self.push(Entry::Model {
+                    turn,
+                    text: TextBlock::new(&text),
+                }),
+            },
+            AgentEvent::ToolCall {
+                turn,
+                call_id,
+                tool,
+                arguments,
+                ..
+            } => {
+                let mut line = call_line(turn, &call_id, &tool, &arguments);
+                if let Some(at) = self.unmatched.iter().position(|(_, t)| *t == tool) {
+                    if let Some((id, _)) = self.unmatched.remove(at) {
+                        line.runtime_id = Some(id);
+                    }
+                }
+                self.push(Entry::Call(line));
+            }
+            AgentEvent::ToolResult {
+                call_id,
+                runtime_id,
+                status,
+                ..
+            } => {
+                if let Some(line) = self.line_by_call_id(&call_id) {
+                    line.result = Some(status);
+                    if line.runtime_id.is_none() {
+                        line.runtime_id = runtime_id;
+                    }
+                }
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                delay,
+                error,
+                ..
+            } => self.push(Entry::Retry {
+                class: error.class.as_str().to_string(),
+                message: sanitize(&error.message, false),
+                attempt,
+                max,
+                remaining: delay,
+            }),
+            AgentEvent::RetryCountdown { remaining, .. } => {
+                if let Some(Entry::Retry { remaining: r, .. }) = self
+                    .entries
+                    .iter_mut()
+                    .rev()
+                    .find(|e| matches!(e, Entry::Retry { .. }))
+                {
+                    *r = remaining;
+                }
+            }
+            AgentEvent::TurnEnded {
+                turn,
+                finish_reason,
+                usage,
+                latency,
+            } => self.push(Entry::Turn {
+                turn,
+                latency,
+                usage,
+                finish_reason: finish_reason.map(|r| sanitize(&r, false)),
+            }),
+            AgentEvent::Answer { .. } => {}
+            AgentEvent::Stopped { outcome, message } => {
+                self.stopped(&outcome, &message, now);
+            }
+        }
+    }
+
+    fn stopped(&mut self, outcome: &crate::agent::PromptOutcome, message: &str, now: Instant) {
+        use crate::agent::PromptOutcome;
+        match outcome {
+            PromptOutcome::Answered { .. } => {}
+            PromptOutcome::MaxTurns { .. } => self.note(NoteLevel::Warn, message),
+            PromptOutcome::ModelFailed(e) => {
+                self.note(
+                    NoteLevel::Error,
+                    format!("model error: {}: {}", e.class.as_str(), e.message),
+                );
+                self.note(NoteLevel::Info, format!("hint: {}", e.hint));
+            }
+            PromptOutcome::Cancelled => {
+                let after = self
+                    .turn
+                    .as_ref()
+                    .and_then(|t| t.cancelled_at)
+                    .map(|at| now.saturating_duration_since(at));
+                let text = match after {
+                    Some(after) => {
+                        tracing::info!(
+                            ms = after.as_secs_f64() * 1000.0,
+                            "agent turn cancelled by Esc"
+                        );
+                        format!(
+                            "cancelled by the operator: the turn ended {} after Esc",
+                            crate::text::fmt_duration(after)
+                        )
+                    }
+                    None => "cancelled by the operator".to_string(),
+                };
+                self.note(NoteLevel::Warn, text);
+            }
+        }
+    }
+
+    /// A prompt ended.
+    pub fn done(&mut self, report: &PromptReport) {
+        self.turn = None;
+        tracing::debug!(turns = report.turns, "agent prompt ended");
+    }
+
+    /// An estimate of the rows everything takes at any sane width (the most PgUp scrolls).
+    pub fn rows_estimate(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| match e {
+                Entry::Prompt(block) | Entry::Model { text: block, .. } => {
+                    block.lines.iter().map(|l| 1 + l.len() / 40).sum::<usize>()
+                }
+                Entry::Call(_) | Entry::Turn { .. } | Entry::Retry { .. } => 1,
+                Entry::Note { text, .. } => 1 + text.len() / 40,
+            })
+            .sum()
+    }
+}

@@ -1,0 +1,131 @@
+//! A resumed session on screen: its transcript's records as entries (prompts into the input's
+//! history too), its calls final and tied to no runtime call (their ids were another
+//! runtime's).
+
+use std::time::Duration;
+
+use super::entry::{call_line, Entry, TextBlock};
+use super::{ChatState, NoteLevel};
+use crate::agent::transcript::Record;
+use crate::agent::ToolCallStatus;
+use crate::approval::{AnsweredBy, ApprovalDecision};
+
+impl ChatState {
+    /// A transcript's records as entries; returns how many prompts it held.
+    pub(super) fn show_records(&mut self, records: &[Record]) -> usize {
+        let mut prompts = 0;
+        for record in records {
+            match record {
+                Record::Prompt { text, .. } => {
+                    prompts += 1;
+                    self.input.remember(text);
+                    self.push(Entry::Prompt(TextBlock::new(text)));
+                }
+                Record::Assistant {
+                    turn,
+                    text,
+                    finish_reason,
+                    usage,
+                    latency_ms,
+                    ..
+                } => {
+                    if !text.trim().is_empty() {
+                        self.push(Entry::Model {
+                            turn: *turn,
+                            text: TextBlock::new(text),
+                        });
+                    }
+                    self.push(Entry::Turn {
+                        turn: *turn,
+                        latency: Duration::from_millis(*latency_ms),
+                        usage: *usage,
+                        finish_reason: finish_reason.clone(),
+                    });
+                }
+                Record::ToolCall {
+                    turn,
+                    call_id,
+                    tool,
+                    arguments,
+                    ..
+                } => self.push(Entry::Call(call_line(*turn, call_id, tool, arguments))),
+                Record::Approval {
+                    call_id,
+                    decision,
+                    by,
+                    ..
+                } => {
+                    if let Some(line) = self.line_by_call_id(call_id) {
+                        line.approval = recorded_approval(decision, by);
+                    }
+                }
+                // Its runtime id was another runtime's: not shown, never looked up.
+                Record::ToolResult {
+                    call_id, status, ..
+                } => {
+                    if let Some(line) = self.line_by_call_id(call_id) {
+                        line.result = Some(recorded_status(status));
+                    }
+                }
+                Record::Stopped { message, .. } => self.note(NoteLevel::Warn, message.clone()),
+                // Hook runs were shown in Events when they ran.
+                Record::Session { .. }
+                | Record::Resumed { .. }
+                | Record::Answer { .. }
+                | Record::Hook { .. } => {}
+            }
+        }
+        // A call the session ended in: the model is told it has no result.
+        self.settle_calls(ToolCallStatus::Error);
+        prompts
+    }
+
+    /// Every call line is final and tied to no runtime call: those still open end as
+    /// `status`. For lines of a runtime that is gone (a restart, a resumed session), whose
+    /// ids a new runtime will use again.
+    pub(super) fn settle_calls(&mut self, status: ToolCallStatus) {
+        for entry in self.entries.iter_mut() {
+            if let Entry::Call(line) = entry {
+                line.runtime_id = None;
+                line.result.get_or_insert(status);
+            }
+        }
+    }
+}
+
+/// A tool result's status as a transcript wrote it.
+fn recorded_status(status: &str) -> ToolCallStatus {
+    [
+        ToolCallStatus::Ok,
+        ToolCallStatus::Error,
+        ToolCallStatus::Denied,
+        ToolCallStatus::Refused,
+        ToolCallStatus::Cancelled,
+        ToolCallStatus::UnknownTool,
+        ToolCallStatus::BadArguments,
+        ToolCallStatus::NotRun,
+    ]
+    .into_iter()
+    .find(|s| s.as_str() == status)
+    .unwrap_or(ToolCallStatus::Error)
+}
+
+/// An approval as a transcript wrote it.
+fn recorded_approval(decision: &str, by: &str) -> Option<(ApprovalDecision, AnsweredBy)> {
+    let decision = [
+        ApprovalDecision::AllowOnce,
+        ApprovalDecision::AllowForSession,
+        ApprovalDecision::Deny,
+    ]
+    .into_iter()
+    .find(|d| d.as_str() == decision)?;
+    let by = [
+        AnsweredBy::Operator,
+        AnsweredBy::YesFlag,
+        AnsweredBy::NoTerminal,
+        AnsweredBy::Unanswered,
+    ]
+    .into_iter()
+    .find(|b| b.as_str() == by)?;
+    Some((decision, by))
+}

@@ -1,0 +1,250 @@
+//! The agent off the UI's path: one task per (runtime, profile) that starts the model endpoint,
+//! reads a resumed session, runs each prompt through `Conversation::prompt` and reports every
+//! event back as an app event. The event loop never waits on it; Esc reaches it through the
+//! turn's cancel token.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::{AgentCommand, ChatEffect, ChatEvent};
+use crate::agent::start::start_model;
+use crate::agent::transcript::{self, Transcript};
+use crate::agent::{AgentEvent, Conversation, ConversationSettings};
+use crate::config::ModelProfile;
+use crate::runtime::AgentRuntime;
+use crate::tui::app::{App, AppEvent};
+
+/// Streamed text joined into one event at most this long (a fast stream costs the console one
+/// event per batch, not per token).
+const JOIN_TEXT: usize = 16 * 1024;
+
+/// Runs one chat effect in the background.
+pub fn run_effect(effect: ChatEffect, app: &App, tx: &mpsc::Sender<AppEvent>) {
+    match effect {
+        ChatEffect::Start {
+            epoch,
+            profile,
+            resume,
+        } => {
+            let Some(runtime) = app.runtime().cloned() else {
+                return;
+            };
+            let Some(profile) = app
+                .chat
+                .agent
+                .as_ref()
+                .and_then(|a| a.profiles.get(&profile))
+                .cloned()
+            else {
+                return;
+            };
+            let job = Job {
+                epoch,
+                runtime,
+                profile,
+                resume,
+                config_path: app.config_path().clone(),
+                sessions: transcript::sessions_dir(),
+                tx: tx.clone(),
+            };
+            tokio::spawn(job.run());
+        }
+        ChatEffect::Prompt { epoch, text } => {
+            if epoch != app.chat.epoch {
+                return;
+            }
+            let (Some(commands), Some(turn)) = (app.chat.commands(), app.chat.turn.as_ref()) else {
+                return;
+            };
+            let cancel = turn.cancel.clone();
+            if commands
+                .send(AgentCommand::Prompt { text, cancel })
+                .is_err()
+            {
+                let _ = tx.try_send(AppEvent::Agent(
+                    epoch,
+                    ChatEvent::Failed("the agent stopped".into()),
+                ));
+            }
+        }
+        ChatEffect::Cancel => {
+            if let Some(turn) = &app.chat.turn {
+                turn.cancel.cancel();
+            }
+        }
+    }
+}
+
+/// One agent: a profile over a runtime.
+struct Job {
+    epoch: u64,
+    runtime: Arc<AgentRuntime>,
+    profile: ModelProfile,
+    resume: Option<String>,
+    config_path: PathBuf,
+    sessions: PathBuf,
+    tx: mpsc::Sender<AppEvent>,
+}
+
+impl Job {
+    async fn send(&self, event: ChatEvent) -> bool {
+        self.tx
+            .send(AppEvent::Agent(self.epoch, event))
+            .await
+            .is_ok()
+    }
+
+    async fn run(self) {
+        let records = match &self.resume {
+            None => Vec::new(),
+            Some(id) => {
+                let read =
+                    transcript::locate(&self.sessions, id).and_then(|p| transcript::read(&p));
+                match read {
+                    Ok(records) => records,
+                    Err(e) => {
+                        self.send(ChatEvent::Failed(e.to_string())).await;
+                        return;
+                    }
+                }
+            }
+        };
+        // Dropping `endpoint` (when this task ends) stops a started one.
+        let (endpoint, client) = match start_model(&self.profile).await {
+            Ok(started) => started,
+            Err(e) => {
+                let why = format!("{}: {} (hint: {})", e.class.as_str(), e.message, e.hint);
+                self.send(ChatEvent::Failed(why)).await;
+                return;
+            }
+        };
+        let (commands, mut prompts) = mpsc::unbounded_channel();
+        let history = transcript::messages(&records);
+        let ready = ChatEvent::Ready {
+            commands,
+            records,
+            base_url: endpoint.base_url.clone(),
+        };
+        if !self.send(ready).await {
+            return;
+        }
+        let (events, mut agent_events) = mpsc::unbounded_channel();
+        let mut conversation: Option<Conversation> = None;
+        let mut history = Some(history);
+        while let Some(AgentCommand::Prompt { text, cancel }) = prompts.recv().await {
+            if conversation.is_none() {
+                let transcript = self.open_transcript().await;
+                conversation = Some(Conversation::new(
+                    self.runtime.clone(),
+                    client.clone(),
+                    ConversationSettings {
+                        system_prompt: self.profile.system_prompt.clone(),
+                        max_turns: self.profile.max_turns,
+                    },
+                    history.take().unwrap_or_default(),
+                    events.clone(),
+                    transcript,
+                ));
+            }
+            let Some(conversation) = conversation.as_mut() else {
+                break;
+            };
+            let prompt = conversation.prompt(&text, cancel);
+            tokio::pin!(prompt);
+            let report = loop {
+                tokio::select! {
+                    report = &mut prompt => break report,
+                    Some(event) = agent_events.recv() => {
+                        if !self.forward(event, &mut agent_events).await {
+                            return;
+                        }
+                    }
+                }
+            };
+            // Everything the prompt reported is in the channel by now: all of it, then the end.
+            while let Ok(event) = agent_events.try_recv() {
+                if !self.forward(event, &mut agent_events).await {
+                    return;
+                }
+            }
+            if !self.send(ChatEvent::Done(report)).await {
+                return;
+            }
+        }
+        drop(endpoint);
+    }
+
+    /// The transcript: the resumed session's, or a new one (a failure is told, and the
+    /// conversation goes on unrecorded).
+    async fn open_transcript(&self) -> Option<Transcript> {
+        let opened = match &self.resume {
+            Some(id) => {
+                Transcript::resume(&self.sessions, id, &self.profile.name, &self.profile.model)
+                    .map(|(t, _)| t)
+            }
+            None => Transcript::create(
+                &self.sessions,
+                &self.config_path,
+                &self.profile.name,
+                &self.profile.model,
+            ),
+        };
+        match opened {
+            Ok(t) => {
+                self.send(ChatEvent::Session(t.id().to_string())).await;
+                Some(t)
+            }
+            Err(e) => {
+                let text = format!("{e}; the conversation is not recorded");
+                self.send(ChatEvent::Warning(text)).await;
+                None
+            }
+        }
+    }
+
+    /// Sends `first` on, text deltas of one turn waiting right behind each other joined into
+    /// one event; stops at the first event still to come.
+    async fn forward(
+        &self,
+        first: AgentEvent,
+        rest: &mut mpsc::UnboundedReceiver<AgentEvent>,
+    ) -> bool {
+        let mut next = Some(first);
+        while let Some(event) = next.take() {
+            let event = match event {
+                AgentEvent::TextDelta { turn, mut text } => {
+                    while text.len() < JOIN_TEXT {
+                        match rest.try_recv() {
+                            Ok(AgentEvent::TextDelta {
+                                turn: t,
+                                text: more,
+                            }) if t == turn => {
+                                text.push_str(&more);
+                            }
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    AgentEvent::TextDelta { turn, text }
+                }
+                other => other,
+            };
+            if !self.send(ChatEvent::Event(event)).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Whether session `id` exists, for the console's `--resume` (checked before it starts).
+pub fn session_exists(id: &str) -> Result<(), String> {
+    transcript::locate(&transcript::sessions_dir(), id)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}

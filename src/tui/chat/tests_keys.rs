@@ -1,0 +1,292 @@
+//! The Conversation pane's behaviour: what Enter, Esc, Tab and the history keys do, a prompt
+//! typed before the agent is ready, a resumed session, stale reports, a long answer drawn by
+//! its tail, and nothing the model writes reaching the terminal unsanitized.
+
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio::sync::mpsc;
+
+use super::tests::{
+    agent_config, agent_event, ctrl, done, key, ready, started, tool_call, type_text,
+};
+use super::{AgentStatus, ChatEffect, ChatEvent, Entry};
+use crate::agent::transcript::Record;
+use crate::agent::wire::ToolCall;
+use crate::agent::{AgentEvent, PromptOutcome, ToolCallStatus};
+use crate::approval::{AnsweredBy, ApprovalDecision};
+use crate::tui::app::{App, AppEvent, Effect, Pane};
+use crate::tui::tests::{config, draw};
+use crate::tui::theme::Theme;
+
+#[test]
+fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    assert_eq!(app.focus, Pane::Conversation);
+    // Before the agent is ready, a prompt waits for it.
+    type_text(&mut app, "q?12");
+    assert!(!app.should_quit(), "q is a letter here");
+    assert_eq!(app.chat.input.text(), "q?12");
+    assert!(app.modal.is_none());
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    type_text(&mut app, "x");
+    assert_eq!(app.chat.input.text(), "q?12\nx");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert_eq!(
+        app.chat.turn.as_ref().and_then(|t| t.queued.clone()),
+        Some("q?12\nx".into())
+    );
+    // The agent ready: the prompt that waited goes.
+    app.chat.restart("demo".into(), None);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let effects = app.on_app_event(AppEvent::Agent(
+        1,
+        ChatEvent::Ready {
+            commands: tx,
+            records: Vec::new(),
+            base_url: "http://127.0.0.1:1/v1".into(),
+        },
+    ));
+    assert_eq!(
+        effects,
+        vec![Effect::Agent(ChatEffect::Prompt {
+            epoch: 1,
+            text: "q?12\nx".into()
+        })]
+    );
+    done(&mut app);
+    type_text(&mut app, "what is 2 plus 3");
+    let effects = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        effects,
+        vec![Effect::Agent(ChatEffect::Prompt {
+            epoch: 1,
+            text: "what is 2 plus 3".into()
+        })]
+    );
+    assert!(app.chat.busy());
+    // Another Enter while busy sends nothing.
+    type_text(&mut app, "more");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    // Esc cancels the turn.
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc)),
+        vec![Effect::Agent(ChatEffect::Cancel)]
+    );
+    assert!(app
+        .chat
+        .turn
+        .as_ref()
+        .is_some_and(|t| t.cancelled_at.is_some()));
+    agent_event(
+        &mut app,
+        AgentEvent::Stopped {
+            outcome: PromptOutcome::Cancelled,
+            message: "cancelled by the operator".into(),
+        },
+    );
+    done(&mut app);
+    assert!(!app.chat.busy());
+    assert!(matches!(
+        app.chat.entries.back(),
+        Some(Entry::Note { text, .. }) if text.starts_with("cancelled by the operator: the turn ended")
+    ));
+    // Up recalls the prompt sent; Tab leaves the pane; 8 comes back.
+    app.chat.input.clear();
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.chat.input.text(), "what is 2 plus 3");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus, Pane::Servers);
+    app.on_key(key(KeyCode::Char('8')));
+    assert_eq!(app.focus, Pane::Conversation);
+    app.on_paste("pasted\r\ntext");
+    assert!(app.chat.input.text().ends_with("pasted\ntext"));
+    // Ctrl-N: a new conversation, a new session (its agent starts with the runtime; there
+    // is none in this test).
+    assert!(app.on_key(ctrl('n')).is_empty());
+    assert!(app.chat.session.is_none());
+    assert_eq!(app.chat.entries.len(), 1, "{:?}", app.chat.entries);
+}
+
+#[test]
+fn without_an_agent_there_is_no_conversation_pane() {
+    let mut app = App::new(&config(), Theme::plain(), Instant::now());
+    assert_eq!(app.focus, Pane::Servers);
+    for _ in 0..8 {
+        app.on_key(key(KeyCode::Tab));
+        assert_ne!(app.focus, Pane::Conversation);
+    }
+    app.on_key(key(KeyCode::Char('8')));
+    assert_ne!(app.focus, Pane::Conversation);
+}
+
+#[test]
+fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    app.chat
+        .start_with(None, Some("20261130-205100-3f2a".into()));
+    app.chat
+        .restart("demo".into(), Some("20261130-205100-3f2a".into()));
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "mcp__notes-trusted__write_note".into(),
+        arguments: "{}".into(),
+    };
+    let records = vec![
+        Record::Prompt {
+            at_ms: 1,
+            text: "save it".into(),
+        },
+        Record::Assistant {
+            turn: 1,
+            text: "Saving.".into(),
+            tool_calls: vec![call.clone()],
+            finish_reason: Some("tool_calls".into()),
+            usage: None,
+            latency_ms: 3,
+        },
+        Record::ToolCall {
+            turn: 1,
+            call_id: "c1".into(),
+            tool: call.name.clone(),
+            arguments: "{}".into(),
+            reason: "Saving.".into(),
+        },
+        Record::Approval {
+            call_id: "c1".into(),
+            runtime_id: Some(1),
+            decision: "allow_once".into(),
+            by: "operator".into(),
+        },
+        Record::ToolResult {
+            turn: 1,
+            call_id: "c1".into(),
+            tool: call.name.clone(),
+            runtime_id: Some(1),
+            status: "ok".into(),
+            content: "saved".into(),
+        },
+    ];
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let epoch = app.chat.epoch;
+    app.on_app_event(AppEvent::Agent(
+        epoch,
+        ChatEvent::Ready {
+            commands: tx,
+            records,
+            base_url: "http://x/v1".into(),
+        },
+    ));
+    let line = app.chat.entries.iter().find_map(|e| match e {
+        Entry::Call(l) => Some(l.clone()),
+        _ => None,
+    });
+    let line = line.expect("the call");
+    assert_eq!(line.runtime_id, None);
+    assert_eq!(line.result, Some(ToolCallStatus::Ok));
+    assert_eq!(
+        line.approval,
+        Some((ApprovalDecision::AllowOnce, AnsweredBy::Operator))
+    );
+    // A new runtime's call #1 is not this line's.
+    started(&mut app, 1, "mcp__notes-trusted__write_note", "");
+    assert!(app.chat.line_by_runtime_id(1).is_none());
+    app.chat.input.up();
+    assert_eq!(app.chat.input.text(), "save it");
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("resumed session 20261130-205100-3f2a (1 prompt)"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn nothing_the_model_writes_reaches_the_terminal() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    type_text(&mut app, "hi");
+    app.on_key(key(KeyCode::Enter));
+    for piece in [
+        "evil \x1b]0;pw",
+        "ned\x07 \x1b[2Jtext\x1b[31",
+        "m red\r\n\x07done",
+    ] {
+        agent_event(
+            &mut app,
+            AgentEvent::TextDelta {
+                turn: 1,
+                text: piece.into(),
+            },
+        );
+    }
+    tool_call(
+        &mut app,
+        1,
+        "c",
+        "mcp__x__\x1b[31mevil",
+        "{\"a\":\"\x1b]0;t\x07\"}",
+        "",
+    );
+    for size in [(80, 24), (140, 40)] {
+        let screen = draw(&app, size);
+        assert!(!screen.contains('\x1b'), "{screen}");
+        assert!(!screen.contains('\x07'), "{screen}");
+        assert!(screen.contains("evil"), "{screen}");
+        assert!(screen.contains("done"), "{screen}");
+    }
+}
+
+#[test]
+fn a_long_answer_draws_only_its_tail() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    type_text(&mut app, "tell me a story");
+    app.on_key(key(KeyCode::Enter));
+    let words = crate::demo::long_answer(100_000);
+    for chunk in words.as_bytes().chunks(4096) {
+        agent_event(
+            &mut app,
+            AgentEvent::TextDelta {
+                turn: 1,
+                text: String::from_utf8_lossy(chunk).into_owned(),
+            },
+        );
+    }
+    // One entry for the whole answer; its last words at the bottom of the pane.
+    assert_eq!(
+        app.chat
+            .entries
+            .iter()
+            .filter(|e| matches!(e, Entry::Model { .. }))
+            .count(),
+        1
+    );
+    let screen = draw(&app, (140, 40));
+    assert!(screen.contains("demo model, word by word"), "{screen}");
+    // PgUp scrolls back, PgDn returns.
+    app.on_key(key(KeyCode::PageUp));
+    assert_eq!(app.chat.scroll, 10);
+    assert!(draw(&app, (140, 40)).contains("rows up (PgDn goes back)"));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(app.chat.scroll, 0);
+}
+
+#[test]
+fn reports_of_an_old_agent_are_dropped() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    let stale = app.chat.epoch - 1;
+    app.on_app_event(AppEvent::Agent(
+        stale,
+        ChatEvent::Failed("old endpoint died".into()),
+    ));
+    assert_eq!(app.chat.status, AgentStatus::Ready);
+    app.on_app_event(AppEvent::Agent(
+        app.chat.epoch,
+        ChatEvent::Failed("endpoint_failed: it exited".into()),
+    ));
+    assert!(matches!(app.chat.status, AgentStatus::Failed(_)));
+    type_text(&mut app, "hi");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert!(app.notice.is_some());
+}

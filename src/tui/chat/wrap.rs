@@ -1,0 +1,110 @@
+//! Wrapping text to a width in terminal cells: words kept whole where they fit, a word wider
+//! than a row cut. Ours rather than ratatui's `Wrap` because the Conversation pane wraps only
+//! the rows it shows (the tail of a long answer), and must know how many rows that takes.
+
+use unicode_width::UnicodeWidthChar;
+
+/// The cells `c` takes (0 for what takes none).
+pub fn char_width(c: char) -> usize {
+    c.width().unwrap_or(0)
+}
+
+/// The cells `s` takes.
+pub fn width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// `text` (one line, no line breaks) as rows of at most `width` cells. An empty line is one
+/// empty row. Spaces where a row breaks are dropped.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut row = String::new();
+    let mut row_w = 0;
+    for word in text.split_inclusive(' ') {
+        let word_w = self::width(word);
+        let bare = word.trim_end_matches(' ');
+        let bare_w = self::width(bare);
+        if row_w + bare_w <= width {
+            row.push_str(word);
+            row_w += word_w;
+            continue;
+        }
+        if row_w > 0 {
+            rows.push(std::mem::take(&mut row).trim_end().to_string());
+            row_w = 0;
+        }
+        // A word wider than a row: cut it.
+        for c in word.chars() {
+            let w = char_width(c);
+            if row_w + w > width && row_w > 0 {
+                rows.push(std::mem::take(&mut row));
+                row_w = 0;
+            }
+            row.push(c);
+            row_w += w;
+        }
+    }
+    let last = row.trim_end().to_string();
+    if !last.is_empty() || rows.is_empty() {
+        rows.push(last);
+    }
+    rows
+}
+
+/// `text` (one line) as rows of at most `width` cells, cut at any character: for the input
+/// box, where every character (spaces too) keeps its place for the cursor. Returns each row's
+/// first character index too.
+pub fn hard_wrap(text: &str, width: usize) -> Vec<(usize, String)> {
+    let width = width.max(1);
+    let mut rows = vec![(0, String::new())];
+    let mut row_w = 0;
+    for (i, c) in text.chars().enumerate() {
+        let w = char_width(c);
+        if row_w + w > width && row_w > 0 {
+            rows.push((i, String::new()));
+            row_w = 0;
+        }
+        if let Some((_, row)) = rows.last_mut() {
+            row.push(c);
+        }
+        row_w += w;
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_stay_whole_and_long_ones_are_cut() {
+        assert_eq!(wrap("", 10), vec![""]);
+        assert_eq!(
+            wrap("the quick brown fox", 10),
+            vec!["the quick", "brown fox"]
+        );
+        assert_eq!(wrap("abcdefghijkl xy", 5), vec!["abcde", "fghij", "kl xy"]);
+        assert_eq!(wrap("a  b", 10), vec!["a  b"]);
+        // Wide characters count two cells.
+        assert_eq!(
+            wrap("日本語のテキスト", 6),
+            vec!["日本語", "のテキ", "スト"]
+        );
+        for row in wrap(
+            "lorem ipsum dolor sit amet, consectetur adipiscing elit",
+            12,
+        ) {
+            assert!(width(&row) <= 12, "{row:?}");
+        }
+    }
+
+    #[test]
+    fn hard_wrap_keeps_every_character_and_where_each_row_starts() {
+        assert_eq!(hard_wrap("", 4), vec![(0, String::new())]);
+        assert_eq!(
+            hard_wrap("ab cd ef", 3),
+            vec![(0, "ab ".into()), (3, "cd ".into()), (6, "ef".into())]
+        );
+    }
+}

@@ -1,0 +1,500 @@
+//! The Conversation pane: the transcript (prompts, the model's streamed text, each tool call
+//! with its `#` in Calls, status, approval and duration, each model turn's latency and tokens),
+//! a status line, and the input box. Only the rows on screen are wrapped, newest at the
+//! bottom, so a long answer costs a frame what it shows, not what it holds. Also the profile
+//! picker (Ctrl-P).
+
+use std::time::Duration;
+
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::calls::status_style;
+use super::{fit, keys_line, pane_block, spinner};
+use crate::agent::ToolCallStatus;
+use crate::approval::{AnsweredBy, ApprovalDecision};
+use crate::runtime::CallStatus;
+use crate::tui::app::App;
+use crate::tui::chat::wrap::{hard_wrap, width as cells, wrap};
+use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextBlock};
+use crate::tui::modals::{centered, choices_line};
+use crate::tui::theme::Theme;
+
+/// The input box grows to this many rows, then scrolls.
+const INPUT_ROWS: usize = 5;
+
+pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    let chat = &app.chat;
+    let theme = app.theme;
+    let mut title = String::from(" Conversation");
+    if let Some(p) = chat.current_profile() {
+        title.push_str(&format!(" · {} (model {})", p.name, p.model));
+    }
+    if let Some(id) = &chat.session {
+        title.push_str(&format!(" · session {id}"));
+    }
+    title.push(' ');
+    let block = pane_block(
+        fit(&title, area.width.saturating_sub(2) as usize),
+        focused,
+        theme,
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 || inner.width < 4 {
+        return;
+    }
+    let width = inner.width as usize;
+    let input = input_rows(chat, width, theme);
+    let input_h = input
+        .rows
+        .len()
+        .clamp(1, INPUT_ROWS)
+        .min((inner.height as usize).saturating_sub(2).max(1)) as u16;
+    let [transcript, status, input_area] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(input_h),
+    ])
+    .areas(inner);
+
+    let height = transcript.height as usize;
+    let mut rows = tail_rows(app, width, height + chat.scroll);
+    let scroll = chat.scroll.min(rows.len().saturating_sub(height));
+    rows.truncate(rows.len() - scroll);
+    let first = rows.len().saturating_sub(height);
+    let shown: Vec<Line> = rows.split_off(first);
+    if shown.is_empty() {
+        frame.render_widget(Paragraph::new(empty_hint(chat, theme)), transcript);
+    } else {
+        frame.render_widget(Paragraph::new(shown), transcript);
+    }
+    frame.render_widget(Paragraph::new(status_line(app, scroll, width)), status);
+
+    // The input: the rows around the cursor.
+    let (cursor_row, cursor_x) = input.cursor;
+    let visible = input_h as usize;
+    let top = cursor_row.saturating_sub(visible - 1);
+    let lines: Vec<Line> = if chat.input.is_blank() && chat.input.lines().len() == 1 {
+        vec![Line::from(vec![
+            Span::styled("› ", theme.key()),
+            Span::styled(placeholder(chat), theme.dim()),
+        ])]
+    } else {
+        input.rows.into_iter().skip(top).take(visible).collect()
+    };
+    frame.render_widget(Paragraph::new(lines), input_area);
+    let modal_open = !app.approvals.is_empty() || app.modal.is_some() || chat.picker.is_some();
+    if focused && !modal_open {
+        let x = input_area.x + (cursor_x as u16).min(input_area.width.saturating_sub(1));
+        let y = input_area.y + (cursor_row - top) as u16;
+        frame.set_cursor_position(Position { x, y });
+    }
+}
+
+fn placeholder(chat: &ChatState) -> &'static str {
+    match chat.status {
+        AgentStatus::Ready | AgentStatus::Waiting | AgentStatus::Starting => {
+            "ask the agent; Enter sends, Alt-Enter breaks the line"
+        }
+        AgentStatus::Failed(_) => "the agent could not start: Ctrl-P picks another profile",
+        AgentStatus::Off => "",
+    }
+}
+
+fn empty_hint(chat: &ChatState, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        "The agent's conversation: what you ask, what the model writes, each tool call it makes.",
+        theme.dim(),
+    )];
+    if chat.configured() {
+        lines.push(Line::styled(
+            "Its calls pass the same approval gate as yours: mutating ones wait for you.",
+            theme.dim(),
+        ));
+        lines.push(Line::styled(
+            "Try: save a note called demo saying hello  ·  what is 2 plus 3",
+            theme.dim(),
+        ));
+    }
+    lines
+}
+
+/// The status line: where the agent is, or the turn in flight.
+fn status_line(app: &App, scroll: usize, width: usize) -> Line<'static> {
+    let chat = &app.chat;
+    let theme = app.theme;
+    let mut spans = Vec::new();
+    if scroll > 0 {
+        spans.push(Span::styled(
+            format!("↑ {scroll} rows up (PgDn goes back) · "),
+            theme.warn(),
+        ));
+    }
+    let (text, style) = match (&chat.turn, &chat.status) {
+        (Some(turn), _) => {
+            let elapsed = app.now.saturating_duration_since(turn.started);
+            let what = if turn.queued.is_some() {
+                "waiting for the agent to start".to_string()
+            } else if turn.cancelled_at.is_some() {
+                "cancelling".to_string()
+            } else if turn.model_turn == 0 {
+                "starting".to_string()
+            } else {
+                format!("model turn {}", turn.model_turn)
+            };
+            (
+                format!(
+                    "{} {what} · {} · Esc cancels",
+                    spinner(elapsed),
+                    crate::text::fmt_duration(elapsed)
+                ),
+                theme.accent(),
+            )
+        }
+        (None, AgentStatus::Ready) => {
+            let at = chat.base_url.clone().unwrap_or_default();
+            (format!("ready · {at}"), theme.dim())
+        }
+        (None, AgentStatus::Waiting) => ("waiting for the servers' runtime".into(), theme.dim()),
+        (None, AgentStatus::Starting) => {
+            let endpoint = chat
+                .current_profile()
+                .map(ChatState::endpoint_text)
+                .unwrap_or_default();
+            (
+                format!("starting the model endpoint ({endpoint})"),
+                theme.dim(),
+            )
+        }
+        (None, AgentStatus::Failed(why)) => (format!("not ready: {why}"), theme.bad()),
+        (None, AgentStatus::Off) => (String::new(), theme.dim()),
+    };
+    spans.push(Span::styled(text, style));
+    let line = Line::from(spans);
+    if line.width() > width {
+        let all: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+        return Line::styled(fit(&all, width), style);
+    }
+    line
+}
+
+/// The input's rows at `width` (a `› ` before the first, two spaces before the rest), and
+/// where its cursor is among them.
+struct InputRows {
+    rows: Vec<Line<'static>>,
+    cursor: (usize, usize),
+}
+
+fn input_rows(chat: &ChatState, width: usize, theme: Theme) -> InputRows {
+    let text_w = width.saturating_sub(2).max(1);
+    let (cur_line, cur_col) = chat.input.cursor();
+    let mut rows = Vec::new();
+    let mut cursor = (0, 2);
+    for (i, line) in chat.input.lines().iter().enumerate() {
+        let wrapped = hard_wrap(line, text_w);
+        let count = wrapped.len();
+        for (j, (start, text)) in wrapped.into_iter().enumerate() {
+            if i == cur_line {
+                let len = text.chars().count();
+                let last = j + 1 == count;
+                if cur_col >= start && (cur_col < start + len || last) {
+                    let before: String = text.chars().take(cur_col - start).collect();
+                    cursor = (rows.len(), 2 + cells(&before));
+                }
+            }
+            let prefix = if i == 0 && j == 0 { "› " } else { "  " };
+            rows.push(Line::from(vec![
+                Span::styled(prefix, theme.key()),
+                Span::raw(text),
+            ]));
+        }
+    }
+    InputRows { rows, cursor }
+}
+
+/// The last `need` rows of the transcript at `width`, oldest first.
+fn tail_rows(app: &App, width: usize, need: usize) -> Vec<Line<'static>> {
+    let chat = &app.chat;
+    let mut out: Vec<Line<'static>> = Vec::new();
+    for (index, entry) in chat.entries.iter().enumerate().rev() {
+        if out.len() >= need {
+            break;
+        }
+        let left = need - out.len();
+        let mut rows = entry_rows(app, entry, width, left);
+        // A blank row between one prompt and what came before it.
+        if matches!(entry, Entry::Prompt(_)) && index > 0 {
+            rows.insert(0, Line::raw(""));
+        }
+        rows.reverse();
+        out.extend(rows);
+    }
+    out.reverse();
+    out
+}
+
+/// An entry's rows (at most `need` of its last ones, for text).
+fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    match entry {
+        Entry::Prompt(block) => text_rows(block, width, need, "› ", theme.key(), theme.bold()),
+        Entry::Model { text, .. } => {
+            text_rows(text, width, need, "  ", Style::default(), Style::default())
+        }
+        Entry::Call(line) => vec![call_row(app, line, width)],
+        Entry::Turn {
+            turn,
+            latency,
+            usage,
+            finish_reason,
+        } => {
+            let mut text = format!("    turn {turn} · {}", crate::text::fmt_duration(*latency));
+            if let Some(u) = usage {
+                text.push_str(&format!(
+                    " · {} in + {} out tokens",
+                    u.prompt_tokens, u.completion_tokens
+                ));
+            }
+            if let Some(reason) = finish_reason {
+                text.push_str(&format!(" · {reason}"));
+            }
+            vec![Line::styled(fit(&text, width), theme.dim())]
+        }
+        Entry::Retry {
+            class,
+            message,
+            attempt,
+            max,
+            remaining,
+        } => {
+            let text = format!(
+                "  ! model {class}: {message}; retrying in {} (attempt {attempt} of {max})",
+                crate::text::fmt_duration(*remaining)
+            );
+            vec![Line::styled(fit(&text, width), theme.warn())]
+        }
+        Entry::Note { level, text } => {
+            let style = match level {
+                NoteLevel::Info => theme.dim(),
+                NoteLevel::Warn => theme.warn(),
+                NoteLevel::Error => theme.bad(),
+            };
+            let block = TextBlock::new(text);
+            text_rows(&block, width, need, "  ", style, style)
+        }
+    }
+}
+
+/// A text block's last `need` rows, `first` before its first row and as many spaces before the
+/// others.
+fn text_rows(
+    block: &TextBlock,
+    width: usize,
+    need: usize,
+    first: &'static str,
+    first_style: Style,
+    style: Style,
+) -> Vec<Line<'static>> {
+    let indent = " ".repeat(cells(first));
+    let text_w = width.saturating_sub(cells(first)).max(1);
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    for (i, line) in block.lines.iter().enumerate().rev() {
+        let wrapped = wrap(line, text_w);
+        for (j, row) in wrapped.into_iter().enumerate().rev() {
+            let prefix = if i == 0 && j == 0 {
+                Span::styled(first, first_style)
+            } else {
+                Span::raw(indent.clone())
+            };
+            rows.push(Line::from(vec![prefix, Span::styled(row, style)]));
+        }
+        if rows.len() >= need {
+            break;
+        }
+    }
+    rows.reverse();
+    let extra = rows.len().saturating_sub(need);
+    rows.split_off(extra)
+}
+
+/// A tool call's row: `→ #7 ✓ ok 12ms (allowed once by you)  tool {arguments}`.
+fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
+    let theme = app.theme;
+    let row = line
+        .runtime_id
+        .and_then(|id| app.calls.rows.iter().rev().find(|r| r.id == id));
+    let (mark, label, style, elapsed) = match (row, line.result) {
+        // Not run by the runtime: what the model was told.
+        (
+            _,
+            Some(
+                status @ (ToolCallStatus::UnknownTool
+                | ToolCallStatus::BadArguments
+                | ToolCallStatus::NotRun),
+            ),
+        ) => (
+            "✗".to_string(),
+            status.as_str().to_string(),
+            theme.bad(),
+            None,
+        ),
+        (Some(row), _) => {
+            let live = app.now.saturating_duration_since(row.started);
+            let mark = match row.status {
+                CallStatus::Running => spinner(live).to_string(),
+                CallStatus::AwaitingApproval => "?".into(),
+                CallStatus::Ok => "✓".into(),
+                CallStatus::Error => "✗".into(),
+                CallStatus::Denied => "⊘".into(),
+                CallStatus::Refused => "⊗".into(),
+                CallStatus::Cancelled => "-".into(),
+            };
+            (
+                mark,
+                row.status.as_str().to_string(),
+                status_style(row.status, theme),
+                Some(row.elapsed.unwrap_or(live)),
+            )
+        }
+        (None, Some(status)) => (
+            match status {
+                ToolCallStatus::Ok => "✓",
+                ToolCallStatus::Cancelled | ToolCallStatus::NotRun => "-",
+                ToolCallStatus::Error
+                | ToolCallStatus::Denied
+                | ToolCallStatus::Refused
+                | ToolCallStatus::UnknownTool
+                | ToolCallStatus::BadArguments => "✗",
+            }
+            .to_string(),
+            status.as_str().to_string(),
+            match status {
+                ToolCallStatus::Ok => theme.ok(),
+                ToolCallStatus::Cancelled | ToolCallStatus::NotRun => theme.dim(),
+                ToolCallStatus::Error
+                | ToolCallStatus::Denied
+                | ToolCallStatus::Refused
+                | ToolCallStatus::UnknownTool
+                | ToolCallStatus::BadArguments => theme.bad(),
+            },
+            line.elapsed,
+        ),
+        (None, None) => (
+            spinner(Duration::ZERO).to_string(),
+            "asking".into(),
+            theme.accent(),
+            None,
+        ),
+    };
+    let id = line
+        .runtime_id
+        .map(|id| format!("#{id} "))
+        .unwrap_or_default();
+    let mut status = format!("{mark} {label}");
+    if let Some(elapsed) = elapsed {
+        status.push_str(&format!(" {}", crate::text::fmt_duration(elapsed)));
+    }
+    if let Some((decision, by)) = line.approval {
+        status.push_str(&format!(" ({})", approval_text(decision, by)));
+    }
+    let head = format!("  → {id}");
+    let rest_w = width.saturating_sub(cells(&head) + cells(&status) + 2);
+    let call = fit(&format!("{} {}", line.shown_tool, line.arguments), rest_w);
+    Line::from(vec![
+        Span::styled(head, theme.dim()),
+        Span::styled(status, style),
+        Span::raw("  "),
+        Span::raw(call),
+    ])
+}
+
+/// The footer's keys while the Conversation pane has focus (its input takes letters, so the
+/// console's own keys are the ones with Ctrl, F1 and Tab).
+pub fn footer_keys(app: &App) -> Vec<(&'static str, &'static str)> {
+    let mut keys = vec![("Enter", "send"), ("Alt-Enter", "new line")];
+    if app.chat.busy() {
+        keys.push(("Esc", "cancel turn"));
+    }
+    keys.extend([
+        ("Tab", "pane"),
+        ("F1", "help"),
+        ("Ctrl-P", "profile"),
+        ("Ctrl-N", "new"),
+        ("↑↓", "history"),
+        ("PgUp/PgDn", "scroll"),
+        ("Ctrl-C", "quit"),
+    ]);
+    keys
+}
+
+/// How an approval was given, in words.
+pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
+    let what = match decision {
+        ApprovalDecision::AllowOnce => "allowed once",
+        ApprovalDecision::AllowForSession => "allowed for the session",
+        ApprovalDecision::Deny => "denied",
+    };
+    let who = match by {
+        AnsweredBy::Operator => "by you",
+        AnsweredBy::YesFlag => "by --yes",
+        AnsweredBy::NoTerminal => "for want of a terminal",
+        AnsweredBy::Unanswered => "unanswered",
+    };
+    format!("{what} {who}")
+}
+
+/// The profile picker over the panes.
+pub fn render_picker(app: &App, frame: &mut Frame, area: Rect) {
+    let Some(selected) = app.chat.picker else {
+        return;
+    };
+    let theme = app.theme;
+    let profiles = app.chat.profiles();
+    let h = (profiles.len() as u16 + 4).min(area.height);
+    let rect = centered(area, 70, 30, 76.min(area.width), h);
+    frame.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.focus_border())
+        .title(" Agent profile ");
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let in_use = app.chat.profile.as_deref() == Some(p.name.as_str());
+            let text = format!(
+                "{} {}  model {}  {}",
+                if in_use { "●" } else { " " },
+                p.name,
+                p.model,
+                ChatState::endpoint_text(p)
+            );
+            let style = if i == selected {
+                theme.selected()
+            } else {
+                Style::default()
+            };
+            Line::styled(fit(&crate::text::sanitize(&text, false), width), style)
+        })
+        .collect();
+    lines.insert(
+        0,
+        Line::styled(
+            "The conversation goes on with the profile you pick (● in use).",
+            theme.dim(),
+        ),
+    );
+    frame.render_widget(Paragraph::new(lines), inner);
+    choices_line(
+        frame,
+        inner,
+        keys_line(&[("Enter", "use"), ("↑↓", "move"), ("Esc", "close")], theme),
+    );
+}

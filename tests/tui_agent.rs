@@ -1,0 +1,228 @@
+//! The agent in the console, end to end: the real binary in tmux on `config.example.yaml` (its
+//! demo model started by the console). A save goes through the approval modal, which names
+//! the agent, MUTATING and why; `y` runs it and the answer streams in; an add runs with no
+//! modal. Esc while the model streams ends the turn at once; Esc while a call runs cancels the
+//! call; the next prompt works. Nothing is left running after quit.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::tmux::Tmux;
+use common::*;
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
+}
+
+/// Every process below `pid` (children, their children, …).
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut parents = vec![pid];
+    let mut found = Vec::new();
+    while let Some(parent) = parents.pop() {
+        let children = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+            .unwrap_or_default();
+        for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+            found.push(child);
+            parents.push(child);
+        }
+    }
+    found
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
+}
+
+/// Starts the console on `config` in a 140×40 tmux window, its transcripts under `state`, and
+/// waits for every server and the agent.
+fn console(dir: &Path, config: &Path, state: &Path) -> Tmux {
+    let t = Tmux::start(dir, 140, 40);
+    t.text(&format!(
+        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
+        state.display(),
+        bin(),
+        config.display(),
+        dir.join("console.log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("6/6 ready", Duration::from_secs(30));
+    t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(20));
+    t
+}
+
+/// Types a prompt into the Conversation pane and sends it.
+fn ask(t: &Tmux, prompt: &str) {
+    t.text(prompt);
+    t.keys(&["Enter"]);
+}
+
+/// Quits with Ctrl-C and checks that the console and everything it started are gone.
+fn quit(t: &Tmux) {
+    let pid = t.console_pid();
+    let started = descendants(pid);
+    assert!(started.len() >= 7, "servers and the model: {started:?}");
+    t.keys(&["C-c"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while started.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<i32> = started.into_iter().filter(|p| alive(*p)).collect();
+    assert!(left.is_empty(), "left running after quit: {left:?}");
+    assert_eq!(t.display("#{alternate_on}"), "0");
+}
+
+#[test]
+fn the_agent_asks_for_approval_and_answers_in_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = console(dir.path(), &example(), &state);
+
+    // The Conversation pane has focus: typing goes to its input.
+    ask(&t, "save a note called demo saying hello");
+    let screen = t.wait_for("Approval needed", Duration::from_secs(10));
+    assert!(
+        screen.contains("mcp__notes-trusted__write_note"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("asked   by the agent, in model turn 1"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("reason  “(demo model) I will save the note \"demo\".”"),
+        "{screen}"
+    );
+    assert!(screen.contains("MUTATING"), "{screen}");
+    assert!(
+        screen.contains("readOnlyHint=false, destructiveHint=false, trusted"),
+        "{screen}"
+    );
+    t.keys(&["y"]);
+    // Ok in Calls, on its line in the conversation, and the answer streamed in.
+    t.wait_for_row("#1 ", "ok");
+    let screen = t.wait_for(
+        "(demo model) Done: saved note \"demo\".",
+        Duration::from_secs(10),
+    );
+    let line = screen
+        .lines()
+        .find(|l| l.contains("→ #1"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("✓ ok") && line.contains("(allowed once by you)"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("turn 2 ·"),
+        "latency and tokens per turn: {screen}"
+    );
+    assert!(screen.contains(" in + "), "{screen}");
+
+    // A read-only call runs with no modal.
+    ask(&t, "what is 2 plus 3");
+    let start = Instant::now();
+    loop {
+        let screen = t.screen();
+        assert!(!screen.contains("Approval needed"), "{screen}");
+        if screen.contains("(demo model) 2 plus 3 is 5.") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no answer: {screen}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let screen = t.wait_for_row("#2 ", "ok");
+    assert!(screen.contains("mcp__notes-trusted__add"), "{screen}");
+
+    // The transcript holds the call and how it was approved.
+    let sessions = state.join("aimon-console").join("sessions");
+    let files: Vec<_> = std::fs::read_dir(&sessions)
+        .expect("sessions dir")
+        .flatten()
+        .collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(files[0].path()).unwrap();
+    assert!(
+        text.contains(r#""type":"approval","call_id":"call_demo_0","runtime_id":1,"decision":"allow_once","by":"operator""#),
+        "{text}"
+    );
+    quit(&t);
+}
+
+#[test]
+fn esc_ends_a_streaming_turn_and_cancels_a_running_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // The example, its model answering what no rule covers with a long, slow stream.
+    let text = std::fs::read_to_string(example()).unwrap();
+    let slow = text.replace(
+        "args: [demo-model, --prefer-server, notes-trusted]",
+        "args: [demo-model, --prefer-server, notes-trusted, --long-answer, \"5000\", --tokens-per-sec, \"100\"]",
+    );
+    assert_ne!(slow, text, "the example's model line changed");
+    let config = dir.path().join("slow.yaml");
+    std::fs::write(&config, slow).unwrap();
+    let t = console(dir.path(), &config, &state);
+
+    // Esc while the model streams: the turn ends at once.
+    ask(&t, "tell me a long story");
+    t.wait_for("a long answer from the demo model", Duration::from_secs(10));
+    t.wait_for("model turn 1 ·", Duration::from_secs(5));
+    let pressed = Instant::now();
+    let sent = t
+        .cmd()
+        .args(["send-keys", "-t", "main", "Escape"])
+        .status()
+        .expect("send-keys");
+    assert!(sent.success());
+    let screen = loop {
+        let screen = t.screen();
+        if screen.contains("cancelled by the operator") {
+            break screen;
+        }
+        assert!(
+            pressed.elapsed() < Duration::from_secs(10),
+            "Esc did not end the turn: {screen}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let seen = pressed.elapsed();
+    let inside = screen
+        .lines()
+        .find_map(|l| {
+            let at = l.find("the turn ended ")?;
+            Some(l[at + 15..].split(" after Esc").next()?.to_string())
+        })
+        .unwrap_or_default();
+    println!(
+        "Esc while streaming: the turn ended {inside} after Esc (the console's own clock); on the screen {} ms after tmux was asked to send the key",
+        seen.as_millis()
+    );
+    assert!(!inside.is_empty(), "{screen}");
+    assert!(seen < Duration::from_secs(5), "{screen}");
+    assert!(
+        screen.contains("ready · http"),
+        "the turn is over: {screen}"
+    );
+
+    // Esc while a call runs: the call is cancelled (its server sent notifications/cancelled).
+    ask(&t, "wait 30 seconds");
+    t.wait_for_row("#1 ", "running");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for_row("#1 ", "cancelled");
+    assert!(screen.contains("mcp__notes-trusted__slow"), "{screen}");
+    t.wait_for("ready · http", Duration::from_secs(5));
+
+    // The next prompt works.
+    ask(&t, "what is 2 plus 3");
+    t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
+    t.wait_for_row("#2 ", "ok");
+    quit(&t);
+}
