@@ -28,27 +28,14 @@ use super::transport::era::EraMemory;
 /// Why `sampling/createMessage` is declined, as the server and the operator are told.
 pub const SAMPLING_DECLINED: &str =
     "sampling declined: aimon-console does not run sampling requests yet (no sampling UI)";
-/// Which handshake a client runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lifecycle {
-    /// `server/discover` (2026-07-28) first, for a bounded share of the handshake timeout,
-    /// then `initialize` (DESIGN §4.6); a server whose last good handshake was `initialize`
-    /// goes straight to it (the memory is shared by every start with these options).
-    Auto(EraMemory),
-    /// Only `initialize`, offering this protocol version (e.g. `2025-11-25`).
-    Initialize(String),
-}
-
-impl Default for Lifecycle {
-    fn default() -> Self {
-        Lifecycle::Auto(EraMemory::default())
-    }
-}
-
 /// What a client declares and how it behaves; the console uses the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientOptions {
-    pub lifecycle: Lifecycle,
+    /// The handshake: `server/discover` (2026-07-28) first, for a bounded share of the
+    /// handshake timeout, then `initialize` (DESIGN §4.6); a server whose last good handshake
+    /// was `initialize` goes straight to it (the memory is shared by every start with these
+    /// options).
+    pub eras: EraMemory,
     /// The `roots/list` answer: `file://` URIs (config `mcp.roots`).
     pub roots: Vec<String>,
 }
@@ -58,7 +45,6 @@ pub struct ClientOptions {
 /// an elicitation goes to the driver through it.
 #[derive(Debug, Clone)]
 pub struct AimonClientHandler {
-    protocol_version: ProtocolVersion,
     roots: Vec<String>,
     links: Option<SessionLinks>,
 }
@@ -90,15 +76,7 @@ impl AimonClientHandler {
     }
 
     pub fn new(options: &ClientOptions) -> Self {
-        let protocol_version = match &options.lifecycle {
-            Lifecycle::Auto(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
-            Lifecycle::Initialize(version) => {
-                serde_json::from_value(serde_json::Value::String(version.clone()))
-                    .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            }
-        };
         AimonClientHandler {
-            protocol_version,
             roots: options.roots.clone(),
             links: None,
         }
@@ -123,7 +101,8 @@ impl ClientHandler for AimonClientHandler {
             capabilities,
             Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
         );
-        config.protocol_version = self.protocol_version.clone();
+        // What `initialize` offers; a 2026-07-28 server is found by `server/discover` first.
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }
 
