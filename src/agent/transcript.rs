@@ -545,7 +545,10 @@ mod tests {
             t.append(&record).unwrap();
         }
         // Lines wait in the buffer until flushed.
-        assert_eq!(std::fs::read_to_string(t.path()).unwrap().lines().count(), 1);
+        assert_eq!(
+            std::fs::read_to_string(t.path()).unwrap().lines().count(),
+            1
+        );
         t.flush().unwrap();
         std::fs::OpenOptions::new()
             .append(true)

@@ -145,7 +145,7 @@ pub fn request_body<'a>(
         model: &options.model,
         messages,
         stream: options.stream,
-        tools: offered.then(|| WireTools(tools)),
+        tools: offered.then_some(WireTools(tools)),
         tool_choice: offered.then_some(match choice {
             ToolChoice::Auto => "auto",
             ToolChoice::None => "none",
