@@ -23,7 +23,7 @@ use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
 use crate::mcp::supervisor::Crashes;
-use crate::tool::registry::DuplicateTool;
+use crate::tool::registry::{DuplicateTool, ToolSnapshot};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
 
 /// Why a runtime could not be built.
@@ -245,6 +245,13 @@ impl AgentRuntime {
             .values()
             .map(|t| t.descriptor().clone())
             .collect()
+    }
+
+    /// The registered tools as they are now (cheap: the registry's own snapshot). The registry
+    /// copies on write, so while one is held any change makes a new one: a holder tells a
+    /// changed list by `Arc::ptr_eq`.
+    pub fn tool_snapshot(&self) -> ToolSnapshot {
+        self.executor.registry.snapshot()
     }
 
     pub fn gate(&self) -> &ApprovalGate {

@@ -179,11 +179,16 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 frames.schedule_frame();
             }
             Some(()) = draw_rx.recv() => {
-                app.set_now(Instant::now());
+                let drawing = Instant::now();
+                app.set_now(drawing);
                 if let Err(e) = terminal.draw(|f| app.render(f)) {
                     tracing::error!(error = %e, "drawing failed");
                     break;
                 }
+                // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the streaming
+                // bench reads it).
+                let us = u64::try_from(drawing.elapsed().as_micros()).unwrap_or(u64::MAX);
+                tracing::debug!(target: "aimon_console::tui::frame", us, "frame drawn");
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
                 }
