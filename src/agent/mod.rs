@@ -9,6 +9,7 @@ pub mod conversation;
 pub mod endpoint;
 pub mod events;
 pub mod failure;
+pub mod sampling;
 pub mod start;
 pub mod stream;
 pub mod transcript;

@@ -1,5 +1,5 @@
 //! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! a server's elicitation, then an open modal, then the filter line, then the focused pane.
+//! a server's elicitation, then its sampling request, then an open modal, then the filter line, then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -51,6 +51,12 @@ impl App {
                 return self.ask_quit();
             }
             return self.elicitation_key(key);
+        }
+        if !self.samplings.is_empty() {
+            if ctrl_c {
+                return self.ask_quit();
+            }
+            return self.sampling_key(key);
         }
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);

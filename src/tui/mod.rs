@@ -16,6 +16,7 @@ mod frame;
 mod ingest;
 mod keys;
 mod login;
+pub mod sample;
 pub mod modals;
 pub mod panes;
 pub mod state;
@@ -416,6 +417,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
         Effect::Agent(effect) => chat::task::run_effect(effect, app, &tx),
+        Effect::Sample { id } => app.run_sample(id, &tx),
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;

@@ -189,6 +189,25 @@ impl App {
             }
             return;
         }
+        // Then a server's sampling request.
+        if let Some(first) = self.samplings.front() {
+            let rect = centered(area, 80, 80, 76.min(area.width), 20.min(area.height));
+            let model = self
+                .chat
+                .current_profile()
+                .map(|p| p.model.clone())
+                .unwrap_or_else(|| "no model".into());
+            modals::sampling::render(
+                frame,
+                rect,
+                first,
+                self.samplings.len(),
+                &model,
+                self.now,
+                theme,
+            );
+            return;
+        }
         let Some(modal) = &self.modal else {
             return;
         };

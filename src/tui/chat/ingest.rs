@@ -19,8 +19,9 @@ impl App {
                 commands,
                 records,
                 base_url,
+                client,
             } => {
-                self.chat.ready(commands, records, base_url);
+                self.chat.ready(commands, records, base_url, client);
                 // A prompt typed while the agent started goes now.
                 let queued = self.chat.turn.as_mut().and_then(|t| t.queued.take());
                 if let Some(text) = queued {

@@ -50,8 +50,12 @@ impl App {
         Some(Vec::new())
     }
 
-    /// Pasted text goes into the input box when the Conversation pane has focus.
+    /// Pasted text goes into a sampling answer being edited, else into the input box when the
+    /// Conversation pane has focus.
     pub fn on_paste(&mut self, text: &str) {
+        if self.approvals.is_empty() && self.elicitations.is_empty() && self.sampling_paste(text) {
+            return;
+        }
         if self.focus == crate::tui::app::Pane::Conversation
             && self.approvals.is_empty()
             && self.modal.is_none()

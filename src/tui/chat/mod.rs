@@ -21,6 +21,7 @@ mod tests;
 mod tests_keys;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -30,7 +31,7 @@ use self::entry::call_line;
 pub use self::entry::{CallLine, Entry, NoteLevel, TextBlock};
 use self::input::InputBox;
 use crate::agent::transcript::Record;
-use crate::agent::{AgentEvent, PromptReport, ToolCallStatus};
+use crate::agent::{AgentEvent, HttpModelClient, PromptReport, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::config::{AgentConfig, ModelEndpoint, ModelProfile};
 use crate::text::sanitize;
@@ -57,6 +58,8 @@ pub enum ChatEvent {
         records: Vec<Record>,
         /// Where the endpoint is (its base URL), for the operator.
         base_url: String,
+        /// The agent's model client: servers' sampling requests are answered through it.
+        client: Arc<HttpModelClient>,
     },
     /// The agent could not start (the endpoint failed, the session could not be read).
     Failed(String),
@@ -128,6 +131,8 @@ pub struct ChatState {
     commands: Option<UnboundedSender<AgentCommand>>,
     /// The endpoint's base URL, once started.
     pub base_url: Option<String>,
+    /// The agent's model client, once its endpoint is up (servers' sampling requests use it).
+    pub model: Option<Arc<HttpModelClient>>,
     pub entries: VecDeque<Entry>,
     /// Entries no longer kept.
     pub dropped: u64,
@@ -159,6 +164,7 @@ impl ChatState {
             epoch: 0,
             commands: None,
             base_url: None,
+            model: None,
             entries: VecDeque::new(),
             dropped: 0,
             input: InputBox::default(),
@@ -268,6 +274,7 @@ impl ChatState {
         }
         self.commands = None;
         self.base_url = None;
+        self.model = None;
         self.unmatched.clear();
         self.asked.clear();
     }
@@ -295,8 +302,10 @@ impl ChatState {
         commands: UnboundedSender<AgentCommand>,
         records: Vec<Record>,
         base_url: String,
+        client: Arc<HttpModelClient>,
     ) {
         self.commands = Some(commands);
+        self.model = Some(client);
         self.status = AgentStatus::Ready;
         self.base_url = Some(base_url);
         let (profile, model) = self

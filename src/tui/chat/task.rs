@@ -126,6 +126,7 @@ impl Job {
             commands,
             records,
             base_url: endpoint.base_url.clone(),
+            client: client.clone(),
         };
         if !self.send(ready).await {
             return;

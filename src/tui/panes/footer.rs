@@ -29,6 +29,9 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             }
         };
     }
+    if let Some(first) = app.samplings.front() {
+        return crate::tui::modals::sampling::keys(first);
+    }
     match &app.modal {
         Some(Modal::Resource(view)) => return view.keys(),
         Some(Modal::Form(form)) => return form.keys(),
