@@ -32,6 +32,8 @@ mod tests_keys;
 #[cfg(test)]
 mod tests_rules;
 #[cfg(test)]
+mod tests_sampling;
+#[cfg(test)]
 mod tests_startup;
 
 use std::io::{self, Stdout};

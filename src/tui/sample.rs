@@ -172,6 +172,8 @@ impl App {
                     );
                     self.next_sampling();
                 }
+                KeyCode::PageUp => first.scroll = first.scroll.saturating_sub(PAGE),
+                KeyCode::PageDown => first.scroll = first.scroll.saturating_add(PAGE),
                 KeyCode::Enter => editor.newline(),
                 KeyCode::Char('u') if ctrl => editor.clear(),
                 KeyCode::Char(c) if !ctrl && !alt => editor.insert(c),

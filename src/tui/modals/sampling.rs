@@ -34,6 +34,7 @@ pub fn keys(sampling: &Sampling) -> Vec<(&'static str, &'static str)> {
             ("Ctrl-S", "send this answer"),
             ("Ctrl-R", "back to the request"),
             ("Esc", "reject"),
+            ("PgUp/PgDn", "scroll the request"),
         ],
     }
 }
@@ -72,7 +73,7 @@ fn preferences(value: &Value) -> String {
 
 fn labelled(label: &str, text: String, theme: Theme) -> Line<'static> {
     Line::from(vec![
-        Span::styled(format!("{label:<17}"), theme.dim()),
+        Span::styled(format!("{label:<19}"), theme.dim()),
         Span::raw(text),
     ])
 }
