@@ -330,7 +330,11 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             "[{}] asks for a model's message ({} message{}, max {} tokens)",
             request.server,
             request.ask.messages.len(),
-            if request.ask.messages.len() == 1 { "" } else { "s" },
+            if request.ask.messages.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
             request.ask.max_tokens
         ),
         RuntimeEvent::Notification(n) => format!(

@@ -15,15 +15,14 @@ use rmcp::model::{
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
     ListRootsResult, ProtocolVersion, Role, Root, RootsCapabilities, SamplingCapability,
-    SamplingMessage, SamplingMessageContentBlock,
-    UrlElicitationCapability,
+    SamplingMessage, SamplingMessageContentBlock, UrlElicitationCapability,
 };
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
 use super::elicitation::{ElicitationAnswer, ElicitationRequest};
-use super::sampling::{sampling_ask, SamplingAnswer, SamplingRequest};
 use super::events::{McpEvent, RequestOutcome};
+use super::sampling::{sampling_ask, SamplingAnswer, SamplingRequest};
 use super::session::SessionLinks;
 use super::transport::era::EraMemory;
 
@@ -195,11 +194,16 @@ impl ClientHandler for AimonClientHandler {
                 let detail = format!(
                     "answered by {}{} ({} chars)",
                     crate::text::sanitize_line(&model, 100),
-                    if edited { ", edited by the operator" } else { "" },
+                    if edited {
+                        ", edited by the operator"
+                    } else {
+                        ""
+                    },
                     text.chars().count()
                 );
                 self.report(METHOD, RequestOutcome::Answered, detail);
-                let message = SamplingMessage::new(Role::Assistant, SamplingMessageContentBlock::text(text));
+                let message =
+                    SamplingMessage::new(Role::Assistant, SamplingMessageContentBlock::text(text));
                 let result = CreateMessageResult::new(message, model);
                 Ok(match stop_reason {
                     Some(reason) => result.with_stop_reason(reason),

@@ -104,7 +104,10 @@ impl PartialEq for SamplingRequest {
 }
 
 impl SamplingRequest {
-    pub fn new(server: &str, ask: SamplingAsk) -> (SamplingRequest, oneshot::Receiver<SamplingAnswer>) {
+    pub fn new(
+        server: &str,
+        ask: SamplingAsk,
+    ) -> (SamplingRequest, oneshot::Receiver<SamplingAnswer>) {
         let (reply, receiver) = oneshot::channel();
         (
             SamplingRequest {

@@ -49,9 +49,6 @@ pub use crate::mcp::form::{
     check_content, content_of, value_text, Choice, FieldKind, FormField, TextFormat,
 };
 pub use crate::mcp::manager::{startup_deadline, StartSummary};
-pub use crate::mcp::sampling::{
-    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingTool,
-};
 pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
 pub use crate::mcp::prompts::{
     MessageRole, PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages,
@@ -61,5 +58,8 @@ pub use crate::mcp::resources::{
     ResourceInfo, TemplateInfo,
 };
 pub use crate::mcp::rewake::ExternalEvent;
+pub use crate::mcp::sampling::{
+    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingTool,
+};
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

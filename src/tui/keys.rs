@@ -1,5 +1,6 @@
 //! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! a server's elicitation, then its sampling request, then an open modal, then the filter line, then the focused pane.
+//! a server's elicitation, then its sampling request, then an open modal, then the filter line,
+//! then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 

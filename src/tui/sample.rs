@@ -120,10 +120,7 @@ impl App {
                 },
                 KeyCode::Char('n') | KeyCode::Esc => {
                     first.request.reject("rejected by the operator");
-                    self.notify(
-                        Level::Info,
-                        format!("rejected {server}'s sampling request"),
-                    );
+                    self.notify(Level::Info, format!("rejected {server}'s sampling request"));
                     self.next_sampling();
                 }
                 KeyCode::Up | KeyCode::Char('k') => first.scroll = first.scroll.saturating_sub(1),
@@ -155,10 +152,7 @@ impl App {
                         stop_reason(finish_reason.as_deref()),
                         edited,
                     );
-                    self.notify(
-                        Level::Info,
-                        format!("sent the model's answer to {server}"),
-                    );
+                    self.notify(Level::Info, format!("sent the model's answer to {server}"));
                     self.next_sampling();
                 }
                 KeyCode::Char('r') if ctrl => {
@@ -166,10 +160,7 @@ impl App {
                 }
                 KeyCode::Esc => {
                     first.request.reject("rejected by the operator");
-                    self.notify(
-                        Level::Info,
-                        format!("rejected {server}'s sampling request"),
-                    );
+                    self.notify(Level::Info, format!("rejected {server}'s sampling request"));
                     self.next_sampling();
                 }
                 KeyCode::PageUp => first.scroll = first.scroll.saturating_sub(PAGE),

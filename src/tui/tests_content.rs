@@ -1,7 +1,8 @@
 //! Snapshot and key tests of the Resources and Prompts panes, their modals (a resource read, a
 //! template's and a prompt's form, a prompt's messages, a server's instructions) and a server's
 //! elicitation (form and URL), at 80×24 and 140×40; and server text kept off the terminal in
-//! all of them (and in a sampling request and its model's answer). The fixtures build on the snapshot tests' (`tests.rs`).
+//! all of them (and in a sampling request and its model's answer). The fixtures build on the
+//! snapshot tests' (`tests.rs`).
 
 use std::collections::BTreeMap;
 
@@ -574,7 +575,11 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
     }
     let text = format!("{EVIL}evil answer");
     let (model, finish_reason) = (format!("{EVIL}m"), None);
-    let result = Ok(crate::agent::sampling::Sampled { text, model, finish_reason });
+    let result = Ok(crate::agent::sampling::Sampled {
+        text,
+        model,
+        finish_reason,
+    });
     app.on_app_event(AppEvent::Sampled { id, result });
     look(&app);
     for screen in &screens {

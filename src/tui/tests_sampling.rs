@@ -70,7 +70,9 @@ fn with_model() -> App {
     let profile = ModelProfile::url("demo", "http://127.0.0.1:1/v1", "demo-model");
     let agent = AgentConfig {
         default: "demo".into(),
-        profiles: [("demo".to_string(), profile.clone())].into_iter().collect(),
+        profiles: [("demo".to_string(), profile.clone())]
+            .into_iter()
+            .collect(),
     };
     app.chat = ChatState::new(Some(&agent));
     app.chat.restart("demo".into(), None);
@@ -110,7 +112,10 @@ async fn approved_the_model_answers_and_the_edited_answer_goes_back_on_ctrl_s() 
     snapshot("sampling_request", &app);
     // Nothing runs until the operator approves.
     assert!(app.on_key(key(KeyCode::Down)).is_empty());
-    assert_eq!(app.on_key(key(KeyCode::Char('y'))), vec![Effect::Sample { id }]);
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![Effect::Sample { id }]
+    );
     app.on_app_event(AppEvent::Sampled {
         id,
         result: Ok(Sampled {
@@ -136,7 +141,12 @@ async fn approved_the_model_answers_and_the_edited_answer_goes_back_on_ctrl_s() 
         }
     );
     assert!(app.samplings.is_empty());
-    let events = app.events.rows.iter().map(|r| r.text.clone()).collect::<Vec<_>>();
+    let events = app
+        .events
+        .rows
+        .iter()
+        .map(|r| r.text.clone())
+        .collect::<Vec<_>>();
     assert!(
         events
             .iter()
@@ -150,7 +160,9 @@ async fn rejected_or_failed_requests_and_no_model() {
     let mut app = with_model();
     let (_, answer) = request(&mut app, ask());
     app.on_key(key(KeyCode::Char('n')));
-    assert!(matches!(answered(answer).await, SamplingAnswer::Reject(why) if why.contains("rejected by the operator")));
+    assert!(
+        matches!(answered(answer).await, SamplingAnswer::Reject(why) if why.contains("rejected by the operator"))
+    );
 
     // A model failure comes back to the request, which can be rejected from there.
     let (id, answer) = request(&mut app, ask());

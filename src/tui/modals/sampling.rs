@@ -81,7 +81,11 @@ fn labelled(label: &str, text: String, theme: Theme) -> Line<'static> {
 /// The request as lines (sanitized).
 pub fn request_lines(ask: &SamplingAsk, model: &str, theme: Theme) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
-    match ask.system_prompt.as_deref().filter(|s| !s.trim().is_empty()) {
+    match ask
+        .system_prompt
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
         Some(system) => {
             lines.push(Line::styled("system prompt", theme.dim()));
             for l in sanitize(system, true).lines() {
@@ -128,7 +132,10 @@ pub fn request_lines(ask: &SamplingAsk, model: &str, theme: Theme) -> Vec<Line<'
         "include context",
         match ask.include_context.as_deref() {
             None => "not asked".into(),
-            Some(c) => format!("{} (only the messages above are sent)", sanitize_line(c, 40)),
+            Some(c) => format!(
+                "{} (only the messages above are sent)",
+                sanitize_line(c, 40)
+            ),
         },
         theme,
     ));
@@ -268,10 +275,7 @@ pub fn render(
             } else {
                 " · edit it, or send it as is"
             });
-            frame.render_widget(
-                Paragraph::new(Line::styled(what, theme.bold())),
-                label,
-            );
+            frame.render_widget(Paragraph::new(Line::styled(what, theme.bold())), label);
             // The editor's lines were sanitized when the answer arrived; typed text has no
             // control characters (the input box drops them).
             let (rows, (cursor_row, cursor_x)) =
