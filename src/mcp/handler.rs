@@ -192,7 +192,7 @@ impl ClientHandler for AimonClientHandler {
                 edited,
             } => {
                 let detail = format!(
-                    "answered by {}{} ({} chars)",
+                    "model {}{}, {} chars",
                     crate::text::sanitize_line(&model, 100),
                     if edited {
                         ", edited by the operator"
