@@ -11,6 +11,7 @@ use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::{TextView, ViewOutcome};
 use super::modals::Modal;
+use crate::agent::attach::PromptUse;
 use crate::approval::{rule_label, ApprovalDecision};
 use crate::config::{AnnotationTrust, RuleDecision};
 use crate::runtime::trust_changes;
@@ -64,6 +65,9 @@ impl App {
         }
         if self.chat.picker.is_some() {
             return self.picker_key(key, ctrl_c);
+        }
+        if self.chat.content_picker.is_some() {
+            return self.content_picker_key(key, ctrl_c);
         }
         if ctrl_c {
             return self.ask_quit();
@@ -556,7 +560,23 @@ impl App {
                 )));
                 vec![Effect::ReadResource { server, uri }]
             }
-            FormPurpose::Prompt { server, name } => {
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: true,
+            } => {
+                self.modal = None;
+                self.send_to_agent(Some(PromptUse {
+                    server,
+                    name,
+                    arguments: values,
+                }))
+            }
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: false,
+            } => {
                 let shown = crate::text::sanitize_line(&name, 100);
                 self.get_prompt(server, name, &shown, values)
             }

@@ -174,6 +174,10 @@ impl App {
             panes::conversation::render_picker(self, frame, area);
             return;
         }
+        if self.chat.content_picker.is_some() {
+            super::chat::pick::render(self, frame, area);
+            return;
+        }
         // Then a server's question.
         if let Some(request) = self.elicitations.front() {
             let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));

@@ -52,7 +52,9 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
         effects,
         vec![Effect::Agent(ChatEffect::Prompt {
             epoch: 1,
-            text: "q?12\nx".into()
+            text: "q?12\nx".into(),
+            attachments: Vec::new(),
+            prompt: None,
         })]
     );
     done(&mut app);
@@ -62,7 +64,9 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
         effects,
         vec![Effect::Agent(ChatEffect::Prompt {
             epoch: 1,
-            text: "what is 2 plus 3".into()
+            text: "what is 2 plus 3".into(),
+            attachments: Vec::new(),
+            prompt: None,
         })]
     );
     assert!(app.chat.busy());

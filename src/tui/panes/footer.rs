@@ -52,6 +52,14 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
     if app.chat.picker.is_some() {
         return vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")];
     }
+    if app.chat.content_picker.is_some() {
+        return vec![
+            ("Enter", "pick"),
+            ("↑↓", "move"),
+            ("type", "filter"),
+            ("Esc", "close"),
+        ];
+    }
     if app.filter_editing {
         return vec![("Enter", "keep filter"), ("Esc", "clear")];
     }
