@@ -3,7 +3,9 @@
 //! `trigger-sampling-request` shows the sampling modal with what the server asks; `y` has the
 //! demo model answer; the answer, edited, goes back on Ctrl-S and the server's result echoes
 //! it; the Events pane says how it was answered. A second request is rejected with `n` and the
-//! call fails with the server's error.
+//! call fails with the server's error. In the Conversation's input, `@` attaches one of
+//! server-everything's resources (its text reaches the model: the session transcript has it)
+//! and `/` runs its `simple-prompt` (the message shown, the model answering).
 
 mod common;
 #[allow(dead_code)] // the Python peer is not used here
@@ -118,6 +120,71 @@ fn a_sampling_request_is_answered_by_the_demo_model_after_approval() {
     t.wait_for("rejected: rejected by the operator", Duration::from_secs(5));
 
     t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert!(
+        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        "servers left behind"
+    );
+}
+
+#[test]
+fn at_attaches_a_resource_and_slash_runs_a_prompt_in_the_conversation() {
+    let m = marker("tui-pick");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(&config, config_text(&m)).unwrap();
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
+        dir.path().display(),
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", Duration::from_secs(30));
+    t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(20));
+
+    // @: the picker of resources, filtered; the one picked is attached.
+    t.text("@");
+    t.wait_for("Attach a resource (@)", Duration::from_secs(5));
+    t.text("features");
+    t.wait_for("@features.md", Duration::from_secs(5));
+    t.keys(&["Enter"]);
+    t.wait_for("attached @features.md", Duration::from_secs(5));
+    t.text("what does it say");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        "@features.md (everything) attached: text/markdown",
+        Duration::from_secs(10),
+    );
+    t.wait_for("(demo model)", Duration::from_secs(10));
+    // The model was sent the resource's text with the prompt.
+    let sessions = dir.path().join("aimon-console/sessions");
+    let transcript: String = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert!(
+        transcript.contains("what does it say\\n\\n<resource server=\\\"everything\\\" uri=\\\"demo://resource/static/document/features.md\\\">"),
+        "{transcript}"
+    );
+
+    // /: the picker of prompts; simple-prompt has no arguments, so it goes at once.
+    t.text("/");
+    t.wait_for("Run a server prompt (/)", Duration::from_secs(5));
+    t.text("simple");
+    t.keys(&["Enter"]);
+    t.wait_for(
+        "/simple-prompt (everything): 1 message added",
+        Duration::from_secs(10),
+    );
+    t.wait_for(
+        "This is a simple prompt without arguments.",
+        Duration::from_secs(5),
+    );
+    t.keys(&["C-c"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert!(
         wait_gone(&m, Duration::from_secs(3)).is_empty(),
