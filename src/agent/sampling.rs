@@ -9,7 +9,7 @@
 use super::client::{HttpModelClient, ModelClient};
 use super::failure::ModelError;
 use super::wire::{Message, ToolChoice};
-use crate::runtime::{MessageRole, SamplingAsk};
+use crate::runtime::{SamplingAsk, SamplingRole};
 
 /// What the model answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,10 +31,10 @@ pub fn messages(ask: &SamplingAsk) -> Vec<Message> {
     }
     for m in &ask.messages {
         out.push(match m.role {
-            MessageRole::User => Message::User {
+            SamplingRole::User => Message::User {
                 content: m.text.clone(),
             },
-            MessageRole::Assistant => Message::Assistant {
+            SamplingRole::Assistant => Message::Assistant {
                 content: m.text.clone(),
                 tool_calls: Vec::new(),
             },
@@ -66,11 +66,11 @@ mod tests {
         let ask = SamplingAsk {
             messages: vec![
                 SamplingMessage {
-                    role: MessageRole::User,
+                    role: SamplingRole::User,
                     text: "hi".into(),
                 },
                 SamplingMessage {
-                    role: MessageRole::Assistant,
+                    role: SamplingRole::Assistant,
                     text: "hello".into(),
                 },
             ],

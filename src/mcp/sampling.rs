@@ -17,18 +17,25 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use rmcp::model::{CreateMessageRequestParams, Role, SamplingMessageContentBlock};
-
-use super::prompts::{content_text, MessageRole};
+use rmcp::model::{ContentBlock, CreateMessageRequestParams, Role, SamplingMessageContentBlock};
 
 /// Ids of sampling requests, unique in this process.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Who a sampling message is from. (Its own type, not the prompts' `MessageRole`: this module
+/// stays a leaf of the MCP layer.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplingRole {
+    User,
+    Assistant,
+}
 
 /// One message of the conversation the server wants answered: its text, non-text content as a
 /// short placeholder naming its type and size (as sent: not sanitized, whoever shows it does).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SamplingMessage {
-    pub role: MessageRole,
+    pub role: SamplingRole,
     pub text: String,
 }
 
@@ -171,10 +178,22 @@ fn block_text(block: &SamplingMessageContentBlock) -> String {
             Value::Object(u.input.clone())
         ),
         SamplingMessageContentBlock::ToolResult(r) => {
-            let parts: Vec<String> = r.content.iter().map(content_text).collect();
+            let parts: Vec<String> = r.content.iter().map(result_text).collect();
             format!("[tool result {}] {}", r.tool_use_id, parts.join("\n"))
         }
         // rmcp may add block kinds; show that something arrived rather than nothing.
+        _ => "[content of an unknown kind]".to_string(),
+    }
+}
+
+/// A tool result's content block as text: text as is, the rest named by its kind.
+fn result_text(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Image(i) => format!("[image {}, {} bytes base64]", i.mime_type, i.data.len()),
+        ContentBlock::Audio(a) => format!("[audio {}, {} bytes base64]", a.mime_type, a.data.len()),
+        ContentBlock::Resource(_) => "[embedded resource]".to_string(),
+        ContentBlock::ResourceLink(link) => format!("[link {}]", link.uri),
         _ => "[content of an unknown kind]".to_string(),
     }
 }
@@ -190,8 +209,8 @@ pub(crate) fn sampling_ask(params: CreateMessageRequestParams) -> SamplingAsk {
         .into_iter()
         .map(|m| SamplingMessage {
             role: match m.role {
-                Role::User => MessageRole::User,
-                Role::Assistant => MessageRole::Assistant,
+                Role::User => SamplingRole::User,
+                Role::Assistant => SamplingRole::Assistant,
             },
             text: m
                 .content
@@ -247,7 +266,7 @@ mod tests {
     fn ask() -> SamplingAsk {
         SamplingAsk {
             messages: vec![SamplingMessage {
-                role: MessageRole::User,
+                role: SamplingRole::User,
                 text: "hi".into(),
             }],
             system_prompt: None,

@@ -59,7 +59,8 @@ pub use crate::mcp::resources::{
 };
 pub use crate::mcp::rewake::ExternalEvent;
 pub use crate::mcp::sampling::{
-    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingTool,
+    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingRole,
+    SamplingTool,
 };
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

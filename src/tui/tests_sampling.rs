@@ -17,8 +17,8 @@ use crate::agent::sampling::Sampled;
 use crate::agent::HttpModelClient;
 use crate::config::{AgentConfig, ModelProfile};
 use crate::runtime::{
-    McpEvent, MessageRole, RuntimeEvent, SamplingAnswer, SamplingAsk, SamplingMessage,
-    SamplingRequest, SamplingTool,
+    McpEvent, RuntimeEvent, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest,
+    SamplingRole, SamplingTool,
 };
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -33,15 +33,15 @@ pub(super) fn ask() -> SamplingAsk {
     SamplingAsk {
         messages: vec![
             SamplingMessage {
-                role: MessageRole::User,
+                role: SamplingRole::User,
                 text: "Summarize the notes saved today in one sentence.".into(),
             },
             SamplingMessage {
-                role: MessageRole::Assistant,
+                role: SamplingRole::Assistant,
                 text: "Which notes?".into(),
             },
             SamplingMessage {
-                role: MessageRole::User,
+                role: SamplingRole::User,
                 text: "The ones about the demo.".into(),
             },
         ],

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
 
-use crate::runtime::{MessageRole, SamplingAsk};
+use crate::runtime::{SamplingAsk, SamplingRole};
 use crate::text::{sanitize, sanitize_line};
 use crate::tui::panes::keys_line;
 use crate::tui::sample::{Sampling, SamplingStage};
@@ -96,8 +96,8 @@ pub fn request_lines(ask: &SamplingAsk, model: &str, theme: Theme) -> Vec<Line<'
     }
     for m in &ask.messages {
         let who = match m.role {
-            MessageRole::User => "user",
-            MessageRole::Assistant => "assistant",
+            SamplingRole::User => "user",
+            SamplingRole::Assistant => "assistant",
         };
         lines.push(Line::styled(who, theme.bold()));
         let text = sanitize(&m.text, true);
