@@ -3,7 +3,8 @@
 //! runtime's event stream, and `agent::sampling::sample` (what the console's modal runs once
 //! the operator approves) answers it with the demo model, then with a real model
 //! (llama-cpp-python + SmolLM2, installed under the target dir by `tests/peers`). Without an
-//! `agent:` the sampling capability is not declared, so the server offers no such tool.
+//! `agent:` the sampling capability is not declared, so the server offers no such tool; with
+//! one, a headless command (`call`) rejects the request: nobody is there to approve it.
 
 mod common;
 #[allow(dead_code)] // the Python MCP peer is not used here
@@ -212,5 +213,53 @@ async fn a_real_model_answers_server_everythings_sampling_request() {
     let said = result["content"]["text"].as_str().unwrap_or("");
     assert!(!said.trim().is_empty(), "{text}");
     runtime.close().await;
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
+}
+
+#[test]
+fn a_headless_call_rejects_a_sampling_request() {
+    let m = marker("sampling-headless");
+    let script = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
+    // The model is never asked: nothing listens there.
+    let config = common::write_config(&format!(
+        "mcp:\n  servers:\n    - name: everything\n      command: node\n      args: [{:?}, stdio]\n      env: {{AIMON_TEST_MARKER: {m}}}\nagent:\n  base_url: http://127.0.0.1:9/v1\n  model: nobody\n",
+        script.display().to_string()
+    ));
+    let out = common::run(
+        &[
+            "call",
+            "mcp__everything__trigger-sampling-request",
+            "--args",
+            r#"{"prompt": "hi"}"#,
+            "--yes",
+            "--events",
+            "--json",
+        ],
+        Some(&config.path),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let asked = lines
+        .iter()
+        .find(|l| l["type"] == "sampling_requested")
+        .unwrap_or_else(|| panic!("no sampling_requested:\n{stdout}"));
+    assert_eq!(asked["request"]["max_tokens"], 100, "{asked}");
+    assert_eq!(asked["request"]["messages"][0]["role"], "user", "{asked}");
+    let answered = lines
+        .iter()
+        .find(|l| l["type"] == "server_request" && l["method"] == "sampling/createMessage")
+        .unwrap_or_else(|| panic!("no server_request:\n{stdout}"));
+    assert_eq!(answered["outcome"], "declined", "{answered}");
+    assert!(
+        answered["detail"]
+            .as_str()
+            .unwrap_or("")
+            .contains("aimon-console call has no operator to approve a sampling request"),
+        "{answered}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }
