@@ -213,7 +213,7 @@ pub fn render(
             let line = match problem {
                 Some(p) => Line::styled(sanitize_line(p, 300), theme.bad()),
                 None => Line::styled(
-                    "Nothing runs until you say so: y asks the model, and you see its answer before it goes back.",
+                    "Nothing runs until y; you see the answer before it goes back.",
                     theme.dim(),
                 ),
             };
