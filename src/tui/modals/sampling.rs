@@ -31,8 +31,8 @@ pub fn keys(sampling: &Sampling) -> Vec<(&'static str, &'static str)> {
         ],
         SamplingStage::Asking { .. } => vec![("Esc", "stop the model")],
         SamplingStage::Answer { .. } => vec![
-            ("Ctrl-S", "send this answer"),
-            ("Ctrl-R", "back to the request"),
+            ("Ctrl-S", "send it"),
+            ("Ctrl-R", "back"),
             ("Esc", "reject"),
             ("PgUp/PgDn", "scroll the request"),
         ],
