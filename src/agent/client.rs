@@ -62,6 +62,7 @@ pub trait ModelClient: Send + Sync {
 }
 
 /// A Chat Completions endpoint at `base_url` (`…/v1`).
+#[derive(Clone)]
 pub struct HttpModelClient {
     http: reqwest::Client,
     url: String,
@@ -165,6 +166,27 @@ impl HttpModelClient {
     /// The URL requests go to.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The model requests name (the profile's `model`).
+    pub fn model(&self) -> &str {
+        &self.options.model
+    }
+
+    /// The same client (connection pool, headers, key, timeout), its answers at most
+    /// `max_tokens` long (never more than the profile allows) and at `temperature` when given:
+    /// for a server's sampling request, which says both.
+    pub fn limited(&self, max_tokens: u32, temperature: Option<f64>) -> HttpModelClient {
+        let mut client = self.clone();
+        client.options.max_tokens = Some(
+            self.options
+                .max_tokens
+                .map_or(max_tokens, |own| own.min(max_tokens)),
+        );
+        if temperature.is_some() {
+            client.options.temperature = temperature;
+        }
+        client
     }
 
     async fn attempt(

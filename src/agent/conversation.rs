@@ -132,6 +132,31 @@ impl Conversation {
         }
     }
 
+    /// Adds messages from elsewhere (a server prompt's, `/`) to the conversation and its
+    /// transcript, without asking the model.
+    pub fn add_messages(&mut self, messages: Vec<Message>) {
+        for message in messages {
+            let record = match &message {
+                Message::User { content } => Record::Prompt {
+                    at_ms: now_ms(),
+                    text: content.clone(),
+                },
+                Message::Assistant { content, .. } => Record::Assistant {
+                    turn: 0,
+                    text: content.clone(),
+                    tool_calls: Vec::new(),
+                    finish_reason: None,
+                    usage: None,
+                    latency_ms: 0,
+                },
+                Message::System { .. } | Message::Tool { .. } => continue,
+            };
+            self.record(record);
+            self.messages.push(message);
+        }
+        self.sync();
+    }
+
     /// Runs one prompt to its end. `cancel` ends it at once: the model request is dropped and
     /// running calls are cancelled (their servers are sent `notifications/cancelled`); the
     /// conversation can take the next prompt afterwards.

@@ -96,6 +96,8 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
+                // A model answers sampling requests only where an agent is configured.
+                sampling: config.agent.is_some(),
                 ..ClientOptions::default()
             },
             registry.clone(),

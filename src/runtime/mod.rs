@@ -58,5 +58,9 @@ pub use crate::mcp::resources::{
     ResourceInfo, TemplateInfo,
 };
 pub use crate::mcp::rewake::ExternalEvent;
+pub use crate::mcp::sampling::{
+    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingRole,
+    SamplingTool,
+};
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

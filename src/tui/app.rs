@@ -14,8 +14,10 @@ use super::content::{ContentEvent, PromptsPane, ResourcesPane};
 use super::modals::editor::ArgsEditor;
 use super::modals::form::FormEditor;
 use super::modals::Modal;
+use super::sample::Sampling;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
+use crate::agent::sampling::Sampled;
 use crate::approval::ApprovalRequest;
 use crate::config::{AnnotationTrust, ApprovalRule, Config};
 use crate::runtime::startup_deadline;
@@ -127,6 +129,8 @@ pub enum Effect {
     RemoveRule { index: usize, digest: u64 },
     /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).
     Agent(ChatEffect),
+    /// Have the agent's model answer sampling request `id` (`sample.rs`).
+    Sample { id: u64 },
 }
 
 /// Events the event loop feeds back into the app.
@@ -167,6 +171,11 @@ pub enum AppEvent {
     },
     /// A report of the agent task of this epoch (older epochs' are stale).
     Agent(u64, ChatEvent),
+    /// The agent's model answered sampling request `id`, or could not (why).
+    Sampled {
+        id: u64,
+        result: Result<Sampled, String>,
+    },
 }
 
 /// How serious a notice is.
@@ -229,6 +238,9 @@ pub struct App {
     pub(super) elicitations: VecDeque<ElicitationRequest>,
     /// The form of the first elicitation, when it is a form.
     pub(super) elicitation_form: Option<FormEditor>,
+    /// Servers' sampling requests waiting for the operator, oldest first (after the
+    /// elicitations).
+    pub(super) samplings: VecDeque<Sampling>,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
 }
@@ -304,6 +316,7 @@ impl App {
             },
             elicitations: VecDeque::new(),
             elicitation_form: None,
+            samplings: VecDeque::new(),
             chat: ChatState::new(config.agent.as_ref()),
         }
     }
@@ -482,6 +495,7 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
+            AppEvent::Sampled { id, result } => self.sampled(id, result),
             AppEvent::LogLevelSet {
                 server,
                 level,

@@ -35,6 +35,9 @@ impl App {
         if !self.elicitations.is_empty() {
             self.prune_elicitations();
         }
+        if !self.samplings.is_empty() {
+            self.prune_samplings();
+        }
         self.chat_observe(&event);
         match event {
             RuntimeEvent::Mcp(McpEvent::PhaseStarted {
@@ -69,6 +72,9 @@ impl App {
             }
             RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                 self.elicitation_requested(request);
+            }
+            RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                self.sampling_requested(request);
             }
             RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
                 if let Some(row) = self.server_mut(&server) {

@@ -1,5 +1,6 @@
 //! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! a server's elicitation, then an open modal, then the filter line, then the focused pane.
+//! a server's elicitation, then its sampling request, then an open modal, then the filter line,
+//! then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -10,6 +11,7 @@ use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::{TextView, ViewOutcome};
 use super::modals::Modal;
+use crate::agent::attach::PromptUse;
 use crate::approval::{rule_label, ApprovalDecision};
 use crate::config::{AnnotationTrust, RuleDecision};
 use crate::runtime::trust_changes;
@@ -52,11 +54,20 @@ impl App {
             }
             return self.elicitation_key(key);
         }
+        if !self.samplings.is_empty() {
+            if ctrl_c {
+                return self.ask_quit();
+            }
+            return self.sampling_key(key);
+        }
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);
         }
         if self.chat.picker.is_some() {
             return self.picker_key(key, ctrl_c);
+        }
+        if self.chat.content_picker.is_some() {
+            return self.content_picker_key(key, ctrl_c);
         }
         if ctrl_c {
             return self.ask_quit();
@@ -549,7 +560,23 @@ impl App {
                 )));
                 vec![Effect::ReadResource { server, uri }]
             }
-            FormPurpose::Prompt { server, name } => {
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: true,
+            } => {
+                self.modal = None;
+                self.send_to_agent(Some(PromptUse {
+                    server,
+                    name,
+                    arguments: values,
+                }))
+            }
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: false,
+            } => {
                 let shown = crate::text::sanitize_line(&name, 100);
                 self.get_prompt(server, name, &shown, values)
             }

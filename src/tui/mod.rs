@@ -18,6 +18,7 @@ mod keys;
 mod login;
 pub mod modals;
 pub mod panes;
+pub mod sample;
 pub mod state;
 pub mod theme;
 mod view;
@@ -30,6 +31,8 @@ mod tests_content;
 mod tests_keys;
 #[cfg(test)]
 mod tests_rules;
+#[cfg(test)]
+mod tests_sampling;
 #[cfg(test)]
 mod tests_startup;
 
@@ -421,6 +424,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
         Effect::Agent(effect) => chat::task::run_effect(effect, app, &tx),
+        Effect::Sample { id } => app.run_sample(id, &tx),
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;

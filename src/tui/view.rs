@@ -174,6 +174,10 @@ impl App {
             panes::conversation::render_picker(self, frame, area);
             return;
         }
+        if self.chat.content_picker.is_some() {
+            super::chat::pick::render(self, frame, area);
+            return;
+        }
         // Then a server's question.
         if let Some(request) = self.elicitations.front() {
             let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
@@ -187,6 +191,25 @@ impl App {
                     theme,
                 ),
             }
+            return;
+        }
+        // Then a server's sampling request.
+        if let Some(first) = self.samplings.front() {
+            let rect = centered(area, 80, 80, 76.min(area.width), 20.min(area.height));
+            let model = self
+                .chat
+                .current_profile()
+                .map(|p| p.model.clone())
+                .unwrap_or_else(|| "no model".into());
+            modals::sampling::render(
+                frame,
+                rect,
+                first,
+                self.samplings.len(),
+                &model,
+                self.now,
+                theme,
+            );
             return;
         }
         let Some(modal) = &self.modal else {

@@ -27,8 +27,13 @@ use crate::tui::theme::Theme;
 pub enum FormPurpose {
     /// The variables of a resource template, then the resource is read.
     Template { server: String, template: String },
-    /// The arguments of a prompt, then its messages are shown.
-    Prompt { server: String, name: String },
+    /// The arguments of a prompt, then its messages are shown (or, from the Conversation's
+    /// `/`, added to the conversation).
+    Prompt {
+        server: String,
+        name: String,
+        into_conversation: bool,
+    },
     /// An elicitation form; the request waits in the app's queue under this id.
     Elicitation { id: u64 },
 }
@@ -113,7 +118,7 @@ impl FormEditor {
             FormPurpose::Template { server, template } => {
                 (server.clone(), CompletionTarget::Template(template.clone()))
             }
-            FormPurpose::Prompt { server, name } => {
+            FormPurpose::Prompt { server, name, .. } => {
                 (server.clone(), CompletionTarget::Prompt(name.clone()))
             }
             FormPurpose::Elicitation { .. } => return Vec::new(),
@@ -719,6 +724,7 @@ mod tests {
             FormPurpose::Prompt {
                 server: "s".into(),
                 name: "p".into(),
+                into_conversation: false,
             },
             true,
         );

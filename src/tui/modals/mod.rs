@@ -1,6 +1,6 @@
-//! Modals: the dialogs drawn over the panes. The approval and elicitation modals are not here
-//! in `Modal`: pending approvals, then servers' elicitations, queue in the app and always come
-//! first.
+//! Modals: the dialogs drawn over the panes. The approval, elicitation and sampling modals are
+//! not here in `Modal`: pending approvals, then servers' elicitations, then their sampling
+//! requests, queue in the app and always come first.
 
 pub mod approval;
 pub mod asked;
@@ -10,6 +10,7 @@ pub mod form;
 pub mod help;
 pub mod ledger;
 pub mod result;
+pub mod sampling;
 pub mod trust;
 pub mod viewer;
 

@@ -29,6 +29,9 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             }
         };
     }
+    if let Some(first) = app.samplings.front() {
+        return crate::tui::modals::sampling::keys(first);
+    }
     match &app.modal {
         Some(Modal::Resource(view)) => return view.keys(),
         Some(Modal::Form(form)) => return form.keys(),
@@ -48,6 +51,14 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
     }
     if app.chat.picker.is_some() {
         return vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")];
+    }
+    if app.chat.content_picker.is_some() {
+        return vec![
+            ("Enter", "pick"),
+            ("↑↓", "move"),
+            ("type", "filter"),
+            ("Esc", "close"),
+        ];
     }
     if app.filter_editing {
         return vec![("Enter", "keep filter"), ("Esc", "clear")];
