@@ -25,6 +25,9 @@ use crate::runtime::{CompletionTarget, ElicitationRequest};
 use crate::runtime::{ServerReport, ServerStatus};
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
+/// The notice (and Events line) of `R`, until every server has started again.
+pub(super) const RESTARTING_ALL: &str = "restarting every server with the config as it is on disk";
+
 /// The panes, in Tab order (and the order of the keys 1–7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
@@ -391,6 +394,7 @@ impl App {
                         // whose traits differ from before the restart-all.
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
+                        self.settle_restart_notice();
                         effects.extend(self.chat_runtime_ready());
                         return effects;
                     }
@@ -456,6 +460,14 @@ impl App {
                     if let Some(row) = self.server_mut(&server) {
                         row.restart_pending = (row.trust != trust).then_some(trust);
                     }
+                    self.event(
+                        &server,
+                        EventKind::Supervisor,
+                        format!(
+                            "annotation_trust: {} written to the config file (a restart applies it)",
+                            trust.as_str()
+                        ),
+                    );
                     self.notify(
                         Level::Info,
                         format!(
@@ -542,10 +554,8 @@ impl App {
         self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
         self.tool_sel = 0;
         self.details_scroll = 0;
-        self.notify(
-            Level::Info,
-            "restarting every server with the config as it is on disk",
-        );
+        self.event("", EventKind::Supervisor, RESTARTING_ALL.to_string());
+        self.notify(Level::Info, RESTARTING_ALL);
     }
 
     /// Opens the argument editor for the selected tool.

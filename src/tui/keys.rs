@@ -10,6 +10,7 @@ use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::{TextView, ViewOutcome};
 use super::modals::Modal;
+use super::state::EventKind;
 use crate::approval::{rule_label, ApprovalDecision};
 use crate::config::{AnnotationTrust, RuleDecision};
 use crate::runtime::trust_changes;
@@ -93,6 +94,11 @@ impl App {
                 if let Some(s) = self.selected_server() {
                     let server = s.name.clone();
                     self.notify(Level::Info, format!("restarting {server}…"));
+                    self.event(
+                        &server,
+                        EventKind::Supervisor,
+                        "restart asked by the operator (r)".into(),
+                    );
                     return vec![Effect::RestartServer { server }];
                 }
             }
@@ -124,13 +130,22 @@ impl App {
                     }
                 }
                 Pane::Servers => self.focus = Pane::Details,
-                Pane::Details | Pane::Events | Pane::Conversation => {}
+                Pane::Events => self.open_event(),
+                Pane::Details | Pane::Conversation => {}
             },
+            KeyCode::Char('d') if self.focus == Pane::Tools => self.open_tool_about(),
+            KeyCode::Char('c') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                if let Some(s) = self.selected_server() {
+                    let title = format!("{} · how it is started", s.name);
+                    let text = s.launch.lines.join("\n");
+                    self.modal = Some(Modal::Text(TextView::of_text(title, &text)));
+                }
+            }
             KeyCode::Char('c') if self.focus == Pane::Calls => {
                 if let Some(row) = self.calls.rows.get(self.call_sel) {
                     if !row.status.is_final() {
                         let id = row.id;
-                        self.notify(Level::Info, format!("cancelling call #{id}…"));
+                        self.notify(Level::Info, super::ingest::cancelling(id));
                         return vec![Effect::CancelCall(id)];
                     }
                     self.notify(Level::Warn, format!("call #{} has already ended", row.id));
@@ -214,6 +229,53 @@ impl App {
             }
             None => self.notify(Level::Info, format!("{server} gave no instructions")),
         }
+    }
+
+    /// Enter on an Events line: the whole of it.
+    fn open_event(&mut self) {
+        let len = self.events.rows.len();
+        let Some(row) = self
+            .event_sel
+            .or(len.checked_sub(1))
+            .and_then(|i| self.events.rows.get(i))
+        else {
+            return;
+        };
+        let (word, _) = super::panes::events::tag(row.kind, self.theme);
+        let from = if row.server.is_empty() {
+            "the console".to_string()
+        } else {
+            row.server.clone()
+        };
+        let title = format!("{} · {from} · {word}", crate::text::fmt_duration(row.at));
+        self.modal = Some(Modal::Text(TextView::of_text(title, &row.text)));
+    }
+
+    /// `d` on a tool: its whole description, traits and input schema.
+    fn open_tool_about(&mut self) {
+        let Some(t) = self
+            .visible_tools()
+            .get(self.tool_sel)
+            .map(|t| (*t).clone())
+        else {
+            return;
+        };
+        let mut text = match &t.server {
+            Some(server) => format!("{server} calls it {}.\n\n", t.raw),
+            None => "A local tool (policy.local_tools).\n\n".to_string(),
+        };
+        text.push_str(if t.description.is_empty() {
+            "(no description)"
+        } else {
+            &t.description
+        });
+        text.push_str(&format!(
+            "\n\n{}; why: {}\n\ninput schema:\n{}",
+            super::modals::trust::traits_label((t.side_effect, t.destructive)),
+            t.provenance,
+            serde_json::to_string_pretty(&t.schema).unwrap_or_default()
+        ));
+        self.modal = Some(Modal::Text(TextView::of_text(t.name.clone(), &text)));
     }
 
     /// `s` on a resource: subscribe to its updates, or stop.
@@ -300,7 +362,13 @@ impl App {
             KeyCode::Backspace => {
                 self.tool_filter.pop();
             }
-            KeyCode::Char(c) => self.tool_filter.push(c),
+            // Ctrl-U empties it (as in a shell); other Ctrl keys type nothing.
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.tool_filter.clear()
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.tool_filter.push(c)
+            }
             _ => {}
         }
         self.tool_sel = 0;
@@ -449,7 +517,9 @@ impl App {
                 }
                 KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
                 _ if ctrl_c => self.modal = None,
-                _ => {}
+                code => {
+                    preview.scroll_key(code);
+                }
             },
             Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
                 KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
@@ -473,7 +543,7 @@ impl App {
                     ViewOutcome::Effect(effect) => return vec![effect],
                 }
             }
-            Modal::Prompt(view) | Modal::Instructions(view) => {
+            Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => {
                 if ctrl_c || view.on_key(key) {
                     self.modal = None;
                 }
@@ -613,6 +683,7 @@ impl App {
             to,
             changes: trust_changes(&descriptors, &name, to),
             tools,
+            scroll: 0,
         }));
     }
 }

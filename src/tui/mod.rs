@@ -15,6 +15,7 @@ mod elicit;
 mod frame;
 mod ingest;
 mod keys;
+pub mod launch;
 mod login;
 pub mod modals;
 pub mod panes;

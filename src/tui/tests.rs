@@ -88,6 +88,11 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
     }
 }
 
+/// A report of `name` ready, for tests elsewhere.
+pub(super) fn ready_report(name: &str) -> ServerReport {
+    ready(name, (1, 2, 3), Vec::new())
+}
+
 fn failed() -> ServerReport {
     ServerReport {
         name: "broken".into(),
@@ -228,7 +233,7 @@ pub(super) fn populated() -> (App, Instant) {
     .map(ToolRow::from_descriptor)
     .collect();
     let statuses = [
-        (CallStatus::Ok, "saved note \"t\""),
+        (CallStatus::Ok, "{\n  \"saved\": \"t\",\n  \"bytes\": 1\n}"),
         (CallStatus::Error, "notes: server error -32602: no note titled \"x\""),
         (CallStatus::Denied, "denied by the operator: mcp__notes__write_note"),
         (CallStatus::Refused, "refused: mcp__notes__write_note is mutating and policy.side_effect_ceiling is read_only"),
@@ -242,12 +247,27 @@ pub(super) fn populated() -> (App, Instant) {
             arguments: json!({"title": "t", "body": "b"}),
             origin: Default::default(),
         });
+        // The first waited 3.6 s for the operator, then ran for 12 ms.
+        let mut elapsed_ms = 12 * id;
+        if id == 1 {
+            app.on_runtime_event(RuntimeEvent::CallStatus {
+                id,
+                status: CallStatus::AwaitingApproval,
+            });
+            app.set_now(t0 + Duration::from_millis(3_600));
+            app.on_runtime_event(RuntimeEvent::CallStatus {
+                id,
+                status: CallStatus::Running,
+            });
+            elapsed_ms += 3_600;
+        }
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,
             status: *status,
             result: ToolResult::error(*text),
-            elapsed_ms: 12 * id,
+            elapsed_ms,
         });
+        app.set_now(t0);
     }
     app.on_runtime_event(RuntimeEvent::CallStarted {
         id: 6,
@@ -528,6 +548,7 @@ fn trust_preview() {
             },
         ],
         tools: 5,
+        scroll: 0,
     }));
     snapshot("trust_preview", &app);
     app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
@@ -583,4 +604,104 @@ fn events_pane() {
     let (mut app, _) = populated();
     app.focus = Pane::Events;
     snapshot("events", &app);
+}
+
+/// `t` on a server whose many tools change: the list scrolls, the file line stays in view.
+#[test]
+fn trust_preview_scrolls() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (mut app, _) = populated();
+    let changes = (0..12)
+        .map(|i| TraitChange {
+            tool: format!("mcp__git__tool_number_{i}"),
+            before: (SideEffectLevel::Mutating, DestructiveBehavior::Destructive),
+            after: (
+                SideEffectLevel::ReadOnly,
+                DestructiveBehavior::NonDestructive,
+            ),
+            provenance: "readOnlyHint=true, trusted".into(),
+        })
+        .collect();
+    app.modal = Some(Modal::Trust(TrustPreview {
+        server: "notes".into(),
+        from: AnnotationTrust::Ignore,
+        to: AnnotationTrust::Trust,
+        changes,
+        tools: 12,
+        scroll: 0,
+    }));
+    snapshot("trust_preview_long", &app);
+    app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    let Some(Modal::Trust(preview)) = &app.modal else {
+        panic!("the preview closed");
+    };
+    assert_eq!(preview.scroll, 17);
+    snapshot("trust_preview_long_scrolled", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("Writes annotation_trust"), "{screen}");
+    }
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("tool_number_11"), "{screen}");
+    }
+}
+
+/// Enter on an Events line, `d` on a tool, `c` on a server: the whole text in a viewer.
+#[test]
+fn whole_lines_in_a_viewer() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Events);
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::Text(_))));
+    snapshot("event_whole_line", &app);
+    app.on_key(key(KeyCode::Esc));
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Char('d')));
+    snapshot("tool_description", &app);
+    app.on_key(key(KeyCode::Esc));
+    let mut cfg = server("fs", AnnotationTrust::Ignore);
+    cfg.command = Some("npx".into());
+    cfg.args = vec![
+        "-y".into(),
+        "@modelcontextprotocol/server-filesystem".into(),
+        "/srv/my files".into(),
+    ];
+    cfg.cwd = Some(PathBuf::from("/srv"));
+    cfg.env.insert("GITHUB_TOKEN".into(), "ghp_secret".into());
+    cfg.env.insert("LOG_LEVEL".into(), "debug".into());
+    app.servers[0].launch = super::launch::Launch::of(&cfg);
+    app.set_focus(Pane::Servers);
+    app.on_key(key(KeyCode::Char('c')));
+    snapshot("server_command", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(!screen.contains("ghp_secret"), "{screen}");
+    }
+    app.on_key(key(KeyCode::Esc));
+    app.set_focus(Pane::Details);
+    snapshot("details_command", &app);
+}
+
+/// After `t` and `y`: the row says the restart is pending at 80 and 140 columns, beside a
+/// warning, with no server restarting (the usual case).
+#[test]
+fn restart_pending_with_every_server_settled() {
+    let (mut app, _) = populated();
+    app.servers[3].down = None;
+    app.servers[3].status = crate::runtime::ServerStatus::Ready;
+    app.servers[3].report = Some(ready("slow-start", (1, 2, 3), Vec::new()));
+    app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
+    snapshot("restart_pending_settled", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("restart pending"), "{screen}");
+        assert!(screen.contains("! 1 "), "{screen}");
+    }
 }

@@ -269,3 +269,100 @@ async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_ru
         rt.close().await;
     }
 }
+
+#[test]
+fn ctrl_u_empties_the_tool_filter() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Char('/')));
+    for c in "write".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(app.tool_filter, "write");
+    app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(app.tool_filter, "", "Ctrl-U is not a literal u");
+    for c in "echo".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(app.tool_filter, "echo");
+    assert!(app.filter_editing);
+    super::tests::snapshot("tools_filter_after_ctrl_u", &app);
+}
+
+/// Progress notices end with what they wait for; manual restarts, trust writes and a crashed
+/// server's return are in Events.
+#[test]
+fn stale_notices_clear_and_actions_reach_events() {
+    use super::app::AppEvent;
+    use crate::runtime::{CallStatus, McpEvent};
+    use crate::tool::ToolResult;
+    use crossterm::event::KeyCode;
+    let last_event = |app: &super::app::App| {
+        let row = app.events.rows.back().expect("an event");
+        (row.server.clone(), row.text.clone())
+    };
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Calls);
+    app.call_sel = 5; // #6, running
+    app.on_key(key(KeyCode::Char('c')));
+    assert_eq!(app.notice.as_ref().unwrap().1, "cancelling call #6…");
+    app.on_runtime_event(RuntimeEvent::CallFinished {
+        id: 6,
+        status: CallStatus::Cancelled,
+        result: ToolResult::error("cancelled"),
+        elapsed_ms: 5,
+    });
+    assert_eq!(app.notice.as_ref().unwrap().1, "call #6 ended: cancelled");
+
+    app.set_focus(Pane::Servers);
+    app.on_key(key(KeyCode::Char('r')));
+    assert_eq!(
+        last_event(&app),
+        ("notes".into(), "restart asked by the operator (r)".into())
+    );
+    app.on_app_event(AppEvent::TrustWritten {
+        server: "notes".into(),
+        trust: AnnotationTrust::Trust,
+        result: Ok(7),
+    });
+    assert!(last_event(&app)
+        .1
+        .starts_with("annotation_trust: trust written"));
+
+    // A crash, then the supervisor's restart: `ready again`.
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerDown {
+        server: "notes".into(),
+        exit: None,
+        reason: "the server exited".into(),
+        at: std::time::UNIX_EPOCH,
+        uptime: std::time::Duration::from_secs(1),
+        crashes: 1,
+        restart: crate::config::RestartPolicy::OnFailure,
+    }));
+    let report = super::tests::ready_report("notes");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert_eq!(last_event(&app), ("notes".into(), "ready again".into()));
+
+    // R: the notice stays until every server has started again, then says how it went.
+    app.on_app_event(AppEvent::Restarting(
+        1,
+        Ok(Box::new(super::tests::config())),
+    ));
+    assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+    for name in ["notes", "notes-trusted", "broken"] {
+        let report = super::tests::ready_report(name);
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+        assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+    }
+    let report = super::tests::ready_report("slow-start");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert_eq!(
+        app.notice.as_ref().unwrap().1,
+        "every server restarted: 4/4 ready"
+    );
+    assert_eq!(
+        last_event(&app),
+        ("".into(), "every server restarted: 4/4 ready".into())
+    );
+}
