@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::chat::{ChatEffect, ChatEvent, ChatState};
 use super::content::{ContentEvent, PromptsPane, ResourcesPane};
-use super::modals::editor::ArgsEditor;
+use super::modals::call::CallEditor;
 use super::modals::form::FormEditor;
 use super::modals::Modal;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
@@ -234,6 +234,8 @@ pub struct App {
     pub(super) elicitation_form: Option<FormEditor>,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
+    /// The arguments each tool was last called with from the editor, this session.
+    pub(super) last_arguments: HashMap<String, Value>,
 }
 
 /// A tool's two traits.
@@ -308,6 +310,7 @@ impl App {
             elicitations: VecDeque::new(),
             elicitation_form: None,
             chat: ChatState::new(config.agent.as_ref()),
+            last_arguments: HashMap::new(),
         }
     }
 
@@ -567,9 +570,12 @@ impl App {
         else {
             return;
         };
-        self.modal = Some(Modal::Editor(ArgsEditor::new(
+        let last = self.last_arguments.get(&tool.name);
+        self.modal = Some(Modal::Editor(Box::new(CallEditor::new(
             &tool.name,
+            &tool.description,
             tool.schema.clone(),
-        )));
+            last,
+        ))));
     }
 }

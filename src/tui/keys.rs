@@ -486,6 +486,7 @@ impl App {
                     EditorOutcome::Cancel => self.modal = None,
                     EditorOutcome::Submit(arguments) => {
                         let tool = editor.tool.clone();
+                        self.last_arguments.insert(tool.clone(), arguments.clone());
                         self.modal = None;
                         self.set_focus(Pane::Calls);
                         self.call_sel = self.calls.rows.len();
@@ -623,8 +624,9 @@ impl App {
                 let shown = crate::text::sanitize_line(&name, 100);
                 self.get_prompt(server, name, &shown, values)
             }
-            // Elicitation forms are answered from the queue, never from here.
-            FormPurpose::Elicitation { .. } => {
+            // Elicitation forms are answered from the queue, a call's form by the call editor:
+            // never from here.
+            FormPurpose::Elicitation { .. } | FormPurpose::Call { .. } => {
                 self.modal = None;
                 Vec::new()
             }

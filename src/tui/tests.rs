@@ -9,7 +9,7 @@ use ratatui::Terminal;
 use serde_json::json;
 
 use super::app::{App, Pane};
-use super::modals::editor::ArgsEditor;
+use super::modals::call::CallEditor;
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use super::state::ToolRow;
@@ -559,10 +559,40 @@ fn trust_preview() {
 #[test]
 fn argument_editor() {
     let (mut app, _) = populated();
-    let mut editor = ArgsEditor::new("mcp__notes__write_note", app.tools[2].schema.clone());
-    editor.errors = vec!["/title: expected a string, got a number".into()];
-    app.modal = Some(Modal::Editor(editor));
+    let mut editor = CallEditor::new(
+        "mcp__notes__write_note",
+        "Writes a note.",
+        app.tools[2].schema.clone(),
+        None,
+    );
+    editor.raw = true;
+    editor.json.errors = vec!["/title: expected a string, got a number".into()];
+    app.modal = Some(Modal::Editor(Box::new(editor)));
     snapshot("editor", &app);
+    // The form, as mcp-server-fetch's `fetch` asks for it: described, typed, required marked,
+    // defaults filled in, optional fields without one present; a value typed in the first.
+    let schema = json!({"type": "object", "properties": {
+        "url": {"type": "string", "format": "uri", "description": "URL to fetch"},
+        "max_length": {"type": "integer", "default": 5000, "exclusiveMinimum": 0, "exclusiveMaximum": 1000000, "description": "Maximum number of characters to return."},
+        "start_index": {"type": "integer", "default": 0, "minimum": 0, "description": "Start the content at this character index."},
+        "raw": {"type": "boolean", "default": false, "description": "Get the actual HTML content, without simplification."},
+        "format": {"type": "string", "enum": ["markdown", "text"]},
+        "headers": {"type": "object", "description": "Extra request headers."}
+    }, "required": ["url"]});
+    let mut editor = CallEditor::new(
+        "mcp__fetch__fetch",
+        "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+        schema,
+        None,
+    );
+    for c in "https://example.com".chars() {
+        editor.on_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char(c),
+            crossterm::event::KeyModifiers::NONE,
+        ));
+    }
+    app.modal = Some(Modal::Editor(Box::new(editor)));
+    snapshot("editor_form", &app);
 }
 
 #[test]

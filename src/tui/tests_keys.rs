@@ -97,22 +97,49 @@ fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
 }
 
 #[test]
-fn a_submitted_editor_becomes_a_call_effect() {
+fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (mut app, _) = populated();
     app.focus = Pane::Tools;
-    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings
+    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings, both required
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.modal, Some(Modal::Editor(_))));
-    let effects = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    let send = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    // Required fields empty: nothing is sent, the form says why.
+    assert!(app.on_key(send).is_empty());
+    let Some(Modal::Editor(editor)) = &app.modal else {
+        panic!("the editor closed");
+    };
+    assert!(
+        editor.errors().iter().any(|e| e.contains("required")),
+        "{:?}",
+        editor.errors()
+    );
+    // The fields come required first, by name: body, then title.
+    for c in "b1".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Down));
+    for c in "t1".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let effects = app.on_key(send);
     assert_eq!(
         effects,
         vec![super::app::Effect::Call {
             tool: "mcp__notes-trusted__echo".into(),
-            arguments: json!({"body": "", "title": ""}),
+            arguments: json!({"body": "b1", "title": "t1"}),
         }]
     );
     assert_eq!(app.focus, Pane::Calls);
+    // The next call of the tool starts from these arguments.
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Enter));
+    let Some(Modal::Editor(editor)) = &app.modal else {
+        panic!("no editor");
+    };
+    assert_eq!(editor.form.as_ref().unwrap().texts, vec!["b1", "t1"]);
+    super::tests::snapshot("editor_last_arguments", &app);
 }
 
 #[tokio::test]

@@ -208,7 +208,7 @@ impl App {
             ),
             Modal::Editor(editor) => editor.render(
                 frame,
-                centered(area, 60, 60, 60.min(area.width), 12.min(area.height)),
+                centered(area, 70, 60, 76.min(area.width), 16.min(area.height)),
                 theme,
             ),
             Modal::Result { call, scroll } => {

@@ -4,6 +4,7 @@
 
 pub mod approval;
 pub mod asked;
+pub mod call;
 pub mod editor;
 pub mod elicitation;
 pub mod form;
@@ -26,8 +27,8 @@ pub enum Modal {
     Help { scroll: u16 },
     /// `t`: what trusting (or ignoring) a server's annotations would change, before writing.
     Trust(trust::TrustPreview),
-    /// Enter on a tool: the call's arguments.
-    Editor(editor::ArgsEditor),
+    /// Enter on a tool: the call's arguments, as a form or raw JSON.
+    Editor(Box<call::CallEditor>),
     /// Enter on a call: its whole result.
     Result { call: u64, scroll: u16 },
     /// `q` while calls run.

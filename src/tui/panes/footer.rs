@@ -55,7 +55,7 @@ fn modal_keys(app: &App) -> Keys {
         Some(Modal::Prompt(_) | Modal::Instructions(_) | Modal::Text(_)) => {
             return vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")];
         }
-        Some(Modal::Editor(_)) => return vec![("Ctrl-S", "send"), ("Esc", "cancel")],
+        Some(Modal::Editor(editor)) => return editor.keys(),
         Some(Modal::Trust(_)) => {
             return vec![
                 ("y/Enter", "write"),
