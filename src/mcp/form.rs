@@ -638,7 +638,7 @@ mod tests {
             json!({"url": "https://example.com", "headers": {"a": 1}, "max_length": 5000, "paths": ["x", "y"]})
         );
         let bad = vec![
-            String::from("u"),
+            String::from("https://u"),
             String::new(),
             "{".into(),
             String::new(),

@@ -411,10 +411,7 @@ impl App {
             AppEvent::RuntimeReady(..) => {}
             AppEvent::Restarting(generation, result) => match result {
                 Ok(config) => self.reset(*config, generation),
-                Err(e) => self.notify(
-                    Level::Error,
-                    format!("cannot restart: the config does not load: {e}"),
-                ),
+                Err(e) => self.config_errors("", "cannot restart: the config does not load", &e),
             },
             AppEvent::ServerRestarted(report) => {
                 let name = report.name.clone();
@@ -449,9 +446,7 @@ impl App {
                 self.notify(level, text);
             }
             AppEvent::RestartRefused { server, why } => {
-                let text = format!("{server} not restarted: {why}");
-                self.event(&server, EventKind::Supervisor, text.clone());
-                self.notify(Level::Error, text);
+                self.config_errors(&server, &format!("{server} not restarted"), &why)
             }
             AppEvent::TrustWritten {
                 server,
@@ -521,6 +516,22 @@ impl App {
             },
         }
         Vec::new()
+    }
+
+    /// `lead`, then a reason of one or more lines (every error of a config file that does not
+    /// load): each line goes to Events; the notice shows the first and says how many more.
+    fn config_errors(&mut self, server: &str, lead: &str, why: &str) {
+        let lines: Vec<&str> = why.lines().filter(|l| !l.trim().is_empty()).collect();
+        let first = lines.first().copied().unwrap_or("");
+        self.event(server, EventKind::Supervisor, format!("{lead}: {first}"));
+        for line in lines.iter().skip(1) {
+            self.event(server, EventKind::Supervisor, (*line).to_string());
+        }
+        let more = match lines.len() {
+            0 | 1 => String::new(),
+            n => format!(" (+{} more in Events)", n - 1),
+        };
+        self.notify(Level::Error, format!("{lead}: {first}{more}"));
     }
 
     /// A new runtime generation with `config`: servers back to starting, tools cleared;

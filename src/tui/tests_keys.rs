@@ -393,3 +393,32 @@ fn stale_notices_clear_and_actions_reach_events() {
         ("".into(), "every server restarted: 4/4 ready".into())
     );
 }
+
+/// `R` on a config with several mistakes: every one of them reaches Events, the notice says
+/// the first and how many more.
+#[test]
+fn every_config_error_of_a_refused_restart_is_shown() {
+    use super::app::AppEvent;
+    let text = "mcp:\n  servers:\n    - name: a\n      comand: x\n      argz: []\n";
+    let err = crate::config::load_str(std::path::Path::new("c.yaml"), text, &|_| None)
+        .expect_err("two unknown keys");
+    assert!(err.count() >= 2, "{}", err.report());
+    let (mut app, _) = populated();
+    let before = app.events.rows.len();
+    app.on_app_event(AppEvent::Restarting(1, Err(err.report())));
+    let shown: Vec<String> = app
+        .events
+        .rows
+        .iter()
+        .skip(before)
+        .map(|r| r.text.clone())
+        .collect();
+    assert_eq!(shown.len(), err.count(), "{shown:?}");
+    assert!(shown[0].starts_with("cannot restart: the config does not load: c.yaml:4"));
+    assert!(shown[1].starts_with("c.yaml:5"), "{shown:?}");
+    let notice = &app.notice.as_ref().unwrap().1;
+    assert!(
+        notice.ends_with(&format!("(+{} more in Events)", err.count() - 1)),
+        "{notice}"
+    );
+}
