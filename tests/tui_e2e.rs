@@ -211,6 +211,11 @@ fn rss_kib(pid: i32) -> u64 {
 fn send_call(t: &Tmux, tool: &str, lines: &[&str]) {
     t.keys(&["3"]);
     call_tool(t, tool);
+    if !lines.is_empty() {
+        // The lines are the raw JSON's: Ctrl-R leaves the form for it.
+        t.keys(&["C-r"]);
+        t.wait_for("raw JSON", Duration::from_secs(5));
+    }
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
             t.keys(&["Down"]);

@@ -52,6 +52,12 @@ impl CallEditor {
                 },
                 false,
             );
+            // What is shown is what is sent: a required field starts with the value the raw
+            // editor would prefill (an empty string, 0, false, []), then defaults, then the
+            // last arguments.
+            if let Value::Object(skeleton) = schema::defaults_skeleton(&schema) {
+                fill(&mut form, &skeleton);
+            }
             if let Some(Value::Object(args)) = last {
                 fill(&mut form, args);
             }
@@ -87,45 +93,93 @@ impl CallEditor {
         let Some(form) = self.form.as_mut().filter(|_| !self.raw) else {
             return self.json.on_key(key);
         };
-        match form.on_key(key) {
-            FormOutcome::Continue | FormOutcome::Complete => EditorOutcome::Continue,
-            FormOutcome::Cancel | FormOutcome::Decline => EditorOutcome::Cancel,
-            FormOutcome::Submit(content) => {
-                let value = Value::Object(content);
-                match schema::validate(&self.schema, &value) {
-                    Ok(()) => EditorOutcome::Submit(value),
-                    Err(problems) => {
+        // Sending is the editor's: a required field left empty is sent as the raw editor
+        // prefills it, and the whole schema is checked.
+        let last_field = form.focus + 1 >= form.fields.len();
+        if (key.code == KeyCode::Char('s') && ctrl) || (key.code == KeyCode::Enter && last_field) {
+            let checked = self
+                .content()
+                .and_then(|value| schema::validate(&self.schema, &value).map(|()| value));
+            return match checked {
+                Ok(value) => EditorOutcome::Submit(value),
+                Err(problems) => {
+                    if let Some(form) = self.form.as_mut() {
                         form.errors = problems;
-                        EditorOutcome::Continue
                     }
+                    EditorOutcome::Continue
                 }
+            };
+        }
+        match form.on_key(key) {
+            FormOutcome::Continue | FormOutcome::Complete | FormOutcome::Submit(_) => {
+                EditorOutcome::Continue
             }
+            FormOutcome::Cancel | FormOutcome::Decline => EditorOutcome::Cancel,
+        }
+    }
+
+    /// The arguments the form stands for: each field's value; an empty field left out, unless
+    /// it is required (then the raw editor's prefill: `""`, 0, …); or every problem.
+    fn content(&self) -> Result<Value, Vec<String>> {
+        let Some(form) = &self.form else {
+            return Ok(Value::Object(Map::new()));
+        };
+        let skeleton = match schema::defaults_skeleton(&self.schema) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let mut args = Map::new();
+        let mut problems = Vec::new();
+        for (field, text) in form.fields.iter().zip(&form.texts) {
+            let value = if text.is_empty() && field.required {
+                skeleton.get(&field.name).cloned().map(Ok)
+            } else {
+                field.value_of(text).transpose()
+            };
+            match value {
+                Some(Ok(v)) => {
+                    args.insert(field.name.clone(), v);
+                }
+                Some(Err(problem)) => problems.push(problem),
+                None => {}
+            }
+        }
+        if problems.is_empty() {
+            Ok(Value::Object(args))
+        } else {
+            Err(problems)
         }
     }
 
     /// Ctrl-R: form to raw JSON (what the fields hold so far), or raw JSON back to the form
     /// (refused, saying why, when the JSON does not parse or has keys the form lacks).
     fn toggle(&mut self) {
-        let Some(form) = self.form.as_mut() else {
+        if self.form.is_none() {
             self.json.errors = vec!["no form for this tool: its schema lists no properties".into()];
             return;
-        };
+        }
         if !self.raw {
-            let mut args = Map::new();
-            for (field, text) in form.fields.iter().zip(&form.texts) {
+            let args = match self.content() {
+                Ok(args) => args,
                 // What does not check out yet goes over as the text it is.
-                match field.value_of(text) {
-                    Ok(Some(value)) => {
-                        args.insert(field.name.clone(), value);
-                    }
-                    Ok(None) => {}
-                    Err(_) => {
-                        args.insert(field.name.clone(), Value::String(text.clone()));
-                    }
-                }
-            }
-            self.json =
-                ArgsEditor::with_value(&self.tool, self.schema.clone(), &Value::Object(args));
+                Err(_) => self.form.as_ref().map_or(Value::Null, |form| {
+                    Value::Object(
+                        form.fields
+                            .iter()
+                            .zip(&form.texts)
+                            .filter(|(f, t)| !t.is_empty() || f.required)
+                            .map(|(f, t)| {
+                                let v = f.value_of(t).ok().flatten();
+                                (
+                                    f.name.clone(),
+                                    v.unwrap_or_else(|| Value::String(t.clone())),
+                                )
+                            })
+                            .collect(),
+                    )
+                }),
+            };
+            self.json = ArgsEditor::with_value(&self.tool, self.schema.clone(), &args);
             self.raw = true;
             return;
         }
@@ -133,6 +187,9 @@ impl CallEditor {
         let parsed: Result<Value, String> =
             serde_json::from_str(if text.trim().is_empty() { "{}" } else { &text })
                 .map_err(|e| format!("not valid JSON: {e}"));
+        let Some(form) = self.form.as_mut() else {
+            return;
+        };
         match parsed {
             Ok(Value::Object(args)) => {
                 let unknown: Vec<&String> = args
