@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::editor::{ArgsEditor, EditorOutcome};
 use super::form::{FormEditor, FormOutcome, FormPurpose};
-use crate::runtime::tool_fields_of;
+use crate::runtime::{tool_fields_of, FieldKind};
 use crate::text::sanitize_line;
 use crate::tool::schema;
 use crate::tui::theme::Theme;
@@ -52,12 +52,6 @@ impl CallEditor {
                 },
                 false,
             );
-            // What is shown is what is sent: a required field starts with the value the raw
-            // editor would prefill (an empty string, 0, false, []), then defaults, then the
-            // last arguments.
-            if let Value::Object(skeleton) = schema::defaults_skeleton(&schema) {
-                fill(&mut form, &skeleton);
-            }
             if let Some(Value::Object(args)) = last {
                 fill(&mut form, args);
             }
@@ -118,8 +112,9 @@ impl CallEditor {
         }
     }
 
-    /// The arguments the form stands for: each field's value; an empty field left out, unless
-    /// it is required (then the raw editor's prefill: `""`, 0, …); or every problem.
+    /// The arguments the form stands for: each field's value; an empty field left out (a
+    /// required one is a problem), but a required string is sent empty, as the raw editor
+    /// prefills it; or every problem.
     fn content(&self) -> Result<Value, Vec<String>> {
         let Some(form) = &self.form else {
             return Ok(Value::Object(Map::new()));
@@ -131,7 +126,8 @@ impl CallEditor {
         let mut args = Map::new();
         let mut problems = Vec::new();
         for (field, text) in form.fields.iter().zip(&form.texts) {
-            let value = if text.is_empty() && field.required {
+            let empty_string = matches!(field.kind, FieldKind::Text { .. }) && text.is_empty();
+            let value = if empty_string && field.required {
                 skeleton.get(&field.name).cloned().map(Ok)
             } else {
                 field.value_of(text).transpose()
@@ -161,23 +157,26 @@ impl CallEditor {
         if !self.raw {
             let args = match self.content() {
                 Ok(args) => args,
-                // What does not check out yet goes over as the text it is.
-                Err(_) => self.form.as_ref().map_or(Value::Null, |form| {
-                    Value::Object(
-                        form.fields
-                            .iter()
-                            .zip(&form.texts)
-                            .filter(|(f, t)| !t.is_empty() || f.required)
-                            .map(|(f, t)| {
+                // The raw editor's prefill, with what was typed over it (what does not check
+                // out yet goes over as the text it is).
+                Err(_) => {
+                    let mut args = match schema::defaults_skeleton(&self.schema) {
+                        Value::Object(map) => map,
+                        _ => Map::new(),
+                    };
+                    if let Some(form) = &self.form {
+                        for (f, t) in form.fields.iter().zip(&form.texts) {
+                            if !t.is_empty() {
                                 let v = f.value_of(t).ok().flatten();
-                                (
+                                args.insert(
                                     f.name.clone(),
                                     v.unwrap_or_else(|| Value::String(t.clone())),
-                                )
-                            })
-                            .collect(),
-                    )
-                }),
+                                );
+                            }
+                        }
+                    }
+                    Value::Object(args)
+                }
             };
             self.json = ArgsEditor::with_value(&self.tool, self.schema.clone(), &args);
             self.raw = true;
