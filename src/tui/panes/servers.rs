@@ -1,7 +1,7 @@
 //! The servers pane: status with spinner or mark, a phase waterfall, how long each start took
 //! (frozen once it ended), tool count, trust, then its badges: `restart pending`, its first
-//! warning, `tools changed`. The columns give way (the waterfall narrows, the trust column goes,
-//! badges shorten) so that the badges show at 80 columns; the title says rows below the fold.
+//! warning, `tools changed`. The columns give way (the waterfall narrows, badges shorten, the
+//! trust column goes) so that the badges show at 80 columns; the title says rows below the fold.
 //!
 //! The waterfalls share one scale: the slowest start that became ready (before any is ready,
 //! the longest on screen), so that a 7 ms start and a 2.6 s one look different; a row longer
@@ -139,8 +139,9 @@ fn badges(s: &ServerRow) -> Vec<(String, String)> {
 }
 
 /// The widths of a row's columns, fitted to the pane so that the badges show: the waterfall
-/// narrows first (down to 6 cells), then the trust column goes (Details says it), then badges
-/// take their short form; what still does not fit is cut with `…`.
+/// narrows first (down to 6 cells), then badges take their short form (`! 1 warning`), then the
+/// trust column goes (Details says it); what still does not fit is cut with `…`. A row whose
+/// badges fit long shows them long.
 struct Columns {
     name: usize,
     status: usize,
@@ -170,9 +171,9 @@ impl Columns {
             short = short.max(need(&b, false));
         }
         // mark, name, status, elapsed, tools: always.
-        let fixed = 2 + name + 1 + status + 1 + 8 + 10;
+        let fixed = 2 + name + 1 + status + 1 + 6 + 10;
         let room = width.saturating_sub(fixed);
-        for (badges, trust) in [(long, true), (long, false), (short, true), (short, false)] {
+        for (badges, trust) in [(long, true), (short, true), (long, false), (short, false)] {
             let trust_w = if trust { 8 } else { 0 };
             if let Some(fall) = room.checked_sub(badges + trust_w + 2).filter(|f| *f >= 6) {
                 let fall = fall.min(16);
@@ -283,7 +284,7 @@ fn row(
     ];
     spans.extend(waterfall(bar(s, app.now), scale, columns.fall, theme));
     spans.push(Span::raw(format!(
-        " {:>7}",
+        " {:>5}",
         elapsed.map_or(String::new(), crate::text::fmt_duration)
     )));
     spans.push(Span::raw(format!(" {:>3} tools", s.tool_count())));
