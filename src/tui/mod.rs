@@ -18,6 +18,7 @@ mod keys;
 pub mod launch;
 mod login;
 pub mod modals;
+mod open;
 pub mod panes;
 pub mod state;
 pub mod theme;
@@ -33,6 +34,8 @@ mod tests_keys;
 mod tests_rules;
 #[cfg(test)]
 mod tests_startup;
+#[cfg(test)]
+mod tests_views;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;
