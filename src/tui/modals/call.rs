@@ -19,6 +19,29 @@ use crate::tui::theme::Theme;
 /// Characters of a tool's description shown above its form (`d` in Tools shows all of it).
 const DESCRIPTION_CHARS: usize = 300;
 
+/// Columns of the description's lines above the form (it fits the modal at 80 columns).
+const INTRO_WIDTH: usize = 72;
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word is cut).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let word: String = word.chars().take(width).collect();
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// A tool call being prepared.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallEditor {
@@ -37,12 +60,7 @@ impl CallEditor {
     pub fn new(tool: &str, description: &str, schema: Value, last: Option<&Value>) -> CallEditor {
         let fields = tool_fields_of(&schema);
         let form = (!fields.is_empty()).then(|| {
-            let description = sanitize_line(description, DESCRIPTION_CHARS);
-            let intro = if description.is_empty() {
-                Vec::new()
-            } else {
-                vec![description]
-            };
+            let intro = wrap_words(&sanitize_line(description, DESCRIPTION_CHARS), INTRO_WIDTH);
             let mut form = FormEditor::new(
                 format!("Call {tool}"),
                 intro,
@@ -268,6 +286,19 @@ mod tests {
             "start_index": {"type": "integer", "default": 0, "minimum": 0},
             "raw": {"type": "boolean", "default": false}
         }, "required": ["url"]})
+    }
+
+    #[test]
+    fn the_description_wraps_between_words() {
+        assert_eq!(
+            wrap_words("Fetches a URL from the internet and extracts markdown", 20),
+            [
+                "Fetches a URL from",
+                "the internet and",
+                "extracts markdown"
+            ]
+        );
+        assert!(wrap_words("  ", 20).is_empty());
     }
 
     #[test]
