@@ -16,7 +16,38 @@ use crate::text::{sanitize, sanitize_line};
 /// Characters of server text kept on an Events line.
 const EVENT_CHARS: usize = 400;
 
+/// The notice `c` leaves while call `id` is being cancelled.
+pub(super) fn cancelling(id: u64) -> String {
+    format!("cancelling call #{id}…")
+}
+
 impl App {
+    /// Whether the notice line says exactly `text` (a progress notice waiting for its end).
+    pub(super) fn notice_is(&self, text: &str) -> bool {
+        self.notice.as_ref().is_some_and(|(_, t)| t == text)
+    }
+
+    /// `R` said every server is restarting: once none is starting, say how it went.
+    pub(super) fn settle_restart_notice(&mut self) {
+        if !self.notice_is(super::app::RESTARTING_ALL)
+            || self
+                .servers
+                .iter()
+                .any(|s| s.status == ServerStatus::Starting)
+        {
+            return;
+        }
+        let ready = self
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Ready)
+            .count();
+        let enabled = self.servers.iter().filter(|s| s.enabled).count();
+        let text = format!("every server restarted: {ready}/{enabled} ready");
+        self.event("", EventKind::Supervisor, text.clone());
+        self.notify(Level::Info, text);
+    }
+
     /// Adds a line to the Events pane.
     pub(super) fn event(&mut self, server: &str, kind: EventKind, text: String) {
         let at = self.now.saturating_duration_since(self.started_at);
@@ -62,6 +93,7 @@ impl App {
                 if back {
                     self.event(&server, EventKind::Supervisor, "ready again".into());
                 }
+                self.settle_restart_notice();
                 // A server joins the moment it is ready: its tools are registered already.
                 if ready {
                     if let Some(runtime) = self.runtime().cloned() {
@@ -231,8 +263,9 @@ impl App {
                 self.calls.start(id, &tool, &arguments, now);
             }
             RuntimeEvent::CallStatus { id, status } => {
+                let now = self.now;
                 if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
+                    row.set_status(status, now);
                 }
             }
             RuntimeEvent::CallFinished {
@@ -241,10 +274,18 @@ impl App {
                 result,
                 elapsed_ms,
             } => {
+                let now = self.now;
                 if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
+                    row.set_status(status, now);
                     row.elapsed = Some(Duration::from_millis(elapsed_ms));
-                    row.result = sanitize(&result.text, true);
+                    row.set_result(sanitize(&result.text, true));
+                }
+                // `c` said it was cancelling this call: it has ended now.
+                if self.notice_is(&cancelling(id)) {
+                    self.notify(
+                        Level::Info,
+                        format!("call #{id} ended: {}", status.as_str()),
+                    );
                 }
                 // A call that ended while its approval was still queued (cancelled) drops out.
                 self.approvals.retain(|a| a.id != id);

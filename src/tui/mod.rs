@@ -15,8 +15,10 @@ mod elicit;
 mod frame;
 mod ingest;
 mod keys;
+pub mod launch;
 mod login;
 pub mod modals;
+mod open;
 pub mod panes;
 pub mod sample;
 pub mod state;
@@ -35,6 +37,8 @@ mod tests_rules;
 mod tests_sampling;
 #[cfg(test)]
 mod tests_startup;
+#[cfg(test)]
+mod tests_views;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;
@@ -378,10 +382,11 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                     return;
                 };
                 // The entry as it is on disk now (a new trust, a fixed command).
+                // Every error of the file, one a line (`ConfigError::report`), not the first only.
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
                     .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.to_string()));
+                    .and_then(|r| r.map_err(|e| e.report()));
                 let entry = match loaded {
                     Ok(cfg) => cfg.mcp.servers.into_iter().find(|s| s.name == server),
                     Err(e) => {
@@ -432,7 +437,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
                     .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.to_string()));
+                    .and_then(|r| r.map_err(|e| e.report()));
                 let config = match loaded {
                     Ok(c) => c,
                     Err(e) => {

@@ -31,7 +31,7 @@ impl App {
             self.render_compact(frame, body);
         }
         panes::footer::render_notice(self, frame, notice);
-        panes::footer::render(self, frame, footer);
+        panes::footer::render(self, frame, notice, footer);
         self.render_modal(frame, area);
     }
 
@@ -93,7 +93,7 @@ impl App {
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
         let servers_h = (self.servers.len() as u16 + 2)
-            .clamp(3, 8)
+            .clamp(3, 10)
             .min(area.height / 2);
         let [servers, tabs, lower] = Layout::vertical([
             Constraint::Length(servers_h),
@@ -231,7 +231,7 @@ impl App {
             ),
             Modal::Editor(editor) => editor.render(
                 frame,
-                centered(area, 60, 60, 60.min(area.width), 12.min(area.height)),
+                centered(area, 70, 60, 76.min(area.width), 16.min(area.height)),
                 theme,
             ),
             Modal::Result { call, scroll } => {
@@ -277,7 +277,7 @@ impl App {
                 centered(area, 70, 60, 70.min(area.width), 14.min(area.height)),
                 theme,
             ),
-            Modal::Prompt(view) | Modal::Instructions(view) => view.render(
+            Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => view.render(
                 frame,
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
                 theme,
