@@ -45,11 +45,11 @@ fn trigger(t: &Tmux, prompt: &str) {
     t.text("trigger-sampling-request");
     t.keys(&["Enter", "Enter"]);
     t.wait_for("Ctrl-S send", Duration::from_secs(5));
-    // The prefilled arguments: maxTokens first, then prompt.
+    // The form: the required prompt first, then maxTokens.
     t.keys(&["C-u"]);
-    t.text("\"maxTokens\": 50,");
+    t.text(prompt);
     t.keys(&["Down", "C-u"]);
-    t.text(&format!("\"prompt\": {prompt:?}"));
+    t.text("50");
     t.keys(&["C-s"]);
 }
 
