@@ -156,7 +156,7 @@ impl Conversation {
                 .map(|t| ToolSpec {
                     name: t.name,
                     description: t.description,
-                    parameters: t.input_schema,
+                    parameters: t.input_schema.to_value(),
                 })
                 .collect();
             self.emit(AgentEvent::TurnStarted {

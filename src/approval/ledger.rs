@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::time::SystemTime;
 
-use serde_json::Value;
-
-use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+use crate::tool::{DestructiveBehavior, JsonText, SideEffectLevel, ToolDescriptor};
 
 /// Why an approval could not be remembered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,7 +23,7 @@ pub enum LedgerError {
 pub struct DescriptorFingerprint {
     side_effect: SideEffectLevel,
     destructive: DestructiveBehavior,
-    input_schema: Value,
+    input_schema: JsonText,
     description: String,
 }
 
@@ -53,32 +51,10 @@ impl DescriptorFingerprint {
         let mut hasher = DefaultHasher::new();
         self.side_effect.hash(&mut hasher);
         self.destructive.hash(&mut hasher);
-        hash_json(&self.input_schema, &mut hasher);
+        // The text is canonical (keys sorted): key order as sent does not change it.
+        self.input_schema.hash(&mut hasher);
         self.description.hash(&mut hasher);
         format!("{:016x}", hasher.finish())
-    }
-}
-
-fn hash_json(value: &Value, hasher: &mut DefaultHasher) {
-    match value {
-        Value::Null => 0u8.hash(hasher),
-        Value::Bool(b) => (1u8, b).hash(hasher),
-        Value::Number(n) => (2u8, n.to_string()).hash(hasher),
-        Value::String(s) => (3u8, s).hash(hasher),
-        Value::Array(items) => {
-            (4u8, items.len()).hash(hasher);
-            for item in items {
-                hash_json(item, hasher);
-            }
-        }
-        Value::Object(map) => {
-            (5u8, map.len()).hash(hasher);
-            let sorted: BTreeMap<&String, &Value> = map.iter().collect();
-            for (key, item) in sorted {
-                key.hash(hasher);
-                hash_json(item, hasher);
-            }
-        }
     }
 }
 
@@ -148,7 +124,8 @@ mod tests {
         ToolDescriptor {
             name: "mcp__demo__write_note".into(),
             description: "Writes a note.".into(),
-            input_schema: json!({"type": "object", "properties": {"body": {"type": "string"}}}),
+            input_schema: json!({"type": "object", "properties": {"body": {"type": "string"}}})
+                .into(),
             side_effect: SideEffectLevel::Mutating,
             destructive,
             provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
@@ -185,7 +162,7 @@ mod tests {
         let base = tool(DestructiveBehavior::NonDestructive);
         let changes: [fn(&mut ToolDescriptor); 4] = [
             |t| t.description.push_str(" And deletes things."),
-            |t| t.input_schema = json!({"type": "object"}),
+            |t| t.input_schema = json!({"type": "object"}).into(),
             |t| t.side_effect = SideEffectLevel::ReadOnly,
             |t| t.destructive = DestructiveBehavior::Destructive,
         ];
@@ -224,8 +201,8 @@ mod tests {
     fn short_fingerprint_ignores_key_order() {
         let mut a = tool(DestructiveBehavior::NonDestructive);
         let mut b = a.clone();
-        a.input_schema = json!({"a": 1, "b": [true, null]});
-        b.input_schema = json!({"b": [true, null], "a": 1});
+        a.input_schema = json!({"a": 1, "b": [true, null]}).into();
+        b.input_schema = json!({"b": [true, null], "a": 1}).into();
         assert_eq!(
             DescriptorFingerprint::of(&a).short(),
             DescriptorFingerprint::of(&b).short()

@@ -26,7 +26,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
     };
     // A report after everything settled: every server that could join has joined.
     let summary = runtime.wait_started().await;
-    let tools = runtime.tools();
+    let tools = runtime.tool_snapshot();
     runtime.close().await;
     let failed: Vec<_> = summary
         .servers
@@ -49,7 +49,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
             })
             .collect();
         let value = json!({
-            "tools": tools.iter().map(output::tool_json).collect::<Vec<_>>(),
+            "tools": output::ToolsJson(&tools),
             "complete": failed.is_empty(),
             "missing": missing,
         });
@@ -58,7 +58,8 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     } else {
-        output::print(&output::render_tools(&tools, Style::for_stdout()));
+        let listed: Vec<_> = tools.values().map(|t| t.descriptor()).collect();
+        output::print(&output::render_tools(&listed, Style::for_stdout()));
         for s in &failed {
             output::error_line(&format!(
                 "note: server {} failed to start ({}); its tools are missing. Run `aimon-console check` for details.",

@@ -32,6 +32,7 @@ use super::events::FailureClass;
 pub use super::handler::{AimonClientHandler, ClientOptions, Lifecycle, SAMPLING_DECLINED};
 use super::notify::LogLevel;
 use super::session::SessionLinks;
+use super::tool::ListedTool;
 use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
@@ -119,7 +120,7 @@ pub trait McpClient: Send + Sync {
     /// False once the connection or the process is gone.
     fn is_connected(&self) -> bool;
     /// Every tool, following `nextCursor` over all pages; each page under the request deadline.
-    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError>;
+    async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError>;
     /// One `tools/call` under the request deadline, which each progress update pushes back
     /// (up to a total cap); progress goes to `progress`. Cancelling `cancel` sends
     /// `notifications/cancelled` and ends the call at once, whatever the server does.
@@ -407,7 +408,7 @@ impl McpClient for DefaultMcpClient {
         !self.ended.is_cancelled() && !self.peer.is_transport_closed() && self.exit_info().is_none()
     }
 
-    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError> {
         // A `tools/list_changed` from now on means this listing may be out of date already.
         self.links.take_tools_stale();
         let mut listing = Listing::default();

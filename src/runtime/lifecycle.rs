@@ -23,7 +23,7 @@ use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
 use crate::mcp::supervisor::Crashes;
-use crate::tool::registry::DuplicateTool;
+use crate::tool::registry::{DuplicateTool, ToolSnapshot};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
 
 /// Why a runtime could not be built.
@@ -235,6 +235,12 @@ impl AgentRuntime {
     /// marker line where each new process begins).
     pub fn stderr_tail(&self, server: &str, lines: usize) -> Vec<String> {
         self.manager.stderr_ring(server).tail(lines)
+    }
+
+    /// Every registered tool, sorted by name: the registry's snapshot itself, nothing copied
+    /// (what a report of many tools should read).
+    pub fn tool_snapshot(&self) -> ToolSnapshot {
+        self.executor.registry.snapshot()
     }
 
     /// Every registered tool, sorted by name.

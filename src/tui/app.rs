@@ -559,7 +559,7 @@ impl App {
         };
         self.modal = Some(Modal::Editor(ArgsEditor::new(
             &tool.name,
-            tool.schema.clone(),
+            tool.schema.to_value(),
         )));
     }
 }

@@ -133,7 +133,7 @@ pub(super) fn descriptor(
     ToolDescriptor {
         name: format!("mcp__{server}__{tool}"),
         description: format!("The {tool} tool."),
-        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}),
+        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}).into(),
         side_effect: effect,
         destructive: if destructive {
             DestructiveBehavior::Destructive
@@ -145,7 +145,7 @@ pub(super) fn descriptor(
             server: server.into(),
             tool: tool.into(),
             trust,
-            annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive})),
+            annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive}).into()),
         }),
     }
 }
@@ -538,7 +538,7 @@ fn trust_preview() {
 #[test]
 fn argument_editor() {
     let (mut app, _) = populated();
-    let mut editor = ArgsEditor::new("mcp__notes__write_note", app.tools[2].schema.clone());
+    let mut editor = ArgsEditor::new("mcp__notes__write_note", app.tools[2].schema.to_value());
     editor.errors = vec!["/title: expected a string, got a number".into()];
     app.modal = Some(Modal::Editor(editor));
     snapshot("editor", &app);

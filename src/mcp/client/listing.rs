@@ -9,13 +9,15 @@ use std::collections::HashSet;
 
 use rmcp::model::Tool;
 
+use crate::mcp::tool::ListedTool;
+
 /// Most skipped entries named one by one in the warnings; the rest are counted.
 const NAMED_LIMIT: usize = 20;
 
 /// A listing in progress.
 #[derive(Default)]
 pub(super) struct Listing {
-    tools: Vec<Tool>,
+    tools: Vec<ListedTool>,
     names: HashSet<String>,
     /// Entries seen so far, over all pages (for "entry N of the listing").
     seen: usize,
@@ -24,13 +26,14 @@ pub(super) struct Listing {
 
 impl Listing {
     /// Adds one page: its tools, and the entries the reader skipped from it (already in words).
+    /// Each tool is kept as a `ListedTool` (its schema as text) and the parsed page dropped.
     pub(super) fn add_page(&mut self, tools: Vec<Tool>, skipped: Vec<String>) {
         self.skipped.extend(skipped);
         self.tools.reserve(tools.len());
         for tool in tools {
             self.seen += 1;
             if self.names.insert(tool.name.to_string()) {
-                self.tools.push(tool);
+                self.tools.push(ListedTool::from(tool));
             } else {
                 self.skipped.push(format!(
                     "tool {:?} (entry {} of the listing) skipped: the name is listed twice; the first is kept",
@@ -42,7 +45,7 @@ impl Listing {
     }
 
     /// The tools, and the warnings (one per skipped entry, up to a limit, then a count).
-    pub(super) fn finish(self) -> (Vec<Tool>, Vec<String>) {
+    pub(super) fn finish(self) -> (Vec<ListedTool>, Vec<String>) {
         let mut warnings = self.skipped;
         if warnings.len() > NAMED_LIMIT {
             let more = warnings.len() - NAMED_LIMIT;
@@ -79,9 +82,9 @@ mod tests {
             vec!["tool \"x\" (entry 2 of the page) skipped: it has no inputSchema".into()],
         );
         let (tools, warnings) = listing.finish();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(tools[0].description.as_deref(), Some("first"));
+        assert_eq!(tools[0].description, "first");
         assert_eq!(
             warnings,
             [

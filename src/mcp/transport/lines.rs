@@ -29,6 +29,8 @@ use crate::text;
 
 /// How long the reader keeps draining stdout after the process exited.
 const EXIT_DRAIN: Duration = Duration::from_millis(150);
+/// Bytes of line buffer a connection keeps between lines (see `LineBuf::settle`).
+const KEPT_CAPACITY: usize = 8 * 1024;
 /// Characters of a bad line quoted in warnings.
 const QUOTE_CHARS: usize = 80;
 
@@ -109,6 +111,7 @@ impl Reader {
             if handled.is_err() {
                 break;
             }
+            buf.settle();
         }
     }
 
@@ -266,6 +269,18 @@ pub struct LineBuf {
     pub tail: Vec<u8>,
     /// The line ended at end of file, without a newline: cut short, most likely.
     pub cut: bool,
+}
+
+impl LineBuf {
+    /// Gives back what a long line made the buffer hold: a connection keeps at most
+    /// `KEPT_CAPACITY` between lines, not the size of the largest line it ever read (a
+    /// `tools/list` page, a large result), once per server.
+    fn settle(&mut self) {
+        if self.line.capacity() > KEPT_CAPACITY {
+            self.line.clear();
+            self.line.shrink_to(KEPT_CAPACITY);
+        }
+    }
 }
 
 /// Keeps the last `TAIL_BYTES` or more of what is pushed, in amortised constant time per byte.
