@@ -36,6 +36,7 @@ use super::tool::ListedTool;
 use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
+use super::transport::tool_page::PageEntries;
 use crate::tool::ProgressSink;
 pub use handshake::HandshakeError;
 use listing::Listing;
@@ -228,7 +229,7 @@ impl DefaultMcpClient {
     async fn list_page(
         &self,
         cursor: Option<String>,
-    ) -> Result<(ServerResult, Vec<String>), McpError> {
+    ) -> Result<(ServerResult, Option<PageEntries>), McpError> {
         let request = match cursor {
             None => ListToolsRequest::default(),
             Some(c) => {
@@ -244,12 +245,12 @@ impl DefaultMcpClient {
                 ProgressSink::none(),
             )
             .await?;
-        let skipped = self
+        let entries = self
             .stdout_issues
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take_skipped(&id);
-        Ok((result, skipped))
+            .take_tool_page(&id);
+        Ok((result, entries))
     }
 
     /// One request. Its deadline is `request_timeout` of silence: every progress update for
@@ -415,8 +416,13 @@ impl McpClient for DefaultMcpClient {
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
             match self.list_page(cursor.take()).await? {
-                (ServerResult::ListToolsResult(page), skipped) => {
-                    listing.add_page(page.tools, skipped);
+                (ServerResult::ListToolsResult(page), entries) => {
+                    let entries = entries.unwrap_or_else(|| PageEntries {
+                        // A page rmcp read itself (not over stdio): its tools are in it.
+                        tools: page.tools.into_iter().map(ListedTool::from).collect(),
+                        skipped: Vec::new(),
+                    });
+                    listing.add_page(entries);
                     match page.next_cursor {
                         Some(next) if !next.is_empty() => cursor = Some(next),
                         _ => {

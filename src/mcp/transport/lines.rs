@@ -144,12 +144,12 @@ impl Reader {
                 super::tap::deliver(&self.ctx.tap, &self.ctx.server, &message).await;
                 return self.send(*message).await;
             }
-            LineKind::ToolPage(message, skipped) => {
-                if let (JsonRpcMessage::Response(JsonRpcResponse { id, .. }), false) =
-                    (message.as_ref(), skipped.is_empty())
-                {
-                    tracing::warn!(server = %self.ctx.server, ?skipped, "tool entries skipped");
-                    self.issues().skipped(id.clone(), skipped);
+            LineKind::ToolPage(message, entries) => {
+                if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = message.as_ref() {
+                    if !entries.skipped.is_empty() {
+                        tracing::warn!(server = %self.ctx.server, skipped = ?entries.skipped, "tool entries skipped");
+                    }
+                    self.issues().tool_page(id.clone(), entries);
                 }
                 return self.send(*message).await;
             }

@@ -301,6 +301,18 @@ async fn skipped_tool_entries_are_kept_for_the_client_by_request() {
         .await;
     let got = w.transport.receive().await.expect("a message");
     assert!(matches!(got, JsonRpcMessage::Response(_)), "{got:?}");
-    let skipped = w.issues.lock().unwrap().take_skipped(&RequestId::Number(3));
-    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    let entries = w
+        .issues
+        .lock()
+        .unwrap()
+        .take_tool_page(&RequestId::Number(3));
+    let entries = entries.expect("the page's entries");
+    assert_eq!(entries.tools.len(), 1, "{entries:?}");
+    assert_eq!(entries.skipped.len(), 1, "{entries:?}");
+    assert!(w
+        .issues
+        .lock()
+        .unwrap()
+        .take_tool_page(&RequestId::Number(3))
+        .is_none());
 }
