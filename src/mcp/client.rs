@@ -30,9 +30,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::FailureClass;
 pub use super::handler::{AimonClientHandler, ClientOptions, Lifecycle, SAMPLING_DECLINED};
+use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
-use super::tool::ListedTool;
 use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};

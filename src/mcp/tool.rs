@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-use super::annotations::McpToolAnnotations;
 use super::client::McpClient;
+pub use super::listed::ListedTool;
 use super::traits::McpToolTraits;
 use crate::config::AnnotationTrust;
 use crate::tool::{
@@ -50,30 +50,6 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
-}
-
-/// One tool as a server listed it, cut down to what the console keeps (name, description,
-/// input schema, annotations) and held compactly: rmcp's `Tool` holds the schema as a parsed
-/// map (about 2 KiB for a small one), this holds its text. Made from each page as it arrives,
-/// so a long listing never holds every tool parsed at once.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ListedTool {
-    /// The tool's name as the server sent it.
-    pub name: String,
-    pub description: String,
-    pub input_schema: JsonText,
-    pub annotations: Option<McpToolAnnotations>,
-}
-
-impl From<rmcp::model::Tool> for ListedTool {
-    fn from(tool: rmcp::model::Tool) -> ListedTool {
-        ListedTool {
-            input_schema: JsonText::from_object(&tool.input_schema),
-            annotations: tool.annotations.as_ref().map(McpToolAnnotations::from_rmcp),
-            name: tool.name.into_owned(),
-            description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
-        }
-    }
 }
 
 /// A tool served by an MCP server. Built once per listing; the manager's ready set and the

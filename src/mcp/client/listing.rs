@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use crate::mcp::tool::ListedTool;
+use crate::mcp::listed::ListedTool;
 use crate::mcp::transport::tool_page::PageEntries;
 
 /// Most skipped entries named one by one in the warnings; the rest are counted.

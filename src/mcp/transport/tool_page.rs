@@ -11,7 +11,7 @@
 
 use rmcp::model::{ListToolsResult, Tool};
 
-use crate::mcp::tool::ListedTool;
+use crate::mcp::listed::ListedTool;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
