@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::time::SystemTime;
 
+use serde_json::Value;
+
 use crate::tool::{DestructiveBehavior, JsonText, SideEffectLevel, ToolDescriptor};
 
 /// Why an approval could not be remembered.
@@ -51,10 +53,32 @@ impl DescriptorFingerprint {
         let mut hasher = DefaultHasher::new();
         self.side_effect.hash(&mut hasher);
         self.destructive.hash(&mut hasher);
-        // The text is canonical (keys sorted): key order as sent does not change it.
-        self.input_schema.hash(&mut hasher);
+        hash_json(&self.input_schema.to_value(), &mut hasher);
         self.description.hash(&mut hasher);
         format!("{:016x}", hasher.finish())
+    }
+}
+
+fn hash_json(value: &Value, hasher: &mut DefaultHasher) {
+    match value {
+        Value::Null => 0u8.hash(hasher),
+        Value::Bool(b) => (1u8, b).hash(hasher),
+        Value::Number(n) => (2u8, n.to_string()).hash(hasher),
+        Value::String(s) => (3u8, s).hash(hasher),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(hasher);
+            for item in items {
+                hash_json(item, hasher);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(hasher);
+            let sorted: BTreeMap<&String, &Value> = map.iter().collect();
+            for (key, item) in sorted {
+                key.hash(hasher);
+                hash_json(item, hasher);
+            }
+        }
     }
 }
 
