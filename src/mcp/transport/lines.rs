@@ -38,7 +38,8 @@ type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// The client side of a newline-delimited JSON-RPC connection.
 pub struct LineTransport {
-    inbound: mpsc::Receiver<ServerJsonRpcMessage>,
+    /// Boxed: the queue allocates its slots in blocks, and a message is hundreds of bytes.
+    inbound: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
     writer: Arc<tokio::sync::Mutex<Option<BoxWriter>>>,
     pending: Pending,
 }
@@ -77,7 +78,7 @@ impl LineTransport {
 
 /// The reader task's side of a connection.
 struct Reader {
-    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
     ctx: LineContext,
     pending: Pending,
 }
@@ -119,7 +120,7 @@ impl Reader {
         self.ctx.issues.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn send(&self, message: ServerJsonRpcMessage) -> Result<(), Gone> {
+    async fn send(&self, message: Box<ServerJsonRpcMessage>) -> Result<(), Gone> {
         self.tx.send(message).await.map_err(|_| Gone)
     }
 
@@ -142,7 +143,7 @@ impl Reader {
         let why = match classify_answer(line, &self.pending) {
             LineKind::Message(message) => {
                 super::tap::deliver(&self.ctx.tap, &self.ctx.server, &message).await;
-                return self.send(*message).await;
+                return self.send(message).await;
             }
             LineKind::ToolPage(message, entries) => {
                 if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = message.as_ref() {
@@ -151,7 +152,7 @@ impl Reader {
                     }
                     self.issues().tool_page(id.clone(), entries);
                 }
-                return self.send(*message).await;
+                return self.send(message).await;
             }
             LineKind::Blank => return Ok(()),
             LineKind::NotJson => None,
@@ -241,8 +242,11 @@ impl Reader {
         }
         for (id, why) in failed {
             let error = ErrorData::new(ErrorCode::PARSE_ERROR, why, None);
-            self.send(JsonRpcMessage::Error(JsonRpcError::new(Some(id), error)))
-                .await?;
+            self.send(Box::new(JsonRpcMessage::Error(JsonRpcError::new(
+                Some(id),
+                error,
+            ))))
+            .await?;
         }
         Ok(())
     }
@@ -379,7 +383,8 @@ impl Transport<RoleClient> for LineTransport {
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inbound.recv()
+        let inbound = &mut self.inbound;
+        async move { inbound.recv().await.map(|message| *message) }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
