@@ -176,13 +176,18 @@ fn rule() -> impl Strategy<Value = ApprovalRule> {
 
 /// The decision of the first rule that matches `mcp__{server}__act`, the long way round.
 fn first_rule(rules: &[ApprovalRule], server: &str) -> Option<RuleDecision> {
-    let name = format!("mcp__{server}__act");
+    first_rule_of(rules, server, "act")
+}
+
+/// The first rule matching `mcp__SERVER__TOOL`, as the gate finds it.
+fn first_rule_of(rules: &[ApprovalRule], server: &str, tool: &str) -> Option<RuleDecision> {
+    let name = format!("mcp__{server}__{tool}");
     rules
         .iter()
         .find(|r| {
             r.pattern.server.as_deref().is_none_or(|s| s == server)
                 && r.pattern.tool.as_deref().is_none_or(|g| {
-                    glob_matches(g, &name) || (r.pattern.server.is_some() && glob_matches(g, "act"))
+                    glob_matches(g, &name) || (r.pattern.server.is_some() && glob_matches(g, tool))
                 })
         })
         .map(|r| r.decision)
@@ -313,7 +318,9 @@ proptest! {
                 if out.status == CallStatus::Ok {
                     oks += 1;
                 }
-                let hook = if hooked { tools[i].2 } else { None };
+                // A deny rule holds for the hook's own call too: then the hook says nothing.
+                let hook_heard = hooked && first_rule_of(&rules, "hooks", "decide") != Some(RuleDecision::Deny);
+                let hook = if hook_heard { tools[i].2 } else { None };
                 let rule = first_rule(&rules, &format!("s{i}"));
                 let allowed_by_config = hook == Some(HookSays::Allow) || rule == Some(RuleDecision::Allow);
                 // A deny, the hook's or the first matching rule's, always holds: not asked, not run.

@@ -265,6 +265,8 @@ async fn subscription_completions_and_prompts_through_the_runtime() {
         .set_subscription("notes", &uri, false)
         .await
         .expect("unsubscribe");
+    // Updates of the first write still on their way land before the count.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let before = seen
         .lock()
         .unwrap()

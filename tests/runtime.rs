@@ -227,7 +227,8 @@ async fn phases_are_published_as_events_while_servers_start() {
                 | McpEvent::RestartScheduled { .. }
                 | McpEvent::GaveUp { .. }
                 | McpEvent::ServerRequest { .. }
-                | McpEvent::ElicitationRequested(_) => {}
+                | McpEvent::ElicitationRequested(_)
+                | McpEvent::SamplingRequested(_) => {}
             }
         }
     }

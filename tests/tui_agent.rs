@@ -97,9 +97,13 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
         screen.contains("reason  “(demo model) I will save the note \"demo\".”"),
         "{screen}"
     );
-    assert!(screen.contains("MUTATING"), "{screen}");
+    // MUTATING and why (the why wraps in the modal's width).
     assert!(
-        screen.contains("readOnlyHint=false, destructiveHint=false, trusted"),
+        screen.contains("write_note is MUTATING because readOnlyHint=false,"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("destructiveHint=false, trusted; policy.approval is ask_mutating"),
         "{screen}"
     );
     t.keys(&["y"]);

@@ -36,13 +36,18 @@ policy:
     )
 }
 
-/// Calls `tool` from the Tools pane, its prefilled argument lines replaced by `lines` (from
-/// the first value on).
+/// Calls `tool` from the Tools pane, its prefilled raw JSON argument lines replaced by `lines`
+/// (from the first value on).
 fn send_call(t: &Tmux, tool: &str, lines: &[&str]) {
     t.keys(&["3", "/"]);
     t.text(tool);
     t.keys(&["Enter", "Enter"]);
     t.wait_for("Ctrl-S send", Duration::from_secs(5));
+    if !lines.is_empty() {
+        // The lines are the raw JSON's: Ctrl-R leaves the form for it.
+        t.keys(&["C-r"]);
+        t.wait_for("raw JSON", Duration::from_secs(5));
+    }
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
             t.keys(&["Down"]);

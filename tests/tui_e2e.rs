@@ -1,6 +1,7 @@
 //! The console end to end in a real terminal: the real binary in tmux against demo servers.
 //! Approvals (allow and deny), the trust toggle with its preview and write-back (a comment in the
-//! file survives), restart-all showing the new traits, escape sequences from a hostile server
+//! file survives) and the row's `restart pending` at 140 and 80 columns, restart-all showing the
+//! new traits, escape sequences from a hostile server
 //! kept off the terminal, idle CPU, and a terminal left as it was.
 
 mod common;
@@ -107,11 +108,19 @@ fn the_console_end_to_end() {
         "{screen}"
     );
     t.keys(&["y"]);
-    let screen = t.wait_for("restart pending", Duration::from_secs(5));
+    let screen = t.wait_for("wrote annotation_trust", Duration::from_secs(5));
     assert!(
         screen.contains("wrote annotation_trust: trust for liar"),
         "{screen}"
     );
+    // The badge is on the server's row, whole, at 140 columns.
+    let liar = screen
+        .lines()
+        .find(|l| l.contains("✓ liar "))
+        .unwrap_or_default();
+    assert!(liar.contains("restart pending"), "{screen}");
+    // Calls name the tool itself, then its server.
+    assert!(screen.contains("write_note · notes"), "{screen}");
     let written = std::fs::read_to_string(&config).unwrap();
     assert!(
         written.starts_with("# operator comment: keep me\n"),
@@ -180,6 +189,22 @@ fn compact_layout_at_80x24_and_resize() {
     let screen = t.wait_for("3/3 ready", Duration::from_secs(20));
     assert!(screen.contains("Details  Tools  Calls"), "{screen}");
     assert!(screen.contains("? help"), "{screen}");
+    // No line left blank at the bottom: with no notice, the pane's keys sit above the global
+    // ones, each line whole.
+    let lines: Vec<&str> = screen.lines().collect();
+    let last = lines.len() - 1;
+    assert!(lines[last].trim_end().ends_with("? help"), "{screen}");
+    assert!(lines[last - 1].starts_with("t trust"), "{screen}");
+    // The trust toggle at 80 columns: the row still says a restart is pending.
+    t.keys(&["j", "t"]);
+    t.wait_for("Trust: liar", Duration::from_secs(5));
+    t.keys(&["y"]);
+    let screen = t.wait_for("wrote annotation_trust", Duration::from_secs(5));
+    let liar = screen
+        .lines()
+        .find(|l| l.contains("✓ liar "))
+        .unwrap_or_default();
+    assert!(liar.contains("restart pending"), "{screen}");
     t.keys(&["?"]);
     t.wait_for("aimon-console: keys", Duration::from_secs(5));
     t.keys(&["Escape"]);
@@ -211,6 +236,11 @@ fn rss_kib(pid: i32) -> u64 {
 fn send_call(t: &Tmux, tool: &str, lines: &[&str]) {
     t.keys(&["3"]);
     call_tool(t, tool);
+    if !lines.is_empty() {
+        // The lines are the raw JSON's: Ctrl-R leaves the form for it.
+        t.keys(&["C-r"]);
+        t.wait_for("raw JSON", Duration::from_secs(5));
+    }
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
             t.keys(&["Down"]);

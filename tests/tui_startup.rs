@@ -79,7 +79,7 @@ fn servers_join_when_ready_and_failed_ones_start_again_by_hand() {
     t.keys(&["Enter"]);
     t.wait_for("Ctrl-S send", Duration::from_secs(5));
     t.keys(&["C-s"]);
-    let screen = t.wait_for_row("mcp__fast__echo", "ok");
+    let screen = t.wait_for_row("echo · fast", "ok");
     assert!(
         row(&screen, "hung").contains("handshake"),
         "the call ran while hung still starts:\n{screen}"

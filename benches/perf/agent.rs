@@ -2,7 +2,10 @@
 //! answers at once, with one `echo` call each turn) and the demo server, through
 //! `Conversation` (request built from the history and the turn boundary's tool list, the
 //! answer parsed, the call through `AgentRuntime::call_from`, the transcript written), beside
-//! a bare loop doing one HTTP POST and one JSON-RPC call per turn with the same bodies.
+//! a bare loop doing one HTTP POST and one JSON-RPC call per turn with the same bodies. Beside
+//! the turns/s, the CPU time this process spends per turn on each side (`getrusage`), and the
+//! two parts of a turn alone against their bare counterparts: the model request and the tool
+//! call.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -227,6 +230,147 @@ async fn our_conversation(
     let _ = drain.await;
 }
 
+/// CPU time (user + system) this process has used so far, all threads.
+fn cpu_now() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// A history as a conversation has it half way: `turns` rounds of an assistant call and its
+/// tool message after the prompt.
+fn history(turns: u32) -> Vec<Message> {
+    let mut messages = vec![
+        Message::System {
+            content: "bench".into(),
+        },
+        Message::User {
+            content: "go".into(),
+        },
+    ];
+    for turn in 1..=turns {
+        messages.push(Message::Assistant {
+            content: format!("(demo model) Calling a tool again (round {turn})."),
+            tool_calls: vec![aimon_console::agent::wire::ToolCall {
+                id: "call_demo_0".into(),
+                name: "mcp__srv__echo".into(),
+                arguments: format!("{{\"text\":\"round {turn}\"}}"),
+            }],
+        });
+        messages.push(Message::Tool {
+            tool_call_id: "call_demo_0".into(),
+            content: format!("round {turn}"),
+        });
+    }
+    messages
+}
+
+/// The loop's parts, each beside its bare counterpart in the same run: the model request
+/// alone (the same 25-round history every time) and the tool call alone.
+async fn part_rows(
+    runtime: &Arc<AgentRuntime>,
+    client: &Arc<HttpModelClient>,
+    bare_model: &mut BareModel,
+    bare_server: &mut bare::BareServer,
+    tools: &[ToolSpec],
+    options: &RequestOptions,
+    n: usize,
+) -> Vec<Row> {
+    use aimon_console::agent::ModelClient;
+    let messages = history(25);
+    let mut rows = Vec::new();
+    let (mut ours, mut limit) = (CallStats::default(), CallStats::default());
+    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
+    for _ in 0..5 {
+        let (t, c) = (Instant::now(), cpu_now());
+        for _ in 0..n {
+            let body = match serde_json::to_vec(&request_body(
+                &messages,
+                tools,
+                ToolChoice::Auto,
+                options,
+            )) {
+                Ok(b) => b,
+                Err(e) => panic!("body: {e}"),
+            };
+            if let Err(e) = bare_model.post(&body) {
+                panic!("bare post: {e}");
+            }
+        }
+        limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
+        limit_cpu += cpu_now() - c;
+        let (t, c) = (Instant::now(), cpu_now());
+        for _ in 0..n {
+            if let Err(e) = client
+                .complete(&messages, tools, ToolChoice::Auto, &|_| {})
+                .await
+            {
+                panic!("complete: {e}");
+            }
+        }
+        ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
+        ours_cpu += cpu_now() - c;
+    }
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / (5 * n) as f64;
+    rows.push(
+        Row::new(
+            "agent",
+            "part: the model request (25-round history)",
+            "requests/s",
+            ours.per_sec(),
+        )
+        .against("bare HTTP/1.1 POST, same body", limit.per_sec()),
+    );
+    rows.push(
+        Row::new(
+            "agent",
+            "part: the model request",
+            "CPU us each",
+            per(ours_cpu),
+        )
+        .against("bare HTTP/1.1 POST, same body", per(limit_cpu)),
+    );
+    let (mut ours, mut limit) = (CallStats::default(), CallStats::default());
+    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
+    let arguments = serde_json::json!({"text": "round 1"});
+    for _ in 0..5 {
+        let (t, c) = (Instant::now(), cpu_now());
+        if let Err(e) = bare_server.sequential(n, "echo", &arguments) {
+            panic!("bare call: {e}");
+        }
+        limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
+        limit_cpu += cpu_now() - c;
+        let (t, c) = (Instant::now(), cpu_now());
+        for _ in 0..n {
+            runtime
+                .call_from(
+                    "mcp__srv__echo",
+                    arguments.clone(),
+                    tokio_util::sync::CancellationToken::new(),
+                    aimon_console::runtime::CallOrigin::Agent {
+                        reason: "bench".into(),
+                    },
+                )
+                .await;
+        }
+        ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
+        ours_cpu += cpu_now() - c;
+    }
+    rows.push(
+        Row::new("agent", "part: the tool call", "calls/s", ours.per_sec())
+            .against("bare JSON-RPC call", limit.per_sec()),
+    );
+    rows.push(
+        Row::new("agent", "part: the tool call", "CPU us each", per(ours_cpu))
+            .against("bare JSON-RPC call", per(limit_cpu)),
+    );
+    rows
+}
+
 /// The rows of the section: turns/s ours against the bare loop (`stream: false` both), and
 /// ours streamed against the same bare loop.
 pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -> Vec<Row> {
@@ -283,28 +427,42 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
         CallStats::default(),
         CallStats::default(),
     );
+    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_now());
         for _ in 0..conversations_per_round {
             if let Err(e) = bare_conversation(&mut bare_model, &mut bare_server, &tools, &options) {
                 panic!("agent: bare loop failed: {e}");
             }
         }
         limit.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
-        let t = Instant::now();
+        limit_cpu += cpu_now() - c;
+        let (t, c) = (Instant::now(), cpu_now());
         for _ in 0..conversations_per_round {
             our_conversation(&runtime, &whole, transcripts.path()).await;
         }
         ours.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
+        ours_cpu += cpu_now() - c;
         let t = Instant::now();
         for _ in 0..conversations_per_round {
             our_conversation(&runtime, &streamed, transcripts.path()).await;
         }
         ours_streamed.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
     }
+    let parts = part_rows(
+        &runtime,
+        &whole,
+        &mut bare_model,
+        &mut bare_server,
+        &tools,
+        &options,
+        200,
+    )
+    .await;
     drop(bare_server);
     stack::close(runtime).await;
     let total = turns * rounds;
+    let cpu_per_turn = |d: Duration| d.as_secs_f64() * 1e6 / total as f64;
     let reference = "bare loop: 1 HTTP POST + 1 JSON-RPC call a turn";
     vec![
         Row::new(
@@ -322,5 +480,15 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
             ours_streamed.per_sec(),
         )
         .against(reference, limit.per_sec()),
+        Row::new(
+            "agent",
+            "1 turn, stream: false",
+            "CPU us (this process)",
+            cpu_per_turn(ours_cpu),
+        )
+        .against(reference, cpu_per_turn(limit_cpu)),
     ]
+    .into_iter()
+    .chain(parts)
+    .collect()
 }

@@ -13,7 +13,8 @@
 //! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
 //!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
 //! - `agent`: the agent loop's cost per turn (demo model answering at once with one tool call,
-//!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn.
+//!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn; the
+//!   console (in tmux) drawing a stream of 20,000 tokens a second: its CPU and slowest frame.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools beside 0 servers; of `check` with
 //!   one server listing 100,000 tools in pages of 1,000.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
@@ -25,6 +26,7 @@
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
 
 mod agent;
+mod agent_stream;
 mod bare;
 mod http;
 mod memory;
@@ -412,6 +414,7 @@ fn main() {
     if wanted(&sections, "agent") {
         // 5 rounds of 4 conversations of 50 turns: 1,000 turns each side.
         rows.extend(runtime.block_on(agent::rows(BINARY, scale.n(4), 5)));
+        rows.extend(agent_stream::rows(BINARY, tmp.path()));
         eprintln!("agent done at {:.0?}", started.elapsed());
     }
 

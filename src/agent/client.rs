@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
+use hyper::body::Bytes;
 
 use super::failure::{classify_transport, ModelError, ModelFailureClass};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
@@ -61,9 +62,13 @@ pub trait ModelClient: Send + Sync {
 }
 
 /// A Chat Completions endpoint at `base_url` (`…/v1`).
+#[derive(Clone)]
 pub struct HttpModelClient {
     http: reqwest::Client,
     url: String,
+    /// `url` parsed once (reqwest would parse the string on every request); `None` leaves the
+    /// string's error to the request, as before.
+    parsed: Option<reqwest::Url>,
     authority: String,
     headers: HeaderMap,
     options: RequestOptions,
@@ -143,6 +148,7 @@ impl HttpModelClient {
             })?;
         Ok(HttpModelClient {
             http,
+            parsed: reqwest::Url::parse(&url).ok(),
             url,
             authority,
             headers,
@@ -162,16 +168,39 @@ impl HttpModelClient {
         &self.url
     }
 
+    /// The model requests name (the profile's `model`).
+    pub fn model(&self) -> &str {
+        &self.options.model
+    }
+
+    /// The same client (connection pool, headers, key, timeout), its answers at most
+    /// `max_tokens` long (never more than the profile allows) and at `temperature` when given:
+    /// for a server's sampling request, which says both.
+    pub fn limited(&self, max_tokens: u32, temperature: Option<f64>) -> HttpModelClient {
+        let mut client = self.clone();
+        client.options.max_tokens = Some(
+            self.options
+                .max_tokens
+                .map_or(max_tokens, |own| own.min(max_tokens)),
+        );
+        if temperature.is_some() {
+            client.options.temperature = temperature;
+        }
+        client
+    }
+
     async fn attempt(
         &self,
-        body: &[u8],
+        body: &Bytes,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, Attempt> {
-        let send = self
-            .http
-            .post(&self.url)
+        let request = match &self.parsed {
+            Some(url) => self.http.post(url.clone()),
+            None => self.http.post(&self.url),
+        };
+        let send = request
             .headers(self.headers.clone())
-            .body(body.to_vec())
+            .body(body.clone())
             .send();
         let response = match tokio::time::timeout(self.timeout, send).await {
             Err(_) => {
@@ -312,8 +341,11 @@ impl ModelClient for HttpModelClient {
         choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
-        let body = serde_json::to_vec(&request_body(messages, tools, choice, &self.options))
-            .unwrap_or_default();
+        // Made once; each attempt sends it without a copy.
+        let body = Bytes::from(
+            serde_json::to_vec(&request_body(messages, tools, choice, &self.options))
+                .unwrap_or_default(),
+        );
         let mut attempt = 0;
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {

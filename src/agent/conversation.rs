@@ -29,6 +29,7 @@ use super::transcript::{now_ms, Record, Transcript};
 use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus, HookRun};
+use crate::tool::registry::ToolSnapshot;
 use crate::tool::{json_kind, ContentPart};
 
 /// The most bytes of one tool result the model is sent; the rest is cut with a note.
@@ -50,6 +51,9 @@ pub struct Conversation {
     messages: Vec<Message>,
     events: UnboundedSender<AgentEvent>,
     transcript: Option<Transcript>,
+    /// The tool list of the last turn and the registry snapshot it was made from: made again
+    /// only when the registry changed (the snapshot held here makes every change a new one).
+    tools: Option<(ToolSnapshot, Arc<[ToolSpec]>)>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -91,6 +95,7 @@ impl Conversation {
             messages,
             events,
             transcript,
+            tools: None,
         }
     }
 
@@ -115,6 +120,41 @@ impl Conversation {
                 tracing::warn!(error = %e, "transcript line not written");
             }
         }
+    }
+
+    /// Writes the transcript's buffered lines: before anything that may wait long (a model
+    /// request, a turn's calls) and when a prompt ends.
+    fn sync(&mut self) {
+        if let Some(transcript) = &mut self.transcript {
+            if let Err(e) = transcript.flush() {
+                tracing::warn!(error = %e, "transcript lines not written");
+            }
+        }
+    }
+
+    /// Adds messages from elsewhere (a server prompt's, `/`) to the conversation and its
+    /// transcript, without asking the model.
+    pub fn add_messages(&mut self, messages: Vec<Message>) {
+        for message in messages {
+            let record = match &message {
+                Message::User { content } => Record::Prompt {
+                    at_ms: now_ms(),
+                    text: content.clone(),
+                },
+                Message::Assistant { content, .. } => Record::Assistant {
+                    turn: 0,
+                    text: content.clone(),
+                    tool_calls: Vec::new(),
+                    finish_reason: None,
+                    usage: None,
+                    latency_ms: 0,
+                },
+                Message::System { .. } | Message::Tool { .. } => continue,
+            };
+            self.record(record);
+            self.messages.push(message);
+        }
+        self.sync();
     }
 
     /// Runs one prompt to its end. `cancel` ends it at once: the model request is dropped and
@@ -149,20 +189,12 @@ impl Conversation {
             };
             // The turn boundary: list changes are taken in here, and only here for the model.
             self.runtime.turn_boundary().await;
-            let specs: Vec<ToolSpec> = self
-                .runtime
-                .tools()
-                .into_iter()
-                .map(|t| ToolSpec {
-                    name: t.name,
-                    description: t.description,
-                    parameters: t.input_schema.to_value(),
-                })
-                .collect();
+            let specs = self.tool_specs();
             self.emit(AgentEvent::TurnStarted {
                 turn,
                 tools: specs.iter().map(|s| s.name.clone()).collect(),
             });
+            self.sync();
             let started = Instant::now();
             let reply = {
                 let events = self.events.clone();
@@ -240,6 +272,7 @@ impl Conversation {
                 self.turn_end(turn).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });
                 self.record(Record::Answer { text: text.clone() });
+                self.sync();
                 report.outcome = PromptOutcome::Answered { text };
                 return report;
             }
@@ -274,6 +307,7 @@ impl Conversation {
                     })
                     .collect()
             } else {
+                self.sync();
                 self.run_calls(turn, &tool_calls, &offered, &text, &cancel)
                     .await
             };
@@ -345,6 +379,30 @@ impl Conversation {
         }
     }
 
+    /// The tools as the model sees them this turn: the registry's now, the list made again only
+    /// if it changed since the last turn.
+    fn tool_specs(&mut self) -> Arc<[ToolSpec]> {
+        let snapshot = self.runtime.tool_snapshot();
+        if let Some((held, specs)) = &self.tools {
+            if Arc::ptr_eq(held, &snapshot) {
+                return specs.clone();
+            }
+        }
+        let specs: Arc<[ToolSpec]> = snapshot
+            .values()
+            .map(|tool| {
+                let t = tool.descriptor();
+                ToolSpec {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.input_schema.to_value(),
+                }
+            })
+            .collect();
+        self.tools = Some((snapshot, specs.clone()));
+        specs
+    }
+
     /// The end of model turn `turn` (its answer, or its calls done): the `turn_end` hooks.
     async fn turn_end(&mut self, turn: u32) {
         for run in self.runtime.turn_end_hooks(u64::from(turn)).await {
@@ -368,6 +426,7 @@ impl Conversation {
             reason: reason.to_string(),
             message: message.clone(),
         });
+        self.sync();
         self.emit(AgentEvent::Stopped {
             outcome: outcome.clone(),
             message,

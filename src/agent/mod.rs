@@ -4,11 +4,13 @@
 //! Above `runtime/` and below `tui/` and `cli/` (DESIGN §2): the agent is one more caller of
 //! `AgentRuntime::call`, so its calls pass the same gate, ledger and events as an operator's.
 
+pub mod attach;
 pub mod client;
 pub mod conversation;
 pub mod endpoint;
 pub mod events;
 pub mod failure;
+pub mod sampling;
 pub mod start;
 pub mod stream;
 pub mod transcript;

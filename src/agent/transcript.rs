@@ -4,7 +4,7 @@
 //! back by `--resume ID`. Secrets are never written: no key, no header, no environment.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -142,12 +142,15 @@ impl Record {
     }
 }
 
-/// An open transcript, appended to line by line.
+/// An open transcript, appended to line by line. Lines are buffered until
+/// [`Transcript::flush`]: the loop flushes before each model request, before a turn's calls
+/// run and when a prompt ends, so a turn costs two writes, not one a line, and what led to a
+/// long wait is on disk before it.
 #[derive(Debug)]
 pub struct Transcript {
     id: String,
     path: PathBuf,
-    file: File,
+    file: BufWriter<File>,
 }
 
 /// What `sessions` shows of one transcript.
@@ -265,7 +268,11 @@ impl Transcript {
             .append(true)
             .open(&path)
             .map_err(write)?;
-        let mut transcript = Transcript { id, path, file };
+        let mut transcript = Transcript {
+            id,
+            path,
+            file: BufWriter::new(file),
+        };
         transcript.append(&Record::Session {
             id: transcript.id.clone(),
             at_ms: now_ms(),
@@ -273,6 +280,7 @@ impl Transcript {
             profile: profile.to_string(),
             model: model.to_string(),
         })?;
+        transcript.flush()?;
         Ok(transcript)
     }
 
@@ -299,7 +307,7 @@ impl Transcript {
         let mut transcript = Transcript {
             id: id.to_string(),
             path,
-            file,
+            file: BufWriter::new(file),
         };
         if cut_short {
             // A line cut short (a crash mid-write) must not swallow the next one.
@@ -316,6 +324,7 @@ impl Transcript {
             profile: profile.to_string(),
             model: model.to_string(),
         })?;
+        transcript.flush()?;
         Ok((transcript, records))
     }
 
@@ -327,7 +336,7 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one line.
+    /// Appends one line (to the buffer: see [`flush`](Self::flush)).
     pub fn append(&mut self, record: &Record) -> Result<(), TranscriptError> {
         let mut line = serde_json::to_vec(record).unwrap_or_default();
         line.push(b'\n');
@@ -337,6 +346,14 @@ impl Transcript {
                 path: self.path.clone(),
                 source,
             })
+    }
+
+    /// Writes the buffered lines to the file (also done when the transcript is dropped).
+    pub fn flush(&mut self) -> Result<(), TranscriptError> {
+        self.file.flush().map_err(|source| TranscriptError::Write {
+            path: self.path.clone(),
+            source,
+        })
     }
 }
 
@@ -527,6 +544,12 @@ mod tests {
         ] {
             t.append(&record).unwrap();
         }
+        // Lines wait in the buffer until flushed.
+        assert_eq!(
+            std::fs::read_to_string(t.path()).unwrap().lines().count(),
+            1
+        );
+        t.flush().unwrap();
         std::fs::OpenOptions::new()
             .append(true)
             .open(t.path())

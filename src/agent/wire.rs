@@ -5,7 +5,7 @@
 //! them, the demo model reads the same shapes from the other side.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// One message of a conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,11 +44,26 @@ pub struct ToolCall {
 
 impl Serialize for ToolCall {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        json!({
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        })
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            arguments: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            id: &'a str,
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: Function<'a>,
+        }
+        Wire {
+            id: &self.id,
+            kind: "function",
+            function: Function {
+                name: &self.name,
+                arguments: &self.arguments,
+            },
+        }
         .serialize(s)
     }
 }
@@ -114,46 +129,86 @@ pub struct RequestOptions {
     pub max_tokens: Option<u32>,
 }
 
-/// The JSON body of a `POST …/chat/completions`. With tools, `tool_choice: "auto"` is sent
+/// The JSON body of a `POST …/chat/completions`, serialized straight from the history (no
+/// copy of it as a `Value` first). With tools, `tool_choice: "auto"` is sent
 /// although it is the standard's default: llama-cpp-python's `chatml-function-calling` ignores
 /// the tools without it. (That server answers a *streamed* `auto` request with an empty body,
 /// which the client reports as `bad_stream`, hint `stream: false`.)
-pub fn request_body(
-    messages: &[Message],
-    tools: &[ToolSpec],
+pub fn request_body<'a>(
+    messages: &'a [Message],
+    tools: &'a [ToolSpec],
     choice: ToolChoice,
-    options: &RequestOptions,
-) -> Value {
-    let mut body = json!({
-        "model": options.model,
-        "messages": messages,
-        "stream": options.stream,
-    });
-    if !tools.is_empty() {
-        body["tools"] = tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-                })
-            })
-            .collect();
-        body["tool_choice"] = json!(match choice {
+    options: &'a RequestOptions,
+) -> RequestBody<'a> {
+    let offered = !tools.is_empty();
+    RequestBody {
+        model: &options.model,
+        messages,
+        stream: options.stream,
+        tools: offered.then_some(WireTools(tools)),
+        tool_choice: offered.then_some(match choice {
             ToolChoice::Auto => "auto",
             ToolChoice::None => "none",
-        });
+        }),
+        stream_options: options.stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+        temperature: options.temperature,
+        max_tokens: options.max_tokens,
     }
-    if options.stream {
-        body["stream_options"] = json!({"include_usage": true});
+}
+
+/// A request body, as [`request_body`] makes it: serialize it (`serde_json::to_vec`).
+#[derive(Debug, Serialize)]
+pub struct RequestBody<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<WireTools<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+}
+
+#[derive(Debug, Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The tools as the wire has them: `{"type": "function", "function": {name, description,
+/// parameters}}` each.
+#[derive(Debug)]
+struct WireTools<'a>(&'a [ToolSpec]);
+
+impl Serialize for WireTools<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Function<'a> {
+            name: &'a str,
+            description: &'a str,
+            parameters: &'a Value,
+        }
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            function: Function<'a>,
+        }
+        s.collect_seq(self.0.iter().map(|t| Tool {
+            kind: "function",
+            function: Function {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        }))
     }
-    if let Some(t) = options.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let Some(n) = options.max_tokens {
-        body["max_tokens"] = json!(n);
-    }
-    body
 }
 
 /// A whole (unstreamed) answer.
@@ -250,6 +305,7 @@ pub fn arguments_text(value: Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn an_assistant_that_only_called_tools_sends_empty_content_not_null() {
@@ -292,7 +348,8 @@ mod tests {
         let user = [Message::User {
             content: "hi".into(),
         }];
-        let body = request_body(&user, &tools, ToolChoice::Auto, &options);
+        let body =
+            serde_json::to_value(request_body(&user, &tools, ToolChoice::Auto, &options)).unwrap();
         assert_eq!(
             body["tools"][0]["function"]["parameters"],
             tools[0].parameters
@@ -301,9 +358,10 @@ mod tests {
         assert_eq!(body["temperature"], json!(0.2));
         assert_eq!(body["tool_choice"], "auto");
         assert!(body.get("max_tokens").is_none());
-        let last = request_body(&user, &tools, ToolChoice::None, &options);
+        let last =
+            serde_json::to_value(request_body(&user, &tools, ToolChoice::None, &options)).unwrap();
         assert_eq!(last["tool_choice"], "none");
-        let plain = request_body(
+        let plain = serde_json::to_value(request_body(
             &[],
             &[],
             ToolChoice::Auto,
@@ -311,7 +369,8 @@ mod tests {
                 stream: false,
                 ..options
             },
-        );
+        ))
+        .unwrap();
         assert!(plain.get("tools").is_none() && plain.get("stream_options").is_none());
         assert!(plain.get("tool_choice").is_none());
     }

@@ -108,6 +108,9 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                     asks.answer(&request, "call")
                 }
+                RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                    super::asks::reject_sampling(&request, "call")
+                }
                 _ => {}
             }
         }

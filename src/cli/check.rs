@@ -37,6 +37,9 @@ pub async fn start_runtime(
                     Some(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request))) => {
                         asks.answer(&request, command)
                     }
+                    Some(RuntimeEvent::Mcp(McpEvent::SamplingRequested(request))) => {
+                        super::asks::reject_sampling(&request, command)
+                    }
                     // Dropped: an approval nobody gives is a denial.
                     Some(_) => {}
                 },

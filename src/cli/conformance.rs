@@ -125,6 +125,9 @@ async fn drive(server: &ServerConfig, scenario: &str) -> ExitCode {
                 RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                     request.accept_defaults()
                 }
+                RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                    super::asks::reject_sampling(&request, "conformance")
+                }
                 _ => {}
             }
         }

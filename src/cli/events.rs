@@ -73,6 +73,12 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             }
             value
         }
+        RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => json!({
+            "type": "sampling_requested",
+            "id": request.id,
+            "server": request.server,
+            "request": request.ask,
+        }),
         RuntimeEvent::Notification(n) => json!({
             "type": "notification",
             "server": n.server,
@@ -320,6 +326,17 @@ pub fn event_line(event: &RuntimeEvent) -> String {
                 clean(&request.message)
             ),
         },
+        RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => format!(
+            "[{}] asks for a model's message ({} message{}, max {} tokens)",
+            request.server,
+            request.ask.messages.len(),
+            if request.ask.messages.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            request.ask.max_tokens
+        ),
         RuntimeEvent::Notification(n) => format!(
             "[{}] {} {}",
             n.server,

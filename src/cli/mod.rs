@@ -6,6 +6,7 @@ pub mod call;
 pub mod check;
 pub mod conformance;
 pub mod console;
+mod content;
 pub mod demo_faults;
 pub mod demo_model;
 pub mod demo_server;

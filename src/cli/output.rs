@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::runtime::StartSummary;
 use crate::runtime::{ServerReport, ServerStatus};
@@ -269,6 +269,23 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
         }
     }
     out
+}
+
+/// The servers whose content is not in a listing, and why (failed, disabled): the `missing`
+/// field of `tools --json`, `resources --json` and `prompts --json`.
+pub(crate) fn missing_json(reports: &[ServerReport]) -> Vec<Value> {
+    reports
+        .iter()
+        .filter(|s| matches!(s.status, ServerStatus::Failed | ServerStatus::Disabled))
+        .map(|s| {
+            json!({
+                "server": s.name,
+                "status": status_word(s),
+                "class": s.failure.as_ref().map(|f| f.class.as_str()),
+                "message": s.failure.as_ref().map(|f| f.message.clone()),
+            })
+        })
+        .collect()
 }
 
 pub(crate) fn status_word(s: &ServerReport) -> &'static str {

@@ -10,12 +10,11 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::asks::AskArgs;
-use super::check::start_runtime;
+use super::content;
 use super::output::{self, safe_text, Style, Table};
-use super::resources::{missing_json, note_failed};
 use super::EXIT_CONFIG;
 use crate::config::Config;
-use crate::runtime::{AgentRuntime, PromptInfo, ServerStatus};
+use crate::runtime::{AgentRuntime, PromptInfo};
 use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -56,21 +55,12 @@ async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<Vec<PromptInfo>
 }
 
 pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
-    let runtime = match start_runtime(&config, AskArgs::default(), "prompts").await {
+    let runtime = match content::start_settled(&config, "prompts").await {
         Ok(r) => r,
         Err(code) => return code,
     };
-    runtime.wait_started().await;
     let listed = listings(&runtime).await;
-    let missing = missing_json(&runtime);
-    let failed = if args.json {
-        runtime
-            .reports()
-            .iter()
-            .any(|r| r.status == ServerStatus::Failed)
-    } else {
-        note_failed(&runtime, "prompts")
-    };
+    let (missing, failed) = content::gaps(&runtime, args.json, "prompts");
     runtime.close().await;
     let mut prompts = Vec::new();
     let mut errors = Vec::new();
@@ -83,7 +73,7 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
     if args.json {
         let value = json!({
             "prompts": prompts,
-            "errors": errors.iter().map(|(s, e)| json!({"server": s, "error": e})).collect::<Vec<_>>(),
+            "errors": content::errors_json(&errors),
             "complete": errors.is_empty() && !failed,
             "missing": missing,
         });
@@ -122,14 +112,7 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
         }
         output::print(&table.render(Style::for_stdout(), &|_, _, cell| cell));
     }
-    for (server, error) in &errors {
-        output::error_line(&format!("error: {server}: {}", sanitize_line(error, 300)));
-    }
-    if errors.is_empty() && !failed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    content::listing_end(&errors, failed)
 }
 
 /// `--args` as prompt arguments: a JSON object whose values are strings.
@@ -183,30 +166,24 @@ pub async fn run_get(mut config: Config, args: PromptArgs) -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    if let Some(server) = &args.server {
-        if !config.mcp.servers.iter().any(|s| &s.name == server) {
-            output::error_line(&format!("error: no server named {server} in the config"));
-            return ExitCode::from(EXIT_CONFIG);
-        }
-        config.mcp.servers.retain(|s| &s.name == server);
-    }
-    let runtime = match start_runtime(&config, args.asks, "prompt").await {
+    let runtime = match content::start_for_one(
+        &mut config,
+        args.server.as_deref(),
+        args.asks,
+        "prompt",
+    )
+    .await
+    {
         Ok(r) => r,
         Err(code) => return code,
     };
-    runtime.wait_started().await;
-    let server = match &args.server {
+    let found = match &args.server {
         Some(server) => Ok(server.clone()),
         None => server_for(&args.name, &listings(&runtime).await),
     };
-    let server = match server {
+    let server = match content::found_or_exit(&runtime, found, "prompts").await {
         Ok(server) => server,
-        Err(why) => {
-            note_failed(&runtime, "prompts");
-            runtime.close().await;
-            output::error_line(&format!("error: {}", sanitize_line(&why, 300)));
-            return ExitCode::from(EXIT_CONFIG);
-        }
+        Err(code) => return code,
     };
     let got = runtime
         .get_prompt(&server, &args.name, &arguments, CancellationToken::new())

@@ -10,11 +10,10 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::asks::AskArgs;
-use super::check::start_runtime;
+use super::content;
 use super::output::{self, safe_text, Style, Table};
-use super::EXIT_CONFIG;
 use crate::config::Config;
-use crate::runtime::{AgentRuntime, ResourceContent, ResourceListing, ServerStatus};
+use crate::runtime::{AgentRuntime, ResourceContent, ResourceListing};
 use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -52,61 +51,13 @@ async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<ResourceListing
     out
 }
 
-/// Notes on stderr for servers that did not start (what they hold is missing); true when
-/// there was one.
-pub(super) fn note_failed(runtime: &AgentRuntime, what: &str) -> bool {
-    let mut any = false;
-    for r in runtime.reports() {
-        if let Some(f) = r
-            .failure
-            .as_ref()
-            .filter(|_| r.status == ServerStatus::Failed)
-        {
-            any = true;
-            output::error_line(&format!(
-                "note: server {} failed to start ({}); its {what} are missing. Run `aimon-console check` for details.",
-                r.name,
-                f.class.as_str()
-            ));
-        }
-    }
-    any
-}
-
-/// The servers whose content is not in a listing, and why (failed, disabled), as `tools
-/// --json`'s `missing` says it.
-pub(super) fn missing_json(runtime: &AgentRuntime) -> Vec<Value> {
-    runtime
-        .reports()
-        .iter()
-        .filter(|s| matches!(s.status, ServerStatus::Failed | ServerStatus::Disabled))
-        .map(|s| {
-            json!({
-                "server": s.name,
-                "status": output::status_word(s),
-                "class": s.failure.as_ref().map(|f| f.class.as_str()),
-                "message": s.failure.as_ref().map(|f| f.message.clone()),
-            })
-        })
-        .collect()
-}
-
 pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
-    let runtime = match start_runtime(&config, AskArgs::default(), "resources").await {
+    let runtime = match content::start_settled(&config, "resources").await {
         Ok(r) => r,
         Err(code) => return code,
     };
-    runtime.wait_started().await;
     let listed = listings(&runtime).await;
-    let missing = missing_json(&runtime);
-    let failed = if args.json {
-        runtime
-            .reports()
-            .iter()
-            .any(|r| r.status == ServerStatus::Failed)
-    } else {
-        note_failed(&runtime, "resources")
-    };
+    let (missing, failed) = content::gaps(&runtime, args.json, "resources");
     runtime.close().await;
 
     let mut resources = Vec::new();
@@ -125,7 +76,7 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
         let value = json!({
             "resources": resources,
             "templates": templates,
-            "errors": errors.iter().map(|(s, e)| json!({"server": s, "error": e})).collect::<Vec<_>>(),
+            "errors": content::errors_json(&errors),
             "complete": errors.is_empty() && !failed,
             "missing": missing,
         });
@@ -166,14 +117,7 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
             output::print(&table.render(style, &|_, _, cell| cell));
         }
     }
-    for (server, error) in &errors {
-        output::error_line(&format!("error: {server}: {}", sanitize_line(error, 300)));
-    }
-    if errors.is_empty() && !failed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    content::listing_end(&errors, failed)
 }
 
 /// The literal start of a URI template (up to its first expression).
@@ -256,30 +200,24 @@ fn content_json(part: &ResourceContent) -> Value {
 
 pub async fn run_read(mut config: Config, args: ReadArgs) -> ExitCode {
     // Only the named server needs to start.
-    if let Some(server) = &args.server {
-        if !config.mcp.servers.iter().any(|s| &s.name == server) {
-            output::error_line(&format!("error: no server named {server} in the config"));
-            return ExitCode::from(EXIT_CONFIG);
-        }
-        config.mcp.servers.retain(|s| &s.name == server);
-    }
-    let runtime = match start_runtime(&config, args.asks, "read").await {
+    let runtime = match content::start_for_one(
+        &mut config,
+        args.server.as_deref(),
+        args.asks,
+        "read",
+    )
+    .await
+    {
         Ok(r) => r,
         Err(code) => return code,
     };
-    runtime.wait_started().await;
-    let server = match &args.server {
+    let found = match &args.server {
         Some(server) => Ok(server.clone()),
         None => server_for(&args.uri, &listings(&runtime).await),
     };
-    let server = match server {
+    let server = match content::found_or_exit(&runtime, found, "resources").await {
         Ok(server) => server,
-        Err(why) => {
-            note_failed(&runtime, "resources");
-            runtime.close().await;
-            output::error_line(&format!("error: {}", sanitize_line(&why, 300)));
-            return ExitCode::from(EXIT_CONFIG);
-        }
+        Err(code) => return code,
     };
     let read = runtime
         .read_resource(&server, &args.uri, CancellationToken::new())

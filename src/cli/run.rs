@@ -20,7 +20,7 @@ use crate::agent::{
 };
 use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
 use crate::config::Config;
-use crate::runtime::{AgentRuntimeFactory, EventStream, RuntimeEvent};
+use crate::runtime::{AgentRuntimeFactory, EventStream, McpEvent, RuntimeEvent};
 use crate::text::sanitize;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -241,8 +241,12 @@ async fn print_events(
                         }
                         output::print(&line);
                     }
-                    if let RuntimeEvent::ApprovalRequested(request) = event {
-                        answer(request, yes).await;
+                    match event {
+                        RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
+                        RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                            super::asks::reject_sampling(&request, "run")
+                        }
+                        _ => {}
                     }
                 }
             },

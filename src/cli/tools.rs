@@ -35,19 +35,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
         .collect();
     if args.json {
         // Servers whose tools are not in the list, and why: failed ones, and disabled ones.
-        let missing: Vec<_> = summary
-            .servers
-            .iter()
-            .filter(|s| matches!(s.status, ServerStatus::Failed | ServerStatus::Disabled))
-            .map(|s| {
-                json!({
-                    "server": s.name,
-                    "status": output::status_word(s),
-                    "class": s.failure.as_ref().map(|f| f.class.as_str()),
-                    "message": s.failure.as_ref().map(|f| f.message.clone()),
-                })
-            })
-            .collect();
+        let missing = output::missing_json(&summary.servers);
         let value = json!({
             "tools": output::ToolsJson(&tools),
             "complete": failed.is_empty(),

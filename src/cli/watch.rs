@@ -86,6 +86,8 @@ pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
                     request.respond(ApprovalDecision::Deny);
                 } else if let RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) = &event {
                     args.asks.answer(request, "watch");
+                } else if let RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) = &event {
+                    super::asks::reject_sampling(request, "watch");
                 }
             }
         }

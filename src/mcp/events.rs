@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::capabilities::Capabilities;
 use super::elicitation::ElicitationRequest;
+use super::sampling::SamplingRequest;
 use super::transport::process::ExitInfo;
 use crate::config::{RestartPolicy, ServerConfig, TransportKind};
 
@@ -386,6 +387,10 @@ pub enum McpEvent {
     /// A server asks the operator for input (`elicitation/create`): answer it through the
     /// request (dropping it declines). How it was answered follows as a `ServerRequest`.
     ElicitationRequested(ElicitationRequest),
+    /// A server asks the console's model for a message (`sampling/createMessage`; only with a
+    /// model configured): answer or reject it through the request (dropping it rejects). How
+    /// it was answered follows as a `ServerRequest`.
+    SamplingRequested(SamplingRequest),
 }
 
 /// How the console answered a request from a server.

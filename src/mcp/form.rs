@@ -155,6 +155,11 @@ pub enum FieldKind {
         min_items: Option<u64>,
         max_items: Option<u64>,
     },
+    /// Any JSON value, typed as JSON (a tool argument no other kind fits: an object, a list of
+    /// strings, a union); `what` names the schema's type for the form. Never in an elicitation.
+    Json {
+        what: String,
+    },
 }
 
 /// One field of a form.
@@ -190,10 +195,22 @@ impl FormField {
         self.title.as_deref().unwrap_or(&self.name)
     }
 
+    /// `value` as this field's typed text (JSON for a JSON field).
+    pub fn text_of(&self, value: &Value) -> String {
+        match self.kind {
+            FieldKind::Json { .. } => value.to_string(),
+            FieldKind::Text { .. }
+            | FieldKind::Number { .. }
+            | FieldKind::Boolean
+            | FieldKind::Choice(_)
+            | FieldKind::MultiChoice { .. } => value_text(value),
+        }
+    }
+
     /// The text a field starts with: its default as typed text (empty when none).
     pub fn initial_text(&self) -> String {
         match &self.default {
-            Some(value) => value_text(value),
+            Some(value) => self.text_of(value),
             None => match self.kind {
                 FieldKind::Boolean => "false".into(),
                 _ => String::new(),
@@ -239,6 +256,8 @@ impl FormField {
                     .map(|s| Value::String(s.to_string()))
                     .collect(),
             ),
+            FieldKind::Json { .. } => serde_json::from_str(trimmed)
+                .map_err(|e| format!("{label} is not valid JSON: {e}"))?,
         };
         self.check(&value)?;
         Ok(Some(value))
@@ -330,6 +349,8 @@ impl FormField {
                 }
                 Ok(())
             }
+            // Whatever the tool's schema says of it is checked with the whole arguments.
+            (FieldKind::Json { .. }, _) => Ok(()),
             (kind, _) => Err(format!(
                 "{label} must be {}",
                 match kind {
@@ -337,6 +358,7 @@ impl FormField {
                     FieldKind::Number { .. } => "a number",
                     FieldKind::Boolean => "true or false",
                     FieldKind::MultiChoice { .. } => "a list",
+                    FieldKind::Json { .. } => "JSON",
                 }
             )),
         }
@@ -397,8 +419,9 @@ fn choices_of(property: &Value) -> Option<Vec<Choice>> {
     )
 }
 
-/// One field from one schema property; `Err` names what cannot be asked in a form.
-fn field(name: &str, property: &Value, required: bool) -> Result<FormField, String> {
+/// One field from one schema property; `Err` names what cannot be asked in a form, unless
+/// `json` lets such a property be typed as JSON.
+fn field(name: &str, property: &Value, required: bool, json: bool) -> Result<FormField, String> {
     let text = |key: &str| {
         property
             .get(key)
@@ -422,21 +445,39 @@ fn field(name: &str, property: &Value, required: bool) -> Result<FormField, Stri
             maximum: number("maximum"),
         },
         Some("boolean") => FieldKind::Boolean,
-        Some("array") => {
-            let choices = property
-                .get("items")
-                .and_then(choices_of)
-                .ok_or_else(|| format!("{name}: a list of something other than choices"))?;
-            FieldKind::MultiChoice {
+        Some("array") => match property.get("items").and_then(choices_of) {
+            Some(choices) => FieldKind::MultiChoice {
                 choices,
                 min_items: count("minItems"),
                 max_items: count("maxItems"),
-            }
-        }
+            },
+            None if json => FieldKind::Json {
+                what: match property
+                    .get("items")
+                    .and_then(|i| i.get("type"))
+                    .and_then(Value::as_str)
+                {
+                    Some(item) => format!("list of {item}"),
+                    None => "list".to_string(),
+                },
+            },
+            None => return Err(format!("{name}: a list of something other than choices")),
+        },
         // An untyped enum is a choice too.
         None if choices_of(property).is_some() => {
             FieldKind::Choice(choices_of(property).unwrap_or_default())
         }
+        other if json => FieldKind::Json {
+            what: match (other, property.get("type")) {
+                (Some(t), _) => t.to_string(),
+                (None, Some(Value::Array(types))) => types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                (None, _) => "any".to_string(),
+            },
+        },
         other => {
             return Err(format!(
                 "{name}: a field of type {}",
@@ -458,6 +499,16 @@ fn field(name: &str, property: &Value, required: bool) -> Result<FormField, Stri
 /// server wrote them in does not survive rmcp's schema type); `Err` names a property that
 /// cannot be asked in a form.
 pub fn fields_of(schema: &Value) -> Result<Vec<FormField>, String> {
+    fields(schema, false)
+}
+
+/// The fields of a tool's input schema, in the order of [`fields_of`]: a property no other
+/// kind fits is a [`FieldKind::Json`] field.
+pub fn tool_fields_of(schema: &Value) -> Vec<FormField> {
+    fields(schema, true).unwrap_or_default()
+}
+
+fn fields(schema: &Value, json: bool) -> Result<Vec<FormField>, String> {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -468,7 +519,7 @@ pub fn fields_of(schema: &Value) -> Result<Vec<FormField>, String> {
     };
     let mut fields = properties
         .iter()
-        .map(|(name, property)| field(name, property, required.contains(&name.as_str())))
+        .map(|(name, property)| field(name, property, required.contains(&name.as_str()), json))
         .collect::<Result<Vec<_>, _>>()?;
     fields.sort_by(|a, b| {
         b.required
@@ -543,6 +594,62 @@ pub fn defaults_of(fields: &[FormField]) -> Map<String, Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tool_schema_becomes_fields_with_json_for_the_rest() {
+        let schema = json!({"type": "object", "properties": {
+            "url": {"type": "string", "format": "uri", "description": "What to fetch"},
+            "max_length": {"type": "integer", "default": 5000},
+            "headers": {"type": "object"},
+            "paths": {"type": "array", "items": {"type": "string"}},
+            "either": {"type": ["string", "null"]}
+        }, "required": ["url"]});
+        assert!(
+            fields_of(&schema).is_err(),
+            "an elicitation never gets a JSON field"
+        );
+        let fields = tool_fields_of(&schema);
+        let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["url", "either", "headers", "max_length", "paths"]);
+        assert_eq!(fields[0].description.as_deref(), Some("What to fetch"));
+        assert_eq!(
+            fields[1].kind,
+            FieldKind::Json {
+                what: "string or null".into()
+            }
+        );
+        assert_eq!(
+            fields[4].kind,
+            FieldKind::Json {
+                what: "list of string".into()
+            }
+        );
+        assert_eq!(fields[3].initial_text(), "5000");
+        let texts: Vec<String> = vec![
+            "https://example.com".into(),
+            String::new(),
+            "{\"a\": 1}".into(),
+            "5000".into(),
+            "[\"x\", \"y\"]".into(),
+        ];
+        let content = content_of(&fields, &texts).expect("valid");
+        assert_eq!(
+            Value::Object(content),
+            json!({"url": "https://example.com", "headers": {"a": 1}, "max_length": 5000, "paths": ["x", "y"]})
+        );
+        let bad = vec![
+            String::from("https://u"),
+            String::new(),
+            "{".into(),
+            String::new(),
+            String::new(),
+        ];
+        let problems = content_of(&fields, &bad).expect_err("bad JSON");
+        assert!(
+            problems[0].starts_with("headers is not valid JSON"),
+            "{problems:?}"
+        );
+    }
 
     /// The schema of server-everything's `trigger-elicitation-request`, cut down.
     fn schema() -> Value {

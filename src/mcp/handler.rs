@@ -1,9 +1,9 @@
 //! Our side of an MCP session as rmcp sees it: what the client declares (roots, sampling,
 //! elicitation in form and URL mode; the protocol version offered) and how it answers what a
-//! server asks — `roots/list` from the config, `ping`, sampling declined until the console runs
-//! it through the agent's model, elicitation handed to the driver as an `ElicitationRequest`
-//! (dropped unanswered: declined) — reporting every such request as an
-//! `McpEvent::ServerRequest`.
+//! server asks — `roots/list` from the config, `ping`, sampling handed to the driver as a
+//! `SamplingRequest` when a model is configured (else declined, saying so), elicitation handed
+//! to the driver as an `ElicitationRequest` (dropped unanswered: declined) — reporting every
+//! such request as an `McpEvent::ServerRequest`.
 //!
 //! Separate from `client.rs`, which drives requests the other way.
 
@@ -14,43 +14,36 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction,
     ElicitationCapability, ErrorCode, ErrorData, FormElicitationCapability, Implementation,
-    ListRootsResult, ProtocolVersion, Root, RootsCapabilities, SamplingCapability,
-    UrlElicitationCapability,
+    ListRootsResult, ProtocolVersion, Role, Root, RootsCapabilities, SamplingCapability,
+    SamplingMessage, SamplingMessageContentBlock, UrlElicitationCapability,
 };
 use rmcp::service::{RequestContext, RoleClient};
 use rmcp::ClientHandler;
 
 use super::elicitation::{ElicitationAnswer, ElicitationRequest};
 use super::events::{McpEvent, RequestOutcome};
+use super::sampling::{sampling_ask, SamplingAnswer, SamplingRequest};
 use super::session::SessionLinks;
 use super::transport::era::EraMemory;
 
-/// Why `sampling/createMessage` is declined, as the server and the operator are told.
+/// Why `sampling/createMessage` is declined when no model is configured, as the server and
+/// the operator are told.
 pub const SAMPLING_DECLINED: &str =
-    "sampling declined: aimon-console does not run sampling requests yet (no sampling UI)";
-/// Which handshake a client runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lifecycle {
-    /// `server/discover` (2026-07-28) first, for a bounded share of the handshake timeout,
-    /// then `initialize` (DESIGN §4.6); a server whose last good handshake was `initialize`
-    /// goes straight to it (the memory is shared by every start with these options).
-    Auto(EraMemory),
-    /// Only `initialize`, offering this protocol version (e.g. `2025-11-25`).
-    Initialize(String),
-}
-
-impl Default for Lifecycle {
-    fn default() -> Self {
-        Lifecycle::Auto(EraMemory::default())
-    }
-}
+    "sampling declined: aimon-console has no model configured (no `agent:` in its config)";
 
 /// What a client declares and how it behaves; the console uses the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientOptions {
-    pub lifecycle: Lifecycle,
+    /// The handshake: `server/discover` (2026-07-28) first, for a bounded share of the
+    /// handshake timeout, then `initialize` (DESIGN §4.6); a server whose last good handshake
+    /// was `initialize` goes straight to it (the memory is shared by every start with these
+    /// options).
+    pub eras: EraMemory,
     /// The `roots/list` answer: `file://` URIs (config `mcp.roots`).
     pub roots: Vec<String>,
+    /// Declare sampling and hand `sampling/createMessage` to the driver (a model is
+    /// configured: config `agent:`); otherwise it is not declared, and declined if asked.
+    pub sampling: bool,
 }
 
 /// Our side of the MCP session: identity, capabilities (roots, sampling, elicitation) and the
@@ -58,8 +51,8 @@ pub struct ClientOptions {
 /// an elicitation goes to the driver through it.
 #[derive(Debug, Clone)]
 pub struct AimonClientHandler {
-    protocol_version: ProtocolVersion,
     roots: Vec<String>,
+    sampling: bool,
     links: Option<SessionLinks>,
 }
 
@@ -90,16 +83,9 @@ impl AimonClientHandler {
     }
 
     pub fn new(options: &ClientOptions) -> Self {
-        let protocol_version = match &options.lifecycle {
-            Lifecycle::Auto(_) => ProtocolVersion::LATEST_WITH_INITIALIZE,
-            Lifecycle::Initialize(version) => {
-                serde_json::from_value(serde_json::Value::String(version.clone()))
-                    .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE)
-            }
-        };
         AimonClientHandler {
-            protocol_version,
             roots: options.roots.clone(),
+            sampling: options.sampling,
             links: None,
         }
     }
@@ -116,14 +102,17 @@ impl ClientHandler for AimonClientHandler {
                 .with_url(UrlElicitationCapability::new()),
         );
         capabilities.roots = Some(RootsCapabilities::default());
-        // Declared so servers can ask (and the operator sees that they did); declined until
-        // the console has a sampling UI.
-        capabilities.sampling = Some(SamplingCapability::default());
+        // Only when a model can answer: the driver shows the request, the agent's model
+        // answers it, the operator approves what goes back.
+        if self.sampling {
+            capabilities.sampling = Some(SamplingCapability::default());
+        }
         let mut config = ClientConfig::new(
             capabilities,
             Implementation::new("aimon-console", env!("CARGO_PKG_VERSION")),
         );
-        config.protocol_version = self.protocol_version.clone();
+        // What `initialize` offers; a 2026-07-28 server is found by `server/discover` first.
+        config.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
         config
     }
 
@@ -152,16 +141,65 @@ impl ClientHandler for AimonClientHandler {
 
     async fn create_message(
         &self,
-        _params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.report(
-            "sampling/createMessage",
-            RequestOutcome::Declined,
-            SAMPLING_DECLINED.into(),
-        );
-        // -1: what the reference SDKs answer when the user rejects a sampling request.
-        Err(ErrorData::new(ErrorCode(-1), SAMPLING_DECLINED, None))
+        const METHOD: &str = "sampling/createMessage";
+        let links = match &self.links {
+            Some(links) if self.sampling => links,
+            _ => {
+                self.report(METHOD, RequestOutcome::Declined, SAMPLING_DECLINED.into());
+                // -1: what the reference SDKs answer when the user rejects a sampling request.
+                return Err(ErrorData::new(ErrorCode(-1), SAMPLING_DECLINED, None));
+            }
+        };
+        let (asked, answer) = SamplingRequest::new(&links.server, sampling_ask(params));
+        (links.sink)(McpEvent::SamplingRequested(asked));
+        let answer = tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| {
+                SamplingAnswer::Reject("no one was there to answer it".into())
+            }),
+            () = context.ct.cancelled() => {
+                self.report(METHOD, RequestOutcome::Declined, "withdrawn by the server".into());
+                return Err(ErrorData::new(ErrorCode::INTERNAL_ERROR, "request cancelled", None));
+            }
+        };
+        match answer {
+            SamplingAnswer::Answer {
+                text,
+                model,
+                stop_reason,
+                edited,
+            } => {
+                let detail = format!(
+                    "model {}{}, {} chars",
+                    crate::text::sanitize_line(&model, 100),
+                    if edited {
+                        ", edited by the operator"
+                    } else {
+                        ""
+                    },
+                    text.chars().count()
+                );
+                self.report(METHOD, RequestOutcome::Answered, detail);
+                let message =
+                    SamplingMessage::new(Role::Assistant, SamplingMessageContentBlock::text(text));
+                let result = CreateMessageResult::new(message, model);
+                Ok(match stop_reason {
+                    Some(reason) => result.with_stop_reason(reason),
+                    None => result,
+                })
+            }
+            SamplingAnswer::Reject(why) => {
+                let why = crate::text::sanitize_line(&why, 300);
+                self.report(METHOD, RequestOutcome::Declined, format!("rejected: {why}"));
+                Err(ErrorData::new(
+                    ErrorCode(-1),
+                    format!("sampling rejected: {why}"),
+                    None,
+                ))
+            }
+        }
     }
 
     async fn create_elicitation(

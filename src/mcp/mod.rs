@@ -14,6 +14,7 @@ pub mod notify;
 pub mod prompts;
 pub mod resources;
 pub mod rewake;
+pub mod sampling;
 pub mod session;
 mod start;
 pub mod supervisor;

@@ -355,24 +355,36 @@ impl McpResourceClient for DefaultMcpClient {
 
     async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
         let mut subscriptions = self.links().subscriptions.lock().await;
-        if self.listens() {
+        // Wanted before the request goes: an update may come before its answer.
+        let was_wanted = subscriptions.uris.contains(uri);
+        self.links().want_updates(uri, true);
+        let outcome = if self.listens() {
             let added = subscriptions.uris.insert(uri.to_string());
             let outcome = self.relisten(&mut subscriptions).await;
             if outcome.is_err() && added {
                 subscriptions.uris.remove(uri);
             }
-            return outcome;
+            outcome
+        } else {
+            let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
+                SubscribeRequestParams::new(uri),
+            ));
+            let outcome = self.request(request, None, ProgressSink::none()).await;
+            if outcome.is_ok() {
+                subscriptions.uris.insert(uri.to_string());
+            }
+            outcome.map(|_| ())
+        };
+        if outcome.is_err() && !was_wanted {
+            self.links().want_updates(uri, false);
         }
-        let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
-            SubscribeRequestParams::new(uri),
-        ));
-        self.request(request, None, ProgressSink::none()).await?;
-        subscriptions.uris.insert(uri.to_string());
-        Ok(())
+        outcome
     }
 
     async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
         let mut subscriptions = self.links().subscriptions.lock().await;
+        // No update is wanted any more, even one already on its way.
+        self.links().want_updates(uri, false);
         if self.listens() {
             subscriptions.uris.remove(uri);
             return self.relisten(&mut subscriptions).await;

@@ -29,6 +29,10 @@ pub struct SessionLinks {
     pub(crate) routes: Arc<ProgressRoutes>,
     pub(crate) tools_stale: Arc<AtomicBool>,
     pub(crate) subscriptions: Arc<tokio::sync::Mutex<Subscriptions>>,
+    /// The URIs whose `resources/updated` is reported: those subscribed to, kept apart from
+    /// `subscriptions` so the tap can read them without waiting. An update for any other URI
+    /// (one in flight as an unsubscribe went out, or one never asked for) is dropped.
+    pub(crate) wanted: Arc<Mutex<BTreeSet<String>>>,
 }
 
 /// The resources subscribed to on one session (`resources.rs` keeps it): the URIs, and on a
@@ -65,6 +69,7 @@ impl SessionLinks {
             routes: Arc::default(),
             tools_stale: Arc::default(),
             subscriptions: Arc::default(),
+            wanted: Arc::default(),
         }
     }
 
@@ -75,6 +80,7 @@ impl SessionLinks {
         NotificationTap::new(Arc::new(SessionTap {
             routes: self.routes.clone(),
             tools_stale: self.tools_stale.clone(),
+            wanted: self.wanted.clone(),
             next,
         }))
     }
@@ -82,6 +88,16 @@ impl SessionLinks {
     /// Whether `tools/list_changed` arrived since the tools were last listed.
     pub fn tools_stale(&self) -> bool {
         self.tools_stale.load(Ordering::SeqCst)
+    }
+
+    /// Reports `resources/updated` of `uri` from now on (`on`), or no longer.
+    pub(crate) fn want_updates(&self, uri: &str, on: bool) {
+        let mut wanted = self.wanted.lock().unwrap_or_else(|e| e.into_inner());
+        if on {
+            wanted.insert(uri.to_string());
+        } else {
+            wanted.remove(uri);
+        }
     }
 
     /// Clears the stale flag; called as a listing starts, so a change announced while it runs
@@ -94,6 +110,7 @@ impl SessionLinks {
 struct SessionTap {
     routes: Arc<ProgressRoutes>,
     tools_stale: Arc<AtomicBool>,
+    wanted: Arc<Mutex<BTreeSet<String>>>,
     next: NotificationTap,
 }
 
@@ -120,6 +137,15 @@ impl McpNotificationListener for SessionTap {
                 }
             }
             "notifications/tools/list_changed" => self.tools_stale.store(true, Ordering::SeqCst),
+            "notifications/resources/updated" => {
+                if let Notice::ResourceUpdated { uri } = notification.notice() {
+                    let wanted = self.wanted.lock().unwrap_or_else(|e| e.into_inner());
+                    if !wanted.contains(&uri) {
+                        tracing::debug!(%uri, "resources/updated of a resource not subscribed to: dropped");
+                        return;
+                    }
+                }
+            }
             _ => {}
         }
         self.next.deliver(notification);
@@ -224,6 +250,29 @@ mod tests {
             method: method.into(),
             params,
         }
+    }
+
+    #[test]
+    fn an_update_goes_on_only_while_its_resource_is_subscribed_to() {
+        let links = SessionLinks::new("s", super::super::events::null_sink());
+        let seen = Arc::new(Collect(Mutex::new(Vec::new())));
+        let tap = links.tap(NotificationTap::new(seen.clone()));
+        let updated = || {
+            note(
+                "notifications/resources/updated",
+                json!({"uri": "demo://a"}),
+            )
+        };
+        tap.deliver(&updated());
+        links.want_updates("demo://a", true);
+        tap.deliver(&updated());
+        // One in flight as the unsubscribe went out.
+        links.want_updates("demo://a", false);
+        tap.deliver(&updated());
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            vec!["notifications/resources/updated".to_string()]
+        );
     }
 
     #[tokio::test]

@@ -210,7 +210,8 @@ fn is_flood(event: &RuntimeEvent) -> bool {
             | McpEvent::ServerDown { .. }
             | McpEvent::RestartScheduled { .. }
             | McpEvent::GaveUp { .. }
-            | McpEvent::ElicitationRequested(_),
+            | McpEvent::ElicitationRequested(_)
+            | McpEvent::SamplingRequested(_),
         )
         | RuntimeEvent::CallStarted { .. }
         | RuntimeEvent::CallStatus { .. }

@@ -96,6 +96,8 @@ impl AgentRuntimeFactory {
             NotificationTap::new(Arc::new(listener)),
             ClientOptions {
                 roots: config.mcp.roots.clone(),
+                // A model answers sampling requests only where an agent is configured.
+                sampling: config.agent.is_some(),
                 ..ClientOptions::default()
             },
             registry.clone(),
@@ -237,12 +239,6 @@ impl AgentRuntime {
         self.manager.stderr_ring(server).tail(lines)
     }
 
-    /// Every registered tool, sorted by name: the registry's snapshot itself, nothing copied
-    /// (what a report of many tools should read).
-    pub fn tool_snapshot(&self) -> ToolSnapshot {
-        self.executor.registry.snapshot()
-    }
-
     /// Every registered tool, sorted by name.
     pub fn tools(&self) -> Vec<ToolDescriptor> {
         self.executor
@@ -251,6 +247,13 @@ impl AgentRuntime {
             .values()
             .map(|t| t.descriptor().clone())
             .collect()
+    }
+
+    /// The registered tools as they are now (cheap: the registry's own snapshot). The registry
+    /// copies on write, so while one is held any change makes a new one: a holder tells a
+    /// changed list by `Arc::ptr_eq`.
+    pub fn tool_snapshot(&self) -> ToolSnapshot {
+        self.executor.registry.snapshot()
     }
 
     pub fn gate(&self) -> &ApprovalGate {

@@ -46,7 +46,7 @@ pub use crate::mcp::events::{
     ServerStatus, StartPhase, Timeline,
 };
 pub use crate::mcp::form::{
-    check_content, content_of, value_text, Choice, FieldKind, FormField, TextFormat,
+    check_content, content_of, tool_fields_of, value_text, Choice, FieldKind, FormField, TextFormat,
 };
 pub use crate::mcp::manager::{startup_deadline, StartSummary};
 pub use crate::mcp::notify::{ListKind, LogLevel, McpNotification};
@@ -58,5 +58,9 @@ pub use crate::mcp::resources::{
     ResourceInfo, TemplateInfo,
 };
 pub use crate::mcp::rewake::ExternalEvent;
+pub use crate::mcp::sampling::{
+    stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingRole,
+    SamplingTool,
+};
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;

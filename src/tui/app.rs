@@ -11,11 +11,13 @@ use serde_json::Value;
 
 use super::chat::{ChatEffect, ChatEvent, ChatState};
 use super::content::{ContentEvent, PromptsPane, ResourcesPane};
-use super::modals::editor::ArgsEditor;
+use super::modals::call::CallEditor;
 use super::modals::form::FormEditor;
 use super::modals::Modal;
+use super::sample::Sampling;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
+use crate::agent::sampling::Sampled;
 use crate::approval::ApprovalRequest;
 use crate::config::{AnnotationTrust, ApprovalRule, Config};
 use crate::runtime::startup_deadline;
@@ -24,6 +26,9 @@ use crate::runtime::{AgentRuntime, RuntimeEvent};
 use crate::runtime::{CompletionTarget, ElicitationRequest};
 use crate::runtime::{ServerReport, ServerStatus};
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
+
+/// The notice (and Events line) of `R`, until every server has started again.
+pub(super) const RESTARTING_ALL: &str = "restarting every server with the config as it is on disk";
 
 /// The panes, in Tab order (and the order of the keys 1–7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +132,8 @@ pub enum Effect {
     RemoveRule { index: usize, digest: u64 },
     /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).
     Agent(ChatEffect),
+    /// Have the agent's model answer sampling request `id` (`sample.rs`).
+    Sample { id: u64 },
 }
 
 /// Events the event loop feeds back into the app.
@@ -167,6 +174,11 @@ pub enum AppEvent {
     },
     /// A report of the agent task of this epoch (older epochs' are stale).
     Agent(u64, ChatEvent),
+    /// The agent's model answered sampling request `id`, or could not (why).
+    Sampled {
+        id: u64,
+        result: Result<Sampled, String>,
+    },
 }
 
 /// How serious a notice is.
@@ -229,8 +241,13 @@ pub struct App {
     pub(super) elicitations: VecDeque<ElicitationRequest>,
     /// The form of the first elicitation, when it is a form.
     pub(super) elicitation_form: Option<FormEditor>,
+    /// Servers' sampling requests waiting for the operator, oldest first (after the
+    /// elicitations).
+    pub(super) samplings: VecDeque<Sampling>,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
+    /// The arguments each tool was last called with from the editor, this session.
+    pub(super) last_arguments: HashMap<String, Value>,
 }
 
 /// A tool's two traits.
@@ -304,7 +321,9 @@ impl App {
             },
             elicitations: VecDeque::new(),
             elicitation_form: None,
+            samplings: VecDeque::new(),
             chat: ChatState::new(config.agent.as_ref()),
+            last_arguments: HashMap::new(),
         }
     }
 
@@ -391,6 +410,7 @@ impl App {
                         // whose traits differ from before the restart-all.
                         self.tools = tool_rows(&runtime, &self.previous_traits);
                         self.runtime = RuntimeState::Ready(runtime);
+                        self.settle_restart_notice();
                         effects.extend(self.chat_runtime_ready());
                         return effects;
                     }
@@ -404,10 +424,7 @@ impl App {
             AppEvent::RuntimeReady(..) => {}
             AppEvent::Restarting(generation, result) => match result {
                 Ok(config) => self.reset(*config, generation),
-                Err(e) => self.notify(
-                    Level::Error,
-                    format!("cannot restart: the config does not load: {e}"),
-                ),
+                Err(e) => self.config_errors("", "cannot restart: the config does not load", &e),
             },
             AppEvent::ServerRestarted(report) => {
                 let name = report.name.clone();
@@ -442,9 +459,7 @@ impl App {
                 self.notify(level, text);
             }
             AppEvent::RestartRefused { server, why } => {
-                let text = format!("{server} not restarted: {why}");
-                self.event(&server, EventKind::Supervisor, text.clone());
-                self.notify(Level::Error, text);
+                self.config_errors(&server, &format!("{server} not restarted"), &why)
             }
             AppEvent::TrustWritten {
                 server,
@@ -456,6 +471,14 @@ impl App {
                     if let Some(row) = self.server_mut(&server) {
                         row.restart_pending = (row.trust != trust).then_some(trust);
                     }
+                    self.event(
+                        &server,
+                        EventKind::Supervisor,
+                        format!(
+                            "annotation_trust: {} written to the config file (a restart applies it)",
+                            trust.as_str()
+                        ),
+                    );
                     self.notify(
                         Level::Info,
                         format!(
@@ -482,6 +505,7 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
+            AppEvent::Sampled { id, result } => self.sampled(id, result),
             AppEvent::LogLevelSet {
                 server,
                 level,
@@ -506,6 +530,22 @@ impl App {
             },
         }
         Vec::new()
+    }
+
+    /// `lead`, then a reason of one or more lines (every error of a config file that does not
+    /// load): each line goes to Events; the notice shows the first and says how many more.
+    fn config_errors(&mut self, server: &str, lead: &str, why: &str) {
+        let lines: Vec<&str> = why.lines().filter(|l| !l.trim().is_empty()).collect();
+        let first = lines.first().copied().unwrap_or("");
+        self.event(server, EventKind::Supervisor, format!("{lead}: {first}"));
+        for line in lines.iter().skip(1) {
+            self.event(server, EventKind::Supervisor, (*line).to_string());
+        }
+        let more = match lines.len() {
+            0 | 1 => String::new(),
+            n => format!(" (+{} more in Events)", n - 1),
+        };
+        self.notify(Level::Error, format!("{lead}: {first}{more}"));
     }
 
     /// A new runtime generation with `config`: servers back to starting, tools cleared;
@@ -542,10 +582,8 @@ impl App {
         self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
         self.tool_sel = 0;
         self.details_scroll = 0;
-        self.notify(
-            Level::Info,
-            "restarting every server with the config as it is on disk",
-        );
+        self.event("", EventKind::Supervisor, RESTARTING_ALL.to_string());
+        self.notify(Level::Info, RESTARTING_ALL);
     }
 
     /// Opens the argument editor for the selected tool.
@@ -557,9 +595,12 @@ impl App {
         else {
             return;
         };
-        self.modal = Some(Modal::Editor(ArgsEditor::new(
+        let last = self.last_arguments.get(&tool.name);
+        self.modal = Some(Modal::Editor(Box::new(CallEditor::new(
             &tool.name,
+            &tool.description,
             tool.schema.to_value(),
-        )));
+            last,
+        ))));
     }
 }

@@ -561,6 +561,12 @@ impl App {
         if row.arguments.is_empty() {
             return self.get_prompt(row.server, row.name, &row.shown_name, BTreeMap::new());
         }
+        self.prompt_form(row, false)
+    }
+
+    /// Opens the argument form of prompt `row`: its messages are shown, or (from the
+    /// Conversation's `/`) added to the conversation.
+    pub(super) fn prompt_form(&mut self, row: PromptRow, into_conversation: bool) -> Vec<Effect> {
         let fields: Vec<FormField> = row
             .raw_args
             .iter()
@@ -583,6 +589,7 @@ impl App {
             FormPurpose::Prompt {
                 server: row.server,
                 name: row.name,
+                into_conversation,
             },
             completable,
         );

@@ -16,7 +16,38 @@ use crate::text::{sanitize, sanitize_line};
 /// Characters of server text kept on an Events line.
 const EVENT_CHARS: usize = 400;
 
+/// The notice `c` leaves while call `id` is being cancelled.
+pub(super) fn cancelling(id: u64) -> String {
+    format!("cancelling call #{id}…")
+}
+
 impl App {
+    /// Whether the notice line says exactly `text` (a progress notice waiting for its end).
+    pub(super) fn notice_is(&self, text: &str) -> bool {
+        self.notice.as_ref().is_some_and(|(_, t)| t == text)
+    }
+
+    /// `R` said every server is restarting: once none is starting, say how it went.
+    pub(super) fn settle_restart_notice(&mut self) {
+        if !self.notice_is(super::app::RESTARTING_ALL)
+            || self
+                .servers
+                .iter()
+                .any(|s| s.status == ServerStatus::Starting)
+        {
+            return;
+        }
+        let ready = self
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Ready)
+            .count();
+        let enabled = self.servers.iter().filter(|s| s.enabled).count();
+        let text = format!("every server restarted: {ready}/{enabled} ready");
+        self.event("", EventKind::Supervisor, text.clone());
+        self.notify(Level::Info, text);
+    }
+
     /// Adds a line to the Events pane.
     pub(super) fn event(&mut self, server: &str, kind: EventKind, text: String) {
         let at = self.now.saturating_duration_since(self.started_at);
@@ -34,6 +65,9 @@ impl App {
         // A question a server withdrew (or gave up on) leaves the queue.
         if !self.elicitations.is_empty() {
             self.prune_elicitations();
+        }
+        if !self.samplings.is_empty() {
+            self.prune_samplings();
         }
         self.chat_observe(&event);
         match event {
@@ -59,6 +93,7 @@ impl App {
                 if back {
                     self.event(&server, EventKind::Supervisor, "ready again".into());
                 }
+                self.settle_restart_notice();
                 // A server joins the moment it is ready: its tools are registered already.
                 if ready {
                     if let Some(runtime) = self.runtime().cloned() {
@@ -69,6 +104,9 @@ impl App {
             }
             RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                 self.elicitation_requested(request);
+            }
+            RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                self.sampling_requested(request);
             }
             RuntimeEvent::Mcp(McpEvent::Stderr { server, line }) => {
                 if let Some(row) = self.server_mut(&server) {
@@ -225,8 +263,9 @@ impl App {
                 self.calls.start(id, &tool, &arguments, now);
             }
             RuntimeEvent::CallStatus { id, status } => {
+                let now = self.now;
                 if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
+                    row.set_status(status, now);
                 }
             }
             RuntimeEvent::CallFinished {
@@ -235,10 +274,18 @@ impl App {
                 result,
                 elapsed_ms,
             } => {
+                let now = self.now;
                 if let Some(row) = self.calls.get_mut(id) {
-                    row.status = status;
+                    row.set_status(status, now);
                     row.elapsed = Some(Duration::from_millis(elapsed_ms));
-                    row.result = sanitize(&result.text, true);
+                    row.set_result(sanitize(&result.text, true));
+                }
+                // `c` said it was cancelling this call: it has ended now.
+                if self.notice_is(&cancelling(id)) {
+                    self.notify(
+                        Level::Info,
+                        format!("call #{id} ended: {}", status.as_str()),
+                    );
                 }
                 // A call that ended while its approval was still queued (cancelled) drops out.
                 self.approvals.retain(|a| a.id != id);

@@ -1,5 +1,6 @@
 //! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! a server's elicitation, then an open modal, then the filter line, then the focused pane.
+//! a server's elicitation, then its sampling request, then an open modal, then the filter line,
+//! then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -7,14 +8,13 @@ use super::app::{App, Effect, Level, Pane};
 use super::modals::editor::EditorOutcome;
 use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;
-use super::modals::trust::TrustPreview;
-use super::modals::viewer::{TextView, ViewOutcome};
+use super::modals::viewer::ViewOutcome;
 use super::modals::Modal;
+use super::state::EventKind;
+use crate::agent::attach::PromptUse;
 use crate::approval::{rule_label, ApprovalDecision};
-use crate::config::{AnnotationTrust, RuleDecision};
-use crate::runtime::trust_changes;
+use crate::config::RuleDecision;
 use crate::runtime::LogLevel;
-use crate::tool::{ToolDescriptor, ToolOrigin};
 
 /// Rows a page key moves.
 const PAGE: usize = 10;
@@ -52,11 +52,20 @@ impl App {
             }
             return self.elicitation_key(key);
         }
+        if !self.samplings.is_empty() {
+            if ctrl_c {
+                return self.ask_quit();
+            }
+            return self.sampling_key(key);
+        }
         if self.modal.is_some() {
             return self.modal_key(key, ctrl_c);
         }
         if self.chat.picker.is_some() {
             return self.picker_key(key, ctrl_c);
+        }
+        if self.chat.content_picker.is_some() {
+            return self.content_picker_key(key, ctrl_c);
         }
         if ctrl_c {
             return self.ask_quit();
@@ -93,6 +102,11 @@ impl App {
                 if let Some(s) = self.selected_server() {
                     let server = s.name.clone();
                     self.notify(Level::Info, format!("restarting {server}…"));
+                    self.event(
+                        &server,
+                        EventKind::Supervisor,
+                        "restart asked by the operator (r)".into(),
+                    );
                     return vec![Effect::RestartServer { server }];
                 }
             }
@@ -124,13 +138,18 @@ impl App {
                     }
                 }
                 Pane::Servers => self.focus = Pane::Details,
-                Pane::Details | Pane::Events | Pane::Conversation => {}
+                Pane::Events => self.open_event(),
+                Pane::Details | Pane::Conversation => {}
             },
+            KeyCode::Char('d') if self.focus == Pane::Tools => self.open_tool_about(),
+            KeyCode::Char('c') if matches!(self.focus, Pane::Servers | Pane::Details) => {
+                self.open_launch()
+            }
             KeyCode::Char('c') if self.focus == Pane::Calls => {
                 if let Some(row) = self.calls.rows.get(self.call_sel) {
                     if !row.status.is_final() {
                         let id = row.id;
-                        self.notify(Level::Info, format!("cancelling call #{id}…"));
+                        self.notify(Level::Info, super::ingest::cancelling(id));
                         return vec![Effect::CancelCall(id)];
                     }
                     self.notify(Level::Warn, format!("call #{} has already ended", row.id));
@@ -197,22 +216,6 @@ impl App {
                 self.lower_left = pane
             }
             Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {}
-        }
-    }
-
-    /// `i`: the selected server's instructions, whole and scrollable.
-    fn open_instructions(&mut self) {
-        let Some(server) = self.selected_server().map(|s| s.name.clone()) else {
-            return;
-        };
-        match self.selected_instructions() {
-            Some(text) => {
-                self.modal = Some(Modal::Instructions(TextView::of_text(
-                    format!("{server} · instructions"),
-                    &text,
-                )))
-            }
-            None => self.notify(Level::Info, format!("{server} gave no instructions")),
         }
     }
 
@@ -300,7 +303,13 @@ impl App {
             KeyCode::Backspace => {
                 self.tool_filter.pop();
             }
-            KeyCode::Char(c) => self.tool_filter.push(c),
+            // Ctrl-U empties it (as in a shell); other Ctrl keys type nothing.
+            KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.tool_filter.clear()
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.tool_filter.push(c)
+            }
             _ => {}
         }
         self.tool_sel = 0;
@@ -418,6 +427,7 @@ impl App {
                     EditorOutcome::Cancel => self.modal = None,
                     EditorOutcome::Submit(arguments) => {
                         let tool = editor.tool.clone();
+                        self.last_arguments.insert(tool.clone(), arguments.clone());
                         self.modal = None;
                         self.set_focus(Pane::Calls);
                         self.call_sel = self.calls.rows.len();
@@ -449,7 +459,9 @@ impl App {
                 }
                 KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
                 _ if ctrl_c => self.modal = None,
-                _ => {}
+                code => {
+                    preview.scroll_key(code);
+                }
             },
             Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
                 KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
@@ -473,7 +485,7 @@ impl App {
                     ViewOutcome::Effect(effect) => return vec![effect],
                 }
             }
-            Modal::Prompt(view) | Modal::Instructions(view) => {
+            Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => {
                 if ctrl_c || view.on_key(key) {
                     self.modal = None;
                 }
@@ -549,70 +561,32 @@ impl App {
                 )));
                 vec![Effect::ReadResource { server, uri }]
             }
-            FormPurpose::Prompt { server, name } => {
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: true,
+            } => {
+                self.modal = None;
+                self.send_to_agent(Some(PromptUse {
+                    server,
+                    name,
+                    arguments: values,
+                }))
+            }
+            FormPurpose::Prompt {
+                server,
+                name,
+                into_conversation: false,
+            } => {
                 let shown = crate::text::sanitize_line(&name, 100);
                 self.get_prompt(server, name, &shown, values)
             }
-            // Elicitation forms are answered from the queue, never from here.
-            FormPurpose::Elicitation { .. } => {
+            // Elicitation forms are answered from the queue, a call's form by the call editor:
+            // never from here.
+            FormPurpose::Elicitation { .. } | FormPurpose::Call { .. } => {
                 self.modal = None;
                 Vec::new()
             }
         }
-    }
-
-    /// `L`: the rules of the config file (they last) and the session approvals, each revocable.
-    pub(super) fn open_ledger(&mut self) {
-        let entries: Vec<LedgerRow> = self.runtime().map_or_else(Vec::new, |rt| {
-            let gate = rt.gate();
-            let rules = gate
-                .rules()
-                .into_iter()
-                .enumerate()
-                .map(|(index, rule)| LedgerRow::Rule { index, rule });
-            rules
-                .chain(gate.ledger().into_iter().map(LedgerRow::Session))
-                .collect()
-        });
-        let selected = match &self.modal {
-            Some(Modal::Ledger { selected, .. }) => {
-                (*selected).min(entries.len().saturating_sub(1))
-            }
-            _ => 0,
-        };
-        self.modal = Some(Modal::Ledger { entries, selected });
-    }
-
-    /// `t`: the preview of toggling the selected server's trust, computed from the tools as
-    /// listed (through the same `resolve` the registry used).
-    fn open_trust_preview(&mut self) {
-        let Some(server) = self.selected_server() else {
-            return;
-        };
-        let name = server.name.clone();
-        let from = server.restart_pending.unwrap_or(server.trust);
-        let to = match from {
-            AnnotationTrust::Ignore => AnnotationTrust::Trust,
-            AnnotationTrust::Trust => AnnotationTrust::Ignore,
-        };
-        let descriptors: Vec<ToolDescriptor> = match self.runtime() {
-            Some(rt) => rt.tools(),
-            None => Vec::new(),
-        };
-        let tools = descriptors
-            .iter()
-            .filter(|d| {
-                d.origin
-                    .as_ref()
-                    .is_some_and(|o: &ToolOrigin| o.server == name)
-            })
-            .count();
-        self.modal = Some(Modal::Trust(TrustPreview {
-            server: name.clone(),
-            from,
-            to,
-            changes: trust_changes(&descriptors, &name, to),
-            tools,
-        }));
     }
 }

@@ -15,9 +15,12 @@ mod elicit;
 mod frame;
 mod ingest;
 mod keys;
+pub mod launch;
 mod login;
 pub mod modals;
+mod open;
 pub mod panes;
+pub mod sample;
 pub mod state;
 pub mod theme;
 mod view;
@@ -31,7 +34,11 @@ mod tests_keys;
 #[cfg(test)]
 mod tests_rules;
 #[cfg(test)]
+mod tests_sampling;
+#[cfg(test)]
 mod tests_startup;
+#[cfg(test)]
+mod tests_views;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;
@@ -179,11 +186,16 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 frames.schedule_frame();
             }
             Some(()) = draw_rx.recv() => {
-                app.set_now(Instant::now());
+                let drawing = Instant::now();
+                app.set_now(drawing);
                 if let Err(e) = terminal.draw(|f| app.render(f)) {
                     tracing::error!(error = %e, "drawing failed");
                     break;
                 }
+                // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the streaming
+                // bench reads it).
+                let us = u64::try_from(drawing.elapsed().as_micros()).unwrap_or(u64::MAX);
+                tracing::debug!(target: "aimon_console::tui::frame", us, "frame drawn");
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
                 }
@@ -370,10 +382,11 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                     return;
                 };
                 // The entry as it is on disk now (a new trust, a fixed command).
+                // Every error of the file, one a line (`ConfigError::report`), not the first only.
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
                     .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.to_string()));
+                    .and_then(|r| r.map_err(|e| e.report()));
                 let entry = match loaded {
                     Ok(cfg) => cfg.mcp.servers.into_iter().find(|s| s.name == server),
                     Err(e) => {
@@ -416,6 +429,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             tokio::spawn(login::login(server, app.config_path().clone(), runtime, tx));
         }
         Effect::Agent(effect) => chat::task::run_effect(effect, app, &tx),
+        Effect::Sample { id } => app.run_sample(id, &tx),
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;
@@ -423,7 +437,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
                     .map_err(|e| e.to_string())
-                    .and_then(|r| r.map_err(|e| e.to_string()));
+                    .and_then(|r| r.map_err(|e| e.report()));
                 let config = match loaded {
                     Ok(c) => c,
                     Err(e) => {

@@ -61,6 +61,8 @@ pub struct ServerRow {
     pub stale: bool,
     /// The log level asked of it (`logging/setLevel`), if the operator set one.
     pub log_level: Option<LogLevel>,
+    /// How it is started (the command line, or the endpoint), secrets left out.
+    pub launch: super::launch::Launch,
 }
 
 impl ServerRow {
@@ -85,6 +87,7 @@ impl ServerRow {
             down: None,
             stale: false,
             log_level: None,
+            launch: super::launch::Launch::of(config),
         }
     }
 
@@ -220,13 +223,98 @@ pub struct CallRow {
     pub elapsed: Option<Duration>,
     /// Sanitized result text (newlines kept).
     pub result: String,
+    /// The result on one line for the list: JSON compacted, other text's lines joined.
+    pub preview: String,
+    /// When it began waiting for the operator's approval, if it did.
+    pub asked_at: Option<Instant>,
+    /// How long it waited for the approval (set once it was answered).
+    pub waited: Option<Duration>,
     /// The last progress the server reported: done, total (if known), message.
     pub progress: Option<(f64, Option<f64>, Option<String>)>,
 }
 
+/// Characters of a result kept for its one-line preview.
+const PREVIEW_CHARS: usize = 300;
+
 impl CallRow {
-    pub fn preview(&self) -> String {
-        self.result.lines().next().unwrap_or("").to_string()
+    /// A new status at `now`: the wait for approval is timed apart from the run.
+    pub fn set_status(&mut self, status: CallStatus, now: Instant) {
+        match status {
+            CallStatus::AwaitingApproval => {
+                self.asked_at.get_or_insert(now);
+            }
+            CallStatus::Running
+            | CallStatus::Ok
+            | CallStatus::Error
+            | CallStatus::Denied
+            | CallStatus::Refused
+            | CallStatus::Cancelled => {
+                if let (Some(asked), None) = (self.asked_at, self.waited) {
+                    self.waited = Some(now.saturating_duration_since(asked));
+                }
+            }
+        }
+        self.status = status;
+    }
+
+    /// The (sanitized) result, and its one-line preview.
+    pub fn set_result(&mut self, text: String) {
+        self.preview = preview_of(&text);
+        self.result = text;
+    }
+
+    /// How long it ran (or has run, at `now`), the wait for approval left out.
+    pub fn run_time(&self, now: Instant) -> Duration {
+        let total = self
+            .elapsed
+            .unwrap_or_else(|| now.saturating_duration_since(self.started));
+        let waited = match (self.waited, self.asked_at) {
+            (Some(w), _) => w,
+            (None, Some(asked)) => now.saturating_duration_since(asked),
+            (None, None) => Duration::ZERO,
+        };
+        total.saturating_sub(waited)
+    }
+
+    /// How long it has waited (still waiting: until `now`) for the operator.
+    pub fn wait_time(&self, now: Instant) -> Option<Duration> {
+        self.waited
+            .or_else(|| self.asked_at.map(|a| now.saturating_duration_since(a)))
+    }
+}
+
+/// A result on one line: a JSON result compacted (`{"a":1,…}`, not `{`), other text with its
+/// lines joined by ` ⏎ `.
+pub fn preview_of(text: &str) -> String {
+    let trimmed = text.trim();
+    if trimmed.starts_with(['{', '[']) {
+        if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
+            let compact = value.to_string();
+            return compact.chars().take(PREVIEW_CHARS).collect();
+        }
+    }
+    let mut out = String::new();
+    for line in trimmed.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            out.push_str(" ⏎ ");
+        }
+        out.push_str(line);
+        if out.chars().count() >= PREVIEW_CHARS {
+            break;
+        }
+    }
+    out.chars().take(PREVIEW_CHARS).collect()
+}
+
+/// `write_note · notes` for `mcp__notes__write_note`: the server's own name for a tool first
+/// (names of one server differ there), then its server; a local tool as it is.
+pub fn short_tool_name(qualified: &str) -> String {
+    match qualified
+        .strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+    {
+        Some((server, tool)) => format!("{tool} · {server}"),
+        None => qualified.to_string(),
     }
 }
 
@@ -257,6 +345,9 @@ impl CallList {
             started: now,
             elapsed: None,
             result: String::new(),
+            preview: String::new(),
+            asked_at: None,
+            waited: None,
             progress: None,
         });
     }

@@ -9,7 +9,7 @@ use ratatui::Terminal;
 use serde_json::json;
 
 use super::app::{App, Pane};
-use super::modals::editor::ArgsEditor;
+use super::modals::call::CallEditor;
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
 use super::state::ToolRow;
@@ -24,9 +24,9 @@ use crate::runtime::{
 };
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrigin, ToolResult};
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
+pub(super) const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
 
-fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
+pub(super) fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
     let mut server = ServerConfig::stdio(name, "demo", Vec::new());
     server.annotation_trust = trust;
     server.request_timeout = Duration::from_secs(10);
@@ -58,7 +58,7 @@ pub(super) fn config() -> Config {
     }
 }
 
-fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerReport {
+pub(super) fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerReport {
     ServerReport {
         name: name.into(),
         transport: TransportKind::Stdio,
@@ -86,6 +86,11 @@ fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerRe
             failed_at_ms: None,
         },
     }
+}
+
+/// A report of `name` ready, for tests elsewhere.
+pub(super) fn ready_report(name: &str) -> ServerReport {
+    ready(name, (1, 2, 3), Vec::new())
 }
 
 fn failed() -> ServerReport {
@@ -228,7 +233,7 @@ pub(super) fn populated() -> (App, Instant) {
     .map(ToolRow::from_descriptor)
     .collect();
     let statuses = [
-        (CallStatus::Ok, "saved note \"t\""),
+        (CallStatus::Ok, "{\n  \"saved\": \"t\",\n  \"bytes\": 1\n}"),
         (CallStatus::Error, "notes: server error -32602: no note titled \"x\""),
         (CallStatus::Denied, "denied by the operator: mcp__notes__write_note"),
         (CallStatus::Refused, "refused: mcp__notes__write_note is mutating and policy.side_effect_ceiling is read_only"),
@@ -242,12 +247,27 @@ pub(super) fn populated() -> (App, Instant) {
             arguments: json!({"title": "t", "body": "b"}),
             origin: Default::default(),
         });
+        // The first waited 3.6 s for the operator, then ran for 12 ms.
+        let mut elapsed_ms = 12 * id;
+        if id == 1 {
+            app.on_runtime_event(RuntimeEvent::CallStatus {
+                id,
+                status: CallStatus::AwaitingApproval,
+            });
+            app.set_now(t0 + Duration::from_millis(3_600));
+            app.on_runtime_event(RuntimeEvent::CallStatus {
+                id,
+                status: CallStatus::Running,
+            });
+            elapsed_ms += 3_600;
+        }
         app.on_runtime_event(RuntimeEvent::CallFinished {
             id,
             status: *status,
             result: ToolResult::error(*text),
-            elapsed_ms: 12 * id,
+            elapsed_ms,
         });
+        app.set_now(t0);
     }
     app.on_runtime_event(RuntimeEvent::CallStarted {
         id: 6,
@@ -528,6 +548,7 @@ fn trust_preview() {
             },
         ],
         tools: 5,
+        scroll: 0,
     }));
     snapshot("trust_preview", &app);
     app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
@@ -538,10 +559,40 @@ fn trust_preview() {
 #[test]
 fn argument_editor() {
     let (mut app, _) = populated();
-    let mut editor = ArgsEditor::new("mcp__notes__write_note", app.tools[2].schema.to_value());
-    editor.errors = vec!["/title: expected a string, got a number".into()];
-    app.modal = Some(Modal::Editor(editor));
+    let mut editor = CallEditor::new(
+        "mcp__notes__write_note",
+        "Writes a note.",
+        app.tools[2].schema.to_value(),
+        None,
+    );
+    editor.raw = true;
+    editor.json.errors = vec!["/title: expected a string, got a number".into()];
+    app.modal = Some(Modal::Editor(Box::new(editor)));
     snapshot("editor", &app);
+    // The form, as mcp-server-fetch's `fetch` asks for it: described, typed, required marked,
+    // defaults filled in, optional fields without one present; a value typed in the first.
+    let schema = json!({"type": "object", "properties": {
+        "url": {"type": "string", "format": "uri", "description": "URL to fetch"},
+        "max_length": {"type": "integer", "default": 5000, "exclusiveMinimum": 0, "exclusiveMaximum": 1000000, "description": "Maximum number of characters to return."},
+        "start_index": {"type": "integer", "default": 0, "minimum": 0, "description": "Start the content at this character index."},
+        "raw": {"type": "boolean", "default": false, "description": "Get the actual HTML content, without simplification."},
+        "format": {"type": "string", "enum": ["markdown", "text"]},
+        "headers": {"type": "object", "description": "Extra request headers."}
+    }, "required": ["url"]});
+    let mut editor = CallEditor::new(
+        "mcp__fetch__fetch",
+        "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+        schema,
+        None,
+    );
+    for c in "https://example.com".chars() {
+        editor.on_key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char(c),
+            crossterm::event::KeyModifiers::NONE,
+        ));
+    }
+    app.modal = Some(Modal::Editor(Box::new(editor)));
+    snapshot("editor_form", &app);
 }
 
 #[test]

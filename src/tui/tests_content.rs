@@ -1,7 +1,8 @@
 //! Snapshot and key tests of the Resources and Prompts panes, their modals (a resource read, a
 //! template's and a prompt's form, a prompt's messages, a server's instructions) and a server's
 //! elicitation (form and URL), at 80×24 and 140×40; and server text kept off the terminal in
-//! all of them. The fixtures build on the snapshot tests' (`tests.rs`).
+//! all of them (and in a sampling request and its model's answer). The fixtures build on the
+//! snapshot tests' (`tests.rs`).
 
 use std::collections::BTreeMap;
 
@@ -555,6 +556,32 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
     );
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(url)));
     look(&app);
+    app.on_key(key(KeyCode::Esc));
+    // A sampling request, then the model's answer to it.
+    let mut ask = super::tests_sampling::ask();
+    ask.system_prompt = Some(format!("{EVIL}evil system"));
+    ask.messages[0].text = format!("{EVIL}evil sampling message");
+    ask.tools[0].name = format!("{EVIL}evil tool");
+    ask.model_preferences = Some(json!({"hints": [{"name": format!("{EVIL}evil hint")}]}));
+    let (sampling, _answer) = crate::runtime::SamplingRequest::new("notes", ask);
+    let id = sampling.id;
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::SamplingRequested(sampling)));
+    look(&app);
+    if let Some(first) = app.samplings.front_mut() {
+        first.stage = super::sample::SamplingStage::Asking {
+            cancel: Default::default(),
+            since: app.now,
+        };
+    }
+    let text = format!("{EVIL}evil answer");
+    let (model, finish_reason) = (format!("{EVIL}m"), None);
+    let result = Ok(crate::agent::sampling::Sampled {
+        text,
+        model,
+        finish_reason,
+    });
+    app.on_app_event(AppEvent::Sampled { id, result });
+    look(&app);
     for screen in &screens {
         assert!(!screen.contains('\x1b'), "{screen}");
         assert!(!screen.contains('\x07'), "{screen}");
@@ -568,6 +595,11 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
         "evil prompt message",
         "evil question",
         "evil url question",
+        "evil system",
+        "evil sampling message",
+        "evil tool",
+        "evil hint",
+        "evil answer",
     ] {
         assert!(all.contains(seen), "{seen} not shown");
     }

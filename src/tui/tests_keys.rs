@@ -97,22 +97,39 @@ fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
 }
 
 #[test]
-fn a_submitted_editor_becomes_a_call_effect() {
+fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (mut app, _) = populated();
     app.focus = Pane::Tools;
-    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings
+    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings, both required
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.modal, Some(Modal::Editor(_))));
-    let effects = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    let send = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    // The fields come required first, by name: body, then title.
+    for c in "b1".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    app.on_key(key(KeyCode::Down));
+    for c in "t1".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    let effects = app.on_key(send);
     assert_eq!(
         effects,
         vec![super::app::Effect::Call {
             tool: "mcp__notes-trusted__echo".into(),
-            arguments: json!({"body": "", "title": ""}),
+            arguments: json!({"body": "b1", "title": "t1"}),
         }]
     );
     assert_eq!(app.focus, Pane::Calls);
+    // The next call of the tool starts from these arguments.
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Enter));
+    let Some(Modal::Editor(editor)) = &app.modal else {
+        panic!("no editor");
+    };
+    assert_eq!(editor.form.as_ref().unwrap().texts, vec!["b1", "t1"]);
+    super::tests::snapshot("editor_last_arguments", &app);
 }
 
 #[tokio::test]
@@ -268,4 +285,130 @@ async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_ru
     if let Some(rt) = app.runtime() {
         rt.close().await;
     }
+}
+
+#[test]
+fn ctrl_u_empties_the_tool_filter() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Char('/')));
+    for c in "write".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(app.tool_filter, "write");
+    app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    assert_eq!(app.tool_filter, "", "Ctrl-U is not a literal u");
+    for c in "echo".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    assert_eq!(app.tool_filter, "echo");
+    assert!(app.filter_editing);
+    super::tests::snapshot("tools_filter_after_ctrl_u", &app);
+}
+
+/// Progress notices end with what they wait for; manual restarts, trust writes and a crashed
+/// server's return are in Events.
+#[test]
+fn stale_notices_clear_and_actions_reach_events() {
+    use super::app::AppEvent;
+    use crate::runtime::{CallStatus, McpEvent};
+    use crate::tool::ToolResult;
+    use crossterm::event::KeyCode;
+    let last_event = |app: &super::app::App| {
+        let row = app.events.rows.back().expect("an event");
+        (row.server.clone(), row.text.clone())
+    };
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Calls);
+    app.call_sel = 5; // #6, running
+    app.on_key(key(KeyCode::Char('c')));
+    assert_eq!(app.notice.as_ref().unwrap().1, "cancelling call #6…");
+    app.on_runtime_event(RuntimeEvent::CallFinished {
+        id: 6,
+        status: CallStatus::Cancelled,
+        result: ToolResult::error("cancelled"),
+        elapsed_ms: 5,
+    });
+    assert_eq!(app.notice.as_ref().unwrap().1, "call #6 ended: cancelled");
+
+    app.set_focus(Pane::Servers);
+    app.on_key(key(KeyCode::Char('r')));
+    assert_eq!(
+        last_event(&app),
+        ("notes".into(), "restart asked by the operator (r)".into())
+    );
+    app.on_app_event(AppEvent::TrustWritten {
+        server: "notes".into(),
+        trust: AnnotationTrust::Trust,
+        result: Ok(7),
+    });
+    assert!(last_event(&app)
+        .1
+        .starts_with("annotation_trust: trust written"));
+
+    // A crash, then the supervisor's restart: `ready again`.
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerDown {
+        server: "notes".into(),
+        exit: None,
+        reason: "the server exited".into(),
+        at: std::time::UNIX_EPOCH,
+        uptime: std::time::Duration::from_secs(1),
+        crashes: 1,
+        restart: crate::config::RestartPolicy::OnFailure,
+    }));
+    let report = super::tests::ready_report("notes");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert_eq!(last_event(&app), ("notes".into(), "ready again".into()));
+
+    // R: the notice stays until every server has started again, then says how it went.
+    app.on_app_event(AppEvent::Restarting(
+        1,
+        Ok(Box::new(super::tests::config())),
+    ));
+    assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+    for name in ["notes", "notes-trusted", "broken"] {
+        let report = super::tests::ready_report(name);
+        app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+        assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+    }
+    let report = super::tests::ready_report("slow-start");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert_eq!(
+        app.notice.as_ref().unwrap().1,
+        "every server restarted: 4/4 ready"
+    );
+    assert_eq!(
+        last_event(&app),
+        ("".into(), "every server restarted: 4/4 ready".into())
+    );
+}
+
+/// `R` on a config with several mistakes: every one of them reaches Events, the notice says
+/// the first and how many more.
+#[test]
+fn every_config_error_of_a_refused_restart_is_shown() {
+    use super::app::AppEvent;
+    let text = "mcp:\n  servers:\n    - name: a\n      comand: x\n      argz: []\n";
+    let err = crate::config::load_str(std::path::Path::new("c.yaml"), text, &|_| None)
+        .expect_err("two unknown keys");
+    assert!(err.count() >= 2, "{}", err.report());
+    let (mut app, _) = populated();
+    let before = app.events.rows.len();
+    app.on_app_event(AppEvent::Restarting(1, Err(err.report())));
+    let shown: Vec<String> = app
+        .events
+        .rows
+        .iter()
+        .skip(before)
+        .map(|r| r.text.clone())
+        .collect();
+    assert_eq!(shown.len(), err.count(), "{shown:?}");
+    assert!(shown[0].starts_with("cannot restart: the config does not load: c.yaml:4"));
+    assert!(shown[1].starts_with("c.yaml:5"), "{shown:?}");
+    let notice = &app.notice.as_ref().unwrap().1;
+    assert!(
+        notice.ends_with(&format!("(+{} more in Events)", err.count() - 1)),
+        "{notice}"
+    );
 }

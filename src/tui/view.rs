@@ -31,7 +31,7 @@ impl App {
             self.render_compact(frame, body);
         }
         panes::footer::render_notice(self, frame, notice);
-        panes::footer::render(self, frame, footer);
+        panes::footer::render(self, frame, notice, footer);
         self.render_modal(frame, area);
     }
 
@@ -93,7 +93,7 @@ impl App {
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
         let servers_h = (self.servers.len() as u16 + 2)
-            .clamp(3, 8)
+            .clamp(3, 10)
             .min(area.height / 2);
         let [servers, tabs, lower] = Layout::vertical([
             Constraint::Length(servers_h),
@@ -174,6 +174,10 @@ impl App {
             panes::conversation::render_picker(self, frame, area);
             return;
         }
+        if self.chat.content_picker.is_some() {
+            super::chat::pick::render(self, frame, area);
+            return;
+        }
         // Then a server's question.
         if let Some(request) = self.elicitations.front() {
             let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
@@ -187,6 +191,25 @@ impl App {
                     theme,
                 ),
             }
+            return;
+        }
+        // Then a server's sampling request.
+        if let Some(first) = self.samplings.front() {
+            let rect = centered(area, 80, 80, 76.min(area.width), 20.min(area.height));
+            let model = self
+                .chat
+                .current_profile()
+                .map(|p| p.model.clone())
+                .unwrap_or_else(|| "no model".into());
+            modals::sampling::render(
+                frame,
+                rect,
+                first,
+                self.samplings.len(),
+                &model,
+                self.now,
+                theme,
+            );
             return;
         }
         let Some(modal) = &self.modal else {
@@ -208,7 +231,7 @@ impl App {
             ),
             Modal::Editor(editor) => editor.render(
                 frame,
-                centered(area, 60, 60, 60.min(area.width), 12.min(area.height)),
+                centered(area, 70, 60, 76.min(area.width), 16.min(area.height)),
                 theme,
             ),
             Modal::Result { call, scroll } => {
@@ -254,7 +277,7 @@ impl App {
                 centered(area, 70, 60, 70.min(area.width), 14.min(area.height)),
                 theme,
             ),
-            Modal::Prompt(view) | Modal::Instructions(view) => view.render(
+            Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => view.render(
                 frame,
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
                 theme,

@@ -12,9 +12,7 @@ use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt
 use rmcp::transport::Transport;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    AimonClientHandler, ClientOptions, DefaultMcpClient, Lifecycle, ServerIdentity, StdoutIssues,
-};
+use super::{AimonClientHandler, ClientOptions, DefaultMcpClient, ServerIdentity, StdoutIssues};
 use crate::mcp::session::SessionLinks;
 use crate::mcp::transport::discover::DiscoverGuard;
 use crate::mcp::transport::ended::Ended;
@@ -97,18 +95,16 @@ impl DefaultMcpClient {
         T: Transport<RoleClient> + 'static,
     {
         let server = links.server.clone();
-        let (lifecycle, remembered) = match &options.lifecycle {
-            Lifecycle::Auto(memory) => match memory.get(&server) {
-                Some(Era::Initialize) => (ClientLifecycleMode::Initialize, Some(memory)),
-                remembered @ (Some(Era::Discover) | None) => (
-                    ClientLifecycleMode::Auto {
-                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-                    },
-                    remembered.map(|_| memory),
-                ),
-            },
-            Lifecycle::Initialize(_) => (ClientLifecycleMode::Initialize, None),
+        let memory = &options.eras;
+        let (lifecycle, remembered) = match memory.get(&server) {
+            Some(Era::Initialize) => (ClientLifecycleMode::Initialize, Some(memory)),
+            remembered @ (Some(Era::Discover) | None) => (
+                ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                },
+                remembered.map(|_| memory),
+            ),
         };
         let ended = CancellationToken::new();
         // A server answering `server/discover` with something else still gets `initialize`
@@ -155,7 +151,7 @@ impl DefaultMcpClient {
         peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled())
             .await;
         let info = peer.peer_info();
-        if let (Lifecycle::Auto(memory), Some(info)) = (&options.lifecycle, &info) {
+        if let Some(info) = &info {
             let era = if info.protocol_version.has_initialize() {
                 Era::Initialize
             } else {

@@ -227,6 +227,7 @@ impl Hooks {
                 | McpEvent::ServerClosed { .. }
                 | McpEvent::ServerRequest { .. }
                 | McpEvent::ElicitationRequested(_)
+                | McpEvent::SamplingRequested(_)
                 | McpEvent::ServerDown { .. }
                 | McpEvent::RestartScheduled { .. }
                 | McpEvent::GaveUp { .. } => None,

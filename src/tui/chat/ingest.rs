@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use super::{AgentStatus, ChatEffect, ChatEvent, NoteLevel};
-use crate::runtime::{CallOrigin, RuntimeEvent};
+use crate::runtime::{CallOrigin, MessageRole, RuntimeEvent};
 use crate::tui::app::{App, Effect, Level};
 
 impl App {
@@ -19,12 +19,22 @@ impl App {
                 commands,
                 records,
                 base_url,
+                client,
             } => {
-                self.chat.ready(commands, records, base_url);
+                self.chat.ready(commands, records, base_url, client);
                 // A prompt typed while the agent started goes now.
-                let queued = self.chat.turn.as_mut().and_then(|t| t.queued.take());
-                if let Some(text) = queued {
-                    return vec![Effect::Agent(ChatEffect::Prompt { epoch, text })];
+                let queued = self.chat.turn.as_mut().and_then(|t| {
+                    let text = t.queued.take()?;
+                    let (attachments, prompt) = std::mem::take(&mut t.queued_with);
+                    Some((text, attachments, prompt))
+                });
+                if let Some((text, attachments, prompt)) = queued {
+                    return vec![Effect::Agent(ChatEffect::Prompt {
+                        epoch,
+                        text,
+                        attachments,
+                        prompt,
+                    })];
                 }
             }
             ChatEvent::Failed(why) => {
@@ -44,6 +54,54 @@ impl App {
                 self.chat.on_agent_event(event, now);
             }
             ChatEvent::Done(report) => self.chat.done(&report),
+            ChatEvent::Attached {
+                server,
+                name,
+                result,
+            } => match result {
+                Ok(summary) => self.chat.note(
+                    NoteLevel::Info,
+                    format!("@{name} ({server}) attached: {summary}"),
+                ),
+                Err(e) => self.chat.note(
+                    NoteLevel::Error,
+                    format!("@{name} ({server}) could not be read: {e}"),
+                ),
+            },
+            ChatEvent::PromptAdded {
+                server,
+                name,
+                messages,
+            } => {
+                let n = messages.len();
+                self.chat.note(
+                    NoteLevel::Info,
+                    format!(
+                        "/{name} ({server}): {n} message{} added to the conversation",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                );
+                for (role, text) in messages {
+                    let block = super::TextBlock::new(&crate::text::sanitize(&text, true));
+                    self.chat.push(match role {
+                        MessageRole::User => super::Entry::Prompt(block),
+                        MessageRole::Assistant => super::Entry::Model {
+                            turn: 0,
+                            text: block,
+                        },
+                    });
+                }
+            }
+            ChatEvent::Ended(why) => {
+                self.chat.turn = None;
+                match why {
+                    Some(why) => self.chat.note(NoteLevel::Error, why),
+                    None => self.chat.note(
+                        NoteLevel::Info,
+                        "the prompt's messages were added: write to go on",
+                    ),
+                }
+            }
         }
         Vec::new()
     }

@@ -50,6 +50,15 @@ impl InputBox {
         self.lines.join("\n")
     }
 
+    /// The cursor is where a word starts (the start of a line, or after white space).
+    pub fn at_word_start(&self) -> bool {
+        self.col == 0
+            || self.lines[self.row]
+                .chars()
+                .nth(self.col - 1)
+                .is_some_and(char::is_whitespace)
+    }
+
     /// Nothing but white space.
     pub fn is_blank(&self) -> bool {
         self.lines.iter().all(|l| l.trim().is_empty())

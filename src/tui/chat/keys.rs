@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio_util::sync::CancellationToken;
 
 use super::{AgentStatus, ChatEffect, NoteLevel, Turn};
+use crate::agent::attach::PromptUse;
 use crate::tui::app::{App, Effect, Level};
 use crate::tui::modals::Modal;
 
@@ -25,7 +26,18 @@ impl App {
             KeyCode::Tab | KeyCode::BackTab => return None,
             KeyCode::Enter if alt || shift => input.newline(),
             KeyCode::Char('j') if ctrl => input.newline(),
-            KeyCode::Enter => return Some(self.send_prompt()),
+            KeyCode::Enter => return Some(self.send_to_agent(None)),
+            // `@` where a word starts: a resource to attach; `/` first: a server prompt.
+            KeyCode::Char('@') if !ctrl && !alt && input.at_word_start() => {
+                self.open_content_picker(super::pick::PickKind::Resource)
+            }
+            KeyCode::Char('/') if !ctrl && !alt && input.is_blank() => {
+                self.open_content_picker(super::pick::PickKind::Prompt)
+            }
+            // Backspace in an empty box takes the last attachment off.
+            KeyCode::Backspace if input.is_blank() && !self.chat.attachments.is_empty() => {
+                self.chat.attachments.pop();
+            }
             KeyCode::Esc => return Some(self.cancel_turn()),
             KeyCode::Char('p') if ctrl => self.open_picker(),
             KeyCode::Char('n') if ctrl => return Some(self.new_conversation()),
@@ -50,8 +62,12 @@ impl App {
         Some(Vec::new())
     }
 
-    /// Pasted text goes into the input box when the Conversation pane has focus.
+    /// Pasted text goes into a sampling answer being edited, else into the input box when the
+    /// Conversation pane has focus.
     pub fn on_paste(&mut self, text: &str) {
+        if self.approvals.is_empty() && self.elicitations.is_empty() && self.sampling_paste(text) {
+            return;
+        }
         if self.focus == crate::tui::app::Pane::Conversation
             && self.approvals.is_empty()
             && self.modal.is_none()
@@ -60,9 +76,11 @@ impl App {
         }
     }
 
-    /// Enter: the input goes to the agent as a prompt (queued while the agent starts).
-    fn send_prompt(&mut self) -> Vec<Effect> {
-        if self.chat.input.is_blank() {
+    /// Enter (or a prompt picked with `/`): the input goes to the agent as a prompt, with the
+    /// resources attached with `@` and the server prompt `prompt` (queued while the agent
+    /// starts).
+    pub(in crate::tui) fn send_to_agent(&mut self, prompt: Option<PromptUse>) -> Vec<Effect> {
+        if self.chat.input.is_blank() && self.chat.attachments.is_empty() && prompt.is_none() {
             return Vec::new();
         }
         if self.chat.busy() {
@@ -86,8 +104,11 @@ impl App {
             AgentStatus::Off => return Vec::new(),
         };
         let text = self.chat.input.take();
-        self.chat
-            .push(super::Entry::Prompt(super::TextBlock::new(&text)));
+        let attachments = std::mem::take(&mut self.chat.attachments);
+        if !text.trim().is_empty() {
+            self.chat
+                .push(super::Entry::Prompt(super::TextBlock::new(&text)));
+        }
         self.chat.scroll = 0;
         self.chat.turn = Some(Turn {
             started: self.now,
@@ -95,6 +116,11 @@ impl App {
             cancelled_at: None,
             model_turn: 0,
             queued: (!ready).then(|| text.clone()),
+            queued_with: if ready {
+                (Vec::new(), None)
+            } else {
+                (attachments.clone(), prompt.clone())
+            },
         });
         if !ready {
             self.chat.note(
@@ -106,6 +132,8 @@ impl App {
         vec![Effect::Agent(ChatEffect::Prompt {
             epoch: self.chat.epoch,
             text,
+            attachments,
+            prompt,
         })]
     }
 

@@ -11,6 +11,7 @@ pub mod entry;
 pub mod ingest;
 pub mod input;
 pub mod keys;
+pub mod pick;
 mod resume;
 pub mod task;
 pub mod wrap;
@@ -19,8 +20,11 @@ pub mod wrap;
 mod tests;
 #[cfg(test)]
 mod tests_keys;
+#[cfg(test)]
+mod tests_pick;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -29,10 +33,12 @@ use tokio_util::sync::CancellationToken;
 use self::entry::call_line;
 pub use self::entry::{CallLine, Entry, NoteLevel, TextBlock};
 use self::input::InputBox;
+use crate::agent::attach::{Attachment, PromptUse};
 use crate::agent::transcript::Record;
-use crate::agent::{AgentEvent, PromptReport, ToolCallStatus};
+use crate::agent::{AgentEvent, HttpModelClient, PromptReport, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::config::{AgentConfig, ModelEndpoint, ModelProfile};
+use crate::runtime::MessageRole;
 use crate::text::sanitize;
 
 /// Entries the pane keeps; older ones go (and are counted).
@@ -40,10 +46,13 @@ pub const ENTRIES_KEEP: usize = 2_000;
 /// What the agent task is asked to do.
 #[derive(Debug)]
 pub enum AgentCommand {
-    /// Run one prompt; `cancel` ends it (Esc).
+    /// Run one prompt; `cancel` ends it (Esc). The attached resources are read and included,
+    /// a server prompt's messages added first.
     Prompt {
         text: String,
         cancel: CancellationToken,
+        attachments: Vec<Attachment>,
+        prompt: Option<PromptUse>,
     },
 }
 
@@ -57,6 +66,8 @@ pub enum ChatEvent {
         records: Vec<Record>,
         /// Where the endpoint is (its base URL), for the operator.
         base_url: String,
+        /// The agent's model client: servers' sampling requests are answered through it.
+        client: Arc<HttpModelClient>,
     },
     /// The agent could not start (the endpoint failed, the session could not be read).
     Failed(String),
@@ -68,6 +79,21 @@ pub enum ChatEvent {
     Event(AgentEvent),
     /// A prompt ended (after its last event).
     Done(PromptReport),
+    /// A resource attached with `@` was read (a summary: type and size), or could not be.
+    Attached {
+        server: String,
+        name: String,
+        result: Result<String, String>,
+    },
+    /// A server prompt's messages (`/`) were added to the conversation.
+    PromptAdded {
+        server: String,
+        name: String,
+        messages: Vec<(MessageRole, String)>,
+    },
+    /// The prompt ended without asking the model: what went wrong (an attachment or a server
+    /// prompt could not be had), or nothing (a server prompt's messages were only added).
+    Ended(Option<String>),
 }
 
 /// Work for the event loop (`task.rs` runs it).
@@ -80,8 +106,14 @@ pub enum ChatEffect {
         profile: String,
         resume: Option<String>,
     },
-    /// Send a prompt to the agent of `epoch` (the turn's cancel token is in the state).
-    Prompt { epoch: u64, text: String },
+    /// Send a prompt to the agent of `epoch` (the turn's cancel token is in the state), with
+    /// the resources attached with `@` and a server prompt picked with `/`.
+    Prompt {
+        epoch: u64,
+        text: String,
+        attachments: Vec<Attachment>,
+        prompt: Option<PromptUse>,
+    },
     /// Cancel the turn in flight: the model request is dropped, running calls are cancelled.
     Cancel,
 }
@@ -111,6 +143,9 @@ pub struct Turn {
     pub model_turn: u32,
     /// Waiting for the agent to be ready before it is sent.
     pub queued: Option<String>,
+    /// What goes with a queued prompt: the resources attached with `@`, a prompt picked with
+    /// `/`.
+    pub queued_with: (Vec<Attachment>, Option<PromptUse>),
 }
 
 /// The conversation as the console holds it.
@@ -128,6 +163,8 @@ pub struct ChatState {
     commands: Option<UnboundedSender<AgentCommand>>,
     /// The endpoint's base URL, once started.
     pub base_url: Option<String>,
+    /// The agent's model client, once its endpoint is up (servers' sampling requests use it).
+    pub model: Option<Arc<HttpModelClient>>,
     pub entries: VecDeque<Entry>,
     /// Entries no longer kept.
     pub dropped: u64,
@@ -137,6 +174,10 @@ pub struct ChatState {
     pub scroll: usize,
     /// The profile picker (Ctrl-P), its selection.
     pub picker: Option<usize>,
+    /// The resource (`@`) or prompt (`/`) picker.
+    pub content_picker: Option<pick::ContentPicker>,
+    /// Resources attached with `@` to the prompt being written.
+    pub attachments: Vec<Attachment>,
     /// Runtime calls of the agent not yet tied to a line (their `CallStarted` came first):
     /// id and tool.
     unmatched: VecDeque<(u64, String)>,
@@ -159,12 +200,15 @@ impl ChatState {
             epoch: 0,
             commands: None,
             base_url: None,
+            model: None,
             entries: VecDeque::new(),
             dropped: 0,
             input: InputBox::default(),
             turn: None,
             scroll: 0,
             picker: None,
+            content_picker: None,
+            attachments: Vec::new(),
             unmatched: VecDeque::new(),
             asked: HashMap::new(),
         }
@@ -268,6 +312,7 @@ impl ChatState {
         }
         self.commands = None;
         self.base_url = None;
+        self.model = None;
         self.unmatched.clear();
         self.asked.clear();
     }
@@ -295,8 +340,10 @@ impl ChatState {
         commands: UnboundedSender<AgentCommand>,
         records: Vec<Record>,
         base_url: String,
+        client: Arc<HttpModelClient>,
     ) {
         self.commands = Some(commands);
+        self.model = Some(client);
         self.status = AgentStatus::Ready;
         self.base_url = Some(base_url);
         let (profile, model) = self

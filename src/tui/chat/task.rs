@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::{AgentCommand, ChatEffect, ChatEvent};
+use crate::agent::attach::{self, Attachment, PromptUse};
 use crate::agent::start::start_model;
 use crate::agent::transcript::{self, Transcript};
 use crate::agent::{AgentEvent, Conversation, ConversationSettings};
@@ -51,7 +53,12 @@ pub fn run_effect(effect: ChatEffect, app: &App, tx: &mpsc::Sender<AppEvent>) {
             };
             tokio::spawn(job.run());
         }
-        ChatEffect::Prompt { epoch, text } => {
+        ChatEffect::Prompt {
+            epoch,
+            text,
+            attachments,
+            prompt,
+        } => {
             if epoch != app.chat.epoch {
                 return;
             }
@@ -60,7 +67,12 @@ pub fn run_effect(effect: ChatEffect, app: &App, tx: &mpsc::Sender<AppEvent>) {
             };
             let cancel = turn.cancel.clone();
             if commands
-                .send(AgentCommand::Prompt { text, cancel })
+                .send(AgentCommand::Prompt {
+                    text,
+                    cancel,
+                    attachments,
+                    prompt,
+                })
                 .is_err()
             {
                 let _ = tx.try_send(AppEvent::Agent(
@@ -126,6 +138,7 @@ impl Job {
             commands,
             records,
             base_url: endpoint.base_url.clone(),
+            client: client.clone(),
         };
         if !self.send(ready).await {
             return;
@@ -133,7 +146,13 @@ impl Job {
         let (events, mut agent_events) = mpsc::unbounded_channel();
         let mut conversation: Option<Conversation> = None;
         let mut history = Some(history);
-        while let Some(AgentCommand::Prompt { text, cancel }) = prompts.recv().await {
+        while let Some(AgentCommand::Prompt {
+            text,
+            cancel,
+            attachments,
+            prompt,
+        }) = prompts.recv().await
+        {
             if conversation.is_none() {
                 let transcript = self.open_transcript().await;
                 conversation = Some(Conversation::new(
@@ -150,6 +169,24 @@ impl Job {
             }
             let Some(conversation) = conversation.as_mut() else {
                 break;
+            };
+            let text = match self
+                .gather(conversation, text, &attachments, prompt, &cancel)
+                .await
+            {
+                Ok(Some(text)) => text,
+                Ok(None) => {
+                    if !self.send(ChatEvent::Ended(None)).await {
+                        return;
+                    }
+                    continue;
+                }
+                Err(why) => {
+                    if !self.send(ChatEvent::Ended(Some(why))).await {
+                        return;
+                    }
+                    continue;
+                }
             };
             let prompt = conversation.prompt(&text, cancel);
             tokio::pin!(prompt);
@@ -174,6 +211,63 @@ impl Job {
             }
         }
         drop(endpoint);
+    }
+
+    /// What a prompt is made of besides its text: the attached resources read (their text
+    /// joins the message) and a server prompt's messages added to the conversation. Returns
+    /// the user message to run (`None`: nothing to ask), or why the prompt cannot go.
+    async fn gather(
+        &self,
+        conversation: &mut Conversation,
+        text: String,
+        attachments: &[Attachment],
+        prompt: Option<PromptUse>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, String> {
+        let mut read = Vec::new();
+        for a in attachments {
+            let result = attach::read(&self.runtime, a, cancel.clone()).await;
+            let event = ChatEvent::Attached {
+                server: a.server.clone(),
+                name: a.name.clone(),
+                result: result
+                    .as_ref()
+                    .map(|r| r.summary.clone())
+                    .map_err(Clone::clone),
+            };
+            self.send(event).await;
+            match result {
+                Ok(r) => read.push(r),
+                Err(e) => return Err(format!("{} could not be read: {e}", a.name)),
+            }
+        }
+        let mut text = attach::with_attachments(&text, &read);
+        if let Some(p) = prompt {
+            let got = self
+                .runtime
+                .get_prompt(&p.server, &p.name, &p.arguments, cancel.clone())
+                .await
+                .map_err(|e| format!("prompt {} of {}: {e}", p.name, p.server))?;
+            let mut messages = attach::prompt_messages(&got);
+            let shown = got
+                .messages
+                .iter()
+                .map(|m| (m.role, m.text.clone()))
+                .collect();
+            self.send(ChatEvent::PromptAdded {
+                server: p.server.clone(),
+                name: p.name.clone(),
+                messages: shown,
+            })
+            .await;
+            let run = attach::split_last(&mut messages, text);
+            conversation.add_messages(messages);
+            match run {
+                Some(run) => text = run,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(text))
     }
 
     /// The transcript: the resumed session's, or a new one (a failure is told, and the

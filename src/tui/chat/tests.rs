@@ -50,6 +50,12 @@ pub(super) fn agent_config() -> Config {
     }
 }
 
+/// A model client for `base_url` (nothing is sent unless a test asks).
+pub(super) fn client(base_url: &str) -> std::sync::Arc<crate::agent::HttpModelClient> {
+    let profile = ModelProfile::url("t", base_url, "demo");
+    std::sync::Arc::new(crate::agent::HttpModelClient::new(&profile, base_url).unwrap())
+}
+
 pub(super) fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -75,6 +81,7 @@ pub(super) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentCommand> {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:41234/v1".into(),
+            client: super::tests::client("http://127.0.0.1:41234/v1"),
         },
     ));
     app.on_app_event(AppEvent::Agent(

@@ -45,13 +45,16 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:1/v1".into(),
+            client: super::tests::client("http://127.0.0.1:1/v1"),
         },
     ));
     assert_eq!(
         effects,
         vec![Effect::Agent(ChatEffect::Prompt {
             epoch: 1,
-            text: "q?12\nx".into()
+            text: "q?12\nx".into(),
+            attachments: Vec::new(),
+            prompt: None,
         })]
     );
     done(&mut app);
@@ -61,7 +64,9 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
         effects,
         vec![Effect::Agent(ChatEffect::Prompt {
             epoch: 1,
-            text: "what is 2 plus 3".into()
+            text: "what is 2 plus 3".into(),
+            attachments: Vec::new(),
+            prompt: None,
         })]
     );
     assert!(app.chat.busy());
@@ -175,6 +180,7 @@ fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
             commands: tx,
             records,
             base_url: "http://x/v1".into(),
+            client: super::tests::client("http://x/v1"),
         },
     ));
     let line = app.chat.entries.iter().find_map(|e| match e {

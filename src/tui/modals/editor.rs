@@ -1,5 +1,6 @@
-//! The argument editor: a small multi-line JSON editor prefilled from the tool's input schema,
-//! checked (leniently, DESIGN §3) before the call is sent.
+//! The raw JSON argument editor: a small multi-line JSON editor prefilled from the tool's input
+//! schema (or given arguments), checked (leniently, DESIGN §3) before the call is sent. The call
+//! editor (`call.rs`) switches to it from its form with Ctrl-R.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -36,7 +37,12 @@ impl ArgsEditor {
     /// Prefilled with each property's default (or an empty value for required ones).
     pub fn new(tool: &str, schema: Value) -> ArgsEditor {
         let skeleton = schema::defaults_skeleton(&schema);
-        let text = serde_json::to_string_pretty(&skeleton).unwrap_or_else(|_| "{}".into());
+        ArgsEditor::with_value(tool, schema, &skeleton)
+    }
+
+    /// Prefilled with `value` (the arguments of a form, or of the tool's last call).
+    pub fn with_value(tool: &str, schema: Value, value: &Value) -> ArgsEditor {
+        let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".into());
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         // Start on the first value, where typing usually begins.
         let row = usize::from(lines.len() > 2);
@@ -186,12 +192,19 @@ impl ArgsEditor {
         EditorOutcome::Continue
     }
 
-    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+    /// Draws the editor, `keys` on its last line.
+    pub fn render(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        keys: &[(&'static str, &'static str)],
+        theme: Theme,
+    ) {
         frame.render_widget(Clear, area);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(theme.focus_border())
-            .title(format!(" Call {} ", self.tool));
+            .title(format!(" Call {} · raw JSON ", self.tool));
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let help_h = 1 + self.errors.len().min(4) as u16;
@@ -217,13 +230,7 @@ impl ArgsEditor {
             .take(4)
             .map(|e| Line::styled(format!("✗ {e}"), theme.bad()))
             .collect();
-        foot.push(keys_line(
-            &[
-                ("Ctrl-S", "send (through the approval gate)"),
-                ("Esc", "cancel"),
-            ],
-            theme,
-        ));
+        foot.push(keys_line(keys, theme));
         frame.render_widget(
             Paragraph::new(foot).wrap(Wrap { trim: true }),
             Rect {

@@ -1,7 +1,8 @@
 //! A form modal: one row per field (text with its format, number with bounds, a yes/no, one of
 //! several choices, several of several), the focused field's description and its
 //! `completion/complete` suggestions, and the problems of the last check. Used for a resource
-//! template's variables, a prompt's arguments and a server's elicitation form.
+//! template's variables, a prompt's arguments, a server's elicitation form and a tool call's
+//! arguments (where a property no other kind fits is typed as JSON).
 //!
 //! The form only edits text; what it means is `runtime::FormField`'s business (the same check
 //! the MCP layer applies before an elicitation answer goes back).
@@ -27,10 +28,17 @@ use crate::tui::theme::Theme;
 pub enum FormPurpose {
     /// The variables of a resource template, then the resource is read.
     Template { server: String, template: String },
-    /// The arguments of a prompt, then its messages are shown.
-    Prompt { server: String, name: String },
+    /// The arguments of a prompt, then its messages are shown (or, from the Conversation's
+    /// `/`, added to the conversation).
+    Prompt {
+        server: String,
+        name: String,
+        into_conversation: bool,
+    },
     /// An elicitation form; the request waits in the app's queue under this id.
     Elicitation { id: u64 },
+    /// The arguments of a tool call (the call editor sends them, checked against the schema).
+    Call { tool: String },
 }
 
 /// What a key did.
@@ -113,10 +121,10 @@ impl FormEditor {
             FormPurpose::Template { server, template } => {
                 (server.clone(), CompletionTarget::Template(template.clone()))
             }
-            FormPurpose::Prompt { server, name } => {
+            FormPurpose::Prompt { server, name, .. } => {
                 (server.clone(), CompletionTarget::Prompt(name.clone()))
             }
-            FormPurpose::Elicitation { .. } => return Vec::new(),
+            FormPurpose::Elicitation { .. } | FormPurpose::Call { .. } => return Vec::new(),
         };
         let Some(field) = self.fields.get(self.focus) else {
             return Vec::new();
@@ -244,7 +252,7 @@ impl FormEditor {
                 self.toggle_choices(&choices, key.code);
                 FormOutcome::Continue
             }
-            FieldKind::Text { .. } | FieldKind::Number { .. } => {
+            FieldKind::Text { .. } | FieldKind::Number { .. } | FieldKind::Json { .. } => {
                 if self.edit_text(key.code, ctrl) {
                     FormOutcome::Complete
                 } else {
@@ -364,6 +372,12 @@ impl FormEditor {
                 ("Ctrl-D", "decline"),
                 ("Esc", "cancel"),
             ]
+        } else if matches!(self.purpose, FormPurpose::Call { .. }) {
+            vec![
+                ("Ctrl-S", "send"),
+                ("Ctrl-R", "raw JSON"),
+                ("Esc", "cancel"),
+            ]
         } else {
             vec![("Ctrl-S", "send"), ("Esc", "cancel")]
         };
@@ -372,7 +386,8 @@ impl FormEditor {
             Some(FieldKind::Boolean) => keys.push(("Space", "toggle")),
             Some(FieldKind::Choice(_)) => keys.push(("←→", "choose")),
             Some(FieldKind::MultiChoice { .. }) => keys.push(("←→/Space", "pick")),
-            Some(FieldKind::Text { .. } | FieldKind::Number { .. }) | None => {}
+            Some(FieldKind::Text { .. } | FieldKind::Number { .. } | FieldKind::Json { .. })
+            | None => {}
         }
         if !self.suggestions.is_empty() {
             keys.push(("Tab", "complete"));
@@ -402,11 +417,22 @@ impl FormEditor {
         match &field.kind {
             FieldKind::Text { format, .. } => {
                 let mut spans = vec![Span::raw(sanitize_line(text, 200))];
-                if let Some(f) = format {
-                    spans.push(Span::styled(format!("  ({})", f.as_str()), theme.dim()));
+                let call = matches!(self.purpose, FormPurpose::Call { .. });
+                match format {
+                    Some(f) => spans.push(Span::styled(format!("  ({})", f.as_str()), theme.dim())),
+                    // A tool's fields say their type: a string, a number, JSON.
+                    None if call => spans.push(Span::styled("  (string)", theme.dim())),
+                    None => {}
                 }
                 spans
             }
+            FieldKind::Json { what } => vec![
+                Span::raw(sanitize_line(text, 200)),
+                Span::styled(
+                    format!("  (JSON: {})", sanitize_line(what, 40)),
+                    theme.dim(),
+                ),
+            ],
             FieldKind::Number {
                 integer,
                 minimum,
@@ -508,7 +534,7 @@ impl FormEditor {
                 focus_line = lines.len();
                 if matches!(
                     field.kind,
-                    FieldKind::Text { .. } | FieldKind::Number { .. }
+                    FieldKind::Text { .. } | FieldKind::Number { .. } | FieldKind::Json { .. }
                 ) {
                     let shown: String = self.texts[i].chars().take(self.cursor).collect();
                     cursor_col = Some(2 + label_w + 1 + sanitize_line(&shown, 200).chars().count());
@@ -719,6 +745,7 @@ mod tests {
             FormPurpose::Prompt {
                 server: "s".into(),
                 name: "p".into(),
+                into_conversation: false,
             },
             true,
         );

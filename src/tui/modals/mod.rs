@@ -1,20 +1,23 @@
-//! Modals: the dialogs drawn over the panes. The approval and elicitation modals are not here
-//! in `Modal`: pending approvals, then servers' elicitations, queue in the app and always come
-//! first.
+//! Modals: the dialogs drawn over the panes. The approval, elicitation and sampling modals are
+//! not here in `Modal`: pending approvals, then servers' elicitations, then their sampling
+//! requests, queue in the app and always come first.
 
 pub mod approval;
 pub mod asked;
+pub mod call;
 pub mod editor;
 pub mod elicitation;
 pub mod form;
 pub mod help;
 pub mod ledger;
 pub mod result;
+pub mod sampling;
 pub mod trust;
 pub mod viewer;
 
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::text::Line;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
@@ -25,8 +28,8 @@ pub enum Modal {
     Help { scroll: u16 },
     /// `t`: what trusting (or ignoring) a server's annotations would change, before writing.
     Trust(trust::TrustPreview),
-    /// Enter on a tool: the call's arguments.
-    Editor(editor::ArgsEditor),
+    /// Enter on a tool: the call's arguments, as a form or raw JSON.
+    Editor(Box<call::CallEditor>),
     /// Enter on a call: its whole result.
     Result { call: u64, scroll: u16 },
     /// `q` while calls run.
@@ -44,6 +47,9 @@ pub enum Modal {
     Prompt(viewer::PromptView),
     /// `i` on a server: its instructions.
     Instructions(viewer::TextView),
+    /// A whole text cut short where it is listed: an Events line (Enter), a tool's description
+    /// and schema (`d`), a server's command line (`c`).
+    Text(viewer::TextView),
 }
 
 /// A centred rectangle of `percent_x` × `percent_y` of `area`, at least `min_w` × `min_h`.
@@ -71,4 +77,40 @@ pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line) {
             },
         );
     }
+}
+
+/// `lines` cut into rows of `width` characters (styles kept), so that a scroll position is a
+/// row and the number of rows is known before drawing.
+pub fn wrap_chars(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(width.max(1));
+    let mut rows = Vec::new();
+    for line in lines {
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|s| {
+                let style = line.style.patch(s.style);
+                s.content.chars().map(move |c| (c, style))
+            })
+            .collect();
+        if cells.is_empty() {
+            rows.push(Line::raw(""));
+            continue;
+        }
+        for chunk in cells.chunks(width) {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            let mut text = String::new();
+            let mut style = chunk[0].1;
+            for (c, st) in chunk {
+                if *st != style {
+                    spans.push(Span::styled(std::mem::take(&mut text), style));
+                    style = *st;
+                }
+                text.push(*c);
+            }
+            spans.push(Span::styled(text, style));
+            rows.push(Line::from(spans));
+        }
+    }
+    rows
 }

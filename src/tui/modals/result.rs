@@ -22,9 +22,14 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
         Line::from(vec![
             Span::raw("status: "),
             Span::styled(call.status.as_str(), status_style(call.status, theme)),
-            Span::raw(match call.elapsed {
-                Some(d) => format!("   took {}", crate::text::fmt_duration(d)),
-                None => String::new(),
+            Span::raw(match (call.elapsed, call.waited) {
+                (Some(_), Some(w)) => format!(
+                    "   ran {} after waiting {} for approval",
+                    crate::text::fmt_duration(call.run_time(call.started)),
+                    crate::text::fmt_duration(w)
+                ),
+                (Some(d), None) => format!("   took {}", crate::text::fmt_duration(d)),
+                (None, _) => String::new(),
             }),
         ]),
         Line::styled("arguments:", theme.dim()),

@@ -1,5 +1,6 @@
 //! The trust toggle's preview: which tools change side effect or destructiveness if the server's
-//! annotations are trusted (or ignored), before anything is written to the config file.
+//! annotations are trusted (or ignored), before anything is written to the config file. The list
+//! scrolls (↑↓ PgUp PgDn Home End); the line naming the file to be written stays in view below it.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -21,7 +22,31 @@ pub struct TrustPreview {
     pub changes: Vec<TraitChange>,
     /// How many tools the server has listed (0 when it is not running).
     pub tools: usize,
+    /// Lines scrolled in the list of changes.
+    pub scroll: u16,
 }
+
+impl TrustPreview {
+    /// Scrolls the list for a scrolling key; false for any other key.
+    pub fn scroll_key(&mut self, code: crossterm::event::KeyCode) -> bool {
+        use crossterm::event::KeyCode;
+        // Two lines per change and a few more: never past the end.
+        let last = (self.changes.len() as u16 * 2 + 3).saturating_sub(1);
+        self.scroll = match code {
+            KeyCode::Up | KeyCode::Char('k') => self.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.scroll.saturating_add(1).min(last),
+            KeyCode::PageUp => self.scroll.saturating_sub(PAGE),
+            KeyCode::PageDown => self.scroll.saturating_add(PAGE).min(last),
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => last,
+            _ => return false,
+        };
+        true
+    }
+}
+
+/// Lines a page key scrolls.
+const PAGE: u16 = 8;
 
 /// `MUTATING, destructive` and the like.
 pub fn traits_label(traits: (SideEffectLevel, DestructiveBehavior)) -> String {
@@ -82,24 +107,53 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
             theme.warn(),
         ));
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::raw(format!(
-        "Writes annotation_trust: {} for {} into {config} (the rest of the file is kept as is).",
-        preview.to.as_str(),
-        preview.server
-    )));
-    lines.push(Line::raw(
-        "It takes effect when the server restarts (r, or R for all).",
-    ));
-    let choices = keys_line(&[("y/Enter", "write"), ("n/Esc", "cancel")], theme);
+    // Below the list, always in view: what is written where, and when it applies.
+    let foot = vec![
+        Line::raw(format!(
+            "Writes annotation_trust: {} for {} into {config} (the rest of the file is kept as is).",
+            preview.to.as_str(),
+            preview.server
+        )),
+        Line::raw("It takes effect when the server restarts (r, or R for all)."),
+    ];
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let width = inner.width.max(1);
+    let foot_h = foot
+        .iter()
+        .map(|l| (l.width() as u16).div_ceil(width).max(1))
+        .sum::<u16>()
+        .min(inner.height.saturating_sub(2));
+    let body_h = inner.height.saturating_sub(foot_h + 1);
+    let lines = super::wrap_chars(lines, width);
+    let total = lines.len() as u16;
+    let body = Paragraph::new(lines);
+    let max_scroll = total.saturating_sub(body_h);
+    let scroll = preview.scroll.min(max_scroll);
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        body.scroll((scroll, 0)),
         Rect {
-            height: inner.height.saturating_sub(1),
+            height: body_h,
             ..inner
         },
     );
-    super::choices_line(frame, inner, choices);
+    frame.render_widget(
+        Paragraph::new(foot).wrap(Wrap { trim: false }),
+        Rect {
+            y: inner.y + body_h,
+            height: foot_h,
+            ..inner
+        },
+    );
+    let mut keys = vec![("y/Enter", "write"), ("n/Esc", "cancel")];
+    let more;
+    if max_scroll > 0 {
+        more = format!(
+            "scroll (lines {}–{} of {total})",
+            scroll + 1,
+            (scroll + body_h).min(total)
+        );
+        keys.push(("↑↓/PgUp/PgDn", more.as_str()));
+    }
+    super::choices_line(frame, inner, keys_line(&keys, theme));
 }

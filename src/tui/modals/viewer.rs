@@ -5,7 +5,7 @@
 //!
 //! Every string here came from a server: it is sanitized once, when it arrives.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
@@ -218,7 +218,9 @@ impl ResourceView {
                 KeyCode::Backspace => {
                     path.pop();
                 }
-                KeyCode::Char(c) => path.push(c),
+                // Ctrl-U empties the name (as in a shell); other Ctrl keys type nothing.
+                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => path.clear(),
+                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => path.push(c),
                 _ => {}
             }
             return ViewOutcome::Continue;

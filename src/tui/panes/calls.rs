@@ -1,5 +1,6 @@
 //! The calls pane: every call, live: awaiting approval, running (with elapsed), ok, error,
-//! denied, refused (ceiling), cancelled; duration and a result preview. Enter opens it whole.
+//! denied, refused (ceiling), cancelled; the tool's own name and its server, the run time (the
+//! wait for approval apart) and a one-line result preview. Enter opens it whole.
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -10,6 +11,7 @@ use ratatui::Frame;
 use super::{cell, fit, pane_block, scroll_offset, spinner};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
+use crate::tui::state::short_tool_name;
 use crate::tui::theme::Theme;
 
 /// The colour of a call status.
@@ -90,12 +92,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     let height = inner.height as usize;
     let offset = scroll_offset(app.call_sel, height, app.calls.rows.len());
-    // mark, id, tool, status, elapsed, preview: the tool name gets what a preview can spare.
+    // mark, id, tool, status, time, preview: the tool's own name (then its server) gets what a
+    // preview can spare.
     let longest = app
         .calls
         .rows
         .iter()
-        .map(|c| c.tool.chars().count())
+        .map(|c| short_tool_name(&c.tool).chars().count())
         .max()
         .unwrap_or(8);
     let tool_w = longest
@@ -114,25 +117,43 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 CallStatus::Running => spinner(live),
                 other => mark(other),
             };
-            let elapsed = c.elapsed.unwrap_or(live);
             let style = status_style(c.status, theme);
             let row_style = match (i == app.call_sel, focused) {
                 (true, true) => theme.selected(),
                 (true, false) => theme.selected_unfocused(),
                 (false, _) => Style::default(),
             };
-            let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
-            let preview = match (&c.progress, c.status.is_final()) {
-                (Some(p), false) => progress_text(p, preview_w),
-                _ => fit(&c.preview(), preview_w),
+            // Waiting for the operator and running are timed apart: the column says the one
+            // going on (or the run, once it ended); the wait leads the preview.
+            let (time, waited) = match c.status {
+                CallStatus::AwaitingApproval => (c.wait_time(app.now).unwrap_or(live), None),
+                _ => (c.run_time(app.now), c.wait_time(app.now)),
             };
+            let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
+            // Where the preview has room; the result view always says it.
+            let mut preview = match waited {
+                Some(w) if preview_w >= 30 => {
+                    format!("waited {} · ", crate::text::fmt_duration(w))
+                }
+                Some(_) | None => String::new(),
+            };
+            match (&c.progress, c.status.is_final()) {
+                (Some(p), false) => preview.push_str(&progress_text(
+                    p,
+                    preview_w.saturating_sub(preview.chars().count()),
+                )),
+                _ => preview.push_str(&c.preview),
+            }
             Line::from(vec![
                 Span::styled(format!("{symbol} "), style),
-                Span::styled(format!("#{:<3} {}", c.id, cell(&c.tool, tool_w)), row_style),
+                Span::styled(
+                    format!("#{:<3} {}", c.id, cell(&short_tool_name(&c.tool), tool_w)),
+                    row_style,
+                ),
                 Span::raw(" "),
                 Span::styled(cell(label(c.status), 9), style),
-                Span::raw(format!("{:>6} ", crate::text::fmt_duration(elapsed))),
-                Span::styled(preview, theme.dim()),
+                Span::raw(format!("{:>6} ", crate::text::fmt_duration(time))),
+                Span::styled(fit(&preview, preview_w), theme.dim()),
             ])
         })
         .collect();

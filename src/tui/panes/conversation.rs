@@ -98,7 +98,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
 fn placeholder(chat: &ChatState) -> &'static str {
     match chat.status {
         AgentStatus::Ready | AgentStatus::Waiting | AgentStatus::Starting => {
-            "ask the agent; Enter sends, Alt-Enter breaks the line"
+            "ask the agent; Enter sends, Alt-Enter breaks the line; @ attaches a resource, / runs a prompt"
         }
         AgentStatus::Failed(_) => "the agent could not start: Ctrl-P picks another profile",
         AgentStatus::Off => "",
@@ -128,6 +128,17 @@ fn status_line(app: &App, scroll: usize, width: usize) -> Line<'static> {
     let chat = &app.chat;
     let theme = app.theme;
     let mut spans = Vec::new();
+    if !chat.attachments.is_empty() {
+        let names: Vec<String> = chat
+            .attachments
+            .iter()
+            .map(|a| format!("@{}", crate::text::sanitize_line(&a.name, 40)))
+            .collect();
+        spans.push(Span::styled(
+            format!("attached {} · ", names.join(" ")),
+            theme.accent(),
+        ));
+    }
     if scroll > 0 {
         spans.push(Span::styled(
             format!("↑ {scroll} rows up (PgDn goes back) · "),

@@ -1,7 +1,8 @@
 //! The details of the selected server: for a failed one its class, phase, message, exit status,
 //! a hint for what to do, and the stderr tail (scrollable); for the others what they said about
 //! themselves (capabilities, the start of their instructions: `i` shows them whole), their
-//! phases, warnings and stderr.
+//! phases, warnings and stderr; for all of them the command line (or endpoint) they start
+//! with (`c` shows it whole).
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -127,6 +128,19 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             format!("log level: {} and above (l changes it)", level.as_str()),
             theme.dim(),
         ));
+    }
+    if !s.launch.summary.is_empty() {
+        let what = match s.transport {
+            crate::config::TransportKind::Stdio => "command ",
+            crate::config::TransportKind::StreamableHttp | crate::config::TransportKind::Sse => {
+                "endpoint "
+            }
+        };
+        lines.push(Line::from(vec![
+            Span::styled(what, theme.dim()),
+            Span::raw(crate::text::truncate(&s.launch.summary, 200)),
+            Span::styled("  (c: whole, to copy)", theme.dim()),
+        ]));
     }
     let trust = match s.restart_pending {
         Some(p) => format!(

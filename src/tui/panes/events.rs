@@ -15,7 +15,7 @@ use crate::tui::state::EventKind;
 use crate::tui::theme::Theme;
 
 /// The tag and colour of a line.
-fn tag(kind: EventKind, theme: Theme) -> (&'static str, Style) {
+pub fn tag(kind: EventKind, theme: Theme) -> (&'static str, Style) {
     match kind {
         EventKind::Log(level) => match level {
             LogLevel::Debug => ("debug", theme.dim()),

@@ -9,7 +9,27 @@ use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
 use crate::tui::modals::Modal;
 
-fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
+type Keys = Vec<(&'static str, &'static str)>;
+
+/// The keys that work now: those of what is on screen, then (for a pane) the global ones.
+fn keys(app: &App) -> (Keys, Keys) {
+    let k = own_keys(app);
+    match k {
+        Ok(pane) => (pane, global_keys(app)),
+        Err(modal) => (modal, Vec::new()),
+    }
+}
+
+/// The keys of the modal or filter on screen (`Err`), else of the focused pane (`Ok`).
+fn own_keys(app: &App) -> Result<Keys, Keys> {
+    let k = modal_keys(app);
+    if !k.is_empty() {
+        return Err(k);
+    }
+    Ok(pane_keys(app))
+}
+
+fn modal_keys(app: &App) -> Keys {
     if let Some(request) = app.approvals.front() {
         if app.approval_confirm {
             return vec![("y", "always allow"), ("n/Esc", "back")];
@@ -29,14 +49,23 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             }
         };
     }
+    if let Some(first) = app.samplings.front() {
+        return crate::tui::modals::sampling::keys(first);
+    }
     match &app.modal {
         Some(Modal::Resource(view)) => return view.keys(),
         Some(Modal::Form(form)) => return form.keys(),
-        Some(Modal::Prompt(_) | Modal::Instructions(_)) => {
+        Some(Modal::Prompt(_) | Modal::Instructions(_) | Modal::Text(_)) => {
             return vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")];
         }
-        Some(Modal::Editor(_)) => return vec![("Ctrl-S", "send"), ("Esc", "cancel")],
-        Some(Modal::Trust(_)) => return vec![("y/Enter", "write"), ("n/Esc", "cancel")],
+        Some(Modal::Editor(editor)) => return editor.keys(),
+        Some(Modal::Trust(_)) => {
+            return vec![
+                ("y/Enter", "write"),
+                ("n/Esc", "cancel"),
+                ("↑↓/PgUp/PgDn", "scroll"),
+            ]
+        }
         Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
         Some(Modal::Ledger { .. }) => {
             return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")]
@@ -49,30 +78,55 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
     if app.chat.picker.is_some() {
         return vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")];
     }
+    if app.chat.content_picker.is_some() {
+        return vec![
+            ("Enter", "pick"),
+            ("↑↓", "move"),
+            ("type", "filter"),
+            ("Esc", "close"),
+        ];
+    }
     if app.filter_editing {
         return vec![("Enter", "keep filter"), ("Esc", "clear")];
     }
+    Vec::new()
+}
+
+fn pane_keys(app: &App) -> Keys {
     if app.focus == Pane::Conversation {
         return super::conversation::footer_keys(app);
     }
-    let mut k = match app.focus {
+    match app.focus {
         Pane::Servers => vec![
             ("t", "trust"),
             ("r", "restart"),
             ("R", "all"),
+            ("c", "command"),
             ("l", "log level"),
             ("i", "instructions"),
         ],
         // `i` works here too; the pane says so beside the instructions.
-        Pane::Details => vec![("PgUp/PgDn", "stderr"), ("r", "restart"), ("o", "login")],
+        Pane::Details => vec![
+            ("PgUp/PgDn", "stderr"),
+            ("r", "restart"),
+            ("c", "command"),
+            ("o", "login"),
+        ],
         Pane::Resources => vec![("Enter", "read"), ("s", "subscribe")],
         Pane::Prompts => vec![("Enter", "get")],
-        Pane::Tools => vec![("Enter", "call"), ("/", "filter")],
+        Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
         Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
-        Pane::Events => vec![("↑↓", "scroll"), ("End", "follow")],
+        Pane::Events => vec![("Enter", "whole line"), ("↑↓", "scroll"), ("End", "follow")],
         Pane::Conversation => Vec::new(),
-    };
-    k.extend([
+    }
+}
+
+fn global_keys(app: &App) -> Keys {
+    if app.focus == Pane::Conversation {
+        // The conversation's own list says which of these work while typing.
+        return Vec::new();
+    }
+    vec![
         (
             if app.chat.configured() {
                 "Tab/1-8"
@@ -82,17 +136,55 @@ fn keys(app: &App) -> Vec<(&'static str, &'static str)> {
             "pane",
         ),
         ("L", "approvals"),
-        ("?", "help"),
         ("q", "quit"),
-    ]);
-    k
+        ("?", "help"),
+    ]
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect) {
+/// The footer on the bottom line, `area`; with no notice to show, the line above it (`spare`)
+/// takes the focused pane's keys and the bottom line the global ones, so that neither line is
+/// blank and more keys show.
+pub fn render(app: &App, frame: &mut Frame, spare: Rect, area: Rect) {
+    let width = usize::from(area.width);
+    let (own, global) = keys(app);
+    if app.notice.is_none() && !global.is_empty() && !own.is_empty() {
+        frame.render_widget(
+            Paragraph::new(super::keys_line(&fitted(own, width), app.theme)),
+            spare,
+        );
+        frame.render_widget(
+            Paragraph::new(super::keys_line(&fitted(global, width), app.theme)),
+            area,
+        );
+        return;
+    }
+    let all: Keys = own.into_iter().chain(global).collect();
     frame.render_widget(
-        Paragraph::new(super::keys_line(&keys(app), app.theme)),
+        Paragraph::new(super::keys_line(&fitted(all, width), app.theme)),
         area,
     );
+}
+
+/// The keys that fit in `width` columns, whole: `? help` always (last), the others in order of
+/// importance (the list's order) as long as they fit.
+fn fitted(
+    keys: Vec<(&'static str, &'static str)>,
+    width: usize,
+) -> Vec<(&'static str, &'static str)> {
+    let len = |(k, w): &(&str, &str)| k.chars().count() + 1 + w.chars().count();
+    let help = keys.iter().find(|(k, _)| *k == "?").copied();
+    let mut used = help.as_ref().map_or(0, |h| len(h) + 2);
+    let mut out = Vec::new();
+    for key in keys.into_iter().filter(|(k, _)| *k != "?") {
+        let need = len(&key) + 2;
+        if used + need > width + 2 {
+            continue;
+        }
+        used += need;
+        out.push(key);
+    }
+    out.extend(help);
+    out
 }
 
 /// The notice line above the footer (empty when there is none).

@@ -1,5 +1,7 @@
 //! The servers pane: status with spinner or mark, a phase waterfall, how long each start took
-//! (frozen once it ended), tool count, trust, `restart pending` and warnings.
+//! (frozen once it ended), tool count, trust, then its badges: `restart pending`, its first
+//! warning, `tools changed`. The columns give way (the waterfall narrows, badges shorten, the
+//! trust column goes) so that the badges show at 80 columns; the title says rows below the fold.
 //!
 //! The waterfalls share one scale: the slowest start that became ready (before any is ready,
 //! the longest on screen), so that a 7 ms start and a 2.6 s one look different; a row longer
@@ -14,7 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{cell, pane_block, scroll_offset, spinner};
+use super::{cell, fit, pane_block, scroll_offset, spinner};
 use crate::runtime::{PhaseTimes, ServerStatus, StartPhase};
 use crate::tui::app::App;
 use crate::tui::state::ServerRow;
@@ -29,9 +31,25 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .count();
     let enabled = app.servers.iter().filter(|s| s.enabled).count();
     let scale = scale(app);
+    // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
+    let shown = usize::from(area.height.saturating_sub(2));
+    let offset = scroll_offset(app.server_sel, shown, app.servers.len());
+    let above = offset;
+    let below = app.servers.len().saturating_sub(offset + shown);
+    let mut more = String::new();
+    if above > 0 {
+        more.push_str(&format!("↑ {above} more "));
+    }
+    if below > 0 {
+        more.push_str(&format!("↓ {below} more "));
+    }
+    if !more.is_empty() {
+        more.push_str("· ");
+    }
     let block = pane_block(
         format!(
-            " Servers {ready}/{enabled} ready · bars 0–{} · deadline {} ",
+            " Servers {ready}/{enabled} ready · {}bars 0–{} · deadline {} ",
+            more,
             crate::text::fmt_duration(Duration::from_millis(scale)),
             crate::text::fmt_duration(app.deadline)
         ),
@@ -47,7 +65,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         );
         return;
     }
-    let wide = inner.width >= 76;
     let name_w = app
         .servers
         .iter()
@@ -55,38 +72,139 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .max()
         .unwrap_or(4)
         .clamp(4, 24);
-    let fall_w = if wide { 16 } else { 10 };
     let height = inner.height as usize;
     let offset = scroll_offset(app.server_sel, height, app.servers.len());
-    let lines: Vec<Line> = app
+    let rows: Vec<(usize, &ServerRow, String)> = app
         .servers
         .iter()
         .enumerate()
         .skip(offset)
         .take(height)
-        .map(|(i, s)| {
-            let selected = i == app.server_sel;
-            row(app, s, selected, focused, (name_w, fall_w, wide), scale)
+        .map(|(i, s)| (i, s, status_of(app, s).1))
+        .collect();
+    let columns = Columns::fit(
+        usize::from(inner.width),
+        name_w,
+        rows.iter()
+            .map(|(_, _, status)| status.chars().count())
+            .max()
+            .unwrap_or(5),
+        rows.iter().map(|(_, s, _)| badges(s)),
+    );
+    let lines: Vec<Line> = rows
+        .iter()
+        .map(|(i, s, _)| {
+            let selected = *i == app.server_sel;
+            row(app, s, selected, focused, &columns, scale)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn row(
-    app: &App,
-    s: &ServerRow,
-    selected: bool,
-    focused: bool,
-    (name_w, fall_w, wide): (usize, usize, bool),
-    scale: u64,
-) -> Line<'static> {
+/// What a row says after its columns, most important first, each in a long and a short form:
+/// a trust written but not yet applied, a warning from its start, tools that changed.
+fn badges(s: &ServerRow) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(pending) = s.restart_pending {
+        out.push((
+            format!("restart pending ({})", pending.as_str()),
+            "restart pending".to_string(),
+        ));
+    }
+    let warnings = s.report.as_ref().map_or(&[][..], |r| &r.warnings[..]);
+    if let Some(first) = warnings.first() {
+        // The warning's head: what happened, before its explanation.
+        let head = first
+            .split(" (")
+            .next()
+            .unwrap_or(first)
+            .trim_end_matches(':');
+        let more = match warnings.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        out.push((
+            format!("! {head}{more}"),
+            format!(
+                "! {} warning{}",
+                warnings.len(),
+                if warnings.len() == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    if s.stale {
+        out.push(("tools changed".into(), "tools changed".into()));
+    }
+    out
+}
+
+/// The widths of a row's columns, fitted to the pane so that the badges show: the waterfall
+/// narrows first (down to 6 cells), then badges take their short form (`! 1 warning`), then the
+/// trust column goes (Details says it); what still does not fit is cut with `…`. A row whose
+/// badges fit long shows them long.
+struct Columns {
+    name: usize,
+    status: usize,
+    /// Waterfall cells (its two edges apart).
+    fall: usize,
+    trust: bool,
+    /// Columns left for the badges.
+    badges: usize,
+}
+
+impl Columns {
+    fn fit(
+        width: usize,
+        name: usize,
+        status: usize,
+        badges: impl Iterator<Item = Vec<(String, String)>>,
+    ) -> Columns {
+        let status = status.clamp(5, 17);
+        let need = |b: &[(String, String)], long: bool| -> usize {
+            b.iter()
+                .map(|(l, s)| 2 + if long { l } else { s }.chars().count())
+                .sum()
+        };
+        let (mut long, mut short) = (0, 0);
+        for b in badges {
+            long = long.max(need(&b, true));
+            short = short.max(need(&b, false));
+        }
+        // mark, name, status, elapsed, tools: always.
+        let fixed = 2 + name + 1 + status + 1 + 6 + 10;
+        let room = width.saturating_sub(fixed);
+        for (badges, trust) in [(long, true), (short, true), (long, false), (short, false)] {
+            let trust_w = if trust { 8 } else { 0 };
+            if let Some(fall) = room.checked_sub(badges + trust_w + 2).filter(|f| *f >= 6) {
+                let fall = fall.min(16);
+                return Columns {
+                    name,
+                    status,
+                    fall,
+                    trust,
+                    badges: room - fall - 2 - trust_w,
+                };
+            }
+        }
+        Columns {
+            name,
+            status,
+            fall: 6,
+            trust: false,
+            badges: room.saturating_sub(8),
+        }
+    }
+}
+
+/// A row's mark, status words and their style.
+fn status_of(app: &App, s: &ServerRow) -> (String, String, Style) {
     let theme = app.theme;
     let elapsed_live = match s.phase {
         Some((StartPhase::Queued, _)) => s.queued_at,
         _ => s.started,
     }
     .map(|t| app.now.saturating_duration_since(t));
-    let (mark, status, status_style) = match s.status {
+    match s.status {
         ServerStatus::Starting => (
             spinner(elapsed_live.unwrap_or_default()).to_string(),
             match s.phase {
@@ -123,7 +241,24 @@ fn row(
             ),
         },
         ServerStatus::Disabled => ("-".into(), "disabled".into(), theme.dim()),
-    };
+    }
+}
+
+fn row(
+    app: &App,
+    s: &ServerRow,
+    selected: bool,
+    focused: bool,
+    columns: &Columns,
+    scale: u64,
+) -> Line<'static> {
+    let theme = app.theme;
+    let elapsed_live = match s.phase {
+        Some((StartPhase::Queued, _)) => s.queued_at,
+        _ => s.started,
+    }
+    .map(|t| app.now.saturating_duration_since(t));
+    let (mark, status, status_style) = status_of(app, s);
     let name_style = if selected && focused {
         theme.selected()
     } else if selected {
@@ -142,41 +277,38 @@ fn row(
     };
     let mut spans = vec![
         Span::styled(format!("{mark} "), status_style),
-        Span::styled(cell(&s.name, name_w), name_style),
+        Span::styled(cell(&s.name, columns.name), name_style),
         Span::raw(" "),
-        Span::styled(cell(&status, if wide { 17 } else { 13 }), status_style),
+        Span::styled(cell(&status, columns.status), status_style),
         Span::raw(" "),
     ];
-    spans.extend(waterfall(bar(s, app.now), scale, fall_w, theme));
+    spans.extend(waterfall(bar(s, app.now), scale, columns.fall, theme));
     spans.push(Span::raw(format!(
-        " {:>7}",
+        " {:>5}",
         elapsed.map_or(String::new(), crate::text::fmt_duration)
     )));
     spans.push(Span::raw(format!(" {:>3} tools", s.tool_count())));
-    if wide {
+    if columns.trust {
         spans.push(Span::styled(
             format!("  {:<6}", s.trust.as_str()),
             theme.dim(),
         ));
     }
-    if s.stale {
-        spans.push(Span::styled("  tools changed", theme.warn()));
-    }
-    if let Some(pending) = s.restart_pending {
-        spans.push(Span::styled(
-            format!("  restart pending ({})", pending.as_str()),
-            theme.warn(),
-        ));
-    }
-    let warnings = s.report.as_ref().map_or(0, |r| r.warnings.len());
-    if warnings > 0 {
-        spans.push(Span::styled(
-            format!(
-                "  ! {warnings} warning{}",
-                if warnings == 1 { "" } else { "s" }
-            ),
-            theme.warn(),
-        ));
+    // Each badge long if the room allows, else short; the last one cut to what is left.
+    let mut left = columns.badges;
+    for (long, short) in badges(s) {
+        if left < 3 {
+            break;
+        }
+        let text = if long.chars().count() + 2 <= left {
+            long
+        } else if short.chars().count() + 2 <= left {
+            short
+        } else {
+            fit(&short, left - 2)
+        };
+        left = left.saturating_sub(text.chars().count() + 2);
+        spans.push(Span::styled(format!("  {text}"), theme.warn()));
     }
     Line::from(spans)
 }

@@ -1,0 +1,119 @@
+//! What `resources`/`read` and `prompts`/`prompt` share: starting the servers (all, or the one
+//! named), saying which servers' content is missing, finding the server of a URI or prompt, and
+//! the end of a listing (its errors and exit code).
+
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::asks::AskArgs;
+use super::check::start_runtime;
+use super::output;
+use super::EXIT_CONFIG;
+use crate::config::Config;
+use crate::runtime::{AgentRuntime, ServerStatus};
+use crate::text::sanitize_line;
+
+/// Every server started and settled, for a listing.
+pub(super) async fn start_settled(
+    config: &Config,
+    command: &'static str,
+) -> Result<AgentRuntime, ExitCode> {
+    let runtime = start_runtime(config, AskArgs::default(), command).await?;
+    runtime.wait_started().await;
+    Ok(runtime)
+}
+
+/// Starts only `server` when one is named (exit 2 when the config has none of that name), else
+/// every server, and waits until they settled.
+pub(super) async fn start_for_one(
+    config: &mut Config,
+    server: Option<&str>,
+    asks: AskArgs,
+    command: &'static str,
+) -> Result<AgentRuntime, ExitCode> {
+    if let Some(server) = server {
+        if !config.mcp.servers.iter().any(|s| s.name == server) {
+            output::error_line(&format!("error: no server named {server} in the config"));
+            return Err(ExitCode::from(EXIT_CONFIG));
+        }
+        config.mcp.servers.retain(|s| s.name == server);
+    }
+    let runtime = start_runtime(config, asks, command).await?;
+    runtime.wait_started().await;
+    Ok(runtime)
+}
+
+/// The server found for one item, or the runtime closed and exit 2 with why (and a note for
+/// each server that did not start: the item may be one of theirs).
+pub(super) async fn found_or_exit(
+    runtime: &AgentRuntime,
+    found: Result<String, String>,
+    what: &str,
+) -> Result<String, ExitCode> {
+    match found {
+        Ok(server) => Ok(server),
+        Err(why) => {
+            note_failed(runtime, what);
+            runtime.close().await;
+            output::error_line(&format!("error: {}", sanitize_line(&why, 300)));
+            Err(ExitCode::from(EXIT_CONFIG))
+        }
+    }
+}
+
+/// What a listing lacks: the servers that did not start as `missing` (README "JSON shapes"),
+/// and whether any failed (noted on stderr unless `json`).
+pub(super) fn gaps(runtime: &AgentRuntime, json: bool, what: &str) -> (Vec<Value>, bool) {
+    let missing = output::missing_json(&runtime.reports());
+    let failed = if json {
+        runtime
+            .reports()
+            .iter()
+            .any(|r| r.status == ServerStatus::Failed)
+    } else {
+        note_failed(runtime, what)
+    };
+    (missing, failed)
+}
+
+/// The servers whose listing failed, as the JSON `errors` field says them.
+pub(super) fn errors_json(errors: &[(String, String)]) -> Vec<Value> {
+    errors
+        .iter()
+        .map(|(s, e)| json!({"server": s, "error": e}))
+        .collect()
+}
+
+/// Each listing error on stderr; exit 0 when the listing is complete, else 1.
+pub(super) fn listing_end(errors: &[(String, String)], failed: bool) -> ExitCode {
+    for (server, error) in errors {
+        output::error_line(&format!("error: {server}: {}", sanitize_line(error, 300)));
+    }
+    if errors.is_empty() && !failed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Notes on stderr for servers that did not start (what they hold is missing); true when
+/// there was one.
+fn note_failed(runtime: &AgentRuntime, what: &str) -> bool {
+    let mut any = false;
+    for r in runtime.reports() {
+        if let Some(f) = r
+            .failure
+            .as_ref()
+            .filter(|_| r.status == ServerStatus::Failed)
+        {
+            any = true;
+            output::error_line(&format!(
+                "note: server {} failed to start ({}); its {what} are missing. Run `aimon-console check` for details.",
+                r.name,
+                f.class.as_str()
+            ));
+        }
+    }
+    any
+}

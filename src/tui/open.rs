@@ -1,0 +1,143 @@
+//! What opens a modal over the panes from a key: a server's instructions and how it is
+//! started, the whole of an Events line, a tool's description, the ledger of rules and
+//! approvals, the trust preview.
+
+use super::app::App;
+use super::app::Level;
+use super::modals::ledger::LedgerRow;
+use super::modals::trust::TrustPreview;
+use super::modals::viewer::TextView;
+use super::modals::Modal;
+use crate::config::AnnotationTrust;
+use crate::runtime::trust_changes;
+use crate::tool::{ToolDescriptor, ToolOrigin};
+
+impl App {
+    /// `i`: the selected server's instructions, whole and scrollable.
+    pub(super) fn open_instructions(&mut self) {
+        let Some(server) = self.selected_server().map(|s| s.name.clone()) else {
+            return;
+        };
+        match self.selected_instructions() {
+            Some(text) => {
+                self.modal = Some(Modal::Instructions(TextView::of_text(
+                    format!("{server} · instructions"),
+                    &text,
+                )))
+            }
+            None => self.notify(Level::Info, format!("{server} gave no instructions")),
+        }
+    }
+
+    /// Enter on an Events line: the whole of it.
+    pub(super) fn open_event(&mut self) {
+        let len = self.events.rows.len();
+        let Some(row) = self
+            .event_sel
+            .or(len.checked_sub(1))
+            .and_then(|i| self.events.rows.get(i))
+        else {
+            return;
+        };
+        let (word, _) = super::panes::events::tag(row.kind, self.theme);
+        let from = if row.server.is_empty() {
+            "the console".to_string()
+        } else {
+            row.server.clone()
+        };
+        let title = format!("{} · {from} · {word}", crate::text::fmt_duration(row.at));
+        self.modal = Some(Modal::Text(TextView::of_text(title, &row.text)));
+    }
+
+    /// `d` on a tool: its whole description, traits and input schema.
+    pub(super) fn open_tool_about(&mut self) {
+        let Some(t) = self
+            .visible_tools()
+            .get(self.tool_sel)
+            .map(|t| (*t).clone())
+        else {
+            return;
+        };
+        let mut text = match &t.server {
+            Some(server) => format!("{server} calls it {}.\n\n", t.raw),
+            None => "A local tool (policy.local_tools).\n\n".to_string(),
+        };
+        text.push_str(if t.description.is_empty() {
+            "(no description)"
+        } else {
+            &t.description
+        });
+        text.push_str(&format!(
+            "\n\n{}; why: {}\n\ninput schema:\n{}",
+            super::modals::trust::traits_label((t.side_effect, t.destructive)),
+            t.provenance,
+            serde_json::to_string_pretty(&t.schema).unwrap_or_default()
+        ));
+        self.modal = Some(Modal::Text(TextView::of_text(t.name.clone(), &text)));
+    }
+
+    /// `L`: the rules of the config file (they last) and the session approvals, each revocable.
+    pub(super) fn open_ledger(&mut self) {
+        let entries: Vec<LedgerRow> = self.runtime().map_or_else(Vec::new, |rt| {
+            let gate = rt.gate();
+            let rules = gate
+                .rules()
+                .into_iter()
+                .enumerate()
+                .map(|(index, rule)| LedgerRow::Rule { index, rule });
+            rules
+                .chain(gate.ledger().into_iter().map(LedgerRow::Session))
+                .collect()
+        });
+        let selected = match &self.modal {
+            Some(Modal::Ledger { selected, .. }) => {
+                (*selected).min(entries.len().saturating_sub(1))
+            }
+            _ => 0,
+        };
+        self.modal = Some(Modal::Ledger { entries, selected });
+    }
+
+    /// `t`: the preview of toggling the selected server's trust, computed from the tools as
+    /// listed (through the same `resolve` the registry used).
+    pub(super) fn open_trust_preview(&mut self) {
+        let Some(server) = self.selected_server() else {
+            return;
+        };
+        let name = server.name.clone();
+        let from = server.restart_pending.unwrap_or(server.trust);
+        let to = match from {
+            AnnotationTrust::Ignore => AnnotationTrust::Trust,
+            AnnotationTrust::Trust => AnnotationTrust::Ignore,
+        };
+        let descriptors: Vec<ToolDescriptor> = match self.runtime() {
+            Some(rt) => rt.tools(),
+            None => Vec::new(),
+        };
+        let tools = descriptors
+            .iter()
+            .filter(|d| {
+                d.origin
+                    .as_ref()
+                    .is_some_and(|o: &ToolOrigin| o.server == name)
+            })
+            .count();
+        self.modal = Some(Modal::Trust(TrustPreview {
+            server: name.clone(),
+            from,
+            to,
+            changes: trust_changes(&descriptors, &name, to),
+            tools,
+            scroll: 0,
+        }));
+    }
+
+    /// `c` on a server: how it is started, whole, as plain text to copy.
+    pub(super) fn open_launch(&mut self) {
+        if let Some(s) = self.selected_server() {
+            let title = format!("{} · how it is started", s.name);
+            let text = s.launch.lines.join("\n");
+            self.modal = Some(Modal::Text(TextView::of_text(title, &text)));
+        }
+    }
+}

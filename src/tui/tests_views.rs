@@ -1,0 +1,144 @@
+//! Snapshot tests of what the operator meets on a first run (issue 16): the servers row's
+//! badges at 80 and 140 columns, the trust preview scrolled, whole lines in a viewer, the
+//! command line of a server, servers below the fold. The fixtures are `tests.rs`'s.
+
+use std::path::PathBuf;
+
+use super::app::Pane;
+use super::modals::trust::TrustPreview;
+use super::modals::Modal;
+use super::tests::{draw, populated, ready, server, snapshot, SIZES};
+use crate::config::AnnotationTrust;
+use crate::runtime::TraitChange;
+use crate::tool::{DestructiveBehavior, SideEffectLevel};
+
+/// `t` on a server whose many tools change: the list scrolls, the file line stays in view.
+#[test]
+fn trust_preview_scrolls() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let (mut app, _) = populated();
+    let changes = (0..12)
+        .map(|i| TraitChange {
+            tool: format!("mcp__git__tool_number_{i}"),
+            before: (SideEffectLevel::Mutating, DestructiveBehavior::Destructive),
+            after: (
+                SideEffectLevel::ReadOnly,
+                DestructiveBehavior::NonDestructive,
+            ),
+            provenance: "readOnlyHint=true, trusted".into(),
+        })
+        .collect();
+    app.modal = Some(Modal::Trust(TrustPreview {
+        server: "notes".into(),
+        from: AnnotationTrust::Ignore,
+        to: AnnotationTrust::Trust,
+        changes,
+        tools: 12,
+        scroll: 0,
+    }));
+    snapshot("trust_preview_long", &app);
+    app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    let Some(Modal::Trust(preview)) = &app.modal else {
+        panic!("the preview closed");
+    };
+    assert_eq!(preview.scroll, 17);
+    snapshot("trust_preview_long_scrolled", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("Writes annotation_trust"), "{screen}");
+    }
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("tool_number_11"), "{screen}");
+    }
+}
+
+/// Enter on an Events line, `d` on a tool, `c` on a server: the whole text in a viewer.
+#[test]
+fn whole_lines_in_a_viewer() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Events);
+    app.on_key(key(KeyCode::Up));
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.modal, Some(Modal::Text(_))));
+    snapshot("event_whole_line", &app);
+    app.on_key(key(KeyCode::Esc));
+    app.set_focus(Pane::Tools);
+    app.on_key(key(KeyCode::Char('d')));
+    snapshot("tool_description", &app);
+    app.on_key(key(KeyCode::Esc));
+    let mut cfg = server("fs", AnnotationTrust::Ignore);
+    cfg.command = Some("npx".into());
+    cfg.args = vec![
+        "-y".into(),
+        "@modelcontextprotocol/server-filesystem".into(),
+        "/srv/my files".into(),
+    ];
+    cfg.cwd = Some(PathBuf::from("/srv"));
+    cfg.env.insert("GITHUB_TOKEN".into(), "ghp_secret".into());
+    cfg.env.insert("LOG_LEVEL".into(), "debug".into());
+    app.servers[0].launch = super::launch::Launch::of(&cfg);
+    app.set_focus(Pane::Servers);
+    app.on_key(key(KeyCode::Char('c')));
+    snapshot("server_command", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(!screen.contains("ghp_secret"), "{screen}");
+    }
+    app.on_key(key(KeyCode::Esc));
+    app.set_focus(Pane::Details);
+    snapshot("details_command", &app);
+}
+
+/// After `t` and `y`: the row says the restart is pending at 80 and 140 columns, beside a
+/// warning, with no server restarting (the usual case).
+#[test]
+fn restart_pending_with_every_server_settled() {
+    let (mut app, _) = populated();
+    app.servers[3].down = None;
+    app.servers[3].status = crate::runtime::ServerStatus::Ready;
+    app.servers[3].report = Some(ready("slow-start", (1, 2, 3), Vec::new()));
+    app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
+    snapshot("restart_pending_settled", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("restart pending"), "{screen}");
+        assert!(screen.contains("! 1 "), "{screen}");
+    }
+}
+
+/// More servers than the compact layout shows: the title says how many are below.
+#[test]
+fn servers_below_the_fold() {
+    use crate::tui::state::ServerRow;
+    let (mut app, _) = populated();
+    for i in 0..8 {
+        let mut row =
+            ServerRow::from_config(&server(&format!("extra-{i}"), AnnotationTrust::Ignore));
+        row.set_report(ready(&format!("extra-{i}"), (1, 2, 3), Vec::new()));
+        app.servers.push(row);
+    }
+    snapshot("servers_below_the_fold", &app);
+    let screen = draw(&app, (80, 24));
+    assert!(screen.contains("↓ 5 more"), "{screen}");
+}
+
+/// The result of a call that waited for approval: the run and the wait apart.
+#[test]
+fn result_of_a_call_that_waited() {
+    let (mut app, _) = populated();
+    app.modal = Some(Modal::Result { call: 1, scroll: 0 });
+    snapshot("result_waited", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(
+            screen.contains("ran 12ms after waiting 3.6s for approval"),
+            "{screen}"
+        );
+    }
+}
