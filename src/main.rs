@@ -72,6 +72,9 @@ fn default_log_file() -> PathBuf {
         .join("aimon-console.log")
 }
 
+/// Lines the log writer's queue holds (see `init_logging`).
+const LOG_QUEUE_LINES: usize = 8_192;
+
 /// Logs go to a file, never to the screen; the guard flushes on drop.
 fn init_logging(path: &PathBuf) -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = path.parent()?;
@@ -81,7 +84,12 @@ fn init_logging(path: &PathBuf) -> Option<tracing_appender::non_blocking::Worker
         .append(true)
         .open(path)
         .ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The writer thread's queue is allocated whole up front: 128,000 lines by default (4 MiB
+    // resident in every process, servers included). 8,192 lines (256 KiB) is plenty for a
+    // file that keeps up; past it a burst drops lines rather than blocking the console.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .finish(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIMON_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()

@@ -21,7 +21,7 @@ use aimon_console::config::{
     McpConfig, PolicyConfig, RuleDecision, SideEffectCeiling, ToolPattern,
 };
 use aimon_console::mcp::client::{McpClient, McpError};
-use aimon_console::mcp::tool::McpTool;
+use aimon_console::mcp::tool::{ListedTool, McpTool};
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeEvent, RuntimeOptions};
 use aimon_console::tool::{DestructiveBehavior, ProgressSink, SideEffectLevel, Tool};
 use proptest::prelude::*;
@@ -57,7 +57,7 @@ impl McpClient for FakeClient {
         true
     }
 
-    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError> {
         Ok(Vec::new())
     }
 
@@ -241,7 +241,7 @@ proptest! {
             let mut hook_answers = HashMap::new();
             for (i, (h, t, says)) in tools.iter().enumerate() {
                 let client = Arc::new(FakeClient { server: format!("s{i}"), ran: ran.clone(), answers: None });
-                extra.push(Arc::new(McpTool::new(&format!("s{i}"), *t, &rmcp_tool(h), client)));
+                extra.push(Arc::new(McpTool::new(&format!("s{i}"), *t, rmcp_tool(h).into(), client)));
                 if let Some(says) = says {
                     hook_answers.insert(format!("mcp__s{i}__act"), *says);
                 }
@@ -251,7 +251,7 @@ proptest! {
                 ran: Arc::default(),
                 answers: Some(hook_answers),
             });
-            extra.push(Arc::new(McpTool::new("hooks", AnnotationTrust::Trust, &hook_tool(), hook_client)));
+            extra.push(Arc::new(McpTool::new("hooks", AnnotationTrust::Trust, hook_tool().into(), hook_client)));
             let hooks = if hooked {
                 vec![HookConfig {
                     event: HookEvent::PreToolUse,

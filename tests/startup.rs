@@ -292,3 +292,49 @@ async fn a_restart_overtakes_a_start_still_in_flight() {
     runtime.close().await;
     assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }
+
+/// A server of 100,000 tools, listing them as real servers with that many do (in pages, here of
+/// 1,000: one page would pass the 16 MiB line limit), becomes ready with every tool registered
+/// and callable. About the count, not the speed: the timeout is generous for a debug build.
+#[tokio::test]
+async fn a_server_of_100000_tools_in_pages_becomes_ready_with_every_tool() {
+    let m = marker("many-tools");
+    let mut many = demo_config(
+        "many",
+        &["--extra-tools", "99995", "--tools-page", "1000"],
+        AnnotationTrust::Trust,
+        &m,
+    );
+    many.request_timeout = Duration::from_secs(120);
+    let config = config_of(vec![many], PolicyConfig::default());
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    tokio::spawn(async move { while stream.recv().await.is_some() {} });
+    let runtime = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+
+    let report = runtime.wait_for_server("many").await.expect("configured");
+    assert_eq!(report.status, ServerStatus::Ready, "{report:?}");
+    assert_eq!(report.tools, 100_000, "{report:?}");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let tools = runtime.tool_snapshot();
+    let registered = tools
+        .keys()
+        .filter(|n| n.starts_with("mcp__many__"))
+        .count();
+    assert_eq!(registered, 100_000);
+    for name in ["echo", "extra_0", "extra_50000", "extra_99994"] {
+        assert!(tools.contains_key(&format!("mcp__many__{name}")), "{name}");
+    }
+    let outcome = runtime
+        .call(
+            "mcp__many__extra_99994",
+            json!({}),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(outcome.status, CallStatus::Ok, "{outcome:?}");
+    assert_eq!(outcome.result.text, "extra_99994");
+    runtime.close().await;
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
+}

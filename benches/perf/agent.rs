@@ -140,7 +140,7 @@ fn specs(runtime: &AgentRuntime) -> Vec<ToolSpec> {
         .map(|t| ToolSpec {
             name: t.name,
             description: t.description,
-            parameters: t.input_schema,
+            parameters: t.input_schema.to_value(),
         })
         .collect()
 }

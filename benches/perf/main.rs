@@ -15,7 +15,8 @@
 //! - `agent`: the agent loop's cost per turn (demo model answering at once with one tool call,
 //!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn; the
 //!   console (in tmux) drawing a stream of 20,000 tokens a second: its CPU and slowest frame.
-//! - `memory`: peak RSS of `check` with 64 servers × 100 tools.
+//! - `memory`: peak RSS of `check` with 64 servers × 100 tools beside 0 servers; of `check` with
+//!   one server listing 100,000 tools in pages of 1,000.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
 //!   empty one; the CPU of the idle console over 10 s (needs tmux).
 //!
@@ -417,7 +418,7 @@ fn main() {
         eprintln!("agent done at {:.0?}", started.elapsed());
     }
 
-    let (mem_servers, mem_tools) = (64, 100);
+    let (mem_servers, mem_tools, mem_one_server_tools) = (64, 100, 100_000);
     if wanted(&sections, "memory") {
         let extra = (mem_tools - 5).to_string();
         let big = demo_config(
@@ -427,7 +428,24 @@ fn main() {
             &["--extra-tools", &extra],
         );
         let empty = demo_config(tmp.path(), "empty.yaml", 0, &[]);
-        rows.extend(memory::rows(BINARY, &big, &empty, mem_servers, mem_tools));
+        // The demo server's five tools and the generated ones; real servers with this many
+        // tools page their lists (one page would pass the 16 MiB line limit).
+        let extra = (mem_one_server_tools - 5).to_string();
+        let one = demo_config(
+            tmp.path(),
+            "one.yaml",
+            1,
+            &["--extra-tools", &extra, "--tools-page", "1000"],
+        );
+        rows.extend(memory::rows(
+            BINARY,
+            &big,
+            &empty,
+            (mem_servers, mem_tools),
+            &one,
+            mem_one_server_tools,
+        ));
+        eprintln!("memory done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "tui") {
         rows.extend(runtime.block_on(tui::frame_rows(50)));
@@ -444,7 +462,7 @@ fn main() {
         "call_demo": {"sequential": 9 * scale.n(1_000), "concurrent_each": scale.n(10_000)},
         "call_everything": {"sequential": 6 * scale.n(500), "python": scale.n(2_000)},
         "call_http": {"sequential": 6 * scale.n(500)},
-        "memory": {"servers": mem_servers, "tools_each": mem_tools},
+        "memory": {"servers": mem_servers, "tools_each": mem_tools, "one_server_tools": mem_one_server_tools, "tools_page": 1000},
         "seconds": started.elapsed().as_secs_f64(),
     });
     match report::write(&rows, &machine, &scale_json) {

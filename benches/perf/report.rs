@@ -68,6 +68,15 @@ impl Row {
         self
     }
 
+    /// The figure itself must be at most `max` (`unit` names what it counts).
+    pub fn no_more_than(mut self, max: f64, unit: &str) -> Row {
+        self.target = Some(Target {
+            wanted: format!("<= {max} {unit}"),
+            met: self.ours <= max,
+        });
+        self
+    }
+
     /// The ratio must be at most `max`.
     pub fn at_most(mut self, max: f64) -> Row {
         let met = self.ratio.is_some_and(|r| r <= max);

@@ -100,7 +100,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
             Arc::new(Listed(ToolDescriptor {
                 name: format!("mcp__server-{}__tool_{i}", i % servers.max(1)),
                 description: "A tool that does one thing, described in a sentence.".into(),
-                input_schema: json!({"type": "object"}),
+                input_schema: json!({"type": "object"}).into(),
                 side_effect: SideEffectLevel::Mutating,
                 destructive: DestructiveBehavior::Destructive,
                 provenance: "ignored: server trust is ignore".into(),

@@ -43,12 +43,16 @@ fn check(page: &str) {
         .filter(|e| serde_json::from_str::<rmcp::model::Tool>(e.get()).is_ok())
         .map(|e| serde_json::from_str(e.get()).expect("an entry is JSON"))
         .collect();
-    assert_eq!(read.page.tools.len() + read.skipped.len(), entries.len());
-    assert_eq!(read.page.tools.len(), tools.len());
-    for (kept, entry) in read.page.tools.iter().zip(&tools) {
-        assert_eq!(Some(kept.name.as_ref()), entry["name"].as_str());
+    assert!(read.page.tools.is_empty(), "the tools are beside the page");
+    let kept = &read.entries.tools;
+    assert_eq!(kept.len() + read.entries.skipped.len(), entries.len());
+    assert_eq!(kept.len(), tools.len());
+    for (kept, entry) in kept.iter().zip(&tools) {
+        assert_eq!(Some(kept.name.as_str()), entry["name"].as_str());
+        // The schema kept as text is the entry's schema.
+        assert_eq!(kept.input_schema.to_value(), entry["inputSchema"]);
     }
-    for line in &read.skipped {
+    for line in &read.entries.skipped {
         assert!(line.contains(" skipped: "), "{line}");
         assert!(!line.chars().any(char::is_control), "{line:?}");
     }

@@ -395,7 +395,7 @@ impl Conversation {
                 ToolSpec {
                     name: t.name.clone(),
                     description: t.description.clone(),
-                    parameters: t.input_schema.clone(),
+                    parameters: t.input_schema.to_value(),
                 }
             })
             .collect();

@@ -19,7 +19,7 @@ fn tool(name: &str, side: SideEffectLevel, destructive: DestructiveBehavior) -> 
     ToolDescriptor {
         name: name.into(),
         description: format!("the {name} tool"),
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         side_effect: side,
         destructive,
         provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
@@ -227,7 +227,7 @@ fn a_changed_tool_asks_again() {
         Ok(())
     );
     let mut changed = write_note();
-    changed.input_schema = json!({"type": "object", "properties": {"path": {}}});
+    changed.input_schema = json!({"type": "object", "properties": {"path": {}}}).into();
     assert!(matches!(gate.evaluate(&changed), GateVerdict::Ask { .. }));
     // A destructive tool under the same name never inherits the approval either.
     let mut now_destructive = write_note();

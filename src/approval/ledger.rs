@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+use crate::tool::{DestructiveBehavior, JsonText, SideEffectLevel, ToolDescriptor};
 
 /// Why an approval could not be remembered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,7 +25,7 @@ pub enum LedgerError {
 pub struct DescriptorFingerprint {
     side_effect: SideEffectLevel,
     destructive: DestructiveBehavior,
-    input_schema: Value,
+    input_schema: JsonText,
     description: String,
 }
 
@@ -53,7 +53,7 @@ impl DescriptorFingerprint {
         let mut hasher = DefaultHasher::new();
         self.side_effect.hash(&mut hasher);
         self.destructive.hash(&mut hasher);
-        hash_json(&self.input_schema, &mut hasher);
+        hash_json(&self.input_schema.to_value(), &mut hasher);
         self.description.hash(&mut hasher);
         format!("{:016x}", hasher.finish())
     }
@@ -148,7 +148,8 @@ mod tests {
         ToolDescriptor {
             name: "mcp__demo__write_note".into(),
             description: "Writes a note.".into(),
-            input_schema: json!({"type": "object", "properties": {"body": {"type": "string"}}}),
+            input_schema: json!({"type": "object", "properties": {"body": {"type": "string"}}})
+                .into(),
             side_effect: SideEffectLevel::Mutating,
             destructive,
             provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
@@ -185,7 +186,7 @@ mod tests {
         let base = tool(DestructiveBehavior::NonDestructive);
         let changes: [fn(&mut ToolDescriptor); 4] = [
             |t| t.description.push_str(" And deletes things."),
-            |t| t.input_schema = json!({"type": "object"}),
+            |t| t.input_schema = json!({"type": "object"}).into(),
             |t| t.side_effect = SideEffectLevel::ReadOnly,
             |t| t.destructive = DestructiveBehavior::Destructive,
         ];
@@ -224,8 +225,8 @@ mod tests {
     fn short_fingerprint_ignores_key_order() {
         let mut a = tool(DestructiveBehavior::NonDestructive);
         let mut b = a.clone();
-        a.input_schema = json!({"a": 1, "b": [true, null]});
-        b.input_schema = json!({"b": [true, null], "a": 1});
+        a.input_schema = json!({"a": 1, "b": [true, null]}).into();
+        b.input_schema = json!({"b": [true, null], "a": 1}).into();
         assert_eq!(
             DescriptorFingerprint::of(&a).short(),
             DescriptorFingerprint::of(&b).short()

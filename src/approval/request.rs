@@ -145,7 +145,7 @@ mod tests {
         ToolDescriptor {
             name: "bash".into(),
             description: String::new(),
-            input_schema: json!({}),
+            input_schema: json!({}).into(),
             side_effect: SideEffectLevel::Mutating,
             destructive,
             provenance: String::new(),

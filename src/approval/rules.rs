@@ -120,7 +120,7 @@ mod tests {
         ToolDescriptor {
             name: format!("mcp__{server}__{tool}"),
             description: String::new(),
-            input_schema: json!({}),
+            input_schema: json!({}).into(),
             side_effect: SideEffectLevel::Mutating,
             destructive: DestructiveBehavior::Destructive,
             provenance: String::new(),

@@ -139,7 +139,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     // Arguments that do not fit the schema are a mistake in the command line, like bad JSON:
     // exit 2 without calling anything.
     if let Some(tool) = runtime.tools().into_iter().find(|t| t.name == args.tool) {
-        if let Err(problems) = schema::validate(&tool.input_schema, &arguments) {
+        if let Err(problems) = schema::validate(&tool.input_schema.to_value(), &arguments) {
             runtime.close().await;
             let _ = driver.await;
             output::error_line(&format!(

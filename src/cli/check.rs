@@ -61,15 +61,12 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
     };
     // A report after everything settled: every server that could join has joined.
     let summary = runtime.wait_started().await;
-    let tools = runtime.tools();
+    // The registry's own snapshot: the report reads the tools where they are held.
+    let tools = runtime.tool_snapshot();
     runtime.close().await;
 
     if args.json {
-        let value = output::check_json(&summary, &tools);
-        output::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        output::print_json(&output::CheckJson::new(&summary, &tools));
     } else {
         let style = Style::for_stdout();
         let ready = summary
@@ -91,7 +88,8 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
         ));
         output::print(&output::render_servers(&summary, style));
         output::print("\n");
-        output::print(&output::render_tools(&tools, style));
+        let listed: Vec<_> = tools.values().map(|t| t.descriptor()).collect();
+        output::print(&output::render_tools(&listed, style));
     }
     if summary
         .servers

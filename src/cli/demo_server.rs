@@ -98,6 +98,10 @@ pub struct DemoServerArgs {
     /// Serve N generated trivial read-only tools (`extra_0` …) besides the five real ones.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub extra_tools: usize,
+    /// Answer tools/list in pages of N tools, each pointing to the next with nextCursor
+    /// (default: every tool in one page).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub tools_page: Option<u64>,
     /// Also serve the live-server fixtures: flood, change_tools, crash, never_answer, ask.
     #[arg(long)]
     pub live_tools: bool,
@@ -126,6 +130,9 @@ impl DemoServerArgs {
             no_annotations: self.no_annotations,
             evil: self.evil,
             extra_tools: self.extra_tools,
+            tools_page: self
+                .tools_page
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             live_tools: self.live_tools,
             extra_resources: self.extra_resources,
             legacy: self.legacy,

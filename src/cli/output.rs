@@ -3,37 +3,81 @@
 
 use std::io::{IsTerminal, Write};
 
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 use serde_json::{json, Value};
 
 use crate::runtime::StartSummary;
 use crate::runtime::{ServerReport, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
+use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
-/// The `TOOL` object of `check --json` and `tools --json`.
-pub fn tool_json(tool: &ToolDescriptor) -> Value {
-    let origin = tool.origin.as_ref();
-    json!({
-        "name": tool.name,
-        "local": origin.is_none(),
-        "server": origin.map(|o| o.server.clone()),
-        "tool": origin.map_or_else(|| tool.name.clone(), |o| o.tool.clone()),
-        "side_effect": tool.side_effect,
-        "destructive": tool.destructive.is_destructive(),
-        "trust": origin.map(|o| o.trust.as_str()),
-        "annotations": origin.and_then(|o| o.annotations.clone()),
-        "provenance": tool.provenance,
-    })
+/// The `TOOL` object of `check --json` and `tools --json`, written straight from the
+/// descriptor (its fields in sorted order, as a `Value`'s would be).
+pub struct ToolJson<'a>(pub &'a ToolDescriptor);
+
+impl Serialize for ToolJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tool = self.0;
+        let origin = tool.origin.as_ref();
+        let mut map = serializer.serialize_map(Some(9))?;
+        map.serialize_entry("annotations", &origin.and_then(|o| o.annotations.as_ref()))?;
+        map.serialize_entry("destructive", &tool.destructive.is_destructive())?;
+        map.serialize_entry("local", &origin.is_none())?;
+        map.serialize_entry("name", &tool.name)?;
+        map.serialize_entry("provenance", &tool.provenance)?;
+        map.serialize_entry("server", &origin.map(|o| &o.server))?;
+        map.serialize_entry("side_effect", &tool.side_effect)?;
+        map.serialize_entry("tool", origin.map_or(&tool.name, |o| &o.tool))?;
+        map.serialize_entry("trust", &origin.map(|o| o.trust.as_str()))?;
+        map.end()
+    }
 }
 
-/// The whole `check --json` object.
-pub fn check_json(summary: &StartSummary, tools: &[ToolDescriptor]) -> Value {
-    json!({
-        "deadline_ms": crate::text::millis(summary.deadline),
-        "elapsed_ms": crate::text::millis(summary.elapsed),
-        "servers": summary.servers,
-        "tools": tools.iter().map(tool_json).collect::<Vec<_>>(),
-    })
+/// The `TOOL` object as a value, for shapes that embed one.
+pub fn tool_json(tool: &ToolDescriptor) -> Value {
+    serde_json::to_value(ToolJson(tool)).unwrap_or(Value::Null)
+}
+
+/// A snapshot's tools as a JSON array of `TOOL` objects, written one at a time.
+pub struct ToolsJson<'a>(pub &'a ToolSnapshot);
+
+impl Serialize for ToolsJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.values().map(|t| ToolJson(t.descriptor())))
+    }
+}
+
+/// The whole `check --json` object (fields in sorted order). The tools are written from the
+/// registry's snapshot as they are serialized: a report of many tools is never built whole.
+#[derive(Serialize)]
+pub struct CheckJson<'a> {
+    deadline_ms: u64,
+    elapsed_ms: u64,
+    /// As a value, so each report's keys are sorted as everywhere else.
+    servers: Value,
+    tools: ToolsJson<'a>,
+}
+
+impl<'a> CheckJson<'a> {
+    pub fn new(summary: &StartSummary, tools: &'a ToolSnapshot) -> CheckJson<'a> {
+        CheckJson {
+            deadline_ms: crate::text::millis(summary.deadline),
+            elapsed_ms: crate::text::millis(summary.elapsed),
+            servers: serde_json::to_value(&summary.servers).unwrap_or(Value::Null),
+            tools: ToolsJson(tools),
+        }
+    }
+}
+
+/// Writes `value` to stdout as pretty JSON and a newline, as it is serialized (nothing is
+/// built whole first); a closed pipe (`| head`) is not an error worth a panic.
+pub fn print_json(value: &impl Serialize) {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let _ = serde_json::to_writer_pretty(&mut out, value);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
 }
 
 /// Colours for a terminal that wants them.
@@ -254,7 +298,7 @@ pub(crate) fn status_word(s: &ServerReport) -> &'static str {
 }
 
 /// The tool table: name, side effect, destructive, trust, and why.
-pub fn render_tools(tools: &[ToolDescriptor], style: Style) -> String {
+pub fn render_tools(tools: &[&ToolDescriptor], style: Style) -> String {
     let mut table = Table::new(
         vec!["TOOL", "SIDE EFFECT", "DESTRUCTIVE", "TRUST", "WHY"],
         vec![false; 5],

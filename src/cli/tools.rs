@@ -26,7 +26,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
     };
     // A report after everything settled: every server that could join has joined.
     let summary = runtime.wait_started().await;
-    let tools = runtime.tools();
+    let tools = runtime.tool_snapshot();
     runtime.close().await;
     let failed: Vec<_> = summary
         .servers
@@ -37,7 +37,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
         // Servers whose tools are not in the list, and why: failed ones, and disabled ones.
         let missing = output::missing_json(&summary.servers);
         let value = json!({
-            "tools": tools.iter().map(output::tool_json).collect::<Vec<_>>(),
+            "tools": output::ToolsJson(&tools),
             "complete": failed.is_empty(),
             "missing": missing,
         });
@@ -46,7 +46,8 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     } else {
-        output::print(&output::render_tools(&tools, Style::for_stdout()));
+        let listed: Vec<_> = tools.values().map(|t| t.descriptor()).collect();
+        output::print(&output::render_tools(&listed, Style::for_stdout()));
         for s in &failed {
             output::error_line(&format!(
                 "note: server {} failed to start ({}); its tools are missing. Run `aimon-console check` for details.",

@@ -17,19 +17,24 @@ fn extra_name(index: usize) -> String {
     format!("extra_{index}")
 }
 
-/// The route of one extra tool: read-only, one optional string argument, answers its own name.
-pub(super) fn extra_route(index: usize) -> ToolRoute<DemoServer> {
-    let name = extra_name(index);
+/// The input schema every extra tool has: one optional string argument. Made once and shared
+/// by all of them, so that a server of 100,000 tools holds one.
+pub(super) fn extra_schema() -> Arc<JsonObject> {
     let mut schema = JsonObject::new();
     schema.insert("type".into(), json!("object"));
     schema.insert(
         "properties".into(),
         json!({"text": {"type": "string", "description": "Ignored."}}),
     );
+    Arc::new(schema)
+}
+
+/// The route of one extra tool: read-only, the shared schema, answers its own name.
+pub(super) fn extra_route(index: usize, schema: &Arc<JsonObject>) -> ToolRoute<DemoServer> {
     let tool = Tool::new(
-        name.clone(),
+        extra_name(index),
         format!("Generated tool number {index}; returns its own name."),
-        Arc::new(schema),
+        schema.clone(),
     )
     .annotate(
         ToolAnnotations::new()
@@ -39,7 +44,7 @@ pub(super) fn extra_route(index: usize) -> ToolRoute<DemoServer> {
             .open_world(false),
     );
     ToolRoute::new_dyn(tool, move |_ctx| {
-        let name = name.clone();
+        let name = extra_name(index);
         Box::pin(async move { Ok(CallToolResult::success(vec![ContentBlock::text(name)]).into()) })
     })
 }

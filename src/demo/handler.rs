@@ -23,7 +23,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 
 use super::annotations::{annotations, effect_of};
 use super::content::Listeners;
-use super::extra::extra_route;
+use super::extra::{extra_route, extra_schema};
 use super::live::ToolChanges;
 use super::{DemoOptions, EVIL, SERVER_NAME};
 
@@ -32,6 +32,9 @@ use super::{DemoOptions, EVIL, SERVER_NAME};
 pub struct DemoServer {
     pub(super) opts: DemoOptions,
     pub(super) tool_router: ToolRouter<Self>,
+    /// The router's tool names, sorted: the order `tools/list` pages walk (made once, so a
+    /// page of a long list costs its own tools only).
+    order: Arc<Vec<String>>,
     notes: Arc<Mutex<BTreeMap<String, String>>>,
     log_level: Arc<Mutex<Option<LoggingLevel>>>,
     changes: Arc<Mutex<ToolChanges>>,
@@ -62,12 +65,16 @@ impl DemoServer {
                 route.attr.description = Some(format!("{EVIL}{description}{EVIL}").into());
             }
         }
+        let schema = extra_schema();
         for index in 0..opts.extra_tools {
-            tool_router.add_route(extra_route(index));
+            tool_router.add_route(extra_route(index, &schema));
         }
+        let mut order: Vec<String> = tool_router.map.keys().map(|k| k.to_string()).collect();
+        order.sort_unstable();
         Self {
             opts,
             tool_router,
+            order: Arc::new(order),
             notes: Arc::default(),
             log_level: Arc::default(),
             changes: Arc::default(),
@@ -91,22 +98,27 @@ impl DemoServer {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The tools as served now: the router's, bent by `change_tools`, plus the added ones.
-    fn current_tools(&self) -> Vec<Tool> {
+    /// A page of the tools as served now: the router's sorted by name, bent by
+    /// `change_tools`, then the added ones. It starts at position `start` of that order and
+    /// takes up to `size` tools; also where the next page starts (`None`: this was the last).
+    fn tools_page(&self, start: usize, size: usize) -> (Vec<Tool>, Option<usize>) {
         let changes = self.changes();
-        let mut tools: Vec<Tool> = self
-            .tool_router
-            .list_all()
-            .iter()
-            .filter_map(|t| changes.apply(&t.name, Some(t), &self.opts))
+        let added: Vec<&String> = changes
+            .added()
+            .filter(|name| !self.tool_router.has_route(name))
             .collect();
-        tools.extend(
-            changes
-                .added()
-                .filter(|name| !self.tool_router.has_route(name))
-                .filter_map(|name| changes.apply(name, None, &self.opts)),
-        );
-        tools
+        let total = self.order.len() + added.len();
+        let mut tools = Vec::new();
+        let mut at = start;
+        while at < total && tools.len() < size {
+            let tool = match self.order.get(at) {
+                Some(name) => changes.apply(name, self.tool_router.get(name), &self.opts),
+                None => changes.apply(added[at - self.order.len()], None, &self.opts),
+            };
+            tools.extend(tool);
+            at += 1;
+        }
+        (tools, (at < total).then_some(at))
     }
 
     /// Whether a log message at `level` is wanted under the level the client set (default: all).
@@ -328,13 +340,24 @@ impl ServerHandler for DemoServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         if !self.opts.tools_delay.is_zero() {
             tokio::time::sleep(self.opts.tools_delay).await;
         }
-        Ok(ListToolsResult::with_all_items(self.current_tools()))
+        // The cursor is the position the page starts at.
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| ErrorData::invalid_params("unknown cursor", None))?,
+        };
+        let size = self.opts.tools_page.unwrap_or(usize::MAX);
+        let (tools, next) = self.tools_page(start, size);
+        let mut page = ListToolsResult::with_all_items(tools);
+        page.next_cursor = next.map(|n| n.to_string());
+        Ok(page)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -64,6 +64,8 @@ pub struct DemoOptions {
     pub evil: bool,
     /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
     pub extra_tools: usize,
+    /// Answer `tools/list` in pages of this many tools (`nextCursor`); `None`: one page.
+    pub tools_page: Option<usize>,
     /// Also serve `flood`, `change_tools`, `crash` and `never_answer` (see `live.rs`), and
     /// `ask` (`ask.rs`).
     pub live_tools: bool,

@@ -377,6 +377,55 @@ async fn extra_tools_are_listed_and_answer_their_name() -> TestResult {
 }
 
 #[tokio::test]
+async fn tools_page_lists_in_pages_that_add_up_to_the_whole_list() -> TestResult {
+    let whole = connect(
+        DemoOptions {
+            extra_tools: 7,
+            ..DemoOptions::default()
+        },
+        Era::Initialize,
+    )
+    .await?;
+    let all: Vec<String> = whole
+        .list_all_tools()
+        .await?
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    whole.cancel().await?;
+    assert_eq!(all.len(), 12);
+
+    let paged = connect(
+        DemoOptions {
+            extra_tools: 7,
+            tools_page: Some(5),
+            ..DemoOptions::default()
+        },
+        Era::Initialize,
+    )
+    .await?;
+    let mut names = Vec::new();
+    let mut sizes = Vec::new();
+    let mut cursor = None;
+    loop {
+        let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor);
+        let page = paged.list_tools(Some(params)).await?;
+        sizes.push(page.tools.len());
+        names.extend(page.tools.iter().map(|t| t.name.to_string()));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(sizes, [5, 5, 2]);
+    assert_eq!(names, all);
+    let bad = rmcp::model::PaginatedRequestParams::default().with_cursor(Some("x".into()));
+    assert!(paged.list_tools(Some(bad)).await.is_err());
+    paged.cancel().await?;
+    Ok(())
+}
+
+#[tokio::test]
 async fn change_tools_adds_removes_and_reannotates() -> TestResult {
     let opts = DemoOptions {
         live_tools: true,

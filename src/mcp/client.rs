@@ -30,11 +30,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::FailureClass;
 pub use super::handler::{AimonClientHandler, ClientOptions, SAMPLING_DECLINED};
+use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
 use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
+use super::transport::tool_page::PageEntries;
 use crate::tool::ProgressSink;
 pub use handshake::HandshakeError;
 use listing::Listing;
@@ -119,7 +121,7 @@ pub trait McpClient: Send + Sync {
     /// False once the connection or the process is gone.
     fn is_connected(&self) -> bool;
     /// Every tool, following `nextCursor` over all pages; each page under the request deadline.
-    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError>;
+    async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError>;
     /// One `tools/call` under the request deadline, which each progress update pushes back
     /// (up to a total cap); progress goes to `progress`. Cancelling `cancel` sends
     /// `notifications/cancelled` and ends the call at once, whatever the server does.
@@ -227,7 +229,7 @@ impl DefaultMcpClient {
     async fn list_page(
         &self,
         cursor: Option<String>,
-    ) -> Result<(ServerResult, Vec<String>), McpError> {
+    ) -> Result<(ServerResult, Option<PageEntries>), McpError> {
         let request = match cursor {
             None => ListToolsRequest::default(),
             Some(c) => {
@@ -243,12 +245,12 @@ impl DefaultMcpClient {
                 ProgressSink::none(),
             )
             .await?;
-        let skipped = self
+        let entries = self
             .stdout_issues
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take_skipped(&id);
-        Ok((result, skipped))
+            .take_tool_page(&id);
+        Ok((result, entries))
     }
 
     /// One request. Its deadline is `request_timeout` of silence: every progress update for
@@ -407,15 +409,20 @@ impl McpClient for DefaultMcpClient {
         !self.ended.is_cancelled() && !self.peer.is_transport_closed() && self.exit_info().is_none()
     }
 
-    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, McpError> {
+    async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError> {
         // A `tools/list_changed` from now on means this listing may be out of date already.
         self.links.take_tools_stale();
         let mut listing = Listing::default();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_TOOL_PAGES {
             match self.list_page(cursor.take()).await? {
-                (ServerResult::ListToolsResult(page), skipped) => {
-                    listing.add_page(page.tools, skipped);
+                (ServerResult::ListToolsResult(page), entries) => {
+                    let entries = entries.unwrap_or_else(|| PageEntries {
+                        // A page rmcp read itself (not over stdio): its tools are in it.
+                        tools: page.tools.into_iter().map(ListedTool::from).collect(),
+                        skipped: Vec::new(),
+                    });
+                    listing.add_page(entries);
                     match page.next_cursor {
                         Some(next) if !next.is_empty() => cursor = Some(next),
                         _ => {

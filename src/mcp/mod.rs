@@ -8,6 +8,7 @@ pub mod elicitation;
 pub mod events;
 pub mod form;
 mod handler;
+pub mod listed;
 pub mod manager;
 pub mod notify;
 pub mod prompts;

@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::Value;
 
-use super::annotations::McpToolAnnotations;
 use super::client::McpClient;
+pub use super::listed::ListedTool;
 use super::traits::McpToolTraits;
 use crate::config::AnnotationTrust;
 use crate::tool::{
-    base64_size, ContentPart, Tool, ToolContext, ToolDescriptor, ToolInput, ToolOrigin, ToolResult,
+    base64_size, ContentPart, JsonText, Tool, ToolContext, ToolDescriptor, ToolInput, ToolOrigin,
+    ToolResult,
 };
 
 /// Longest name an LLM tool-calling API accepts.
@@ -52,10 +52,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// A tool served by an MCP server.
+/// A tool served by an MCP server. Built once per listing; the manager's ready set and the
+/// registry share it.
 pub struct McpTool {
     descriptor: ToolDescriptor,
-    raw_name: String,
     client: Arc<dyn McpClient>,
 }
 
@@ -64,30 +64,35 @@ impl McpTool {
     pub fn new(
         server: &str,
         trust: AnnotationTrust,
-        tool: &rmcp::model::Tool,
+        tool: ListedTool,
         client: Arc<dyn McpClient>,
     ) -> Self {
-        let annotations = tool.annotations.as_ref().map(McpToolAnnotations::from_rmcp);
-        let traits = McpToolTraits::resolve(annotations.as_ref(), trust);
-        let raw_name = tool.name.to_string();
+        let traits = McpToolTraits::resolve(tool.annotations.as_ref(), trust);
         let descriptor = ToolDescriptor {
-            name: qualified_name(server, &raw_name),
-            description: tool.description.as_deref().unwrap_or_default().to_string(),
-            input_schema: Value::Object((*tool.input_schema).clone()),
+            name: qualified_name(server, &tool.name),
+            description: tool.description,
+            input_schema: tool.input_schema,
             side_effect: traits.side_effect,
             destructive: traits.destructive,
             provenance: traits.provenance,
             origin: Some(ToolOrigin {
                 server: server.to_string(),
-                tool: raw_name.clone(),
                 trust,
-                annotations: annotations.as_ref().map(McpToolAnnotations::to_json),
+                annotations: tool
+                    .annotations
+                    .as_ref()
+                    .map(|a| JsonText::from_value(&a.to_json())),
+                tool: tool.name,
             }),
         };
-        McpTool {
-            descriptor,
-            raw_name,
-            client,
+        McpTool { descriptor, client }
+    }
+
+    /// The tool's name as the server sent it.
+    pub fn raw_name(&self) -> &str {
+        match &self.descriptor.origin {
+            Some(origin) => &origin.tool,
+            None => &self.descriptor.name,
         }
     }
 }
@@ -108,7 +113,7 @@ impl Tool for McpTool {
         }
         match self
             .client
-            .call_tool(&self.raw_name, input.0, ctx.cancel, ctx.progress)
+            .call_tool(self.raw_name(), input.0, ctx.cancel, ctx.progress)
             .await
         {
             Ok(result) => convert_result(result),

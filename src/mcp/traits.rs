@@ -103,7 +103,7 @@ pub fn preview(tool: &ToolDescriptor, trust: AnnotationTrust) -> Option<McpToolT
     let annotations = origin
         .annotations
         .as_ref()
-        .map(McpToolAnnotations::from_json);
+        .map(|text| McpToolAnnotations::from_json(&text.to_value()));
     Some(McpToolTraits::resolve(annotations.as_ref(), trust))
 }
 

@@ -112,7 +112,7 @@ impl Executor {
             );
         };
         let descriptor = tool.descriptor();
-        if let Err(problems) = schema::validate(&descriptor.input_schema, &arguments) {
+        if let Err(problems) = schema::validate(&descriptor.input_schema.to_value(), &arguments) {
             return (
                 CallStatus::Error,
                 ToolResult::error(format!(

@@ -159,7 +159,7 @@ mod tests {
         ToolDescriptor {
             name: format!("mcp__s__{name}"),
             description: format!("{name} things"),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             side_effect: side,
             destructive,
             provenance: String::new(),
@@ -179,7 +179,7 @@ mod tests {
         let mut a = tool("a", Mutating, Destructive);
         a.description = "new words".into();
         let mut c = tool("c", Mutating, NonDestructive);
-        c.input_schema = json!({"type": "object", "required": ["x"]});
+        c.input_schema = json!({"type": "object", "required": ["x"]}).into();
         let after = vec![a, c, tool("d", ReadOnly, NonDestructive)];
         let diff = diff_tools("s", &before, &after);
         assert_eq!(diff.removed.len(), 1);

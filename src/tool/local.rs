@@ -10,7 +10,7 @@ pub use read::ReadTool;
 
 use std::sync::Arc;
 
-use super::{schema, Tool, ToolInput};
+use super::{schema, JsonText, Tool, ToolInput};
 
 /// Every local tool, ready to register.
 pub fn all() -> Vec<Arc<dyn Tool>> {
@@ -18,13 +18,9 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 }
 
 /// Checks `input` against a local tool's own schema; `Err` carries an operator-readable message.
-fn check_input(
-    tool: &str,
-    input_schema: &serde_json::Value,
-    input: &ToolInput,
-) -> Result<(), String> {
+fn check_input(tool: &str, input_schema: &JsonText, input: &ToolInput) -> Result<(), String> {
     let args = serde_json::Value::Object(input.0.clone());
-    schema::validate(input_schema, &args)
+    schema::validate(&input_schema.to_value(), &args)
         .map_err(|errors| format!("invalid arguments for {tool}: {}", errors.join("; ")))
 }
 

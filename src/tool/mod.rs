@@ -3,6 +3,7 @@
 //! Nothing above this layer asks whether a tool is remote; everything it needs to decide or
 //! display is in the `ToolDescriptor`.
 
+pub mod json_text;
 pub mod local;
 pub mod registry;
 pub mod schema;
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::AnnotationTrust;
 
+pub use json_text::JsonText;
 pub use registry::ToolRegistry;
 
 /// Whether a tool may change anything outside itself.
@@ -62,7 +64,7 @@ pub struct ToolOrigin {
     /// The trust the traits were resolved under.
     pub trust: AnnotationTrust,
     /// The annotations as the server sent them (`null` when it sent none).
-    pub annotations: Option<Value>,
+    pub annotations: Option<JsonText>,
 }
 
 /// Everything known about a tool, fixed when it is registered.
@@ -71,8 +73,9 @@ pub struct ToolDescriptor {
     /// The callable name (`read`, `mcp__<server>__<tool>`).
     pub name: String,
     pub description: String,
-    /// The input schema exactly as received (never tightened).
-    pub input_schema: Value,
+    /// The input schema exactly as received (never tightened), as compact text: held for
+    /// every tool, parsed only where it is used.
+    pub input_schema: JsonText,
     pub side_effect: SideEffectLevel,
     pub destructive: DestructiveBehavior,
     /// Why the traits are what they are, in words ("readOnlyHint=true, trusted").

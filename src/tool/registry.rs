@@ -106,7 +106,7 @@ mod tests {
         Arc::new(Named(ToolDescriptor {
             name: name.into(),
             description: version.into(),
-            input_schema: serde_json::json!({"type": "object"}),
+            input_schema: serde_json::json!({"type": "object"}).into(),
             side_effect: SideEffectLevel::ReadOnly,
             destructive: DestructiveBehavior::NonDestructive,
             provenance: String::new(),

@@ -599,7 +599,7 @@ impl App {
         self.modal = Some(Modal::Editor(Box::new(CallEditor::new(
             &tool.name,
             &tool.description,
-            tool.schema.clone(),
+            tool.schema.to_value(),
             last,
         ))));
     }

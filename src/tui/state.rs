@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
 use crate::runtime::{CallStatus, LogLevel, PhaseTimes, ServerReport, ServerStatus, StartPhase};
 use crate::text::sanitize;
-use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+use crate::tool::{DestructiveBehavior, JsonText, SideEffectLevel, ToolDescriptor};
 
 /// stderr lines kept per server for the details pane.
 pub const STDERR_KEEP: usize = 500;
@@ -180,7 +180,8 @@ pub struct ToolRow {
     pub destructive: DestructiveBehavior,
     pub trust: Option<AnnotationTrust>,
     pub provenance: String,
-    pub schema: Value,
+    /// Its input schema, shared with the registry's descriptor.
+    pub schema: JsonText,
     /// Marked when a change is highlighted (e.g. new traits after a restart).
     pub changed: bool,
 }

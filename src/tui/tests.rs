@@ -138,7 +138,7 @@ pub(super) fn descriptor(
     ToolDescriptor {
         name: format!("mcp__{server}__{tool}"),
         description: format!("The {tool} tool."),
-        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}),
+        input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}).into(),
         side_effect: effect,
         destructive: if destructive {
             DestructiveBehavior::Destructive
@@ -150,7 +150,7 @@ pub(super) fn descriptor(
             server: server.into(),
             tool: tool.into(),
             trust,
-            annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive})),
+            annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive}).into()),
         }),
     }
 }
@@ -562,7 +562,7 @@ fn argument_editor() {
     let mut editor = CallEditor::new(
         "mcp__notes__write_note",
         "Writes a note.",
-        app.tools[2].schema.clone(),
+        app.tools[2].schema.to_value(),
         None,
     );
     editor.raw = true;

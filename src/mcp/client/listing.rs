@@ -7,7 +7,8 @@
 
 use std::collections::HashSet;
 
-use rmcp::model::Tool;
+use crate::mcp::listed::ListedTool;
+use crate::mcp::transport::tool_page::PageEntries;
 
 /// Most skipped entries named one by one in the warnings; the rest are counted.
 const NAMED_LIMIT: usize = 20;
@@ -15,7 +16,7 @@ const NAMED_LIMIT: usize = 20;
 /// A listing in progress.
 #[derive(Default)]
 pub(super) struct Listing {
-    tools: Vec<Tool>,
+    tools: Vec<ListedTool>,
     names: HashSet<String>,
     /// Entries seen so far, over all pages (for "entry N of the listing").
     seen: usize,
@@ -23,8 +24,9 @@ pub(super) struct Listing {
 }
 
 impl Listing {
-    /// Adds one page: its tools, and the entries the reader skipped from it (already in words).
-    pub(super) fn add_page(&mut self, tools: Vec<Tool>, skipped: Vec<String>) {
+    /// Adds one page's entries: its tools, and those the reader skipped (already in words).
+    pub(super) fn add_page(&mut self, entries: PageEntries) {
+        let PageEntries { tools, skipped } = entries;
         self.skipped.extend(skipped);
         self.tools.reserve(tools.len());
         for tool in tools {
@@ -42,7 +44,7 @@ impl Listing {
     }
 
     /// The tools, and the warnings (one per skipped entry, up to a limit, then a count).
-    pub(super) fn finish(self) -> (Vec<Tool>, Vec<String>) {
+    pub(super) fn finish(self) -> (Vec<ListedTool>, Vec<String>) {
         let mut warnings = self.skipped;
         if warnings.len() > NAMED_LIMIT {
             let more = warnings.len() - NAMED_LIMIT;
@@ -63,25 +65,30 @@ impl Listing {
 mod tests {
     use super::*;
 
-    fn tool(name: &str, description: &str) -> Tool {
-        serde_json::from_value(serde_json::json!({
+    fn tool(name: &str, description: &str) -> ListedTool {
+        let tool: rmcp::model::Tool = serde_json::from_value(serde_json::json!({
             "name": name, "description": description, "inputSchema": {}
         }))
-        .expect("a tool")
+        .expect("a tool");
+        tool.into()
+    }
+
+    fn page(tools: Vec<ListedTool>, skipped: Vec<String>) -> PageEntries {
+        PageEntries { tools, skipped }
     }
 
     #[test]
     fn the_first_of_a_name_wins_and_the_second_is_named() {
         let mut listing = Listing::default();
-        listing.add_page(vec![tool("a", "first"), tool("b", "")], Vec::new());
-        listing.add_page(
+        listing.add_page(page(vec![tool("a", "first"), tool("b", "")], Vec::new()));
+        listing.add_page(page(
             vec![tool("a", "second"), tool("c", "")],
             vec!["tool \"x\" (entry 2 of the page) skipped: it has no inputSchema".into()],
-        );
+        ));
         let (tools, warnings) = listing.finish();
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(tools[0].description.as_deref(), Some("first"));
+        assert_eq!(tools[0].description, "first");
         assert_eq!(
             warnings,
             [
@@ -95,7 +102,7 @@ mod tests {
     fn many_skipped_entries_are_counted_past_a_limit() {
         let mut listing = Listing::default();
         let tools = (0..30).map(|_| tool("same", "")).collect();
-        listing.add_page(tools, Vec::new());
+        listing.add_page(page(tools, Vec::new()));
         let (tools, warnings) = listing.finish();
         assert_eq!(tools.len(), 1);
         assert_eq!(warnings.len(), NAMED_LIMIT + 1);

@@ -118,11 +118,7 @@ pub(super) async fn finish(
             };
             let joined = {
                 let mut set = shared.set();
-                let ready = ReadyServer {
-                    client: client.clone(),
-                    config: config.clone(),
-                    tools,
-                };
+                let ready = ReadyServer::new(client.clone(), config.clone(), tools);
                 let joined = set.join(epoch, ready, &report);
                 if let Join::Joined = joined {
                     // Under the set's lock: a restart cannot remove them in between.

@@ -11,14 +11,52 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
-use crate::mcp::client::DefaultMcpClient;
+use crate::mcp::client::{DefaultMcpClient, McpClient};
 use crate::mcp::events::{ServerReport, ServerStatus};
+use crate::mcp::tool::{ListedTool, McpTool};
 
 /// A server that finished its start and is in use.
 pub(crate) struct ReadyServer {
     pub(crate) client: Arc<DefaultMcpClient>,
     pub(crate) config: ServerConfig,
-    pub(crate) tools: Vec<rmcp::model::Tool>,
+    /// Its tools, each resolved once under its trust; the registry holds the same ones.
+    pub(crate) tools: Vec<Arc<McpTool>>,
+}
+
+impl ReadyServer {
+    /// A ready server and its listed tools, each made an `McpTool` under the server's trust.
+    pub(crate) fn new(
+        client: Arc<DefaultMcpClient>,
+        config: ServerConfig,
+        listed: Vec<ListedTool>,
+    ) -> ReadyServer {
+        let tools = mcp_tools(&client, &config, listed);
+        ReadyServer {
+            client,
+            config,
+            tools,
+        }
+    }
+}
+
+/// The listed tools as `McpTool`s of `client`, resolved under the server's trust.
+fn mcp_tools(
+    client: &Arc<DefaultMcpClient>,
+    config: &ServerConfig,
+    listed: Vec<ListedTool>,
+) -> Vec<Arc<McpTool>> {
+    let shared: Arc<dyn McpClient> = client.clone();
+    listed
+        .into_iter()
+        .map(|tool| {
+            Arc::new(McpTool::new(
+                &config.name,
+                config.annotation_trust,
+                tool,
+                shared.clone(),
+            ))
+        })
+        .collect()
 }
 
 /// A start in flight.
@@ -200,10 +238,10 @@ impl ServerSet {
     }
 
     /// Replaces the listed tools of a ready server; false when it is not ready.
-    pub(crate) fn set_tools(&mut self, server: &str, tools: Vec<rmcp::model::Tool>) -> bool {
+    pub(crate) fn set_tools(&mut self, server: &str, listed: Vec<ListedTool>) -> bool {
         match self.ready.get_mut(server) {
             Some(entry) => {
-                entry.tools = tools;
+                entry.tools = mcp_tools(&entry.client, &entry.config, listed);
                 true
             }
             None => false,

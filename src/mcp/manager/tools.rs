@@ -11,7 +11,6 @@ use super::set::ServerSet;
 use super::{McpClientManager, Shared};
 use crate::mcp::client::{DefaultMcpClient, McpClient, McpError};
 use crate::mcp::notify::LogLevel;
-use crate::mcp::tool::McpTool;
 use crate::tool::{Tool, ToolRegistry};
 
 impl Shared {
@@ -32,23 +31,16 @@ impl Shared {
     }
 }
 
-/// One ready server's tools, each resolved from its annotations and the server's trust.
+/// One ready server's tools, shared with its entry in the ready set (built once, when it was
+/// listed).
 fn build_tools(set: &ServerSet, server: &str) -> Vec<Arc<dyn Tool>> {
     let Some(ready) = set.ready(server) else {
         return Vec::new();
     };
-    let client: Arc<dyn McpClient> = ready.client.clone();
     ready
         .tools
         .iter()
-        .map(|tool| {
-            Arc::new(McpTool::new(
-                server,
-                ready.config.annotation_trust,
-                tool,
-                client.clone(),
-            )) as Arc<dyn Tool>
-        })
+        .map(|tool| tool.clone() as Arc<dyn Tool>)
         .collect()
 }
 
@@ -124,7 +116,7 @@ impl McpClientManager {
         self.shared
             .set()
             .ready(server)
-            .map(|s| s.tools.iter().map(|t| t.name.to_string()).collect())
+            .map(|s| s.tools.iter().map(|t| t.raw_name().to_string()).collect())
             .unwrap_or_default()
     }
 }

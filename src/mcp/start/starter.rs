@@ -27,7 +27,7 @@ const START_RELISTS: usize = 3;
 pub enum StartOutcome {
     Ready {
         client: Arc<DefaultMcpClient>,
-        tools: Vec<rmcp::model::Tool>,
+        tools: Vec<crate::mcp::listed::ListedTool>,
         report: Box<ServerReport>,
     },
     Failed(Box<ServerReport>),

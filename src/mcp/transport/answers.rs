@@ -15,16 +15,16 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use serde_json::value::RawValue;
 
-use super::tool_page::read_page;
+use super::tool_page::{read_page, PageEntries};
 
 /// What one stdout line turned out to be.
 #[derive(Debug)]
 pub enum LineKind {
     /// A JSON-RPC message for rmcp.
     Message(Box<ServerJsonRpcMessage>),
-    /// The answer to a `tools/list`, read entry by entry: these entries were skipped (each
-    /// named, with why).
-    ToolPage(Box<ServerJsonRpcMessage>, Vec<String>),
+    /// The answer to a `tools/list`, read entry by entry: the page without its tools, and its
+    /// entries (the tools, and those skipped, each named with why).
+    ToolPage(Box<ServerJsonRpcMessage>, PageEntries),
     /// An empty line (ignored).
     Blank,
     /// Not JSON at all (a banner, a log line printed to the wrong stream, broken JSON).
@@ -226,7 +226,7 @@ pub fn classify_answer(line: &[u8], pending: &Pending) -> LineKind {
                 id,
                 result: ServerResult::ListToolsResult(read.page),
             });
-            return LineKind::ToolPage(Box::new(message), read.skipped);
+            return LineKind::ToolPage(Box::new(message), read.entries);
         }
     }
     let kind = classify_line(line);

@@ -113,7 +113,7 @@ fn a_tool_list_answer_keeps_its_good_tools_and_names_the_bad() {
         LineKind::Message(m) if matches!(*m, JsonRpcMessage::Response(JsonRpcResponse { result: ServerResult::ListToolsResult(_), .. }))
     ));
     match classify_answer(line.as_bytes(), &pending) {
-        LineKind::ToolPage(m, skipped) => {
+        LineKind::ToolPage(m, entries) => {
             let JsonRpcMessage::Response(JsonRpcResponse {
                 result: ServerResult::ListToolsResult(page),
                 ..
@@ -121,7 +121,9 @@ fn a_tool_list_answer_keeps_its_good_tools_and_names_the_bad() {
             else {
                 panic!("not a tool list: {m:?}");
             };
-            assert_eq!(page.tools.len(), 1);
+            assert!(page.tools.is_empty(), "the tools wait beside the page");
+            assert_eq!(entries.tools.len(), 1);
+            let skipped = entries.skipped;
             assert_eq!(skipped.len(), 1, "{skipped:?}");
             assert!(skipped[0].contains("\"b\""), "{skipped:?}");
         }

@@ -5,15 +5,19 @@
 //! Shared between the stdio reader (`lines.rs`), which fills it, and the client, which takes
 //! from it; separate from both so neither owns the other's half.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use rmcp::model::RequestId;
 
+use super::tool_page::PageEntries;
 use super::unreadable::MAX_LINE_BYTES;
 
 /// Most entries kept by request id before the oldest are forgotten (requests abandoned on a
 /// deadline never come to take theirs).
 const BY_ID_LIMIT: usize = 1024;
+/// Most `tools/list` pages kept for the client (see `StdoutIssues::tool_pages`). A page is
+/// taken the moment its request is answered, so only abandoned ones ever wait here.
+const PAGES_KEPT: usize = 8;
 
 /// What went wrong on a server's stdout, kept for warnings and failure messages.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -35,9 +39,10 @@ pub struct StdoutIssues {
     pub first_unreadable: Option<String>,
     /// Why a request failed on an unreadable answer, by its id, until the client takes it.
     failed: HashMap<RequestId, String>,
-    /// Tool entries a `tools/list` page skipped (each named, with why), by the id of the request
-    /// it answered, until the client takes them.
-    skipped_tools: HashMap<RequestId, Vec<String>>,
+    /// The entries of `tools/list` pages (the tools, kept compact, and those skipped), by the
+    /// id of the request each answered, until the client takes them; the oldest first, at most
+    /// `PAGES_KEPT` (an abandoned request never takes its page).
+    tool_pages: VecDeque<(RequestId, PageEntries)>,
 }
 
 impl StdoutIssues {
@@ -99,14 +104,19 @@ impl StdoutIssues {
         self.failed.remove(&id)
     }
 
-    /// Notes the tool entries skipped from the page that answered request `id`.
-    pub fn skipped(&mut self, id: RequestId, entries: Vec<String>) {
-        bounded_insert(&mut self.skipped_tools, id, entries);
+    /// Keeps the entries of the page that answered request `id` for the client.
+    pub fn tool_page(&mut self, id: RequestId, entries: PageEntries) {
+        if self.tool_pages.len() >= PAGES_KEPT {
+            self.tool_pages.pop_front();
+        }
+        self.tool_pages.push_back((id, entries));
     }
 
-    /// The tool entries skipped from the page that answered request `id` (once).
-    pub fn take_skipped(&mut self, id: &RequestId) -> Vec<String> {
-        self.skipped_tools.remove(id).unwrap_or_default()
+    /// The entries of the page that answered request `id` (once); `None` when no page was read
+    /// for it here (an answer rmcp read itself carries its tools).
+    pub fn take_tool_page(&mut self, id: &RequestId) -> Option<PageEntries> {
+        let at = self.tool_pages.iter().position(|(held, _)| held == id)?;
+        self.tool_pages.remove(at).map(|(_, entries)| entries)
     }
 }
 
@@ -139,9 +149,19 @@ mod tests {
             Some("why")
         );
         assert_eq!(issues.take_failed(&RequestId::Number(3)), None);
-        issues.skipped(RequestId::Number(5), vec!["entry #2".into()]);
-        assert_eq!(issues.take_skipped(&RequestId::Number(5)), vec!["entry #2"]);
-        assert!(issues.take_skipped(&RequestId::Number(5)).is_empty());
+        let entries = PageEntries {
+            tools: Vec::new(),
+            skipped: vec!["entry #2".into()],
+        };
+        issues.tool_page(RequestId::Number(5), entries.clone());
+        assert_eq!(issues.take_tool_page(&RequestId::Number(5)), Some(entries));
+        assert_eq!(issues.take_tool_page(&RequestId::Number(5)), None);
+        for n in 0..(PAGES_KEPT as i64 * 3) {
+            issues.tool_page(RequestId::Number(n), PageEntries::default());
+        }
+        assert_eq!(issues.tool_pages.len(), PAGES_KEPT);
+        let last = RequestId::Number(PAGES_KEPT as i64 * 3 - 1);
+        assert!(issues.take_tool_page(&last).is_some(), "the newest is kept");
         for n in 0..(BY_ID_LIMIT as i64 * 3) {
             issues.fail(RequestId::Number(n), String::new());
         }

@@ -29,6 +29,8 @@ use crate::text;
 
 /// How long the reader keeps draining stdout after the process exited.
 const EXIT_DRAIN: Duration = Duration::from_millis(150);
+/// Bytes of line buffer a connection keeps between lines (see `LineBuf::settle`).
+const KEPT_CAPACITY: usize = 8 * 1024;
 /// Characters of a bad line quoted in warnings.
 const QUOTE_CHARS: usize = 80;
 
@@ -36,7 +38,8 @@ type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// The client side of a newline-delimited JSON-RPC connection.
 pub struct LineTransport {
-    inbound: mpsc::Receiver<ServerJsonRpcMessage>,
+    /// Boxed: the queue allocates its slots in blocks, and a message is hundreds of bytes.
+    inbound: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
     writer: Arc<tokio::sync::Mutex<Option<BoxWriter>>>,
     pending: Pending,
 }
@@ -75,7 +78,7 @@ impl LineTransport {
 
 /// The reader task's side of a connection.
 struct Reader {
-    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
     ctx: LineContext,
     pending: Pending,
 }
@@ -109,6 +112,7 @@ impl Reader {
             if handled.is_err() {
                 break;
             }
+            buf.settle();
         }
     }
 
@@ -116,7 +120,7 @@ impl Reader {
         self.ctx.issues.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    async fn send(&self, message: ServerJsonRpcMessage) -> Result<(), Gone> {
+    async fn send(&self, message: Box<ServerJsonRpcMessage>) -> Result<(), Gone> {
         self.tx.send(message).await.map_err(|_| Gone)
     }
 
@@ -139,16 +143,16 @@ impl Reader {
         let why = match classify_answer(line, &self.pending) {
             LineKind::Message(message) => {
                 super::tap::deliver(&self.ctx.tap, &self.ctx.server, &message).await;
-                return self.send(*message).await;
+                return self.send(message).await;
             }
-            LineKind::ToolPage(message, skipped) => {
-                if let (JsonRpcMessage::Response(JsonRpcResponse { id, .. }), false) =
-                    (message.as_ref(), skipped.is_empty())
-                {
-                    tracing::warn!(server = %self.ctx.server, ?skipped, "tool entries skipped");
-                    self.issues().skipped(id.clone(), skipped);
+            LineKind::ToolPage(message, entries) => {
+                if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = message.as_ref() {
+                    if !entries.skipped.is_empty() {
+                        tracing::warn!(server = %self.ctx.server, skipped = ?entries.skipped, "tool entries skipped");
+                    }
+                    self.issues().tool_page(id.clone(), entries);
                 }
-                return self.send(*message).await;
+                return self.send(message).await;
             }
             LineKind::Blank => return Ok(()),
             LineKind::NotJson => None,
@@ -238,8 +242,11 @@ impl Reader {
         }
         for (id, why) in failed {
             let error = ErrorData::new(ErrorCode::PARSE_ERROR, why, None);
-            self.send(JsonRpcMessage::Error(JsonRpcError::new(Some(id), error)))
-                .await?;
+            self.send(Box::new(JsonRpcMessage::Error(JsonRpcError::new(
+                Some(id),
+                error,
+            ))))
+            .await?;
         }
         Ok(())
     }
@@ -266,6 +273,18 @@ pub struct LineBuf {
     pub tail: Vec<u8>,
     /// The line ended at end of file, without a newline: cut short, most likely.
     pub cut: bool,
+}
+
+impl LineBuf {
+    /// Gives back what a long line made the buffer hold: a connection keeps at most
+    /// `KEPT_CAPACITY` between lines, not the size of the largest line it ever read (a
+    /// `tools/list` page, a large result), once per server.
+    fn settle(&mut self) {
+        if self.line.capacity() > KEPT_CAPACITY {
+            self.line.clear();
+            self.line.shrink_to(KEPT_CAPACITY);
+        }
+    }
 }
 
 /// Keeps the last `TAIL_BYTES` or more of what is pushed, in amortised constant time per byte.
@@ -364,7 +383,8 @@ impl Transport<RoleClient> for LineTransport {
     }
 
     fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inbound.recv()
+        let inbound = &mut self.inbound;
+        async move { inbound.recv().await.map(|message| *message) }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {

@@ -44,6 +44,27 @@ async fn a_long_line_keeps_its_first_and_last_bytes() {
     assert!(buf.tail.len() >= TAIL_BYTES && buf.tail.len() <= 2 * TAIL_BYTES);
 }
 
+#[tokio::test]
+async fn a_long_line_does_not_keep_its_buffer_and_the_next_reads_whole() {
+    let data = format!("{}\nshort\n", "x".repeat(200_000));
+    let mut reader = BufReader::new(data.as_bytes());
+    let mut buf = LineBuf::default();
+    let read = read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES)
+        .await
+        .unwrap();
+    assert_eq!((read, buf.line.len()), (Line::Complete, 200_000));
+    buf.settle();
+    assert!(
+        buf.line.capacity() <= KEPT_CAPACITY,
+        "{}",
+        buf.line.capacity()
+    );
+    let read = read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES)
+        .await
+        .unwrap();
+    assert_eq!((read, buf.line.as_slice()), (Line::Complete, &b"short"[..]));
+}
+
 /// What the bounded reader must produce: the bytes split at newlines, a last piece without
 /// one still a line, and a line over `max` replaced by its length.
 fn reference(data: &[u8], max: usize) -> Vec<Result<Vec<u8>, usize>> {
@@ -280,6 +301,18 @@ async fn skipped_tool_entries_are_kept_for_the_client_by_request() {
         .await;
     let got = w.transport.receive().await.expect("a message");
     assert!(matches!(got, JsonRpcMessage::Response(_)), "{got:?}");
-    let skipped = w.issues.lock().unwrap().take_skipped(&RequestId::Number(3));
-    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    let entries = w
+        .issues
+        .lock()
+        .unwrap()
+        .take_tool_page(&RequestId::Number(3));
+    let entries = entries.expect("the page's entries");
+    assert_eq!(entries.tools.len(), 1, "{entries:?}");
+    assert_eq!(entries.skipped.len(), 1, "{entries:?}");
+    assert!(w
+        .issues
+        .lock()
+        .unwrap()
+        .take_tool_page(&RequestId::Number(3))
+        .is_none());
 }

@@ -2,10 +2,16 @@
 //! one that is a string or an array, no name, not an object…) is skipped and named, and the
 //! rest of the page is kept. rmcp reads a page whole, so one bad entry would lose every tool.
 //!
+//! Each entry is made a compact `ListedTool` as soon as it is read (its schema as text), so a
+//! page is never held parsed whole: rmcp is handed the page without its tools, and the tools
+//! wait for the client beside it (`StdoutIssues::tool_page`).
+//!
 //! Separate from the line reader because it is the one place that knows what a tool entry
 //! must hold; the fuzz target `tool_pages` feeds it arbitrary pages.
 
 use rmcp::model::{ListToolsResult, Tool};
+
+use crate::mcp::listed::ListedTool;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -13,10 +19,20 @@ use serde_json::{Map, Value};
 /// Characters of a tool name quoted in a warning.
 const NAME_CHARS: usize = 64;
 
-/// A page read leniently: the tools that could be read, and one line per entry that could not.
+/// A page read leniently: the page without its tools (its cursor and the rest, for rmcp), and
+/// its entries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPage {
+    /// The page; its `tools` are left empty (they are in `entries`).
     pub page: ListToolsResult,
+    pub entries: PageEntries,
+}
+
+/// The entries of a page: the tools that could be read, in their order, and one line per
+/// entry that could not.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PageEntries {
+    pub tools: Vec<ListedTool>,
     pub skipped: Vec<String>,
 }
 
@@ -35,16 +51,18 @@ pub fn read_page(result: &RawValue) -> Option<ToolPage> {
     let raw: RawPage<'_> = serde_json::from_str(result.get()).ok()?;
     let mut rest = raw.rest;
     rest.insert("tools".into(), Value::Array(Vec::new()));
-    let mut page: ListToolsResult = serde_json::from_value(Value::Object(rest)).ok()?;
-    let mut skipped = Vec::new();
-    page.tools.reserve(raw.tools.len());
+    let page: ListToolsResult = serde_json::from_value(Value::Object(rest)).ok()?;
+    let mut entries = PageEntries {
+        tools: Vec::with_capacity(raw.tools.len()),
+        skipped: Vec::new(),
+    };
     for (index, entry) in raw.tools.iter().enumerate() {
         match serde_json::from_str::<Tool>(entry.get()) {
-            Ok(tool) => page.tools.push(tool),
-            Err(e) => skipped.push(describe(index, entry, &e)),
+            Ok(tool) => entries.tools.push(ListedTool::from(tool)),
+            Err(e) => entries.skipped.push(describe(index, entry, &e)),
         }
     }
-    Some(ToolPage { page, skipped })
+    Some(ToolPage { page, entries })
 }
 
 /// One skipped entry in words: which (its name where it has one, always its place in the
@@ -106,11 +124,12 @@ mod tests {
             ],"nextCursor":"c2"}"#,
         )
         .expect("a page");
-        let names: Vec<&str> = read.page.tools.iter().map(|t| t.name.as_ref()).collect();
+        let names: Vec<&str> = read.entries.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["good", "also_good"]);
+        assert!(read.page.tools.is_empty());
         assert_eq!(read.page.next_cursor.as_deref(), Some("c2"));
         assert_eq!(
-            read.skipped[..6],
+            read.entries.skipped[..6],
             [
                 "tool \"no_schema\" (entry 2 of the page) skipped: it has no inputSchema",
                 "tool \"string_schema\" (entry 3 of the page) skipped: its inputSchema is a string",
@@ -120,13 +139,18 @@ mod tests {
                 "(entry 7 of the page) skipped: it is a string, not an object",
             ]
         );
-        assert!(read.skipped[6].starts_with("tool \"bad_hint\" (entry 8 of the page) skipped: "));
+        assert!(read.entries.skipped[6]
+            .starts_with("tool \"bad_hint\" (entry 8 of the page) skipped: "));
     }
 
     #[test]
     fn a_name_is_quoted_safely() {
         let read = page(r#"{"tools":[{"name":"\u001b]0;x\u0007evil"}]}"#).expect("a page");
-        assert!(!read.skipped[0].contains('\u{1b}'), "{:?}", read.skipped);
+        assert!(
+            !read.entries.skipped[0].contains('\u{1b}'),
+            "{:?}",
+            read.entries.skipped
+        );
     }
 
     #[test]
@@ -136,15 +160,21 @@ mod tests {
         assert!(page(r#"{"tools":[],"nextCursor":5}"#).is_none());
         assert!(page(r#"[]"#).is_none());
         let empty = page(r#"{"tools":[]}"#).expect("an empty page");
-        assert!(empty.page.tools.is_empty() && empty.skipped.is_empty());
+        assert_eq!(empty.entries, PageEntries::default());
     }
 
     #[test]
     fn a_good_page_reads_as_rmcp_reads_it() {
         let json = r#"{"tools":[{"name":"a","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"annotations":{"readOnlyHint":true}}],"nextCursor":"n","_meta":{"k":1}}"#;
         let ours = page(json).expect("a page");
-        let theirs: ListToolsResult = serde_json::from_str(json).expect("rmcp reads it");
+        let mut theirs: ListToolsResult = serde_json::from_str(json).expect("rmcp reads it");
+        let tools: Vec<ListedTool> = theirs.tools.drain(..).map(ListedTool::from).collect();
         assert_eq!(ours.page, theirs);
-        assert!(ours.skipped.is_empty());
+        assert_eq!(ours.entries.tools, tools);
+        assert_eq!(
+            ours.entries.tools[0].input_schema.as_str(),
+            r#"{"properties":{"x":{"type":"string"}},"type":"object"}"#
+        );
+        assert!(ours.entries.skipped.is_empty());
     }
 }

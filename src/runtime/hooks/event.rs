@@ -106,7 +106,7 @@ mod tests {
         let tool = ToolDescriptor {
             name: "bash".into(),
             description: String::new(),
-            input_schema: json!({}),
+            input_schema: json!({}).into(),
             side_effect: SideEffectLevel::Mutating,
             destructive: DestructiveBehavior::Destructive,
             provenance: "local tool".into(),

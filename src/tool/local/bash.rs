@@ -63,7 +63,8 @@ impl BashTool {
                     },
                     "required": ["command"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
                 side_effect: SideEffectLevel::Mutating,
                 destructive: DestructiveBehavior::Destructive,
                 provenance: "local tool: runs shell commands".into(),

@@ -49,7 +49,8 @@ impl ReadTool {
                     },
                     "required": ["path"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
                 side_effect: SideEffectLevel::ReadOnly,
                 destructive: DestructiveBehavior::NonDestructive,
                 provenance: "local tool: reads files only".into(),

@@ -1,0 +1,110 @@
+//! `JsonText`: a JSON value held as its compact text, shared, parsed where it is used.
+//!
+//! A tool's input schema and annotations are read rarely (a call's argument check, a details
+//! view, a model request) but held for every tool all the time. As a parsed `Value` a small
+//! schema costs about 2 KiB (a B-tree node per object); as text it costs its length. The text
+//! is written from a parsed value, so its keys are sorted and it is canonical: two equal
+//! values have equal text. Clones share one allocation.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// A JSON value as compact, canonical text (keys sorted), shared by its clones.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct JsonText(Arc<str>);
+
+impl JsonText {
+    /// The text of `value`.
+    pub fn from_value(value: &Value) -> JsonText {
+        JsonText::written(serde_json::to_string(value))
+    }
+
+    /// The text of a JSON object.
+    pub fn from_object(object: &Map<String, Value>) -> JsonText {
+        JsonText::written(serde_json::to_string(object))
+    }
+
+    fn written(text: Result<String, serde_json::Error>) -> JsonText {
+        // A `Value` always serializes (its keys are strings); `null` stands for the impossible.
+        JsonText(Arc::from(text.unwrap_or_else(|_| "null".to_string())))
+    }
+
+    /// The value, parsed again. Text written from a value always parses; `null` stands for
+    /// the impossible rather than a panic.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+
+    /// The compact text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Value> for JsonText {
+    fn from(value: Value) -> JsonText {
+        JsonText::from_value(&value)
+    }
+}
+
+impl fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for JsonText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Written as the JSON it holds (not as a string), parsed first so that a pretty printer
+/// lays it out like any other value.
+impl Serialize for JsonText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn text_is_compact_and_canonical_and_parses_back() {
+        let a = JsonText::from(json!({"b": [true, null], "a": {"type": "string"}}));
+        assert_eq!(a.as_str(), r#"{"a":{"type":"string"},"b":[true,null]}"#);
+        assert_eq!(
+            a.to_value(),
+            json!({"a": {"type": "string"}, "b": [true, null]})
+        );
+        let b = JsonText::from(json!({"a": {"type": "string"}, "b": [true, null]}));
+        assert_eq!(a, b);
+        assert_ne!(a, JsonText::from(json!({})));
+    }
+
+    #[test]
+    fn it_serializes_as_the_json_it_holds() {
+        let text = JsonText::from(json!({"readOnlyHint": true}));
+        let outer = json!({"annotations": text});
+        assert_eq!(outer, json!({"annotations": {"readOnlyHint": true}}));
+        assert_eq!(
+            serde_json::to_string_pretty(&[&text]).expect("serializes"),
+            "[\n  {\n    \"readOnlyHint\": true\n  }\n]"
+        );
+    }
+
+    #[test]
+    fn an_object_gives_the_same_text_as_its_value() {
+        let value = json!({"type": "object", "properties": {}});
+        let Value::Object(map) = &value else {
+            panic!("an object")
+        };
+        assert_eq!(JsonText::from_object(map), JsonText::from_value(&value));
+    }
+}
