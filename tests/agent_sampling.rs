@@ -10,9 +10,8 @@ mod common;
 #[allow(dead_code)] // the Python MCP peer is not used here
 mod peers;
 
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aimon_console::agent::sampling::sample;
 use aimon_console::agent::HttpModelClient;
@@ -23,7 +22,7 @@ use aimon_console::runtime::{
     AgentRuntime, AgentRuntimeFactory, CallStatus, McpEvent, RequestOutcome, RuntimeEvent,
     RuntimeOptions,
 };
-use common::{config_of, demo_model, marker, wait_gone, Background};
+use common::{config_of, demo_model, marker, wait_gone};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -154,46 +153,14 @@ async fn without_a_model_sampling_is_not_declared() {
     assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }
 
-/// llama-cpp-python's server with SmolLM2 on a free port, and its base URL once it answers.
-fn llama_server() -> (Background, String) {
-    let (python, model) = peers::llama();
-    let port = common::free_port();
-    let child = Command::new(python)
-        .args(["-m", "llama_cpp.server", "--model"])
-        .arg(model)
-        .args(["--n_ctx", "2048"])
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start llama_cpp.server");
-    let server = Background(child);
-    let url = format!("http://127.0.0.1:{port}/v1");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            use std::io::{Read, Write};
-            let _ = stream.write_all(b"GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n");
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
-            if answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200") {
-                return (server, url);
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "llama_cpp.server did not come up in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_model_answers_server_everythings_sampling_request() {
-    let (_server, url) = tokio::task::spawn_blocking(llama_server)
-        .await
-        .expect("llama server");
+    let (_server, url) = tokio::task::spawn_blocking(|| {
+        let (python, model) = peers::llama();
+        common::llama_server(python, model, &["--n_ctx", "2048"])
+    })
+    .await
+    .expect("llama server");
     let m = marker("sampling-real");
     let mut profile = ModelProfile::url("local", &url, "SmolLM2-135M-Instruct");
     profile.stream = false;

@@ -8,54 +8,24 @@ mod common;
 mod peers;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{bin, demo_server, free_port, marker, wait_gone, write_config, Background};
+use common::{bin, demo_server, marker, wait_gone, write_config};
 use serde_json::Value;
 
-/// Starts the model server on a free port; returns it and its base URL once it answers.
-fn llama_server() -> (Background, String) {
+#[test]
+fn a_real_model_calls_a_tool_that_is_approved_and_answers() {
     let (python, model) = peers::llama();
-    let port = free_port();
-    let child = Command::new(python)
-        .args(["-m", "llama_cpp.server", "--model"])
-        .arg(model)
-        .args([
+    let (_server, url) = common::llama_server(
+        python,
+        model,
+        &[
             "--chat_format",
             "chatml-function-calling",
             "--n_ctx",
             "4096",
-        ])
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start llama_cpp.server");
-    let server = Background(child);
-    let url = format!("http://127.0.0.1:{port}/v1");
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            use std::io::{Read, Write};
-            let _ = stream.write_all(b"GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n");
-            let mut answer = String::new();
-            let _ = stream.read_to_string(&mut answer);
-            if answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200") {
-                return (server, url);
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "llama_cpp.server did not come up in 120 s"
-        );
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-#[test]
-fn a_real_model_calls_a_tool_that_is_approved_and_answers() {
-    let (_server, url) = llama_server();
+        ],
+    );
     let m = marker("real-model");
     // One demo server, its annotations ignored: every tool is mutating, so any call the model
     // makes waits for approval (given by --yes).

@@ -240,3 +240,39 @@ pub fn demo_model(flags: &[&str]) -> (Background, String) {
         .to_string();
     (guard, url)
 }
+
+/// llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`) with `model` on a
+/// free port, with `args` besides; returns it and its base URL once `/v1/models` answers 200
+/// (loading the model takes a few seconds; 120 s at most).
+pub fn llama_server(python: &Path, model: &Path, args: &[&str]) -> (Background, String) {
+    let port = free_port();
+    let child = Command::new(python)
+        .args(["-m", "llama_cpp.server", "--model"])
+        .arg(model)
+        .args(args)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start llama_cpp.server");
+    let server = Background(child);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            let _ = stream.write_all(b"GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            if answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200") {
+                return (server, url);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "llama_cpp.server did not come up in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
