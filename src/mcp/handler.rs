@@ -30,6 +30,8 @@ use super::transport::era::EraMemory;
 /// the operator are told.
 pub const SAMPLING_DECLINED: &str =
     "sampling declined: aimon-console has no model configured (no `agent:` in its config)";
+/// The same reason as the operator's Events line says it (after `declined`).
+const NO_MODEL: &str = "no model configured (no `agent:` in its config)";
 
 /// What a client declares and how it behaves; the console uses the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -148,7 +150,7 @@ impl ClientHandler for AimonClientHandler {
         let links = match &self.links {
             Some(links) if self.sampling => links,
             _ => {
-                self.report(METHOD, RequestOutcome::Declined, SAMPLING_DECLINED.into());
+                self.report(METHOD, RequestOutcome::Declined, NO_MODEL.into());
                 // -1: what the reference SDKs answer when the user rejects a sampling request.
                 return Err(ErrorData::new(ErrorCode(-1), SAMPLING_DECLINED, None));
             }

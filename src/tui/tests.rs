@@ -368,7 +368,7 @@ fn live_events(app: &mut App, t0: Instant) {
             server: "notes".into(),
             method: "sampling/createMessage".into(),
             outcome: RequestOutcome::Declined,
-            detail: "sampling is not supported by this console yet".into(),
+            detail: "no model configured (no `agent:` in its config)".into(),
         }),
     );
     at(
