@@ -29,7 +29,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::events::FailureClass;
-pub use super::handler::{AimonClientHandler, ClientOptions, SAMPLING_DECLINED};
+pub use super::handler::{AimonClientHandler, ClientOptions};
 use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;

@@ -28,7 +28,7 @@ use super::transport::era::EraMemory;
 
 /// Why `sampling/createMessage` is declined when no model is configured, as the server and
 /// the operator are told.
-pub const SAMPLING_DECLINED: &str =
+const SAMPLING_DECLINED: &str =
     "sampling declined: aimon-console has no model configured (no `agent:` in its config)";
 /// The same reason as the operator's Events line says it (after `declined`).
 const NO_MODEL: &str = "no model configured (no `agent:` in its config)";
