@@ -37,7 +37,7 @@ fn process_state_home() -> &'static Path {
 /// `demo-server --http 127.0.0.1:0 --oauth FLAGS…`, its stderr (what its authorization server
 /// did) going to `stderr`; returns it and its URL.
 fn demo_oauth(flags: &[&str], stderr: &Path) -> (Background, String) {
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .args(["demo-server", "--http", "127.0.0.1:0", "--oauth"])
         .args(flags)
         .stdin(Stdio::null())
@@ -45,18 +45,7 @@ fn demo_oauth(flags: &[&str], stderr: &Path) -> (Background, String) {
         .stderr(std::fs::File::create(stderr).expect("stderr file"))
         .spawn()
         .expect("demo-server --http --oauth");
-    let stdout = child.stdout.take().expect("stdout");
-    let guard = Background(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (guard, url)
+    listening(child)
 }
 
 /// A temp folder with a config holding one streamable_http server `secure` at `url`, a token

@@ -7,93 +7,11 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::tmux::Tmux;
 use common::*;
-
-/// A private tmux server running one shell (what `tests/tui_e2e.rs` does, reduced to what this
-/// test needs).
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(dir: &Path, width: u16, height: u16) -> Tmux {
-        let tmux = Tmux {
-            socket: format!("aimon-oauth-{}", std::process::id()),
-        };
-        let status = tmux
-            .cmd()
-            .args(["new-session", "-d", "-s", "main", "-x"])
-            .arg(width.to_string())
-            .arg("-y")
-            .arg(height.to_string())
-            .arg("-c")
-            .arg(dir)
-            .args([
-                "env",
-                "PS1=READY$ ",
-                "TERM=xterm-256color",
-                "bash",
-                "--norc",
-                "--noprofile",
-            ])
-            .status()
-            .expect("tmux (install it: apt-get install tmux)");
-        assert!(status.success(), "tmux new-session failed");
-        tmux.wait_for("READY$", Duration::from_secs(5));
-        tmux
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket, "-f", "/dev/null"]);
-        c
-    }
-
-    fn send(&self, args: &[&str]) {
-        let status = self
-            .cmd()
-            .args(["send-keys", "-t", "main"])
-            .args(args)
-            .status()
-            .expect("send-keys");
-        assert!(status.success());
-        std::thread::sleep(Duration::from_millis(150));
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "main"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "timed out waiting for {needle:?}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
 
 /// GETs `url` following redirects (the authorization server sends it to the console's
 /// loopback listener).
@@ -167,10 +85,10 @@ fn o_logs_in_from_the_console_and_the_server_starts() {
     .expect("script");
 
     let t = Tmux::start(dir.path(), 140, 40);
-    t.send(&["-l", "sh run.sh"]);
-    t.send(&["Enter"]);
+    t.text("sh run.sh");
+    t.keys(&["Enter"]);
     let mut screens = vec![t.wait_for("needs_login", Duration::from_secs(20))];
-    t.send(&["o"]);
+    t.keys(&["o"]);
     let start = Instant::now();
     while !opened.exists() {
         assert!(
@@ -185,7 +103,7 @@ fn o_logs_in_from_the_console_and_the_server_starts() {
     follow(page.trim());
     screens.push(t.wait_for("1/1 ready", Duration::from_secs(20)));
     for pane in ["2", "3", "5"] {
-        t.send(&[pane]);
+        t.keys(&[pane]);
         screens.push(t.screen());
     }
     assert!(
@@ -193,7 +111,7 @@ fn o_logs_in_from_the_console_and_the_server_starts() {
         "{}",
         screens[screens.len() - 2]
     );
-    t.send(&["q"]);
+    t.keys(&["q"]);
     t.wait_for("READY$", Duration::from_secs(10));
 
     let oauth_dir = state.join("aimon-console/oauth");

@@ -195,19 +195,7 @@ pub fn demo_http_at(addr: &str, flags: &[&str], marker: Option<&str>) -> (Backgr
     if let Some(marker) = marker {
         cmd.env("AIMON_TEST_MARKER", marker);
     }
-    let mut child = cmd.spawn().expect("start demo-server --http");
-    let stdout = child.stdout.take().expect("stdout");
-    let guard = Background(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string();
-    (guard, url)
+    listening(cmd.spawn().expect("start demo-server --http"))
 }
 
 /// A loopback port nothing listens on (bound, then released).
@@ -219,7 +207,7 @@ pub fn free_port() -> u16 {
 /// `demo-model FLAGS…` on a free loopback port; returns it and its base URL (`…/v1`, read from
 /// its first line, so it is listening on return).
 pub fn demo_model(flags: &[&str]) -> (Background, String) {
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .arg("demo-model")
         .args(flags)
         .stdin(Stdio::null())
@@ -227,6 +215,12 @@ pub fn demo_model(flags: &[&str]) -> (Background, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("start demo-model");
+    listening(child)
+}
+
+/// A child that says `listening on URL` first on its piped stdout (the demo model, the demo
+/// server over HTTP): it and the URL, once it is listening.
+pub fn listening(mut child: Child) -> (Background, String) {
     let stdout = child.stdout.take().expect("stdout");
     let guard = Background(child);
     let mut line = String::new();
