@@ -14,6 +14,24 @@ use crate::config::Config;
 use crate::runtime::{AgentRuntime, ServerStatus};
 use crate::text::sanitize_line;
 
+/// One listing per server (`list` of each), its failure kept as text beside the server.
+pub(super) async fn per_server<T, E, F, Fut>(
+    servers: Vec<String>,
+    list: F,
+) -> Vec<(String, Result<T, String>)>
+where
+    E: std::fmt::Display,
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let mut out = Vec::new();
+    for server in servers {
+        let listed = list(server.clone()).await.map_err(|e| e.to_string());
+        out.push((server, listed));
+    }
+    out
+}
+
 /// Every server started and settled, for a listing.
 pub(super) async fn start_settled(
     config: &Config,

@@ -43,15 +43,10 @@ pub struct PromptArgs {
 
 /// Every prompt server's prompts; failures are kept by server.
 async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<Vec<PromptInfo>, String>)> {
-    let mut out = Vec::new();
-    for server in runtime.prompt_servers() {
-        let listed = runtime
-            .list_prompts(&server)
-            .await
-            .map_err(|e| e.to_string());
-        out.push((server, listed));
-    }
-    out
+    content::per_server(runtime.prompt_servers(), |server| async move {
+        runtime.list_prompts(&server).await
+    })
+    .await
 }
 
 pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {

@@ -40,15 +40,10 @@ pub struct ReadArgs {
 
 /// Lists every resource server's resources; failures are kept by server.
 async fn listings(runtime: &AgentRuntime) -> Vec<(String, Result<ResourceListing, String>)> {
-    let mut out = Vec::new();
-    for server in runtime.resource_servers() {
-        let listed = runtime
-            .list_resources(&server)
-            .await
-            .map_err(|e| e.to_string());
-        out.push((server, listed));
-    }
-    out
+    content::per_server(runtime.resource_servers(), |server| async move {
+        runtime.list_resources(&server).await
+    })
+    .await
 }
 
 pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
