@@ -53,7 +53,7 @@ impl DescriptorFingerprint {
         let mut hasher = DefaultHasher::new();
         self.side_effect.hash(&mut hasher);
         self.destructive.hash(&mut hasher);
-        hash_json(&self.input_schema.to_value(), &mut hasher);
+        hash_json(self.input_schema.parsed(), &mut hasher);
         self.description.hash(&mut hasher);
         format!("{:016x}", hasher.finish())
     }

@@ -112,7 +112,7 @@ impl Executor {
             );
         };
         let descriptor = tool.descriptor();
-        if let Err(problems) = schema::validate(&descriptor.input_schema.to_value(), &arguments) {
+        if let Err(problems) = schema::validate(descriptor.input_schema.parsed(), &arguments) {
             return (
                 CallStatus::Error,
                 ToolResult::error(format!(

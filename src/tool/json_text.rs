@@ -4,17 +4,38 @@
 //! view, a model request) but held for every tool all the time. As a parsed `Value` a small
 //! schema costs about 2 KiB (a B-tree node per object); as text it costs its length. The text
 //! is written from a parsed value, so its keys are sorted and it is canonical: two equal
-//! values have equal text. Clones share one allocation.
+//! values have equal text. Clones share one allocation. What is read on every call (a tool's
+//! schema, for the argument check) is parsed once, on first use, and kept: only the tools
+//! that are called pay for a parsed copy.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// A JSON value as compact, canonical text (keys sorted), shared by its clones.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct JsonText(Arc<str>);
+#[derive(Clone)]
+pub struct JsonText(Arc<Held>);
+
+struct Held {
+    text: Box<str>,
+    parsed: OnceLock<Box<Value>>,
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &JsonText) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for JsonText {}
+
+impl std::hash::Hash for JsonText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
 
 impl JsonText {
     /// The text of `value`.
@@ -29,18 +50,26 @@ impl JsonText {
 
     fn written(text: Result<String, serde_json::Error>) -> JsonText {
         // A `Value` always serializes (its keys are strings); `null` stands for the impossible.
-        JsonText(Arc::from(text.unwrap_or_else(|_| "null".to_string())))
+        JsonText(Arc::new(Held {
+            text: text.unwrap_or_else(|_| "null".to_string()).into_boxed_str(),
+            parsed: OnceLock::new(),
+        }))
     }
 
     /// The value, parsed again. Text written from a value always parses; `null` stands for
     /// the impossible rather than a panic.
     pub fn to_value(&self) -> Value {
-        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+        serde_json::from_str(&self.0.text).unwrap_or(Value::Null)
+    }
+
+    /// The value, parsed on first use and kept for the next (shared by the clones).
+    pub fn parsed(&self) -> &Value {
+        self.0.parsed.get_or_init(|| Box::new(self.to_value()))
     }
 
     /// The compact text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.0.text
     }
 }
 
@@ -86,6 +115,19 @@ mod tests {
         let b = JsonText::from(json!({"a": {"type": "string"}, "b": [true, null]}));
         assert_eq!(a, b);
         assert_ne!(a, JsonText::from(json!({})));
+    }
+
+    #[test]
+    fn parsed_once_and_shared_by_the_clones() {
+        let a = JsonText::from(json!({"type": "object", "required": ["x"]}));
+        let b = a.clone();
+        assert_eq!(a.parsed(), &a.to_value());
+        assert!(std::ptr::eq(a.parsed(), b.parsed()));
+        // Equality and hashing go by the text, parsed or not.
+        assert_eq!(
+            a,
+            JsonText::from(json!({"required": ["x"], "type": "object"}))
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
 /// Checks `input` against a local tool's own schema; `Err` carries an operator-readable message.
 fn check_input(tool: &str, input_schema: &JsonText, input: &ToolInput) -> Result<(), String> {
     let args = serde_json::Value::Object(input.0.clone());
-    schema::validate(&input_schema.to_value(), &args)
+    schema::validate(input_schema.parsed(), &args)
         .map_err(|errors| format!("invalid arguments for {tool}: {}", errors.join("; ")))
 }
 

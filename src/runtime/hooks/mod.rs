@@ -379,7 +379,7 @@ impl Hooks {
             GateVerdict::Run { .. } | GateVerdict::Ask { .. } => {}
         }
         let arguments = Value::Object(arguments);
-        if let Err(problems) = schema::validate(&descriptor.input_schema.to_value(), &arguments) {
+        if let Err(problems) = schema::validate(descriptor.input_schema.parsed(), &arguments) {
             return Err(format!(
                 "its arguments do not match the input schema of {server}/{tool}: {}",
                 problems.join("; ")
