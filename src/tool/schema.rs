@@ -17,7 +17,7 @@ const MAX_DEPTH: usize = 64;
 /// (`/body: expected a string, got a number`).
 pub fn validate(schema: &Value, args: &Value) -> Result<(), Vec<String>> {
     let mut errors = Vec::new();
-    check(schema, args, "", 0, &mut errors);
+    check(schema, args, &Path::Root, 0, &mut errors);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -25,28 +25,49 @@ pub fn validate(schema: &Value, args: &Value) -> Result<(), Vec<String>> {
     }
 }
 
-fn display_path(path: &str) -> &str {
-    if path.is_empty() {
-        "/"
-    } else {
-        path
+/// Where a value is in the arguments, as a JSON pointer; written out only for an error (a
+/// call whose arguments pass allocates nothing for it).
+enum Path<'a> {
+    Root,
+    Key(&'a Path<'a>, &'a str),
+    Index(&'a Path<'a>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => f.write_str("/"),
+            Path::Key(parent, key) => {
+                parent.fmt_parent(f)?;
+                // One JSON-pointer segment, `~` and `/` escaped.
+                write!(f, "/{}", key.replace('~', "~0").replace('/', "~1"))
+            }
+            Path::Index(parent, index) => {
+                parent.fmt_parent(f)?;
+                write!(f, "/{index}")
+            }
+        }
     }
 }
 
-/// Appends one JSON-pointer segment (with `~` and `/` escaped).
-fn child_path(path: &str, segment: &str) -> String {
-    let escaped = segment.replace('~', "~0").replace('/', "~1");
-    format!("{path}/{escaped}")
+impl Path<'_> {
+    /// The path as a prefix: nothing for the root.
+    fn fmt_parent(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            _ => std::fmt::Display::fmt(self, f),
+        }
+    }
 }
 
-fn check(schema: &Value, value: &Value, path: &str, depth: usize, errors: &mut Vec<String>) {
+fn check(schema: &Value, value: &Value, path: &Path, depth: usize, errors: &mut Vec<String>) {
     if depth > MAX_DEPTH {
         return;
     }
     let schema = match schema {
         Value::Bool(true) => return,
         Value::Bool(false) => {
-            errors.push(format!("{}: no value is allowed here", display_path(path)));
+            errors.push(format!("{}: no value is allowed here", path));
             return;
         }
         Value::Object(map) => map,
@@ -58,7 +79,7 @@ fn check(schema: &Value, value: &Value, path: &str, depth: usize, errors: &mut V
         if let Some(expected) = type_mismatch(types, value) {
             errors.push(format!(
                 "{}: expected {expected}, got {}",
-                display_path(path),
+                path,
                 json_kind(value)
             ));
             // The remaining keywords would only repeat the same complaint.
@@ -69,16 +90,12 @@ fn check(schema: &Value, value: &Value, path: &str, depth: usize, errors: &mut V
     if let Some(Value::Array(allowed)) = schema.get("enum") {
         if !allowed.iter().any(|a| json_eq(a, value)) {
             let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            errors.push(format!(
-                "{}: must be one of {}",
-                display_path(path),
-                listed.join(", ")
-            ));
+            errors.push(format!("{}: must be one of {}", path, listed.join(", ")));
         }
     }
     if let Some(expected) = schema.get("const") {
         if !json_eq(expected, value) {
-            errors.push(format!("{}: must be {expected}", display_path(path)));
+            errors.push(format!("{}: must be {expected}", path));
         }
     }
 
@@ -173,17 +190,14 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 fn check_object(
     schema: &Map<String, Value>,
     object: &Map<String, Value>,
-    path: &str,
+    path: &Path,
     depth: usize,
     errors: &mut Vec<String>,
 ) {
     if let Some(Value::Array(required)) = schema.get("required") {
         for name in required.iter().filter_map(Value::as_str) {
             if !object.contains_key(name) {
-                errors.push(format!(
-                    "{}: missing required property {name:?}",
-                    display_path(path)
-                ));
+                errors.push(format!("{}: missing required property {name:?}", path));
             }
         }
     }
@@ -198,7 +212,7 @@ fn check_object(
         schema.get("additionalProperties")
     };
     for (key, item) in object {
-        let item_path = child_path(path, key);
+        let item_path = Path::Key(path, key);
         match properties.and_then(|props| props.get(key)) {
             Some(sub) => check(sub, item, &item_path, depth + 1, errors),
             None => match additional {
@@ -215,7 +229,7 @@ fn check_object(
 fn check_array(
     schema: &Map<String, Value>,
     items: &[Value],
-    path: &str,
+    path: &Path,
     depth: usize,
     errors: &mut Vec<String>,
 ) {
@@ -229,7 +243,7 @@ fn check_array(
         _ => None,
     };
     for (index, item) in items.iter().enumerate() {
-        let item_path = child_path(path, &index.to_string());
+        let item_path = Path::Index(path, index);
         match positional.and_then(|list| list.get(index)) {
             Some(sub) => check(sub, item, &item_path, depth + 1, errors),
             None => {
@@ -241,7 +255,7 @@ fn check_array(
     }
 }
 
-fn check_number(schema: &Map<String, Value>, value: &Value, path: &str, errors: &mut Vec<String>) {
+fn check_number(schema: &Map<String, Value>, value: &Value, path: &Path, errors: &mut Vec<String>) {
     let Some(n) = value.as_f64() else {
         return;
     };
@@ -258,14 +272,14 @@ fn check_number(schema: &Map<String, Value>, value: &Value, path: &str, errors: 
             continue;
         };
         if bound.as_f64().is_some_and(|b| violated(n, b)) {
-            errors.push(format!("{}: must be {phrase} {bound}", display_path(path)));
+            errors.push(format!("{}: must be {phrase} {bound}", path));
         }
     }
 }
 
-fn check_string(schema: &Map<String, Value>, text: &str, path: &str, errors: &mut Vec<String>) {
+fn check_string(schema: &Map<String, Value>, text: &str, path: &Path, errors: &mut Vec<String>) {
     let length = text.chars().count() as u64;
-    let p = display_path(path);
+    let p = path;
     if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
         if length < min {
             errors.push(format!("{p}: must be at least {min} characters long"));
