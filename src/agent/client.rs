@@ -1,5 +1,5 @@
 //! The model client: the [`ModelClient`] trait the loop talks to, and [`HttpModelClient`], a
-//! thin reqwest client for OpenAI-compatible Chat Completions endpoints.
+//! thin client for OpenAI-compatible Chat Completions endpoints (its HTTP in `http.rs`).
 //!
 //! Ours rather than `async-openai`: that crate is ~38,000 lines of generated types plus
 //! `derive_builder`, `eventsource-stream` (unbounded), `tower` and `secrecy`, a long build on
@@ -14,7 +14,8 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use hyper::body::Bytes;
 
-use super::failure::{classify_transport, ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass};
+use super::http::{Http, Response};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
 use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
 use crate::config::ModelProfile;
@@ -64,11 +65,9 @@ pub trait ModelClient: Send + Sync {
 /// A Chat Completions endpoint at `base_url` (`…/v1`).
 #[derive(Clone)]
 pub struct HttpModelClient {
-    http: reqwest::Client,
+    /// Shared by the clones [`limited`](Self::limited) makes (one connection to keep alive).
+    http: std::sync::Arc<Http>,
     url: String,
-    /// `url` parsed once (reqwest would parse the string on every request); `None` leaves the
-    /// string's error to the request, as before.
-    parsed: Option<reqwest::Url>,
     authority: String,
     headers: HeaderMap,
     options: RequestOptions,
@@ -100,11 +99,6 @@ impl HttpModelClient {
     /// A client for `profile`'s endpoint at `base_url` (the profile's own, or the one its
     /// `command` printed).
     pub fn new(profile: &ModelProfile, base_url: &str) -> Result<Self, ModelError> {
-        static TLS: std::sync::Once = std::sync::Once::new();
-        // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
-        TLS.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
         let uri: http::Uri = url.parse().map_err(|e| {
             ModelError::new(
@@ -137,18 +131,14 @@ impl HttpModelClient {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT.min(profile.request_timeout))
-            .build()
-            .map_err(|e| {
-                ModelError::new(
-                    ModelFailureClass::ConnectRefused,
-                    format!("cannot build the HTTP client: {e}"),
-                )
-            })?;
+        let http = Http::new(&url, CONNECT_TIMEOUT.min(profile.request_timeout)).map_err(|e| {
+            ModelError::new(
+                ModelFailureClass::ConnectRefused,
+                format!("cannot make the HTTP client for {url}: {e}"),
+            )
+        })?;
         Ok(HttpModelClient {
-            http,
-            parsed: reqwest::Url::parse(&url).ok(),
+            http: std::sync::Arc::new(http),
             url,
             authority,
             headers,
@@ -194,14 +184,7 @@ impl HttpModelClient {
         body: &Bytes,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, Attempt> {
-        let request = match &self.parsed {
-            Some(url) => self.http.post(url.clone()),
-            None => self.http.post(&self.url),
-        };
-        let send = request
-            .headers(self.headers.clone())
-            .body(body.clone())
-            .send();
+        let send = self.http.post(&self.headers, body.clone());
         let response = match tokio::time::timeout(self.timeout, send).await {
             Err(_) => {
                 return Err(Attempt::Fail(ModelError::timeout(
@@ -209,12 +192,12 @@ impl HttpModelClient {
                     self.timeout,
                 )))
             }
-            Ok(Err(e)) => return Err(Attempt::Fail(classify_transport(&e, &self.authority))),
+            Ok(Err(e)) => return Err(Attempt::Fail(e.classify(&self.authority))),
             Ok(Ok(response)) => response,
         };
-        let status = response.status();
+        let status = response.status;
         if !status.is_success() {
-            let retry_after = retry_after(response.headers());
+            let retry_after = retry_after(&response.headers);
             let body = self
                 .read_body(response, MAX_ERROR_BODY)
                 .await
@@ -227,7 +210,7 @@ impl HttpModelClient {
             });
         }
         let is_sse = response
-            .headers()
+            .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("text/event-stream"));
@@ -254,12 +237,12 @@ impl HttpModelClient {
     /// within ten times that.
     async fn read_stream(
         &self,
-        response: reqwest::Response,
+        response: Response,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
         let started = Instant::now();
         let cap = self.timeout * 10;
-        let mut stream = Box::pin(crate::sse::sse_events(response.bytes_stream()));
+        let mut stream = Box::pin(crate::sse::sse_events(response.body));
         let mut assembler = Assembler::default();
         loop {
             let left = cap.saturating_sub(started.elapsed());
@@ -288,7 +271,7 @@ impl HttpModelClient {
                     ))
                 }
                 Ok(Some(Err(crate::sse::SseStreamError::Body(e)))) => {
-                    return Err(classify_transport(&e, &self.authority))
+                    return Err(e.classify(&self.authority))
                 }
                 Ok(Some(Ok(event))) => {
                     if event.event != "message" && event.event != "error" {
@@ -301,13 +284,13 @@ impl HttpModelClient {
     }
 
     /// A body, at most `max` bytes, each piece within `request_timeout`.
-    async fn read_body(
-        &self,
-        response: reqwest::Response,
-        max: usize,
-    ) -> Result<Vec<u8>, ModelError> {
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
+    async fn read_body(&self, response: Response, max: usize) -> Result<Vec<u8>, ModelError> {
+        let mut body = Vec::with_capacity(
+            response
+                .content_length()
+                .map_or(0, |n| usize::try_from(n).unwrap_or(max).min(max)),
+        );
+        let mut stream = response.body;
         loop {
             match tokio::time::timeout(self.timeout, stream.next()).await {
                 Err(_) => {
@@ -317,7 +300,7 @@ impl HttpModelClient {
                     ))
                 }
                 Ok(None) => return Ok(body),
-                Ok(Some(Err(e))) => return Err(classify_transport(&e, &self.authority)),
+                Ok(Some(Err(e))) => return Err(e.classify(&self.authority)),
                 Ok(Some(Ok(bytes))) => {
                     if body.len() + bytes.len() > max {
                         return Err(ModelError::new(

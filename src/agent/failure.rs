@@ -188,8 +188,14 @@ pub fn endpoint_message(body: &str) -> String {
 }
 
 /// Classifies a transport error by walking its source chain (rustls errors, socket errors,
-/// timeouts); `authority` is the endpoint's host and port, for the message.
-pub fn classify_transport(err: &reqwest::Error, authority: &str) -> ModelError {
+/// timeouts); `connect` and `timeout` say whether it happened connecting or timed out, and
+/// `authority` is the endpoint's host and port, for the message.
+pub fn classify_transport(
+    err: &(dyn StdError + Send + Sync + 'static),
+    connect: bool,
+    timeout: bool,
+    authority: &str,
+) -> ModelError {
     let mut chain: Vec<&(dyn StdError + 'static)> = vec![err];
     let mut next = err.source();
     while let Some(e) = next {
@@ -228,20 +234,23 @@ pub fn classify_transport(err: &reqwest::Error, authority: &str) -> ModelError {
         }
     }
     let text: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
-    if text.iter().any(|t| t.contains("dns error")) {
+    if text
+        .iter()
+        .any(|t| t.contains("dns error") || t.contains("failed to lookup address"))
+    {
         return ModelError::new(
             ModelFailureClass::DnsError,
             format!("the host of {authority} did not resolve"),
         );
     }
-    if err.is_timeout() {
+    if timeout {
         return ModelError::new(
             ModelFailureClass::Timeout,
             format!("no connection to {authority} in time"),
         );
     }
     let cause = text.last().cloned().unwrap_or_default();
-    if err.is_connect() {
+    if connect {
         return ModelError::new(
             ModelFailureClass::ConnectRefused,
             format!("cannot connect to {authority}: {cause}"),

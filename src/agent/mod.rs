@@ -10,6 +10,7 @@ pub mod conversation;
 pub mod endpoint;
 pub mod events;
 pub mod failure;
+mod http;
 pub mod sampling;
 pub mod start;
 pub mod stream;

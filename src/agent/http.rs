@@ -1,0 +1,337 @@
+//! The model client's HTTP exchange: one POST, its status, headers and a body that arrives in
+//! chunks, over either of two ways.
+//!
+//! - `http://` (the local servers: llama.cpp, Ollama, LM Studio, vLLM, `demo-model`): hyper's
+//!   own HTTP/1.1 client connection to the host, kept alive and made again when it closed. No
+//!   proxy, no redirects, no connection pool: per request, reqwest's layers (its redirect
+//!   policy parses the URL again on every request, the proxy matcher, the pool checkout)
+//!   cost a third of the CPU of a loopback model request (`cargo bench -- agent`).
+//! - `https://`: reqwest, for TLS (rustls, ring), the system's proxy settings and redirects.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use http_body_util::{BodyStream, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use tokio::sync::Mutex;
+
+use super::failure::{classify_transport, ModelError};
+
+/// An error on the way: the cause's chain, and whether it happened connecting or timed out.
+#[derive(Debug)]
+pub struct HttpError {
+    cause: Box<dyn StdError + Send + Sync>,
+    connect: bool,
+    timeout: bool,
+}
+
+impl HttpError {
+    fn reqwest(e: reqwest::Error) -> Self {
+        HttpError {
+            connect: e.is_connect(),
+            timeout: e.is_timeout(),
+            cause: Box::new(e),
+        }
+    }
+
+    fn direct(cause: impl Into<Box<dyn StdError + Send + Sync>>, connect: bool) -> Self {
+        HttpError {
+            cause: cause.into(),
+            connect,
+            timeout: false,
+        }
+    }
+
+    /// The failure class and message of this error for `authority`.
+    pub fn classify(&self, authority: &str) -> ModelError {
+        classify_transport(&*self.cause, self.connect, self.timeout, authority)
+    }
+}
+
+/// An answer: its status and headers, the body still on its way.
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: BoxStream<'static, Result<Bytes, HttpError>>,
+}
+
+impl Response {
+    /// `Content-Length`, when the answer says it.
+    pub fn content_length(&self) -> Option<u64> {
+        self.headers
+            .get(http::header::CONTENT_LENGTH)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
+/// How requests reach the endpoint.
+pub enum Http {
+    Direct(Direct),
+    Reqwest {
+        client: reqwest::Client,
+        /// Parsed once (reqwest would parse the string on every request).
+        url: reqwest::Url,
+    },
+}
+
+impl Http {
+    /// The way to `url` (`…/chat/completions`), connecting within `connect_timeout`.
+    pub fn new(url: &str, connect_timeout: Duration) -> Result<Http, String> {
+        let uri: http::Uri = url.parse().map_err(|e| format!("{e}"))?;
+        if uri.scheme_str() == Some("http") {
+            let authority = uri.authority().ok_or("no host")?;
+            let port = authority.port_u16().unwrap_or(80);
+            return Ok(Http::Direct(Direct {
+                address: format!("{}:{port}", authority.host()),
+                host: HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?,
+                path: uri
+                    .path_and_query()
+                    .map_or_else(|| "/".to_string(), |p| p.as_str().to_string()),
+                connect_timeout,
+                idle: Mutex::new(None),
+            }));
+        }
+        static TLS: std::sync::Once = std::sync::Once::new();
+        // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
+        TLS.call_once(|| {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let client = reqwest::Client::builder()
+            .connect_timeout(connect_timeout)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let url = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
+        Ok(Http::Reqwest { client, url })
+    }
+
+    /// POSTs `body` with `headers`; resolves when the answer's head has come.
+    pub async fn post(&self, headers: &HeaderMap, body: Bytes) -> Result<Response, HttpError> {
+        match self {
+            Http::Direct(direct) => direct.post(headers, body).await,
+            Http::Reqwest { client, url } => {
+                let response = client
+                    .post(url.clone())
+                    .headers(headers.clone())
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(HttpError::reqwest)?;
+                Ok(Response {
+                    status: response.status(),
+                    headers: response.headers().clone(),
+                    body: response
+                        .bytes_stream()
+                        .map(|piece| piece.map_err(HttpError::reqwest))
+                        .boxed(),
+                })
+            }
+        }
+    }
+}
+
+/// One kept-alive HTTP/1.1 connection to a plain-HTTP endpoint.
+pub struct Direct {
+    /// `host:port` to connect to.
+    address: String,
+    /// The `Host` header.
+    host: HeaderValue,
+    /// The request target (`/v1/chat/completions`).
+    path: String,
+    connect_timeout: Duration,
+    /// The connection between requests; a request takes it (a second request at the same
+    /// time opens its own) and gives it back once the answer's head has come (a next
+    /// request on it then waits for that body to be read).
+    idle: Mutex<Option<SendRequest<Full<Bytes>>>>,
+}
+
+impl Direct {
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, HttpError> {
+        let stream = tokio::time::timeout(
+            self.connect_timeout,
+            tokio::net::TcpStream::connect(&self.address),
+        )
+        .await
+        .map_err(|_| HttpError {
+            cause: format!(
+                "no connection in {}",
+                crate::text::fmt_duration(self.connect_timeout)
+            )
+            .into(),
+            connect: true,
+            timeout: true,
+        })?
+        .map_err(|e| HttpError::direct(e, true))?;
+        // Requests go out whole; the answer is waited for.
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| HttpError::direct(e, true))?;
+        // The connection's IO runs beside the requests; it ends when the socket closes.
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "model connection ended");
+            }
+        });
+        Ok(sender)
+    }
+
+    fn request(&self, headers: &HeaderMap, body: Bytes) -> http::Request<Full<Bytes>> {
+        let mut request = http::Request::new(Full::new(body));
+        *request.method_mut() = http::Method::POST;
+        if let Ok(uri) = self.path.parse() {
+            *request.uri_mut() = uri;
+        }
+        let out = request.headers_mut();
+        out.insert(http::header::HOST, self.host.clone());
+        for (name, value) in headers {
+            out.insert(name, value.clone());
+        }
+        request
+    }
+
+    async fn post(&self, headers: &HeaderMap, body: Bytes) -> Result<Response, HttpError> {
+        let kept = self.idle.lock().await.take();
+        let response = match kept {
+            // A kept connection the server closed while idle fails before the request is
+            // written (`is_canceled`): the request goes again on a new one.
+            Some(sender) => match Self::exchange(sender, self.request(headers, body.clone())).await
+            {
+                Err((e, false)) => Err(HttpError::direct(e, false)),
+                Err((_, true)) => {
+                    Self::exchange(self.connect().await?, self.request(headers, body))
+                        .await
+                        .map_err(|(e, _)| HttpError::direct(e, false))
+                }
+                Ok(done) => Ok(done),
+            },
+            None => Self::exchange(self.connect().await?, self.request(headers, body))
+                .await
+                .map_err(|(e, _)| HttpError::direct(e, false)),
+        };
+        let (sender, response) = response?;
+        *self.idle.lock().await = Some(sender);
+        let (parts, incoming) = response.into_parts();
+        let body = BodyStream::new(incoming)
+            .filter_map(|frame| async move {
+                match frame {
+                    Ok(frame) => frame.into_data().ok().map(Ok),
+                    Err(e) => Some(Err(HttpError::direct(e, false))),
+                }
+            })
+            .boxed();
+        Ok(Response {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    /// Sends `request` on `sender`: the sender and the answer's head, or the error and
+    /// whether the request was never sent (worth one more try on a new connection).
+    async fn exchange(
+        mut sender: SendRequest<Full<Bytes>>,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<
+        (
+            SendRequest<Full<Bytes>>,
+            http::Response<hyper::body::Incoming>,
+        ),
+        (hyper::Error, bool),
+    > {
+        if let Err(e) = sender.ready().await {
+            return Err((e, true));
+        }
+        match sender.send_request(request).await {
+            Ok(response) => Ok((sender, response)),
+            Err(e) => {
+                let unsent = e.is_canceled();
+                Err((e, unsent))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A server that answers one request a connection and then closes it (without saying so
+    /// in a header, as a server's idle timeout does), counting its connections.
+    async fn one_answer_a_connection() -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = connections.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The head and the 2-byte body `{}`.
+                while !request.ends_with(b"\r\n\r\n{}") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n{\"a\":1}")
+                    .await;
+            }
+        });
+        (format!("http://{address}/v1/chat/completions"), connections)
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_while_idle_is_made_again() {
+        let (url, connections) = one_answer_a_connection().await;
+        let http = Http::new(&url, Duration::from_secs(5)).unwrap();
+        assert!(matches!(http, Http::Direct(_)));
+        for _ in 0..3 {
+            let response = http
+                .post(&HeaderMap::new(), Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            assert_eq!(response.status, StatusCode::OK);
+            assert_eq!(response.content_length(), Some(7));
+            let body: Vec<Bytes> = response.body.map(|b| b.unwrap()).collect().await;
+            assert_eq!(body.concat(), b"{\"a\":1}");
+            // The server closes the connection; the client sees it before the next request.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn nothing_listening_is_connect_refused_and_https_goes_through_reqwest() {
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = free.local_addr().unwrap();
+        drop(free);
+        let http = Http::new(&format!("http://{address}/v1"), Duration::from_secs(5)).unwrap();
+        let error = match http.post(&HeaderMap::new(), Bytes::new()).await {
+            Err(e) => e.classify(&address.to_string()),
+            Ok(_) => panic!("nothing listens there"),
+        };
+        assert_eq!(
+            error.class,
+            super::super::failure::ModelFailureClass::ConnectRefused
+        );
+        assert!(error.message.contains("refused"), "{}", error.message);
+        let tls = Http::new("https://example.invalid/v1", Duration::from_secs(5)).unwrap();
+        assert!(matches!(tls, Http::Reqwest { .. }));
+    }
+}
