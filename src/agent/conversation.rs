@@ -116,14 +116,12 @@ impl Conversation {
 
     fn record(&mut self, record: Record) {
         if let Some(transcript) = &mut self.transcript {
-            if let Err(e) = transcript.append(&record) {
-                tracing::warn!(error = %e, "transcript line not written");
-            }
+            transcript.append(&record);
         }
     }
 
-    /// Writes the transcript's buffered lines: before anything that may wait long (a model
-    /// request, a turn's calls) and when a prompt ends.
+    /// Hands the transcript's lines to its writer: before anything that may wait long (a
+    /// model request, a turn's calls) and when a prompt ends.
     fn sync(&mut self) {
         if let Some(transcript) = &mut self.transcript {
             if let Err(e) = transcript.flush() {
