@@ -116,12 +116,14 @@ impl Conversation {
 
     fn record(&mut self, record: Record) {
         if let Some(transcript) = &mut self.transcript {
-            transcript.append(&record);
+            if let Err(e) = transcript.append(&record) {
+                tracing::warn!(error = %e, "transcript line not written");
+            }
         }
     }
 
-    /// Hands the transcript's lines to its writer: before anything that may wait long (a
-    /// model request, a turn's calls) and when a prompt ends.
+    /// Writes the transcript's buffered lines: before anything that may wait long (a model
+    /// request, a turn's calls) and when a prompt ends.
     fn sync(&mut self) {
         if let Some(transcript) = &mut self.transcript {
             if let Err(e) = transcript.flush() {

@@ -4,10 +4,8 @@
 //! back by `--resume ID`. Secrets are never written: no key, no header, no environment.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
-use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -149,46 +147,10 @@ impl Record {
 /// run and when a prompt ends, so a turn costs two writes, not one a line, and what led to a
 /// long wait is on disk before it.
 #[derive(Debug)]
-///
-/// Lines are gathered in memory and handed, at each [`flush`](Transcript::flush), to a writer
-/// thread of the transcript's own: the loop shares its thread with the console's drawing, and
-/// a file write can wait on the disk. Dropping the transcript hands over what is left and waits
-/// for the writer to finish.
 pub struct Transcript {
     id: String,
     path: PathBuf,
-    /// Lines appended since the last flush.
-    pending: Vec<u8>,
-    /// The writer's inbox and the thread, until dropped.
-    writer: Option<(Sender<Vec<u8>>, JoinHandle<()>)>,
-}
-
-/// Starts the thread that writes handed-over lines to `file`, in order; a failed write is
-/// logged once (the conversation goes on without its transcript, as before).
-fn start_writer(
-    mut file: File,
-    path: &Path,
-) -> Result<(Sender<Vec<u8>>, JoinHandle<()>), TranscriptError> {
-    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    let shown = path.display().to_string();
-    let thread = std::thread::Builder::new()
-        .name("transcript".into())
-        .spawn(move || {
-            let mut failed = false;
-            for lines in rx {
-                if let Err(e) = file.write_all(&lines) {
-                    if !failed {
-                        tracing::warn!(path = %shown, error = %e, "transcript lines not written");
-                        failed = true;
-                    }
-                }
-            }
-        })
-        .map_err(|source| TranscriptError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok((tx, thread))
+    file: BufWriter<File>,
 }
 
 /// What `sessions` shows of one transcript.
@@ -301,27 +263,25 @@ impl Transcript {
             source,
         };
         std::fs::create_dir_all(dir).map_err(write)?;
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .create_new(true)
             .append(true)
             .open(&path)
             .map_err(write)?;
-        // The session line is written here, so the session is listed from the start.
-        let mut first = line(&Record::Session {
-            id: id.clone(),
+        let mut transcript = Transcript {
+            id,
+            path,
+            file: BufWriter::new(file),
+        };
+        transcript.append(&Record::Session {
+            id: transcript.id.clone(),
             at_ms: now_ms(),
             config: config.display().to_string(),
             profile: profile.to_string(),
             model: model.to_string(),
-        });
-        file.write_all(&first).map_err(write)?;
-        first.clear();
-        Ok(Transcript {
-            id,
-            writer: Some(start_writer(file, &path)?),
-            path,
-            pending: first,
-        })
+        })?;
+        transcript.flush()?;
+        Ok(transcript)
     }
 
     /// Opens session `id` in `dir` to continue it: its records so far, and the transcript to
@@ -337,30 +297,34 @@ impl Transcript {
         let cut_short = std::fs::read(&path)
             .map(|bytes| bytes.last().is_some_and(|b| *b != b'\n'))
             .unwrap_or(false);
-        let write = |source| TranscriptError::Write {
-            path: path.clone(),
-            source,
+        let file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|source| TranscriptError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        let mut transcript = Transcript {
+            id: id.to_string(),
+            path,
+            file: BufWriter::new(file),
         };
-        let mut file = OpenOptions::new().append(true).open(&path).map_err(write)?;
-        // A line cut short (a crash mid-write) must not swallow the next one.
-        let mut first = if cut_short {
-            b"\n".to_vec()
-        } else {
-            Vec::new()
-        };
-        first.extend_from_slice(&line(&Record::Resumed {
+        if cut_short {
+            // A line cut short (a crash mid-write) must not swallow the next one.
+            transcript
+                .file
+                .write_all(b"\n")
+                .map_err(|source| TranscriptError::Write {
+                    path: transcript.path.clone(),
+                    source,
+                })?;
+        }
+        transcript.append(&Record::Resumed {
             at_ms: now_ms(),
             profile: profile.to_string(),
             model: model.to_string(),
-        }));
-        file.write_all(&first).map_err(write)?;
-        first.clear();
-        let transcript = Transcript {
-            id: id.to_string(),
-            writer: Some(start_writer(file, &path)?),
-            path,
-            pending: first,
-        };
+        })?;
+        transcript.flush()?;
         Ok((transcript, records))
     }
 
@@ -372,45 +336,25 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one line (kept in memory until [`flush`](Self::flush)).
-    pub fn append(&mut self, record: &Record) {
-        if serde_json::to_writer(&mut self.pending, record).is_ok() {
-            self.pending.push(b'\n');
-        }
-    }
-
-    /// Hands the lines appended so far to the writer (also done when the transcript is
-    /// dropped). An error only if the writer is gone.
-    pub fn flush(&mut self) -> Result<(), TranscriptError> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let lines = std::mem::take(&mut self.pending);
-        match &self.writer {
-            Some((tx, _)) if tx.send(lines).is_ok() => Ok(()),
-            _ => Err(TranscriptError::Write {
+    /// Appends one line (to the buffer: see [`flush`](Self::flush)).
+    pub fn append(&mut self, record: &Record) -> Result<(), TranscriptError> {
+        let mut line = serde_json::to_vec(record).unwrap_or_default();
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .map_err(|source| TranscriptError::Write {
                 path: self.path.clone(),
-                source: std::io::Error::other("the transcript's writer stopped"),
-            }),
-        }
+                source,
+            })
     }
-}
 
-impl Drop for Transcript {
-    fn drop(&mut self) {
-        let _ = self.flush();
-        if let Some((tx, thread)) = self.writer.take() {
-            drop(tx);
-            let _ = thread.join();
-        }
+    /// Writes the buffered lines to the file (also done when the transcript is dropped).
+    pub fn flush(&mut self) -> Result<(), TranscriptError> {
+        self.file.flush().map_err(|source| TranscriptError::Write {
+            path: self.path.clone(),
+            source,
+        })
     }
-}
-
-/// One record as a line.
-fn line(record: &Record) -> Vec<u8> {
-    let mut line = serde_json::to_vec(record).unwrap_or_default();
-    line.push(b'\n');
-    line
 }
 
 /// Every record of the transcript at `path`; lines that do not parse (a line cut short by a
@@ -598,21 +542,17 @@ mod tests {
                 content: "saved".into(),
             },
         ] {
-            t.append(&record);
+            t.append(&record).unwrap();
         }
-        // Lines wait in memory until flushed; the session line is there from the start.
+        // Lines wait in the buffer until flushed.
         assert_eq!(
             std::fs::read_to_string(t.path()).unwrap().lines().count(),
             1
         );
         t.flush().unwrap();
-        let (id, path) = (t.id().to_string(), t.path().to_path_buf());
-        // Dropped, the transcript has written every line.
-        drop(t);
-        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 4);
         std::fs::OpenOptions::new()
             .append(true)
-            .open(&path)
+            .open(t.path())
             .unwrap()
             .write_all(b"{\"type\": \"prompt\", \"cut sh")
             .unwrap();
@@ -622,7 +562,7 @@ mod tests {
             (listed[0].prompts, listed[0].first_prompt.as_str()),
             (1, "save it")
         );
-        let (_, records) = Transcript::resume(dir.path(), &id, "demo", "demo").unwrap();
+        let (_, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
         let messages = messages(&records);
         assert_eq!(messages.len(), 4, "{messages:?}");
         assert!(
