@@ -291,8 +291,7 @@ impl DefaultMcpClient {
             progress_token,
             ..
         } = handle;
-        let token = serde_json::to_value(&progress_token).unwrap_or_default();
-        let route = self.links.routes.register(&token, progress);
+        let route = self.links.routes.register(&progress_token, progress);
         let idle = self.request_timeout;
         let cap = idle.saturating_mul(TOTAL_TIMEOUT_FACTOR);
         let started = tokio::time::Instant::now();

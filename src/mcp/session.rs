@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use rmcp::model::{NumberOrString, ProgressToken};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -161,14 +162,27 @@ struct Route {
     activity: Arc<Notify>,
 }
 
-/// Pending requests by progress token.
+/// Pending requests by progress token (a number or a string, as sent: a float matches none).
 #[derive(Default)]
-pub(crate) struct ProgressRoutes(Mutex<HashMap<String, Route>>);
+pub(crate) struct ProgressRoutes(Mutex<HashMap<NumberOrString, Route>>);
+
+/// The token a notification names, as a route's key.
+fn token_key(token: &Value) -> Option<NumberOrString> {
+    match token {
+        Value::Number(n) => n.as_i64().map(NumberOrString::Number),
+        Value::String(s) => Some(NumberOrString::String(s.as_str().into())),
+        _ => None,
+    }
+}
 
 impl ProgressRoutes {
     /// Routes progress for `token` to `sink` until the guard is dropped.
-    pub(crate) fn register(self: &Arc<Self>, token: &Value, sink: ProgressSink) -> RouteGuard {
-        let key = token.to_string();
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        token: &ProgressToken,
+        sink: ProgressSink,
+    ) -> RouteGuard {
+        let key = token.0.clone();
         let activity = Arc::new(Notify::new());
         self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(
             key.clone(),
@@ -186,11 +200,14 @@ impl ProgressRoutes {
 
     /// Hands `update` to the request that carried `token`; false when none is pending.
     fn route(&self, token: &Value, update: ProgressUpdate) -> bool {
+        let Some(key) = token_key(token) else {
+            return false;
+        };
         let found = self
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&token.to_string())
+            .get(&key)
             .map(|r| (r.sink.clone(), r.activity.clone()));
         match found {
             Some((sink, activity)) => {
@@ -211,7 +228,7 @@ impl ProgressRoutes {
 /// A registered route; dropping it unregisters the token.
 pub(crate) struct RouteGuard {
     routes: Arc<ProgressRoutes>,
-    key: String,
+    key: NumberOrString,
     activity: Arc<Notify>,
 }
 
@@ -283,7 +300,7 @@ mod tests {
         let got = Arc::new(Mutex::new(Vec::new()));
         let into = got.clone();
         let guard = links.routes.register(
-            &json!(7),
+            &ProgressToken(NumberOrString::Number(7)),
             ProgressSink::new(move |u| into.lock().unwrap().push(u.progress)),
         );
         tap.deliver(&note(
