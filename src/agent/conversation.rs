@@ -455,6 +455,10 @@ impl Conversation {
         }
         // Let a driver on this thread show the calls before their runtime events.
         tokio::task::yield_now().await;
+        if let [call] = calls {
+            // The usual turn: one call, awaited where it is (no boxed slice of futures).
+            return vec![self.run_call(call, offered, reason, cancel).await];
+        }
         join_all(
             calls
                 .iter()
