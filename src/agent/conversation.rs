@@ -25,15 +25,13 @@ use tokio_util::sync::CancellationToken;
 use super::client::{ModelClient, ModelEvent};
 use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
+use super::tool_text::tool_content;
 use super::transcript::{now_ms, Record, Transcript};
 use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
 use crate::config::HookEvent;
-use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, CallStatus, HookRun};
+use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, HookRun};
+use crate::tool::json_kind;
 use crate::tool::registry::ToolSnapshot;
-use crate::tool::{json_kind, ContentPart};
-
-/// The most bytes of one tool result the model is sent; the rest is cut with a note.
-pub const MAX_TOOL_CONTENT: usize = 100 * 1024;
 
 /// Settings of a conversation that come from its model profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -523,125 +521,5 @@ impl Conversation {
             content,
             outcome: Some(outcome),
         }
-    }
-}
-
-/// What the model is told a call gave: the tool's text (its parts: text as is, images, audio
-/// and embedded resources as placeholders naming their type and size), its structured content
-/// as JSON, and for anything but success a first word saying what happened.
-pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
-    let result = &outcome.result;
-    let mut text = if result.parts.is_empty() {
-        result.text.clone()
-    } else {
-        let parts: Vec<String> = result.parts.iter().map(ContentPart::for_model).collect();
-        parts.join("\n")
-    };
-    if let Some(structured) = &result.structured {
-        let json = structured.to_string();
-        if text != json {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str("structured content: ");
-            text.push_str(&json);
-        }
-    }
-    let (status, prefix) = match outcome.status {
-        CallStatus::Ok => (ToolCallStatus::Ok, ""),
-        CallStatus::Error => (ToolCallStatus::Error, "error: "),
-        CallStatus::Denied => (ToolCallStatus::Denied, "not run: "),
-        CallStatus::Refused => (ToolCallStatus::Refused, "not run: "),
-        CallStatus::Cancelled => (ToolCallStatus::Cancelled, "cancelled by the operator: "),
-        // A returned outcome is final; these cannot be, but say what is known.
-        CallStatus::AwaitingApproval | CallStatus::Running => (ToolCallStatus::Error, "error: "),
-    };
-    let mut content = format!("{prefix}{text}");
-    if content.len() > MAX_TOOL_CONTENT {
-        let mut cut = MAX_TOOL_CONTENT;
-        while !content.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let more = content.len() - cut;
-        content.truncate(cut);
-        content.push_str(&format!("\n[cut: {more} more bytes]"));
-    }
-    (status, content)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use serde_json::json;
-
-    use super::*;
-    use crate::tool::ToolResult;
-
-    fn outcome(status: CallStatus, result: ToolResult) -> CallOutcome {
-        CallOutcome {
-            id: 1,
-            tool: "t".into(),
-            status,
-            result,
-            elapsed: Duration::ZERO,
-            approval: None,
-            hooks: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn what_the_model_is_told_says_what_happened() {
-        let mut ok = ToolResult::ok("5");
-        ok.structured = Some(json!({"sum": 5}));
-        assert_eq!(
-            tool_content(&outcome(CallStatus::Ok, ok)),
-            (
-                ToolCallStatus::Ok,
-                "5\nstructured content: {\"sum\":5}".into()
-            )
-        );
-        let mut same = ToolResult::ok("{\"sum\":5}");
-        same.structured = Some(json!({"sum": 5}));
-        assert_eq!(
-            tool_content(&outcome(CallStatus::Ok, same)).1,
-            "{\"sum\":5}"
-        );
-        let denied = ToolResult::error("denied by the operator: t");
-        assert_eq!(
-            tool_content(&outcome(CallStatus::Denied, denied)),
-            (
-                ToolCallStatus::Denied,
-                "not run: denied by the operator: t".into()
-            )
-        );
-        let failed = ToolResult::error("no note titled \"x\"");
-        assert_eq!(
-            tool_content(&outcome(CallStatus::Error, failed)).1,
-            "error: no note titled \"x\""
-        );
-        // Parts other than text go as placeholders: an embedded resource is not pasted in.
-        let mut parts = ToolResult::ok("Here it is:\n[resource test://r/1]\nsecret text");
-        parts.parts = vec![
-            ContentPart::Text("Here it is:".into()),
-            ContentPart::Resource {
-                uri: "test://r/1".into(),
-                mime_type: Some("text/plain".into()),
-                bytes: 11,
-                text: true,
-            },
-            ContentPart::Image {
-                mime_type: "image/png".into(),
-                bytes: 68,
-            },
-        ];
-        assert_eq!(
-            tool_content(&outcome(CallStatus::Ok, parts)).1,
-            "Here it is:\n[embedded resource: test://r/1, text/plain, 11 bytes of text]\n[image: image/png, 68 bytes]"
-        );
-        let huge = ToolResult::ok("é".repeat(MAX_TOOL_CONTENT));
-        let (_, cut) = tool_content(&outcome(CallStatus::Ok, huge));
-        assert!(cut.len() < MAX_TOOL_CONTENT + 100, "{}", cut.len());
-        assert!(cut.ends_with(&format!("[cut: {} more bytes]", MAX_TOOL_CONTENT)));
     }
 }

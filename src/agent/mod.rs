@@ -14,6 +14,7 @@ mod http;
 pub mod sampling;
 pub mod start;
 pub mod stream;
+mod tool_text;
 pub mod transcript;
 pub mod wire;
 
