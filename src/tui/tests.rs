@@ -26,6 +26,19 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrig
 
 pub(super) const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
 
+/// A key pressed alone (the key tests of every pane and modal use these two).
+pub(super) fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
+}
+
+/// Ctrl and a letter.
+pub(super) fn ctrl(c: char) -> crossterm::event::KeyEvent {
+    crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char(c),
+        crossterm::event::KeyModifiers::CONTROL,
+    )
+}
+
 pub(super) fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
     let mut server = ServerConfig::stdio(name, "demo", Vec::new());
     server.annotation_trust = trust;

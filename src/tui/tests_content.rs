@@ -6,13 +6,14 @@
 
 use std::collections::BTreeMap;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::app::{App, AppEvent, Effect, Pane};
 use super::content::ContentEvent;
 use super::modals::viewer::{ResourceView, TextView};
 use super::modals::Modal;
+use super::tests::{ctrl, key};
 use super::tests::{draw, populated, snapshot};
 use crate::runtime::{
     Capabilities, ElicitationAnswer, ElicitationRequest, ListCapability, McpEvent, MessageRole,
@@ -21,14 +22,6 @@ use crate::runtime::{
 };
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-}
 
 fn resource(server: &str, uri: &str, name: &str, mime: &str, size: Option<u64>) -> ResourceInfo {
     ResourceInfo {

@@ -6,15 +6,11 @@ use serde_json::json;
 
 use super::app::Pane;
 use super::modals::Modal;
-use super::tests::{descriptor, ignored, populated};
+use super::tests::{descriptor, ignored, key, populated};
 use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
-
-fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
-    crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
-}
 
 #[test]
 fn quitting_asks_while_calls_run() {

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -20,6 +20,7 @@ use crate::runtime::{CallStatus, RuntimeEvent};
 use crate::tool::{SideEffectLevel, ToolResult};
 use crate::tui::app::{App, AppEvent, Pane};
 use crate::tui::tests::{config, descriptor, draw, populated, snapshot};
+pub(super) use crate::tui::tests::{ctrl, key};
 use crate::tui::theme::Theme;
 
 fn agent() -> AgentConfig {
@@ -54,14 +55,6 @@ pub(super) fn agent_config() -> Config {
 pub(super) fn client(base_url: &str) -> std::sync::Arc<crate::agent::HttpModelClient> {
     let profile = ModelProfile::url("t", base_url, "demo");
     std::sync::Arc::new(crate::agent::HttpModelClient::new(&profile, base_url).unwrap())
-}
-
-pub(super) fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-pub(super) fn ctrl(c: char) -> KeyEvent {
-    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
 pub(super) fn type_text(app: &mut App, text: &str) {

@@ -268,15 +268,8 @@ fn fill(form: &mut FormEditor, args: &Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::tests::{ctrl, key};
     use serde_json::json;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    fn ctrl(c: char) -> KeyEvent {
-        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-    }
 
     /// mcp-server-fetch's `fetch`, as it lists it.
     fn fetch() -> Value {

@@ -250,11 +250,8 @@ impl ArgsEditor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::tests::key;
     use serde_json::json;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
 
     fn schema() -> Value {
         json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]})

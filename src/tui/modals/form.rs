@@ -619,15 +619,8 @@ impl FormEditor {
 mod tests {
     use super::*;
     use crate::runtime::TextFormat;
+    use crate::tui::tests::{ctrl, key};
     use serde_json::json;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    fn ctrl(c: char) -> KeyEvent {
-        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
-    }
 
     fn form() -> FormEditor {
         let fields = vec![

@@ -449,11 +449,7 @@ impl TextView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::KeyModifiers;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
+    use crate::tui::tests::key;
 
     #[test]
     fn a_blob_is_saved_under_a_safe_name() {
