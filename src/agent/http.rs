@@ -92,9 +92,11 @@ impl Http {
             return Ok(Http::Direct(Direct {
                 address: format!("{}:{port}", authority.host()),
                 host: HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?,
-                path: uri
+                // Origin form: the path and query alone (a clone of it shares its bytes).
+                target: uri
                     .path_and_query()
-                    .map_or_else(|| "/".to_string(), |p| p.as_str().to_string()),
+                    .and_then(|p| p.as_str().parse().ok())
+                    .unwrap_or_else(|| http::Uri::from_static("/")),
                 connect_timeout,
                 idle: Mutex::new(None),
             }));
@@ -143,8 +145,8 @@ pub struct Direct {
     address: String,
     /// The `Host` header.
     host: HeaderValue,
-    /// The request target (`/v1/chat/completions`).
-    path: String,
+    /// The request target (`/v1/chat/completions`), parsed once.
+    target: http::Uri,
     connect_timeout: Duration,
     /// The connection between requests; a request takes it (a second request at the same
     /// time opens its own) and gives it back once the answer's head has come (a next
@@ -187,9 +189,7 @@ impl Direct {
     fn request(&self, headers: &HeaderMap, body: Bytes) -> http::Request<Full<Bytes>> {
         let mut request = http::Request::new(Full::new(body));
         *request.method_mut() = http::Method::POST;
-        if let Ok(uri) = self.path.parse() {
-            *request.uri_mut() = uri;
-        }
+        *request.uri_mut() = self.target.clone();
         let out = request.headers_mut();
         out.insert(http::header::HOST, self.host.clone());
         for (name, value) in headers {
