@@ -199,25 +199,21 @@ impl Direct {
     }
 
     async fn post(&self, headers: &HeaderMap, body: Bytes) -> Result<Response, HttpError> {
+        let request = || self.request(headers, body.clone());
         let kept = self.idle.lock().await.take();
-        let response = match kept {
-            // A kept connection the server closed while idle fails before the request is
-            // written (`is_canceled`): the request goes again on a new one.
-            Some(sender) => match Self::exchange(sender, self.request(headers, body.clone())).await
-            {
-                Err((e, false)) => Err(HttpError::direct(e, false)),
-                Err((_, true)) => {
-                    Self::exchange(self.connect().await?, self.request(headers, body))
-                        .await
-                        .map_err(|(e, _)| HttpError::direct(e, false))
-                }
-                Ok(done) => Ok(done),
-            },
-            None => Self::exchange(self.connect().await?, self.request(headers, body))
-                .await
-                .map_err(|(e, _)| HttpError::direct(e, false)),
+        let tried = match kept {
+            Some(sender) => Some(Self::exchange(sender, request()).await),
+            None => None,
         };
-        let (sender, response) = response?;
+        let (sender, response) = match tried {
+            Some(Ok(done)) => done,
+            Some(Err((e, false))) => return Err(HttpError::direct(e, false)),
+            // No kept connection, or the server closed it while idle (the request was never
+            // written): a new one.
+            Some(Err((_, true))) | None => Self::exchange(self.connect().await?, request())
+                .await
+                .map_err(|(e, _)| HttpError::direct(e, false))?,
+        };
         *self.idle.lock().await = Some(sender);
         let (parts, incoming) = response.into_parts();
         let body = BodyStream::new(incoming)
