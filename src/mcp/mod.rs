@@ -22,3 +22,4 @@ mod tasks;
 pub mod tool;
 pub mod traits;
 pub mod transport;
+pub mod uri_template;

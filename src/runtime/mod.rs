@@ -54,8 +54,7 @@ pub use crate::mcp::prompts::{
     MessageRole, PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages,
 };
 pub use crate::mcp::resources::{
-    expand_template, template_variables, Completion, CompletionTarget, ResourceContent,
-    ResourceInfo, TemplateInfo,
+    Completion, CompletionTarget, ResourceContent, ResourceInfo, TemplateInfo,
 };
 pub use crate::mcp::rewake::ExternalEvent;
 pub use crate::mcp::sampling::{
@@ -64,3 +63,4 @@ pub use crate::mcp::sampling::{
 };
 pub use crate::mcp::supervisor::Crashes;
 pub use crate::mcp::transport::process::ExitInfo;
+pub use crate::mcp::uri_template::{expand_template, template_variables};
