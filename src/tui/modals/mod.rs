@@ -8,6 +8,7 @@ pub mod call;
 pub mod editor;
 pub mod elicitation;
 pub mod form;
+mod form_view;
 pub mod help;
 pub mod ledger;
 pub mod result;
