@@ -19,6 +19,7 @@ pub mod session;
 mod start;
 pub mod supervisor;
 mod tasks;
+mod text_format;
 pub mod tool;
 pub mod traits;
 pub mod transport;
