@@ -4,19 +4,18 @@
 //! `resources/updated` marks its row and re-reads the resource if it is open.
 //!
 //! Separate from `state.rs` (servers, tools, calls, events) because these rows are fetched on
-//! demand through effects rather than pushed by the runtime.
+//! demand through effects rather than pushed by the runtime. What Enter on a row does is in
+//! `content_open.rs`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::app::{App, Effect, Level};
-use super::modals::form::{FormEditor, FormPurpose};
-use super::modals::viewer::ResourceView;
 use super::modals::Modal;
 use super::state::EventKind;
 use crate::runtime::{
-    FormField, PromptArgumentInfo, PromptInfo, PromptMessages, ResourceContent, ResourceListing,
-    ServerReport, ServerStatus,
+    PromptArgumentInfo, PromptInfo, PromptMessages, ResourceContent, ResourceListing, ServerReport,
+    ServerStatus,
 };
 use crate::text::{sanitize, sanitize_line};
 
@@ -501,129 +500,6 @@ impl App {
                 ),
             ),
         }
-    }
-
-    /// Enter on the Resources pane: a resource is read in the viewer; a template opens its
-    /// argument form.
-    pub(super) fn open_resource(&mut self) -> Vec<Effect> {
-        let Some(row) = self.resources.selected_row().cloned() else {
-            return Vec::new();
-        };
-        match row.kind {
-            RowKind::Resource => {
-                if let Some(r) = self
-                    .resources
-                    .rows
-                    .iter_mut()
-                    .find(|r| r.server == row.server && r.uri == row.uri)
-                {
-                    r.updated = false;
-                }
-                self.modal = Some(Modal::Resource(ResourceView::new(
-                    &row.server,
-                    &row.uri,
-                    &row.name,
-                    row.subscribed,
-                )));
-                vec![Effect::ReadResource {
-                    server: row.server,
-                    uri: row.uri,
-                }]
-            }
-            RowKind::Template => {
-                let fields: Vec<FormField> = crate::runtime::template_variables(&row.uri)
-                    .iter()
-                    .map(|name| FormField::text(name, true, None))
-                    .collect();
-                let completable = self.completable(&row.server);
-                let mut form = FormEditor::new(
-                    format!("Read {}", row.name),
-                    vec![row.shown_uri.clone()],
-                    fields,
-                    FormPurpose::Template {
-                        server: row.server,
-                        template: row.uri,
-                    },
-                    completable,
-                );
-                let effects = form.completion_request();
-                self.modal = Some(Modal::Form(Box::new(form)));
-                effects
-            }
-        }
-    }
-
-    /// Enter on the Prompts pane: its argument form, or its messages when it takes none.
-    pub(super) fn open_prompt(&mut self) -> Vec<Effect> {
-        let Some(row) = self.prompts.selected_row().cloned() else {
-            return Vec::new();
-        };
-        if row.arguments.is_empty() {
-            return self.get_prompt(row.server, row.name, &row.shown_name, BTreeMap::new());
-        }
-        self.prompt_form(row, false)
-    }
-
-    /// Opens the argument form of prompt `row`: its messages are shown, or (from the
-    /// Conversation's `/`) added to the conversation.
-    pub(super) fn prompt_form(&mut self, row: PromptRow, into_conversation: bool) -> Vec<Effect> {
-        let fields: Vec<FormField> = row
-            .raw_args
-            .iter()
-            .zip(&row.arguments)
-            .map(|(raw, shown)| {
-                let mut field = FormField::text(raw, shown.required, shown.description.clone());
-                field.title = shown.title.clone();
-                field
-            })
-            .collect();
-        let completable = self.completable(&row.server);
-        let mut form = FormEditor::new(
-            format!("Prompt {}", row.shown_name),
-            if row.description.is_empty() {
-                Vec::new()
-            } else {
-                vec![row.description.clone()]
-            },
-            fields,
-            FormPurpose::Prompt {
-                server: row.server,
-                name: row.name,
-                into_conversation,
-            },
-            completable,
-        );
-        let effects = form.completion_request();
-        self.modal = Some(Modal::Form(Box::new(form)));
-        effects
-    }
-
-    /// Opens the messages view of prompt `name` and asks for them.
-    pub(super) fn get_prompt(
-        &mut self,
-        server: String,
-        name: String,
-        shown: &str,
-        arguments: BTreeMap<String, String>,
-    ) -> Vec<Effect> {
-        self.modal = Some(Modal::Prompt(super::modals::viewer::PromptView::new(
-            &server, &name, shown,
-        )));
-        vec![Effect::GetPrompt {
-            server,
-            name,
-            arguments,
-        }]
-    }
-
-    /// Whether `server` declared completions.
-    fn completable(&self, server: &str) -> bool {
-        self.servers
-            .iter()
-            .find(|s| s.name == server)
-            .and_then(|s| s.report.as_ref())
-            .and_then(|r| r.capabilities.as_ref())
-            .is_some_and(|c| c.completions)
     }
 
     /// The instructions of the selected server, sanitized, for the Details pane and its view.

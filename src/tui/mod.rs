@@ -10,6 +10,7 @@
 pub mod app;
 pub mod chat;
 mod content;
+mod content_open;
 mod effects;
 mod elicit;
 mod frame;
