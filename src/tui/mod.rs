@@ -18,6 +18,7 @@ mod ingest;
 mod keys;
 pub mod launch;
 mod login;
+mod messages;
 pub mod modals;
 mod open;
 pub mod panes;

@@ -1,0 +1,129 @@
+//! The two messages between the `App` and its event loop: the `Effect`s handlers return (work
+//! that takes time, run in the background) and the `AppEvent`s the loop feeds back.
+//!
+//! Separate from `app.rs` (the state and its handlers): this is the contract between the two
+//! halves, which `mod.rs` and `effects.rs` run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::app::Level;
+use super::chat::{ChatEffect, ChatEvent};
+use super::content::ContentEvent;
+use crate::agent::sampling::Sampled;
+use crate::config::{AnnotationTrust, ApprovalRule, Config};
+use crate::runtime::{AgentRuntime, CompletionTarget, LogLevel, RuntimeEvent, ServerReport};
+
+/// Work for the event loop to run outside the handlers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Run a call through the runtime (and so through the gate).
+    Call { tool: String, arguments: Value },
+    /// Write `annotation_trust` for `server` into the config file.
+    WriteTrust {
+        server: String,
+        trust: AnnotationTrust,
+        digest: u64,
+    },
+    /// Restart one server with its entry re-read from the config file.
+    RestartServer { server: String },
+    /// Close everything, re-read the config, start again.
+    RestartAll,
+    /// Leave (closing the runtime first).
+    Quit,
+    /// Cancel running call `id` (`notifications/cancelled`; it ends as cancelled at once).
+    CancelCall(u64),
+    /// A turn boundary: list stale servers' tools again (between calls, never during one).
+    TurnBoundary,
+    /// Ask `server` for log messages at `level` and above.
+    SetLogLevel { server: String, level: LogLevel },
+    /// List `server`'s resources and templates.
+    ListResources { server: String },
+    /// Read one resource.
+    ReadResource { server: String, uri: String },
+    /// Subscribe to (`on`) or unsubscribe from a resource's updates.
+    Subscribe {
+        server: String,
+        uri: String,
+        on: bool,
+    },
+    /// Ask for completions of one argument (answer `seq` of the form that asked).
+    Complete {
+        seq: u64,
+        server: String,
+        target: CompletionTarget,
+        argument: String,
+        value: String,
+        context: BTreeMap<String, String>,
+    },
+    /// List `server`'s prompts.
+    ListPrompts { server: String },
+    /// Get one prompt's messages.
+    GetPrompt {
+        server: String,
+        name: String,
+        arguments: BTreeMap<String, String>,
+    },
+    /// Write `bytes` to a new file at `path` (never over an existing one).
+    Save { path: PathBuf, bytes: Vec<u8> },
+    /// Open a URL with `xdg-open`.
+    OpenUrl { url: String },
+    /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
+    Login { server: String },
+    /// Append the rule "always allow `tool`" to `policy.rules` in the config file.
+    AlwaysAllow { tool: String, digest: u64 },
+    /// Remove `policy.rules[index]` (and any entry written exactly like it) from the file.
+    RemoveRule { index: usize, digest: u64 },
+    /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).
+    Agent(ChatEffect),
+    /// Have the agent's model answer sampling request `id` (`sample.rs`).
+    Sample { id: u64 },
+}
+
+/// Events the event loop feeds back into the app.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// An event of the runtime of `generation` (older generations are stale).
+    Runtime(u64, RuntimeEvent),
+    /// The runtime of `generation` finished starting (or could not be built).
+    RuntimeReady(u64, Result<Arc<AgentRuntime>, String>),
+    /// A restart-all re-read the config: the new generation starts with it.
+    Restarting(u64, Result<Box<Config>, String>),
+    /// One server restarted by hand (ready or not: the report says).
+    ServerRestarted(ServerReport),
+    /// A restart by hand could not begin, and why (the config does not load, the server is
+    /// gone from it).
+    RestartRefused { server: String, why: String },
+    /// The trust write finished: the new file digest, or why nothing was written.
+    TrustWritten {
+        server: String,
+        trust: AnnotationTrust,
+        result: Result<u64, String>,
+    },
+    /// `logging/setLevel` was answered.
+    LogLevelSet {
+        server: String,
+        level: LogLevel,
+        result: Result<(), String>,
+    },
+    /// Resources, prompts and what comes of them (`content.rs`).
+    Content(ContentEvent),
+    /// Something for the notice line (how a login goes).
+    Notice(Level, String),
+    /// `policy.rules` was written: the new file digest and its rules as loaded again, and what
+    /// to tell the operator; or why nothing (or not all) was done.
+    RulesWritten {
+        done: String,
+        result: Result<(u64, Vec<ApprovalRule>), String>,
+    },
+    /// A report of the agent task of this epoch (older epochs' are stale).
+    Agent(u64, ChatEvent),
+    /// The agent's model answered sampling request `id`, or could not (why).
+    Sampled {
+        id: u64,
+        result: Result<Sampled, String>,
+    },
+}
