@@ -593,3 +593,7 @@ impl Context<'_> {
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "load_errors_tests.rs"]
+mod error_tests;
