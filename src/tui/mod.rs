@@ -28,6 +28,8 @@ pub mod theme;
 mod view;
 
 #[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_content;

@@ -11,10 +11,11 @@ use serde_json::json;
 
 use super::app::{App, AppEvent, Effect, Pane};
 use super::content::ContentEvent;
+use super::fixtures::populated;
+use super::fixtures::{ctrl, key};
 use super::modals::viewer::{ResourceView, TextView};
 use super::modals::Modal;
-use super::tests::{ctrl, key};
-use super::tests::{draw, populated, snapshot};
+use super::tests::{draw, snapshot};
 use crate::runtime::{
     Capabilities, ElicitationAnswer, ElicitationRequest, ListCapability, McpEvent, MessageRole,
     PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages, ResourceCapability,

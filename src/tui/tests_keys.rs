@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use super::app::Pane;
+use super::fixtures::{descriptor, ignored, key, populated};
 use super::modals::Modal;
-use super::tests::{descriptor, ignored, key, populated};
 use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::RuntimeEvent;
@@ -353,22 +353,22 @@ fn stale_notices_clear_and_actions_reach_events() {
         crashes: 1,
         restart: crate::config::RestartPolicy::OnFailure,
     }));
-    let report = super::tests::ready_report("notes");
+    let report = super::fixtures::ready_report("notes");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert_eq!(last_event(&app), ("notes".into(), "ready again".into()));
 
     // R: the notice stays until every server has started again, then says how it went.
     app.on_app_event(AppEvent::Restarting(
         1,
-        Ok(Box::new(super::tests::config())),
+        Ok(Box::new(super::fixtures::config())),
     ));
     assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
     for name in ["notes", "notes-trusted", "broken"] {
-        let report = super::tests::ready_report(name);
+        let report = super::fixtures::ready_report(name);
         app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
         assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
     }
-    let report = super::tests::ready_report("slow-start");
+    let report = super::fixtures::ready_report("slow-start");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert_eq!(
         app.notice.as_ref().unwrap().1,

@@ -7,9 +7,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::app::Pane;
+use super::fixtures::{descriptor, ignored, populated};
 use super::modals::ledger::LedgerRow;
 use super::modals::Modal;
-use super::tests::{descriptor, ignored, populated, snapshot};
+use super::tests::snapshot;
 use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
 use crate::config::{AnnotationTrust, ApprovalRule, RuleDecision, ToolPattern};
 use crate::runtime::RuntimeEvent;

@@ -12,7 +12,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::app::{App, AppEvent, Effect};
 use super::chat::{ChatEvent, ChatState};
-use super::tests::{populated, snapshot};
+use super::fixtures::populated;
+use super::tests::snapshot;
 use crate::agent::sampling::Sampled;
 use crate::agent::HttpModelClient;
 use crate::config::{AgentConfig, ModelProfile};

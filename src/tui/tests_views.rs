@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use super::app::Pane;
+use super::fixtures::{populated, ready, server};
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
-use super::tests::{draw, populated, ready, server, snapshot, SIZES};
+use super::tests::{draw, snapshot, SIZES};
 use crate::config::AnnotationTrust;
 use crate::runtime::TraitChange;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};

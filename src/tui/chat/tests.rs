@@ -19,8 +19,9 @@ use crate::config::{AgentConfig, AnnotationTrust, Config, ModelEndpoint, ModelPr
 use crate::runtime::{CallStatus, RuntimeEvent};
 use crate::tool::{SideEffectLevel, ToolResult};
 use crate::tui::app::{App, AppEvent, Pane};
-use crate::tui::tests::{config, descriptor, draw, populated, snapshot};
-pub(super) use crate::tui::tests::{ctrl, key};
+use crate::tui::fixtures::{config, descriptor, populated};
+pub(super) use crate::tui::fixtures::{ctrl, key};
+use crate::tui::tests::{draw, snapshot};
 use crate::tui::theme::Theme;
 
 fn agent() -> AgentConfig {

@@ -16,7 +16,8 @@ use crate::agent::wire::ToolCall;
 use crate::agent::{AgentEvent, PromptOutcome, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tui::app::{App, AppEvent, Effect, Pane};
-use crate::tui::tests::{config, draw};
+use crate::tui::fixtures::config;
+use crate::tui::tests::draw;
 use crate::tui::theme::Theme;
 
 #[test]

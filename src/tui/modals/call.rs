@@ -268,7 +268,7 @@ fn fill(form: &mut FormEditor, args: &Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::tests::{ctrl, key};
+    use crate::tui::fixtures::{ctrl, key};
     use serde_json::json;
 
     /// mcp-server-fetch's `fetch`, as it lists it.

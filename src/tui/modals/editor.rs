@@ -250,7 +250,7 @@ impl ArgsEditor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::tests::key;
+    use crate::tui::fixtures::key;
     use serde_json::json;
 
     fn schema() -> Value {

@@ -449,7 +449,7 @@ impl TextView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::tests::key;
+    use crate::tui::fixtures::key;
 
     #[test]
     fn a_blob_is_saved_under_a_safe_name() {
