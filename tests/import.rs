@@ -82,7 +82,7 @@ fn claude_desktop_config_into_an_existing_config() {
         format!(
             r#"{{
   "mcpServers": {{
-    "Demo Notes": {{"command": "{bin}", "args": ["demo-server"], "env": {{"AIMON_TEST_MARKER": "{m}"}}}},
+    "Demo Notes": {{"command": "{bin}", "args": ["demo-server", "--stderr", "notes"], "env": {{"AIMON_TEST_MARKER": "{m}"}}}},
     "files": {{"command": "{bin}", "args": ["demo-server", "--stderr", "${{not a var}}"], "env": {{"AIMON_TEST_MARKER": "{m}"}}, "alwaysAllow": ["echo"]}}
   }},
   "globalShortcut": ""
@@ -272,4 +272,39 @@ fn a_flow_style_server_list_gets_flow_items() {
         std::fs::read_to_string(&cfg.path).unwrap(),
         "mcp:\n  servers: [{name: z, command: y}, {name: a, command: x}]  # flow\n"
     );
+}
+
+#[test]
+fn importing_the_same_file_twice_adds_nothing_the_second_time() {
+    let cfg = write_config("mcp:\n  servers: []\n");
+    let file = cfg.dir.path().join(".mcp.json");
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"a": {"command": "x", "args": ["1"]}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    import_write(&file, &cfg.path);
+    let once = std::fs::read_to_string(&cfg.path).unwrap();
+    assert!(
+        once.contains("name: a") && once.contains("name: b"),
+        "{once}"
+    );
+    // Again: both are there already, nothing is written, and that is not a failure.
+    let (printed, said) = import_write(&file, &cfg.path);
+    assert_eq!(printed, "");
+    assert!(said.contains("already in the config: \"a\" as a"), "{said}");
+    assert!(said.contains("already in the config: \"b\" as b"), "{said}");
+    assert!(said.contains("nothing to add"), "{said}");
+    assert_eq!(std::fs::read_to_string(&cfg.path).unwrap(), once);
+    // One server changed in the file (other args): only that one is added, under a new name.
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"a": {"command": "x", "args": ["2"]}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    let (_, said) = import_write(&file, &cfg.path);
+    assert!(said.contains("1 server from"), "{said}");
+    let thrice = std::fs::read_to_string(&cfg.path).unwrap();
+    assert!(thrice.contains("name: a-2"), "{thrice}");
+    assert!(!thrice.contains("name: b-2"), "{thrice}");
 }

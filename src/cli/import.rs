@@ -6,7 +6,6 @@
 //! not exist. Exit 0 imported (or printed), 1 the config could not be written, 2 the file or
 //! the config could not be read.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -131,18 +130,15 @@ pub fn run(explicit_config: Option<&Path>, args: ImportArgs) -> ExitCode {
             Err(e) => return fail(format!("error: {e}"), 1),
         },
     };
-    let taken: BTreeSet<String> = match target.doc().get(SERVERS) {
-        Some(Value::Sequence(items)) => items
-            .iter()
-            .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
-            .collect(),
-        _ => BTreeSet::new(),
+    let existing: Vec<Value> = match target.doc().get(SERVERS) {
+        Some(Value::Sequence(items)) => items.clone(),
+        _ => Vec::new(),
     };
     let imported = match import::read(
         &args.file,
         &text,
         args.format.map(FormatArg::format),
-        &taken,
+        &existing,
     ) {
         Ok(imported) => imported,
         Err(e) => return fail(format!("error: {e}"), super::EXIT_CONFIG),
@@ -152,6 +148,20 @@ pub fn run(explicit_config: Option<&Path>, args: ImportArgs) -> ExitCode {
             "skipped {}: {why}",
             crate::text::sanitize_line(&format!("{name:?}"), 80)
         ));
+    }
+    for (name, there) in &imported.present {
+        output::error_line(&format!(
+            "already in the config: {} as {} (the same command, args, cwd and env, or url and headers); not added again",
+            crate::text::sanitize_line(&format!("{name:?}"), 80),
+            crate::text::sanitize_line(there, 80)
+        ));
+    }
+    if imported.servers.is_empty() && !imported.present.is_empty() {
+        output::error_line(&format!(
+            "nothing to add: every server {} has is in the config already",
+            args.file.display()
+        ));
+        return ExitCode::SUCCESS;
     }
     if imported.servers.is_empty() {
         return fail(

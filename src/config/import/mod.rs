@@ -101,16 +101,19 @@ pub struct Import {
     pub servers: Vec<ImportedServer>,
     /// Servers that could not be imported: their name there, and why.
     pub skipped: Vec<(String, String)>,
+    /// Servers the config has already (see `same_server`): their name there, and their name
+    /// here. Not added again, so importing a file twice adds nothing.
+    pub present: Vec<(String, String)>,
 }
 
 /// Reads the servers of the file at `path` (its `text`), in `format` or the one its name and
-/// content say. `taken` are the names already in the config: an imported server never takes
-/// one of them.
+/// content say. `existing` are the config's `mcp.servers` entries: an imported server never
+/// takes one of their names, and one that is already there is not imported again.
 pub fn read(
     path: &Path,
     text: &str,
     format: Option<Format>,
-    taken: &BTreeSet<String>,
+    existing: &[Value],
 ) -> Result<Import, ImportError> {
     let format = match format {
         Some(f) => f,
@@ -129,13 +132,23 @@ pub fn read(
         });
     }
     let base = vars.base(path);
-    let mut taken = taken.clone();
+    let mut taken: BTreeSet<String> = existing
+        .iter()
+        .filter_map(|e| e.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect();
     let mut servers = Vec::new();
     let mut skipped = Vec::new();
+    let mut present = Vec::new();
     for source in sources {
         let original = source.original.clone();
         match assemble(source, &vars, &base, &mut taken, path, format) {
-            Ok(server) => servers.push(server),
+            Ok(server) => match existing.iter().find(|e| same_server(e, &server.entry)) {
+                Some(there) => {
+                    let name = there.get("name").and_then(Value::as_str).unwrap_or("");
+                    present.push((original, name.to_string()));
+                }
+                None => servers.push(server),
+            },
             Err(why) => skipped.push((original, why)),
         }
     }
@@ -143,7 +156,30 @@ pub fn read(
         format,
         servers,
         skipped,
+        present,
     })
+}
+
+/// Whether two `mcp.servers` entries reach the same server the same way: the same transport
+/// (stdio when not written), command, args, cwd, env, url, headers and bearer token (two
+/// entries of one command with other tokens in `env` are two accounts). The name, trust,
+/// timeouts and the rest may differ: the operator may have set them since.
+fn same_server(a: &Value, b: &Value) -> bool {
+    let transport = |v: &Value| {
+        v.get("transport")
+            .and_then(Value::as_str)
+            .unwrap_or("stdio")
+            .to_string()
+    };
+    let args = |v: &Value| match v.get("args") {
+        Some(Value::Sequence(items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    transport(a) == transport(b)
+        && args(a) == args(b)
+        && ["command", "cwd", "env", "url", "headers", "bearer_token"]
+            .iter()
+            .all(|key| a.get(key) == b.get(key))
 }
 
 /// The format a file is in: a `.toml` is Codex's; JSON with `mcpServers` is Claude's (Desktop's

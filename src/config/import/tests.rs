@@ -1,6 +1,5 @@
 //! Tests of `import`: names, detection, and one sample of each format read into entries.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::*;
@@ -43,12 +42,12 @@ fn claude_desktop_sample() {
   },
   "globalShortcut": "Ctrl+Space"
 }"#;
-    let taken = BTreeSet::from(["filesystem".to_string()]);
+    let existing = [yaml("{name: filesystem, command: other}")];
     let import = read(
         Path::new("/h/claude_desktop_config.json"),
         text,
         None,
-        &taken,
+        &existing,
     )
     .unwrap();
     assert_eq!(import.format, Format::ClaudeDesktop);
@@ -88,7 +87,7 @@ fn claude_code_sample() {
       "local": {"command": "${HOME}/bin/srv", "env": {"DEBUG": "${DEBUG:-false}"}},
       "odd": {"type": "websocket", "url": "ws://x"}
     }}"#;
-    let import = read(Path::new("/p/.mcp.json"), text, None, &BTreeSet::new()).unwrap();
+    let import = read(Path::new("/p/.mcp.json"), text, None, &[]).unwrap();
     assert_eq!(import.format, Format::ClaudeCode);
     let entries: Vec<&Value> = import.servers.iter().map(|s| &s.entry).collect();
     assert_eq!(
@@ -126,13 +125,7 @@ fn vscode_sample() {
     "tree": {"command": "node", "args": ["${workspaceFolder}/tree.js"], "cwd": "sub", "env": {"HOME_DIR": "${userHome}", "T": "${env:TOKEN}"}, "dev": {"watch": "*.js"}},
   },
 }"#;
-    let import = read(
-        Path::new("/w/proj/.vscode/mcp.json"),
-        text,
-        None,
-        &BTreeSet::new(),
-    )
-    .unwrap();
+    let import = read(Path::new("/w/proj/.vscode/mcp.json"), text, None, &[]).unwrap();
     assert_eq!(import.format, Format::VsCode);
     let [github, fetch, tree] = import.servers.as_slice() else {
         panic!("{:?}", import.servers)
@@ -194,13 +187,7 @@ http_headers = { "X-Team" = "ops" }
 env_http_headers = { "X-Key" = "REMOTE_KEY" }
 enabled = false
 "#;
-    let import = read(
-        Path::new("/h/.codex/config.toml"),
-        text,
-        None,
-        &BTreeSet::new(),
-    )
-    .unwrap();
+    let import = read(Path::new("/h/.codex/config.toml"), text, None, &[]).unwrap();
     assert_eq!(import.format, Format::Codex);
     let [docs, remote] = import.servers.as_slice() else {
         panic!("{:?}", import.servers)
@@ -228,37 +215,57 @@ enabled = false
 
 #[test]
 fn bad_files_say_what_is_wrong() {
-    let err = read(
-        Path::new("/x/c.json"),
-        "{\"mcpServers\": ",
-        None,
-        &BTreeSet::new(),
-    )
-    .unwrap_err();
+    let err = read(Path::new("/x/c.json"), "{\"mcpServers\": ", None, &[]).unwrap_err();
     assert!(
         err.to_string().starts_with("/x/c.json: not valid JSON:"),
         "{err}"
     );
-    let err = read(
-        Path::new("/x/c.toml"),
-        "model = 1\n",
-        None,
-        &BTreeSet::new(),
-    )
-    .unwrap_err();
+    let err = read(Path::new("/x/c.toml"), "model = 1\n", None, &[]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "/x/c.toml: no [mcp_servers.NAME] tables (Codex's format)"
     );
-    let err = read(
-        Path::new("/x/c.json"),
-        "{\"mcpServers\": {}}",
-        None,
-        &BTreeSet::new(),
-    )
-    .unwrap_err();
+    let err = read(Path::new("/x/c.json"), "{\"mcpServers\": {}}", None, &[]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "/x/c.json: no servers in it (read as Claude Code .mcp.json)"
     );
+}
+
+#[test]
+fn a_server_the_config_has_already_is_not_imported_again() {
+    let text = r#"{"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "server-filesystem", "/data"]},
+        "other files": {"command": "npx", "args": ["-y", "server-filesystem", "/home"]},
+        "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+        "remote sse": {"type": "sse", "url": "https://mcp.example.com/mcp"}
+    }}"#;
+    // The same server under another name (transport written out, trust set since), and the
+    // same url over Streamable HTTP.
+    let existing = [
+        yaml("{name: fs, transport: stdio, command: npx, args: [-y, server-filesystem, /data], annotation_trust: trusted}"),
+        yaml("{name: web, transport: streamable_http, url: 'https://mcp.example.com/mcp'}"),
+    ];
+    let import = read(Path::new("/p/.mcp.json"), text, None, &existing).unwrap();
+    assert_eq!(
+        import.present,
+        vec![
+            ("files".to_string(), "fs".to_string()),
+            ("remote".to_string(), "web".to_string())
+        ]
+    );
+    // Other args, or the same url over another transport, are other servers; so is the same
+    // command with another token in its env.
+    let names: Vec<&str> = import.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["other-files", "remote-sse"]);
+    // Imported again with what it added: nothing is new.
+    let mut all = existing.to_vec();
+    all.extend(import.servers.iter().map(|s| s.entry.clone()));
+    let again = read(Path::new("/p/.mcp.json"), text, None, &all).unwrap();
+    assert!(again.servers.is_empty(), "{:?}", again.servers);
+    assert_eq!(again.present.len(), 4);
+    let token = r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", "server-filesystem", "/data"], "env": {"TOKEN": "x"}}}}"#;
+    let other = read(Path::new("/p/.mcp.json"), token, None, &existing).unwrap();
+    assert!(other.present.is_empty(), "{:?}", other.present);
+    assert_eq!(other.servers.len(), 1);
 }
