@@ -196,6 +196,26 @@ fn wait_exit(child: &mut std::process::Child, timeout: Duration) -> std::process
     }
 }
 
+/// POSTs `form` to `path` on the host of `url` over plain HTTP/1.1; the status line answered.
+fn post_form(url: &str, path: &str, form: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host");
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{form}",
+        form.len()
+    )
+    .expect("write");
+    let mut status = String::new();
+    BufReader::new(stream).read_line(&mut status).expect("read");
+    status
+}
+
 /// The access and refresh tokens in a token file.
 fn tokens_in(file: &Path) -> Vec<String> {
     let record: Value =
@@ -295,11 +315,36 @@ fn login_end_to_end_needs_login_then_ready_with_no_token_shown() {
     let demo_log = std::fs::read_to_string(&demo_err).expect("demo stderr");
     assert!(demo_log.contains("authorization granted"), "{demo_log}");
 
-    // 5. Logout forgets it: needs_login again.
+    // 5. Logout gives the tokens back (RFC 7009) and forgets them: needs_login again, and the
+    // old refresh token no longer gets a token.
+    let refresh = tokens_in(&file)
+        .into_iter()
+        .find(|t| t.starts_with("demo-rt"))
+        .expect("a refresh token was stored");
     let out = s.run(&["logout", "secure"]);
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("logged out of secure"));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("logged out of secure"), "{said}");
+    assert!(
+        said.contains("the authorization server revoked them"),
+        "{said}"
+    );
     assert!(!file.exists());
+    let demo_log = std::fs::read_to_string(&demo_err).expect("demo stderr");
+    assert!(
+        demo_log.contains("oauth: revoked a refresh token (refresh_token)"),
+        "{demo_log}"
+    );
+    assert!(
+        demo_log.contains("oauth: revoked an access token (access_token)"),
+        "{demo_log}"
+    );
+    let status = post_form(
+        &url,
+        "/token",
+        &format!("grant_type=refresh_token&refresh_token={refresh}&client_id=x"),
+    );
+    assert!(status.starts_with("HTTP/1.1 400"), "{status}");
     let (_, again) = s.check_json();
     assert_eq!(server(&again, "secure")["failure"]["class"], "needs_login");
 }

@@ -1,5 +1,6 @@
-//! `aimon-console logout SERVER`: forgets a server's OAuth login (deletes its token file, with
-//! the tokens, the client registration and any pending step-up). The next start reports
+//! `aimon-console logout SERVER`: forgets a server's OAuth login: revokes its tokens at the
+//! authorization server when it offers that (RFC 7009), then deletes its token file (the tokens,
+//! the client registration and any pending step-up). The next start reports
 //! `needs_login` again. Exit 0, 1 the file could not be deleted, 2 config error or no such
 //! server.
 
@@ -8,7 +9,7 @@ use std::process::ExitCode;
 use super::login::find_server;
 use super::output::{self, safe_text};
 use crate::config::Config;
-use crate::runtime::oauth_logout;
+use crate::runtime::{oauth_logout, Revocation};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct LogoutArgs {
@@ -21,15 +22,24 @@ pub async fn run(config: Config, args: LogoutArgs) -> ExitCode {
         Ok(server) => server,
         Err(code) => return code,
     };
-    match oauth_logout(server) {
-        Ok(true) => {
+    match oauth_logout(server).await {
+        Ok(Some(revocation)) => {
+            let how = match revocation {
+                Revocation::Revoked(_) => "the authorization server revoked them".to_string(),
+                Revocation::NotOffered => {
+                    "the authorization server offers no revocation".to_string()
+                }
+                Revocation::Failed(why) => {
+                    format!("not revoked at the server: {}", safe_text(&why))
+                }
+            };
             output::print(&format!(
-                "logged out of {} (its tokens are deleted)\n",
+                "logged out of {} (its tokens are deleted here; {how})\n",
                 server.name
             ));
             ExitCode::SUCCESS
         }
-        Ok(false) => {
+        Ok(None) => {
             output::print(&format!("no stored login for {}\n", server.name));
             ExitCode::SUCCESS
         }

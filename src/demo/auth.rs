@@ -2,8 +2,8 @@
 //! protected resource, and the same listener is its authorization server — protected-resource
 //! metadata (RFC 9728), authorization-server metadata (RFC 8414), dynamic registration
 //! (RFC 7591), an authorize endpoint that approves at once and redirects with a code (PKCE S256
-//! required, `resource` checked), a token endpoint for the code and for refresh tokens, and
-//! short-lived access tokens (`--oauth-token-ttl`).
+//! required, `resource` checked), a token endpoint for the code and for refresh tokens,
+//! short-lived access tokens (`--oauth-token-ttl`), and token revocation (RFC 7009).
 //!
 //! For trying logins and for the end-to-end tests: a test follows the authorization URL with
 //! plain HTTP, as a browser whose user is already signed in would. What it does is written to
@@ -114,6 +114,7 @@ impl AuthServer {
                 | "/authorize"
                 | "/token"
                 | "/register"
+                | "/revoke"
         )
     }
 
@@ -139,6 +140,7 @@ impl AuthServer {
                     "authorization_endpoint": format!("{}/authorize", self.base),
                     "token_endpoint": format!("{}/token", self.base),
                     "registration_endpoint": format!("{}/register", self.base),
+                    "revocation_endpoint": format!("{}/revoke", self.base),
                     "response_types_supported": ["code"],
                     "grant_types_supported": ["authorization_code", "refresh_token"],
                     "code_challenge_methods_supported": ["S256"],
@@ -158,6 +160,14 @@ impl AuthServer {
             },
             ("POST", "/token") => match read_body(request).await {
                 Some(body) => self.token(&pairs(&String::from_utf8_lossy(&body))),
+                None => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "unreadable body",
+                ),
+            },
+            ("POST", "/revoke") => match read_body(request).await {
+                Some(body) => self.revoke(&pairs(&String::from_utf8_lossy(&body))),
                 None => oauth_error(
                     StatusCode::BAD_REQUEST,
                     "invalid_request",
@@ -365,6 +375,33 @@ impl AuthServer {
                 &format!("grant_type {other:?}"),
             ),
         }
+    }
+
+    /// Token revocation (RFC 7009): the token is forgotten, whichever kind it is; a refresh
+    /// token only by the client it was issued to. An unknown token is answered 200 as well.
+    fn revoke(&self, form: &HashMap<String, String>) -> Response<Body> {
+        let get = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
+        let token = get("token");
+        let mut state = self.state();
+        let owner = state.refresh.get(token).map(|g| g.client_id.clone());
+        let what = match owner {
+            Some(client_id) if client_id != get("client_id") => {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_client",
+                    "another client's refresh token",
+                )
+            }
+            Some(_) => {
+                state.refresh.remove(token);
+                "a refresh token"
+            }
+            None if state.access.remove(token).is_some() => "an access token",
+            None => "an unknown token",
+        };
+        drop(state);
+        log(&format!("revoked {what} ({})", get("token_type_hint")));
+        plain(StatusCode::OK, "")
     }
 
     /// A new access token and a new refresh token (the old refresh token is spent).

@@ -36,7 +36,7 @@ pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 /// login, forget one, see a pending step-up.
 pub use crate::mcp::auth::{
     begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
-    PendingLogin, StoreError,
+    PendingLogin, Revocation, StoreError,
 };
 pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
 pub use crate::mcp::client::McpError;

@@ -10,6 +10,7 @@
 //! - `callback` and `login`: the loopback redirect listener and the interactive flow;
 //! - `unattended`: client credentials with a private-key JWT (`jwt`, signed with ring), and
 //!   getting a new unattended token whenever one is missing or refused;
+//! - `revoke`: giving the tokens back at `logout` (RFC 7009), where the server offers it;
 //! - `transport`: the HTTP client that turns 401s into `needs_login`, records 403
 //!   `insufficient_scope` step-ups with a retry limit, and ends them when the request succeeds.
 
@@ -18,11 +19,13 @@ mod discover;
 mod jwt;
 mod login;
 mod register;
+mod revoke;
 pub mod store;
 mod transport;
 mod unattended;
 
 pub use login::{begin as begin_login, Login, LoginSummary, PendingLogin};
+pub use revoke::Revocation;
 pub use store::{store_dir, StoreError, TokenStore};
 pub use transport::{streamable_http, ServerHttpClient};
 
@@ -90,9 +93,17 @@ pub fn describe(e: &AuthError) -> String {
     crate::text::sanitize_line(&e.to_string(), 400)
 }
 
-/// Forgets `config`'s server: deletes its token file. False when there was none.
-pub fn logout(config: &ServerConfig) -> Result<bool, StoreError> {
-    TokenStore::for_url(config.url.as_deref().unwrap_or_default()).delete()
+/// Forgets `config`'s server: revokes its tokens where the authorization server offers that
+/// (best effort), then deletes its token file. `None` when there was no file; else what the
+/// revocation came to.
+pub async fn logout(config: &ServerConfig) -> Result<Option<Revocation>, StoreError> {
+    let store = TokenStore::for_url(config.url.as_deref().unwrap_or_default());
+    // A file that cannot be read is still deleted: forgetting is what was asked.
+    let revocation = match store.read() {
+        Ok(record) => revoke::revoke(&record).await,
+        Err(e) => Revocation::Failed(e.to_string()),
+    };
+    Ok(store.delete()?.then_some(revocation))
 }
 
 /// The scope a pending step-up asks for, while a login may still answer it (a 403
