@@ -162,6 +162,30 @@ pub(super) fn descriptor(
     }
 }
 
+/// `notes-trusted`'s read-only `echo`, its annotations trusted.
+pub(super) fn trusted_echo() -> ToolDescriptor {
+    descriptor(
+        "notes-trusted",
+        "echo",
+        SideEffectLevel::ReadOnly,
+        false,
+        AnnotationTrust::Trust,
+        "readOnlyHint=true, trusted",
+    )
+}
+
+/// `notes-trusted`'s mutating, not destructive `write_note`, its annotations trusted.
+pub(super) fn trusted_write_note() -> ToolDescriptor {
+    descriptor(
+        "notes-trusted",
+        "write_note",
+        SideEffectLevel::Mutating,
+        false,
+        AnnotationTrust::Trust,
+        "readOnlyHint=false, destructiveHint=false, trusted",
+    )
+}
+
 pub(super) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
     descriptor(
         server,
@@ -219,22 +243,8 @@ pub(super) fn populated() -> (App, Instant) {
         ignored("notes", "delete_note"),
         ignored("notes", "echo"),
         ignored("notes", "write_note"),
-        descriptor(
-            "notes-trusted",
-            "echo",
-            SideEffectLevel::ReadOnly,
-            false,
-            AnnotationTrust::Trust,
-            "readOnlyHint=true, trusted",
-        ),
-        descriptor(
-            "notes-trusted",
-            "write_note",
-            SideEffectLevel::Mutating,
-            false,
-            AnnotationTrust::Trust,
-            "readOnlyHint=false, destructiveHint=false, trusted",
-        ),
+        trusted_echo(),
+        trusted_write_note(),
     ]
     .iter()
     .map(ToolRow::from_descriptor)
@@ -343,14 +353,7 @@ fn live_events(app: &mut App, t0: Instant) {
             list: ListKind::Tools,
         },
     );
-    let before = descriptor(
-        "notes-trusted",
-        "echo",
-        SideEffectLevel::ReadOnly,
-        false,
-        AnnotationTrust::Trust,
-        "readOnlyHint=true, trusted",
-    );
+    let before = trusted_echo();
     let mut after = before.clone();
     after.side_effect = SideEffectLevel::Mutating;
     after.destructive = DestructiveBehavior::Destructive;

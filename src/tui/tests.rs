@@ -8,7 +8,7 @@ use ratatui::Terminal;
 use serde_json::json;
 
 use super::app::{App, Pane};
-use super::fixtures::{config, descriptor, ignored, populated};
+use super::fixtures::{config, descriptor, ignored, populated, trusted_write_note};
 use super::modals::call::CallEditor;
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
@@ -122,14 +122,7 @@ fn queued_approvals() {
     let mut non_destructive = populated().0;
     non_destructive.on_runtime_event(RuntimeEvent::ApprovalRequested(approval(
         9,
-        descriptor(
-            "notes-trusted",
-            "write_note",
-            SideEffectLevel::Mutating,
-            false,
-            AnnotationTrust::Trust,
-            "readOnlyHint=false, destructiveHint=false, trusted",
-        ),
+        trusted_write_note(),
     )));
     snapshot("approval_session_offered", &non_destructive);
 }

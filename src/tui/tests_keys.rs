@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::app::Pane;
-use super::fixtures::{descriptor, ignored, key, populated};
+use super::fixtures::{descriptor, ignored, key, populated, trusted_write_note};
 use super::modals::Modal;
 use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
@@ -36,19 +36,8 @@ async fn approval_keys_answer_the_request() {
     let (mut app, _) = populated();
     let (first, first_reply) =
         ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
-    let (second, second_reply) = ApprovalRequest::new(
-        2,
-        descriptor(
-            "notes-trusted",
-            "write_note",
-            SideEffectLevel::Mutating,
-            false,
-            AnnotationTrust::Trust,
-            "t",
-        ),
-        json!({}),
-        "why".into(),
-    );
+    let (second, second_reply) =
+        ApprovalRequest::new(2, trusted_write_note(), json!({}), "why".into());
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(first));
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(second));
     // `a` is not offered for a destructive tool: nothing answered, the operator is told.

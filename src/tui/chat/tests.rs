@@ -15,11 +15,11 @@ use crate::agent::{
     AgentEvent, ModelError, ModelFailureClass, PromptOutcome, PromptReport, ToolCallStatus,
 };
 use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest, CallOrigin};
-use crate::config::{AgentConfig, AnnotationTrust, Config, ModelEndpoint, ModelProfile};
+use crate::config::{AgentConfig, Config, ModelEndpoint, ModelProfile};
 use crate::runtime::{CallStatus, RuntimeEvent};
-use crate::tool::{SideEffectLevel, ToolResult};
+use crate::tool::ToolResult;
 use crate::tui::app::{App, AppEvent, Pane};
-use crate::tui::fixtures::{config, descriptor, populated};
+use crate::tui::fixtures::{config, populated, trusted_write_note};
 pub(super) use crate::tui::fixtures::{ctrl, key};
 use crate::tui::tests::{draw, snapshot};
 use crate::tui::theme::Theme;
@@ -354,14 +354,7 @@ fn approval_of_an_agent_call_says_who_asked_when_and_why() {
     let (mut app, t0) = conversation();
     let (request, _rx) = ApprovalRequest::new(
         9,
-        descriptor(
-            "notes-trusted",
-            "write_note",
-            SideEffectLevel::Mutating,
-            false,
-            AnnotationTrust::Trust,
-            "readOnlyHint=false, destructiveHint=false, trusted",
-        ),
+        trusted_write_note(),
         json!({"title": "plan", "body": "ship it"}),
         "mcp__notes-trusted__write_note is mutating; policy.approval is ask_mutating".into(),
     );
