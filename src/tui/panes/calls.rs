@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset, spinner};
@@ -85,7 +85,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             Paragraph::new(Line::styled(
                 "No calls yet: pick a tool in Tools and press Enter.",
                 theme.dim(),
-            )),
+            ))
+            .wrap(Wrap { trim: true }),
             inner,
         );
         return;

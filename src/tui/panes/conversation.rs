@@ -9,7 +9,7 @@ use std::time::Duration;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::calls::status_style;
@@ -68,7 +68,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let first = rows.len().saturating_sub(height);
     let shown: Vec<Line> = rows.split_off(first);
     if shown.is_empty() {
-        frame.render_widget(Paragraph::new(empty_hint(chat, theme)), transcript);
+        frame.render_widget(
+            Paragraph::new(empty_hint(chat, theme)).wrap(Wrap { trim: true }),
+            transcript,
+        );
     } else {
         frame.render_widget(Paragraph::new(shown), transcript);
     }
@@ -81,7 +84,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let lines: Vec<Line> = if chat.input.is_blank() && chat.input.lines().len() == 1 {
         vec![Line::from(vec![
             Span::styled("› ", theme.key()),
-            Span::styled(placeholder(chat), theme.dim()),
+            Span::styled(placeholder(chat, width.saturating_sub(2)), theme.dim()),
         ])]
     } else {
         input.rows.into_iter().skip(top).take(visible).collect()
@@ -95,10 +98,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
 }
 
-fn placeholder(chat: &ChatState) -> &'static str {
+/// The input's text while it is empty, the long form where `width` holds it.
+fn placeholder(chat: &ChatState, width: usize) -> &'static str {
     match chat.status {
         AgentStatus::Ready | AgentStatus::Waiting | AgentStatus::Starting => {
-            "ask the agent; Enter sends, Alt-Enter breaks the line; @ attaches a resource, / runs a prompt"
+            let long = "ask the agent; Enter sends, Alt-Enter breaks the line; @ attaches a resource, / runs a prompt";
+            if long.chars().count() <= width {
+                long
+            } else {
+                "ask the agent (Enter sends; @ resource, / prompt; F1 keys)"
+            }
         }
         AgentStatus::Failed(_) => "the agent could not start: Ctrl-P picks another profile",
         AgentStatus::Off => "",

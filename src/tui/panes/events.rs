@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset};
@@ -58,7 +58,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             Paragraph::new(Line::styled(
                 "Server logs, list changes, requests and restarts show here.",
                 theme.dim(),
-            )),
+            ))
+            .wrap(Wrap { trim: true }),
             inner,
         );
         return;

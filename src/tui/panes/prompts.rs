@@ -4,7 +4,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::resources::{empty_line, listing_notes};
@@ -32,7 +32,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     if pane.rows.is_empty() {
         frame.render_widget(
-            Paragraph::new(empty_line(&pane.listings, "prompts", theme)),
+            Paragraph::new(empty_line(&pane.listings, "prompts", theme)).wrap(Wrap { trim: true }),
             inner,
         );
         return;

@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset};
@@ -89,7 +89,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     if pane.rows.is_empty() {
         frame.render_widget(
-            Paragraph::new(empty_line(&pane.listings, "resources", theme)),
+            Paragraph::new(empty_line(&pane.listings, "resources", theme))
+                .wrap(Wrap { trim: true }),
             inner,
         );
         return;

@@ -4,7 +4,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset};
@@ -58,7 +58,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             RuntimeState::Ready(_) => "no tool matches the filter",
         };
         frame.render_widget(
-            Paragraph::new(Line::styled(text, theme.dim())),
+            Paragraph::new(Line::styled(text, theme.dim())).wrap(Wrap { trim: true }),
             Rect { y, height, ..inner },
         );
         return;
