@@ -82,9 +82,26 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
     let state = dir.path().join("state");
     let t = console(dir.path(), &example(), &state);
 
-    // The Conversation pane has focus: typing goes to its input.
-    ask(&t, "save a note called demo saying hello");
+    // The Conversation pane has focus: typing goes to its input. An idle console draws no
+    // frames: the turn's clock starts when the key is pressed, not at the last frame.
+    // (The prompt and its Enter arrive in one read, as a paste or a fast typist's would.)
+    std::thread::sleep(Duration::from_secs(3));
+    t.text("save a note called demo saying hello\r");
     let screen = t.wait_for("Approval needed", Duration::from_secs(10));
+    let status = screen
+        .lines()
+        .find(|l| l.contains("model turn 1 · ") && l.contains("Esc cancels"))
+        .unwrap_or_default();
+    let elapsed = status.split(" · ").nth(1).unwrap_or_default().to_string();
+    assert!(
+        elapsed.ends_with("ms")
+            || (!elapsed.contains('m')
+                && elapsed
+                    .trim_end_matches('s')
+                    .parse::<f64>()
+                    .is_ok_and(|s| s < 3.0)),
+        "the turn started long before it was asked for: {status:?}\n{screen}"
+    );
     assert!(
         screen.contains("mcp__notes-trusted__write_note"),
         "{screen}"

@@ -157,6 +157,9 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         tokio::select! {
             event = term_events.next() => match event {
                 Some(Ok(Event::Key(key))) => {
+                    // A key can start a turn or answer an approval: its time is now, not the
+                    // last frame's (an idle console draws no frames).
+                    app.set_now(Instant::now());
                     for effect in app.on_key(key) {
                         run_effect(effect, &app, &app_tx);
                     }
@@ -164,6 +167,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 }
                 Some(Ok(Event::Resize(..))) => frames.schedule_frame(),
                 Some(Ok(Event::Paste(text))) => {
+                    app.set_now(Instant::now());
                     app.on_paste(&text);
                     frames.schedule_frame();
                 }
