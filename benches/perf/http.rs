@@ -1,6 +1,11 @@
 //! The call path over Streamable HTTP on loopback: the whole stack against the demo server
 //! served with `demo-server --http`, beside a bare loop of hand-written HTTP/1.1 POSTs over one
 //! kept-alive socket (the physical limit of that server).
+//!
+//! Like the stdio bare loop it speaks the revision it is told to: from 2026-07-28 on there is no
+//! `initialize` and no session, `server/discover` first, and every request carries the client's
+//! context in `_meta` and its method (and a call its tool's name) in `Mcp-Method` / `Mcp-Name`
+//! headers, as the stack sends them.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -56,13 +61,16 @@ pub struct BareHttp {
     path: String,
     session: Option<String>,
     next_id: u64,
+    /// The revision spoken; from 2026-07-28 on, the `_meta` every request carries besides its
+    /// progress token.
+    revision: String,
+    context: serde_json::Map<String, Value>,
 }
 
 impl BareHttp {
-    /// Connects and does the `initialize` handshake, on the last revision that has one. The
-    /// stack speaks 2026-07-28 to the same server, whose requests carry the client's context
-    /// (and over HTTP, headers of their own): part of the gap is that, not the stack.
-    pub fn start(url: &str) -> std::io::Result<BareHttp> {
+    /// Connects and does the handshake of `revision`: `server/discover` from 2026-07-28 on,
+    /// `initialize` before.
+    pub fn start(url: &str, revision: &str) -> std::io::Result<BareHttp> {
         let rest = url.trim_start_matches("http://");
         let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let stream = TcpStream::connect(host)?;
@@ -73,17 +81,40 @@ impl BareHttp {
             path: path.to_string(),
             session: None,
             next_id: 0,
+            revision: revision.to_string(),
+            context: serde_json::Map::new(),
         };
-        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": crate::bare::INITIALIZE_REVISION, "capabilities": {},
-            "clientInfo": {"name": "bare-http", "version": "0"}}});
-        bare.post(&init)?;
-        bare.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        if revision == crate::bare::DISCOVER_REVISION {
+            // What the stack sends (`aimon_console::mcp::handler`), so the server sees the same.
+            bare.context = json!({
+                "io.modelcontextprotocol/clientCapabilities":
+                    {"elicitation": {"form": {"schemaValidation": true}, "url": {}}, "roots": {}},
+                "io.modelcontextprotocol/clientInfo":
+                    {"name": "aimon-console", "version": env!("CARGO_PKG_VERSION")},
+                "io.modelcontextprotocol/protocolVersion": revision,
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+            let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
+                "params": {"_meta": bare.context}});
+            bare.post(&discover, None)?;
+        } else {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": revision, "capabilities": {},
+                "clientInfo": {"name": "bare-http", "version": "0"}}});
+            bare.post(&init, None)?;
+            bare.post(
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                None,
+            )?;
+        }
         Ok(bare)
     }
 
-    /// POSTs one message and reads the whole answer (SSE or JSON, chunked or sized).
-    fn post(&mut self, message: &Value) -> std::io::Result<String> {
+    /// POSTs one message (a tool call's: with `tool`'s name) and reads the whole answer (SSE or
+    /// JSON, chunked or sized).
+    fn post(&mut self, message: &Value, tool: Option<&str>) -> std::io::Result<String> {
         let body = serde_json::to_vec(message).map_err(std::io::Error::other)?;
         let mut request = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
@@ -94,6 +125,16 @@ impl BareHttp {
         );
         if let Some(session) = &self.session {
             request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+        }
+        if self.revision == crate::bare::DISCOVER_REVISION {
+            let method = message["method"].as_str().unwrap_or_default();
+            request.push_str(&format!(
+                "Mcp-Method: {method}\r\nMcp-Protocol-Version: {}\r\n",
+                self.revision
+            ));
+            if let Some(tool) = tool {
+                request.push_str(&format!("Mcp-Name: {tool}\r\n"));
+            }
         }
         request.push_str("\r\n");
         let socket = self.stream.get_mut();
@@ -156,10 +197,17 @@ impl BareHttp {
         let started = Instant::now();
         for _ in 0..calls {
             self.next_id += 1;
+            let mut params = json!({"name": tool, "arguments": arguments});
+            if !self.context.is_empty() {
+                // A progress token, as the stack asks for progress on every call.
+                let mut meta = self.context.clone();
+                meta.insert("progressToken".into(), json!(self.next_id));
+                params["_meta"] = Value::Object(meta);
+            }
             let message = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments}});
+                "params": params});
             let t = Instant::now();
-            let answer = self.post(&message)?;
+            let answer = self.post(&message, Some(tool))?;
             if !answer.contains("\"result\"") {
                 return Err(std::io::Error::other(format!("no result in {answer:?}")));
             }

@@ -255,36 +255,52 @@ async fn multi_thread_comparison(target: &Target, rows: &mut Vec<Row>) {
 async fn http_section(per_round: usize, rounds: usize, rows: &mut Vec<Row>) {
     use aimon_console::config::{ServerConfig, TransportKind};
     let demo = http::HttpDemo::start(BINARY);
-    let mut bare = match http::BareHttp::start(&demo.url) {
-        Ok(b) => b,
-        Err(e) => panic!("call/http: bare loop could not start: {e}"),
-    };
     let runtime = stack::runtime_for(ServerConfig::remote(
         "srv",
         TransportKind::StreamableHttp,
         &demo.url,
     ))
     .await;
+    // The revision the stack negotiated, and (when that is a newer one) the last revision with
+    // `initialize` as a second reference, as for stdio.
+    let revision = negotiated(&runtime);
+    let mut revisions = vec![revision.clone()];
+    if revision != bare::INITIALIZE_REVISION {
+        revisions.push(bare::INITIALIZE_REVISION.to_string());
+    }
+    let mut bares: Vec<http::BareHttp> = revisions
+        .iter()
+        .map(|r| match http::BareHttp::start(&demo.url, r) {
+            Ok(b) => b,
+            Err(e) => panic!("call/http: bare loop ({r}) could not start: {e}"),
+        })
+        .collect();
     let arguments = json!({"text": "hello"});
     let warmup = (per_round / 10).max(20);
-    let _ = bare.sequential(warmup, "echo", &arguments);
+    for b in &mut bares {
+        let _ = b.sequential(warmup, "echo", &arguments);
+    }
     stack::calls(&runtime, "mcp__srv__echo", &arguments, warmup, 1).await;
     let mut ours = CallStats::default();
-    let mut limit = CallStats::default();
+    let mut limits = vec![CallStats::default(); bares.len()];
     for _ in 0..rounds {
-        match bare.sequential(per_round, "echo", &arguments) {
-            Ok(stats) => limit.merge(stats),
-            Err(e) => panic!("call/http: bare loop failed: {e}"),
+        for (b, limit) in bares.iter_mut().zip(&mut limits) {
+            match b.sequential(per_round, "echo", &arguments) {
+                Ok(stats) => limit.merge(stats),
+                Err(e) => panic!("call/http: bare loop failed: {e}"),
+            }
         }
         ours.merge(stack::calls(&runtime, "mcp__srv__echo", &arguments, per_round, 1).await);
     }
-    rows.extend(call_rows(
-        "call/http",
-        "sequential",
-        &ours,
-        &format!("bare HTTP/1.1 loop, {}", bare::INITIALIZE_REVISION),
-        &limit,
-    ));
+    for (r, limit) in revisions.iter().zip(&limits) {
+        rows.extend(call_rows(
+            "call/http",
+            "sequential",
+            &ours,
+            &format!("bare HTTP/1.1 loop, {r}"),
+            limit,
+        ));
+    }
     stack::close(runtime).await;
     drop(demo);
 }
