@@ -350,6 +350,31 @@ fn login_end_to_end_needs_login_then_ready_with_no_token_shown() {
 }
 
 #[test]
+fn logout_forgets_the_login_even_when_the_server_is_gone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (demo, url) = demo_oauth(&[], &dir.path().join("demo.err"));
+    let s = setup(&url);
+    let login = s.login();
+    assert!(login.status.success());
+    let file = s.token_file();
+    assert!(file.exists());
+    // The authorization server is gone: nothing revokes the tokens there, but the login here
+    // is forgotten all the same, and the operator is told so.
+    drop(demo);
+    let out = s.run(&["logout", "secure"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("not revoked at the server: the revocation endpoint could not be reached"),
+        "{said}"
+    );
+    assert!(!file.exists());
+    for token in ["demo-at", "demo-rt"] {
+        assert!(!said.contains(token), "{said}");
+    }
+}
+
+#[test]
 fn login_refuses_what_it_cannot_log_in_to() {
     let s = setup("http://127.0.0.1:9/mcp");
     let out = s.run(&["login", "nope"]);

@@ -25,7 +25,7 @@ pub async fn run(config: Config, args: LogoutArgs) -> ExitCode {
     match oauth_logout(server).await {
         Ok(Some(revocation)) => {
             let how = match revocation {
-                Revocation::Revoked(_) => "the authorization server revoked them".to_string(),
+                Revocation::Revoked => "the authorization server revoked them".to_string(),
                 Revocation::NotOffered => {
                     "the authorization server offers no revocation".to_string()
                 }

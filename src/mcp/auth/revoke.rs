@@ -16,8 +16,8 @@ use super::store::TokenRecord;
 pub enum Revocation {
     /// No tokens were stored, or the server advertised no `revocation_endpoint`.
     NotOffered,
-    /// This many tokens (refresh, access) were revoked.
-    Revoked(usize),
+    /// The server revoked them (the refresh token, if there was one, and the access token).
+    Revoked,
     /// The server could not be reached or refused; why (never a token).
     Failed(String),
 }
@@ -61,7 +61,6 @@ pub async fn revoke(record: &TokenRecord) -> Revocation {
             None => return Revocation::NotOffered,
         },
     };
-    let mut revoked = 0;
     for (token, hint) in tokens {
         let mut form = vec![("token", token), ("token_type_hint", hint)];
         let mut request = client.post(endpoint);
@@ -76,13 +75,23 @@ pub async fn revoke(record: &TokenRecord) -> Revocation {
             _ => form.push(("client_id", client_id)),
         }
         match request.form(&form).send().await {
-            Ok(answer) if answer.status() == StatusCode::OK => revoked += 1,
+            Ok(answer) if answer.status() == StatusCode::OK => {}
             Ok(answer) => {
-                return Revocation::Failed(format!(
-                    "the revocation endpoint answered {} for the {}",
-                    answer.status(),
-                    hint.replace('_', " ")
-                ))
+                let status = answer.status();
+                // RFC 7009 §2.2.1: an error answer says which error in its JSON body.
+                let error = answer
+                    .json::<serde_json::Value>()
+                    .await
+                    .ok()
+                    .and_then(|v| v["error"].as_str().map(|e| format!(" ({e})")))
+                    .unwrap_or_default();
+                return Revocation::Failed(crate::text::sanitize_line(
+                    &format!(
+                        "the revocation endpoint answered {status}{error} for the {}",
+                        hint.replace('_', " ")
+                    ),
+                    300,
+                ));
             }
             Err(e) => {
                 let authority = super::super::transport::http::authority(endpoint);
@@ -93,5 +102,5 @@ pub async fn revoke(record: &TokenRecord) -> Revocation {
             }
         }
     }
-    Revocation::Revoked(revoked)
+    Revocation::Revoked
 }
