@@ -35,6 +35,20 @@ pub const DISCOVER_REVISION: &str = "2026-07-28";
 /// The last revision with `initialize`.
 pub const INITIALIZE_REVISION: &str = "2025-11-25";
 
+/// The client's context a request carries in `_meta` from 2026-07-28 on, as the stack sends it
+/// (`aimon_console::mcp::handler`), with the `capabilities` it declared on that transport.
+pub fn client_context(revision: &str, capabilities: &Value) -> serde_json::Map<String, Value> {
+    let client_info = json!({"name": "aimon-console", "version": env!("CARGO_PKG_VERSION")});
+    json!({
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": client_info,
+        "io.modelcontextprotocol/protocolVersion": revision,
+    })
+    .as_object()
+    .cloned()
+    .unwrap_or_default()
+}
+
 impl BareServer {
     /// Spawns `cmd` and does the handshake of `revision` (`server/discover` from 2026-07-28
     /// on, `initialize` before).
@@ -60,14 +74,7 @@ impl BareServer {
         let capabilities = json!({"elicitation": {"form": {}}, "roots": {}, "sampling": {}});
         let client_info = json!({"name": "aimon-console", "version": env!("CARGO_PKG_VERSION")});
         if revision == DISCOVER_REVISION {
-            server.context = json!({
-                "io.modelcontextprotocol/clientCapabilities": capabilities,
-                "io.modelcontextprotocol/clientInfo": client_info,
-                "io.modelcontextprotocol/protocolVersion": revision,
-            })
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+            server.context = client_context(revision, &capabilities);
             let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
                 "params": {"_meta": server.context}});
             server.send(&discover)?;

@@ -85,17 +85,9 @@ impl BareHttp {
             context: serde_json::Map::new(),
         };
         if revision == crate::bare::DISCOVER_REVISION {
-            // What the stack sends (`aimon_console::mcp::handler`), so the server sees the same.
-            bare.context = json!({
-                "io.modelcontextprotocol/clientCapabilities":
-                    {"elicitation": {"form": {"schemaValidation": true}, "url": {}}, "roots": {}},
-                "io.modelcontextprotocol/clientInfo":
-                    {"name": "aimon-console", "version": env!("CARGO_PKG_VERSION")},
-                "io.modelcontextprotocol/protocolVersion": revision,
-            })
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+            // The capabilities the stack declares over HTTP (captured from its requests).
+            let capabilities = json!({"elicitation": {"form": {"schemaValidation": true}, "url": {}}, "roots": {}});
+            bare.context = crate::bare::client_context(revision, &capabilities);
             let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
                 "params": {"_meta": bare.context}});
             bare.post(&discover, None)?;
