@@ -144,6 +144,8 @@ pub fn read(
         match assemble(source, &vars, &base, &mut taken, path, format) {
             Ok(server) => match existing.iter().find(|e| same_server(e, &server.entry)) {
                 Some(there) => {
+                    // Not added: the name it was given stays free for the next one.
+                    taken.remove(&server.name);
                     let name = there.get("name").and_then(Value::as_str).unwrap_or("");
                     present.push((original, name.to_string()));
                 }
@@ -165,16 +167,16 @@ pub fn read(
 /// entries of one command with other tokens in `env` are two accounts). The name, trust,
 /// timeouts and the rest may differ: the operator may have set them since.
 fn same_server(a: &Value, b: &Value) -> bool {
-    let transport = |v: &Value| {
+    fn transport(v: &Value) -> &str {
         v.get("transport")
             .and_then(Value::as_str)
             .unwrap_or("stdio")
-            .to_string()
-    };
-    let args = |v: &Value| match v.get("args") {
-        Some(Value::Sequence(items)) => items.clone(),
-        _ => Vec::new(),
-    };
+    }
+    fn args(v: &Value) -> &[Value] {
+        v.get("args")
+            .and_then(Value::as_sequence)
+            .map_or(&[], Vec::as_slice)
+    }
     transport(a) == transport(b)
         && args(a) == args(b)
         && ["command", "cwd", "env", "url", "headers", "bearer_token"]

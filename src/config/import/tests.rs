@@ -268,4 +268,13 @@ fn a_server_the_config_has_already_is_not_imported_again() {
     let other = read(Path::new("/p/.mcp.json"), token, None, &existing).unwrap();
     assert!(other.present.is_empty(), "{:?}", other.present);
     assert_eq!(other.servers.len(), 1);
+    // A server found already there does not keep the name it would have had.
+    let both = r#"{"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "server-filesystem", "/data"]},
+        "Files": {"command": "npx", "args": ["-y", "server-filesystem", "/srv"]}
+    }}"#;
+    let again = read(Path::new("/p/.mcp.json"), both, None, &existing).unwrap();
+    assert_eq!(again.present, vec![("files".to_string(), "fs".to_string())]);
+    let names: Vec<&str> = again.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["files"]);
 }
