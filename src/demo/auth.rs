@@ -158,22 +158,8 @@ impl AuthServer {
                     "unreadable body",
                 ),
             },
-            ("POST", "/token") => match read_body(request).await {
-                Some(body) => self.token(&pairs(&String::from_utf8_lossy(&body))),
-                None => oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "unreadable body",
-                ),
-            },
-            ("POST", "/revoke") => match read_body(request).await {
-                Some(body) => self.revoke(&pairs(&String::from_utf8_lossy(&body))),
-                None => oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "unreadable body",
-                ),
-            },
+            ("POST", "/token") => with_form(request, |form| self.token(form)).await,
+            ("POST", "/revoke") => with_form(request, |form| self.revoke(form)).await,
             _ => plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         }
     }
@@ -478,6 +464,22 @@ fn same_but_port(registered: &str, given: &str) -> bool {
             a == b && is_loopback_redirect(given)
         }
         _ => false,
+    }
+}
+
+/// Answers a form POST (the token and revocation endpoints) with `answer`, or refuses a body
+/// that cannot be read.
+async fn with_form(
+    request: Request<Incoming>,
+    answer: impl FnOnce(&HashMap<String, String>) -> Response<Body>,
+) -> Response<Body> {
+    match read_body(request).await {
+        Some(body) => answer(&pairs(&String::from_utf8_lossy(&body))),
+        None => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "unreadable body",
+        ),
     }
 }
 
