@@ -90,23 +90,19 @@ impl BareHttp {
             bare.context = crate::bare::client_context(revision, &capabilities);
             let discover = json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover",
                 "params": {"_meta": bare.context}});
-            bare.post(&discover, None)?;
+            bare.post(&discover)?;
         } else {
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": revision, "capabilities": {},
                 "clientInfo": {"name": "bare-http", "version": "0"}}});
-            bare.post(&init, None)?;
-            bare.post(
-                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                None,
-            )?;
+            bare.post(&init)?;
+            bare.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
         }
         Ok(bare)
     }
 
-    /// POSTs one message (a tool call's: with `tool`'s name) and reads the whole answer (SSE or
-    /// JSON, chunked or sized).
-    fn post(&mut self, message: &Value, tool: Option<&str>) -> std::io::Result<String> {
+    /// POSTs one message and reads the whole answer (SSE or JSON, chunked or sized).
+    fn post(&mut self, message: &Value) -> std::io::Result<String> {
         let body = serde_json::to_vec(message).map_err(std::io::Error::other)?;
         let mut request = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
@@ -124,7 +120,10 @@ impl BareHttp {
                 "Mcp-Method: {method}\r\nMcp-Protocol-Version: {}\r\n",
                 self.revision
             ));
-            if let Some(tool) = tool {
+            if let Some(tool) = message["params"]["name"]
+                .as_str()
+                .filter(|_| method == "tools/call")
+            {
                 request.push_str(&format!("Mcp-Name: {tool}\r\n"));
             }
         }
@@ -199,7 +198,7 @@ impl BareHttp {
             let message = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
                 "params": params});
             let t = Instant::now();
-            let answer = self.post(&message, Some(tool))?;
+            let answer = self.post(&message)?;
             if !answer.contains("\"result\"") {
                 return Err(std::io::Error::other(format!("no result in {answer:?}")));
             }
