@@ -101,11 +101,8 @@ impl Http {
                 idle: Mutex::new(None),
             }));
         }
-        static TLS: std::sync::Once = std::sync::Once::new();
         // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
-        TLS.call_once(|| {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
+        crate::runtime::install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .build()
