@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod mcp;
+pub mod net;
 pub mod runtime;
 pub mod sse;
 pub mod text;

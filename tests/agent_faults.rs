@@ -1,6 +1,7 @@
 //! Model endpoint faults over a real socket: each `demo-model` fault flag gives its failure
 //! class and hint, within `request_timeout` (plus the bounded retry waits, where there are
-//! retries); a 429 with `Retry-After: 1` is retried and succeeds.
+//! retries); a 429 with `Retry-After: 1` is retried and succeeds; TLS and DNS failures are
+//! named as such.
 
 mod common;
 
@@ -198,6 +199,35 @@ async fn every_fault_has_its_class_and_hint_within_the_timeout() {
     let error = result.expect_err("refused");
     assert_eq!(error.class, ModelFailureClass::ConnectRefused, "{error}");
     assert!(error.hint.contains("start the model server"), "{error}");
+}
+
+#[tokio::test]
+async fn tls_and_dns_failures_are_named_on_both_ways_to_the_endpoint() {
+    // `https://` to a server that speaks plain HTTP: the handshake fails (reqwest, rustls).
+    let (_model, url) = demo_model(&[]);
+    let (result, _, elapsed) = ask(profile(&url.replacen("http://", "https://", 1), true)).await;
+    let error = result.expect_err("not TLS");
+    assert_eq!(error.class, ModelFailureClass::TlsError, "{error}");
+    assert!(error.message.contains("TLS handshake with"), "{error}");
+    assert!(error.hint.contains("certificate"), "{error}");
+    assert!(elapsed < TIMEOUT, "took {elapsed:?}");
+    // A host name that does not resolve (RFC 6761 keeps `.invalid` for that), on the plain
+    // HTTP way (hyper) and the https one (reqwest).
+    for url in ["http://nowhere.invalid:9/v1", "https://nowhere.invalid/v1"] {
+        let (result, _, _) = ask(profile(url, true)).await;
+        let error = result.expect_err("no such host");
+        assert_eq!(error.class, ModelFailureClass::DnsError, "{url}: {error}");
+        assert!(
+            error
+                .message
+                .contains("cannot resolve host nowhere.invalid"),
+            "{url}: {error}"
+        );
+        assert!(
+            error.hint.contains("host name in base_url"),
+            "{url}: {error}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 use std::error::Error as StdError;
 use std::time::Duration;
 
+use crate::net::NetClass;
 use serde::Serialize;
 
 /// What kind of failure.
@@ -187,61 +188,24 @@ pub fn endpoint_message(body: &str) -> String {
     crate::text::sanitize_line(text.trim(), 300)
 }
 
-/// Classifies a transport error by walking its source chain (rustls errors, socket errors,
-/// timeouts); `connect` and `timeout` say whether it happened connecting or timed out, and
-/// `authority` is the endpoint's host and port, for the message.
+/// Classifies a transport error by walking its cause chain (`net`: our resolver's failures,
+/// rustls errors, socket errors); `connect` and `timeout` say whether it happened connecting or
+/// timed out, and `authority` is the endpoint's host and port, for the message.
 pub fn classify_transport(
     err: &(dyn StdError + Send + Sync + 'static),
     connect: bool,
     timeout: bool,
     authority: &str,
 ) -> ModelError {
-    let mut chain: Vec<&(dyn StdError + 'static)> = vec![err];
-    let mut next = err.source();
-    while let Some(e) = next {
-        chain.push(e);
-        next = e.source();
-    }
-    if let Some(tls) = chain.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
-        return ModelError::new(
-            ModelFailureClass::TlsError,
-            format!("TLS handshake with {authority} failed: {tls}"),
-        );
-    }
-    for e in &chain {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            match io.kind() {
-                K::ConnectionRefused => {
-                    return ModelError::new(
-                        ModelFailureClass::ConnectRefused,
-                        format!("connection to {authority} refused (nothing listening there?)"),
-                    )
-                }
-                K::ConnectionReset
-                | K::ConnectionAborted
-                | K::NotConnected
-                | K::AddrNotAvailable
-                | K::HostUnreachable
-                | K::NetworkUnreachable => {
-                    return ModelError::new(
-                        ModelFailureClass::ConnectRefused,
-                        format!("cannot connect to {authority}: {io}"),
-                    )
-                }
-                _ => {}
-            }
-        }
-    }
-    let text: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
-    if text
-        .iter()
-        .any(|t| t.contains("dns error") || t.contains("failed to lookup address"))
-    {
-        return ModelError::new(
-            ModelFailureClass::DnsError,
-            format!("the host of {authority} did not resolve"),
-        );
+    let links = crate::net::links(err);
+    if let Some(net) = crate::net::failure(&links, authority) {
+        let class = match net.class {
+            NetClass::Dns => ModelFailureClass::DnsError,
+            NetClass::Tls => ModelFailureClass::TlsError,
+            NetClass::Refused => ModelFailureClass::ConnectRefused,
+            NetClass::Timeout => ModelFailureClass::Timeout,
+        };
+        return ModelError::new(class, net.message);
     }
     if timeout {
         return ModelError::new(
@@ -249,7 +213,7 @@ pub fn classify_transport(
             format!("no connection to {authority} in time"),
         );
     }
-    let cause = text.last().cloned().unwrap_or_default();
+    let cause = links.last().map(|e| e.to_string()).unwrap_or_default();
     if connect {
         return ModelError::new(
             ModelFailureClass::ConnectRefused,

@@ -90,7 +90,8 @@ impl Http {
             let authority = uri.authority().ok_or("no host")?;
             let port = authority.port_u16().unwrap_or(80);
             return Ok(Http::Direct(Direct {
-                address: format!("{}:{port}", authority.host()),
+                host_name: authority.host().to_string(),
+                port,
                 host: HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?,
                 // Origin form: the path and query alone (a clone of it shares its bytes).
                 target: uri
@@ -102,9 +103,10 @@ impl Http {
             }));
         }
         // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
-        crate::runtime::install_tls_provider();
+        crate::net::install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
+            .dns_resolver(std::sync::Arc::new(crate::net::Resolver))
             .build()
             .map_err(|e| e.to_string())?;
         let url = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
@@ -138,8 +140,9 @@ impl Http {
 
 /// One kept-alive HTTP/1.1 connection to a plain-HTTP endpoint.
 pub struct Direct {
-    /// `host:port` to connect to.
-    address: String,
+    /// The host to connect to (a name, or an address as the URL wrote it) and its port.
+    host_name: String,
+    port: u16,
     /// The `Host` header.
     host: HeaderValue,
     /// The request target (`/v1/chat/completions`), parsed once.
@@ -153,21 +156,26 @@ pub struct Direct {
 
 impl Direct {
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, HttpError> {
-        let stream = tokio::time::timeout(
-            self.connect_timeout,
-            tokio::net::TcpStream::connect(&self.address),
-        )
-        .await
-        .map_err(|_| HttpError {
-            cause: format!(
-                "no connection in {}",
-                crate::text::fmt_duration(self.connect_timeout)
-            )
-            .into(),
-            connect: true,
-            timeout: true,
-        })?
-        .map_err(|e| HttpError::direct(e, true))?;
+        // Resolved by `net::lookup`, so that a name that does not resolve is a `dns_error`.
+        let connect = async {
+            let addrs = crate::net::lookup(&self.host_name, self.port)
+                .await
+                .map_err(|e| HttpError::direct(e, true))?;
+            tokio::net::TcpStream::connect(&addrs[..])
+                .await
+                .map_err(|e| HttpError::direct(e, true))
+        };
+        let stream = tokio::time::timeout(self.connect_timeout, connect)
+            .await
+            .map_err(|_| HttpError {
+                cause: format!(
+                    "no connection in {}",
+                    crate::text::fmt_duration(self.connect_timeout)
+                )
+                .into(),
+                connect: true,
+                timeout: true,
+            })??;
         // Requests go out whole; the answer is waited for.
         let _ = stream.set_nodelay(true);
         let (sender, connection) =

@@ -63,6 +63,5 @@ pub use crate::mcp::sampling::{
 };
 pub use crate::mcp::supervisor::Crashes;
 /// rustls' ring provider as the process default, for every HTTPS client (servers and models).
-pub use crate::mcp::transport::http::install_tls_provider;
 pub use crate::mcp::transport::process::ExitInfo;
 pub use crate::mcp::uri_template::{expand_template, template_variables};

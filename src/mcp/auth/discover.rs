@@ -29,7 +29,7 @@ pub struct Discovered {
 
 /// A manager for `url` whose tokens live in `store`.
 pub async fn manager(url: &str, store: &TokenStore) -> Result<AuthorizationManager, LoginError> {
-    super::super::transport::http::install_tls_provider();
+    crate::net::install_tls_provider();
     // Private addresses are allowed: an enterprise authorization server often has one.
     // (Loopback still needs a loopback server URL, and link-local stays refused.)
     let mut manager = AuthorizationManager::new_allowing_private_addresses(url)
@@ -183,7 +183,7 @@ pub fn challenge_param(challenge: &str, param: &str) -> Option<String> {
 
 /// The client the probe and the legacy read use: bounded, no redirects followed off-origin.
 pub(super) fn http_client() -> Result<reqwest::Client, LoginError> {
-    super::super::transport::http::install_tls_provider();
+    crate::net::install_tls_provider();
     reqwest::Client::builder()
         .timeout(PROBE_TIMEOUT)
         .connect_timeout(super::super::transport::http::CONNECT_TIMEOUT)

@@ -1,8 +1,8 @@
-//! What HTTP servers share: the reqwest client (connect timeout, a resolver whose failures are
-//! recognisable, a hook that sees the first connection open), the headers and bearer token of a
-//! server, and the classification of HTTP failures into the report's failure classes (OAuth's
-//! verdicts become `needs_login`). rmcp's Streamable HTTP transport is built from them in
-//! `mcp::auth`, which puts its OAuth client underneath.
+//! What HTTP servers share: the reqwest client (connect timeout, `net`'s resolver, whose
+//! failures are recognisable, a hook that sees the first connection open), the headers and
+//! bearer token of a server, and the classification of HTTP failures into the report's
+//! failure classes (OAuth's verdicts become `needs_login`). rmcp's Streamable HTTP transport
+//! is built from them in `mcp::auth`, which puts its OAuth client underneath.
 //!
 //! Separate from the legacy SSE transport (`sse.rs`), which reuses the client and the
 //! classification but speaks its own protocol.
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::error::Error as StdError;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ use tokio::sync::watch;
 use super::sse::SseError;
 use crate::config::ServerConfig;
 use crate::mcp::events::FailureClass;
+use crate::net::{install_tls_provider, NetClass};
 use rmcp::transport::auth::AuthError;
 
 /// Longest wait for a TCP (and TLS) connection; never longer than the server's request timeout.
@@ -30,15 +31,6 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The connect timeout for `config`.
 pub fn connect_timeout(config: &ServerConfig) -> Duration {
     CONNECT_TIMEOUT.min(config.request_timeout)
-}
-
-/// Installs rustls' `ring` provider as the process default, once (DESIGN §4: builds in about
-/// half the time of aws-lc). A provider installed earlier by someone else is kept.
-pub fn install_tls_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// Why an HTTP client could not be built.
@@ -86,7 +78,7 @@ pub fn client(
     install_tls_provider();
     Ok(reqwest::Client::builder()
         .connect_timeout(connect_timeout)
-        .dns_resolver(Arc::new(Resolver))
+        .dns_resolver(Arc::new(crate::net::Resolver))
         .connector_layer(WatchLayer(watch))
         .build()?)
 }
@@ -148,45 +140,14 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
             message,
         })
     };
-    if let Some(dns) = chain.iter().find_map(|e| e.downcast_ref::<DnsFailure>()) {
-        return fail(FailureClass::DnsError, dns.to_string());
-    }
-    if let Some(tls) = chain.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
-        return fail(
-            FailureClass::TlsError,
-            format!("TLS handshake with {authority} failed: {tls}"),
-        );
-    }
-    for e in &chain {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            match io.kind() {
-                K::ConnectionRefused => {
-                    return fail(
-                        FailureClass::ConnectRefused,
-                        format!("connection to {authority} refused (nothing listening there?)"),
-                    )
-                }
-                K::ConnectionReset
-                | K::ConnectionAborted
-                | K::NotConnected
-                | K::AddrNotAvailable
-                | K::HostUnreachable
-                | K::NetworkUnreachable => {
-                    return fail(
-                        FailureClass::ConnectRefused,
-                        format!("cannot connect to {authority}: {io}"),
-                    )
-                }
-                K::TimedOut => {
-                    return fail(
-                        FailureClass::Timeout,
-                        format!("{authority} did not answer in time: {io}"),
-                    )
-                }
-                _ => {}
-            }
-        }
+    if let Some(net) = crate::net::failure(&chain, authority) {
+        let class = match net.class {
+            NetClass::Dns => FailureClass::DnsError,
+            NetClass::Tls => FailureClass::TlsError,
+            NetClass::Refused => FailureClass::ConnectRefused,
+            NetClass::Timeout => FailureClass::Timeout,
+        };
+        return fail(class, net.message);
     }
     if let Some(auth) = chain.iter().find_map(|e| match e.downcast_ref() {
         Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
@@ -262,27 +223,16 @@ pub fn unreadable_answer(err: &(dyn StdError + 'static)) -> Option<String> {
     })
 }
 
-/// The links of an error's cause chain, outermost first. rmcp's `StreamableHttpError::Client`
-/// does not report its reqwest error as a source, nor `io::Error` the error it wraps, so the
-/// walk steps into both by hand.
+/// The links of an error's cause chain, outermost first ([`crate::net::links_with`]), stepping
+/// also into rmcp's `StreamableHttpError::Client`, which does not report its reqwest error as a
+/// source.
 fn chain<'a>(err: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(err), |e| {
-        if let Some(StreamableHttpError::Client(inner)) =
-            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-        {
-            return Some(inner as &(dyn StdError + 'static));
+    crate::net::links_with(err, |e| {
+        match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(inner)) => Some(inner as &(dyn StdError + 'static)),
+            _ => None,
         }
-        // `io::Error::source` skips the error it wraps (it returns that error's source).
-        if let Some(inner) = e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-        {
-            return Some(inner as &(dyn StdError + 'static));
-        }
-        (*e).source()
     })
-    .take(32)
-    .collect()
 }
 
 /// Words for an HTTP error that `classify` did not recognise: an answer cut short, or not HTTP
@@ -432,45 +382,6 @@ fn leading_status(text: &str) -> Option<u16> {
     (code.bytes().all(|b| b.is_ascii_digit()) && (after == " " || after == ":"))
         .then(|| code.parse().ok())
         .flatten()
-}
-
-/// A host name that did not resolve.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot resolve host {host}: {reason}")]
-pub struct DnsFailure {
-    host: String,
-    reason: String,
-}
-
-/// The system resolver (getaddrinfo through tokio), with failures of our own type so that
-/// `classify` recognises them.
-struct Resolver;
-
-impl reqwest::dns::Resolve for Resolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let host = name.as_str().to_string();
-        Box::pin(async move {
-            let found = tokio::net::lookup_host((host.as_str(), 0))
-                .await
-                .map(|addrs| addrs.collect::<Vec<std::net::SocketAddr>>());
-            let addrs = match found {
-                Ok(addrs) => addrs,
-                Err(e) => {
-                    return Err(Box::new(DnsFailure {
-                        host,
-                        reason: e.to_string(),
-                    }) as Box<dyn StdError + Send + Sync>)
-                }
-            };
-            if addrs.is_empty() {
-                return Err(Box::new(DnsFailure {
-                    host,
-                    reason: "no addresses".into(),
-                }) as Box<dyn StdError + Send + Sync>);
-            }
-            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
 }
 
 /// Wraps reqwest's connector to mark the [`ConnectWatch`] when a connection opens.

@@ -63,7 +63,7 @@ fn chains_are_classified_by_type() {
     let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
     let f = classify(&refused, "h:1").map(|f| f.class);
     assert_eq!(f, Some(FailureClass::ConnectRefused));
-    let dns = DnsFailure {
+    let dns = crate::net::DnsFailure {
         host: "nope.invalid".into(),
         reason: "not known".into(),
     };
