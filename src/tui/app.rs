@@ -109,6 +109,9 @@ pub struct App {
     pub(super) modal: Option<Modal>,
     /// Lines scrolled in the approval modal's arguments.
     pub(super) approval_scroll: u16,
+    /// How far the scrolling modal drawn last (approval, help, a call's result) can scroll:
+    /// set while drawing, where the wrapped height is known; the scroll keys stop there.
+    pub(super) scroll_limit: std::cell::Cell<u16>,
     /// `A` on a destructive tool: the modal asks once more before the rule is written.
     pub(super) approval_confirm: bool,
     pub(super) notice: Option<(Level, String)>,
@@ -194,6 +197,7 @@ impl App {
             filter_editing: false,
             modal: None,
             approval_scroll: 0,
+            scroll_limit: std::cell::Cell::new(0),
             approval_confirm: false,
             notice: None,
             quit: false,

@@ -339,15 +339,12 @@ impl App {
             },
             KeyCode::Char('A') => return self.ask_always_allow(),
             KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
-            KeyCode::Up | KeyCode::Char('k') => {
-                self.approval_scroll = self.approval_scroll.saturating_sub(1);
+            code => {
+                if let Some(to) = scrolled(self.approval_scroll, self.scroll_limit.get(), code) {
+                    self.approval_scroll = to;
+                }
                 return Vec::new();
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.approval_scroll = self.approval_scroll.saturating_add(1);
-                return Vec::new();
-            }
-            _ => return Vec::new(),
         };
         if let Some(request) = self.approvals.pop_front() {
             request.respond(decision);
@@ -464,15 +461,15 @@ impl App {
                 }
             },
             Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
-                KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
-                KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
-                KeyCode::PageUp => *scroll = scroll.saturating_sub(PAGE as u16),
-                KeyCode::PageDown => *scroll = scroll.saturating_add(PAGE as u16),
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
                     self.modal = None
                 }
                 _ if ctrl_c => self.modal = None,
-                _ => {}
+                code => {
+                    if let Some(to) = scrolled(*scroll, self.scroll_limit.get(), code) {
+                        *scroll = to;
+                    }
+                }
             },
             Modal::Resource(view) => {
                 if ctrl_c {
@@ -589,4 +586,22 @@ impl App {
             }
         }
     }
+}
+
+/// A scroll position moved by a scroll key (↑↓ j k, PgUp PgDn, Home End g G), kept within
+/// `0..=last`; `None` for any other key.
+fn scrolled(scroll: u16, last: u16, code: KeyCode) -> Option<u16> {
+    let page = PAGE as u16;
+    Some(
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+            KeyCode::PageUp => scroll.saturating_sub(page),
+            KeyCode::PageDown => scroll.saturating_add(page),
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => last,
+            _ => return None,
+        }
+        .min(last),
+    )
 }

@@ -143,3 +143,71 @@ fn result_of_a_call_that_waited() {
         );
     }
 }
+
+/// A long argument value is wrapped whole in the approval modal (never cut at its edge), and
+/// the arguments scroll no further than their last line.
+#[test]
+fn a_long_argument_is_shown_whole_and_scrolling_stops_at_its_end() {
+    use super::fixtures::{ignored, key};
+    use crate::approval::ApprovalRequest;
+    use crate::runtime::RuntimeEvent;
+    use crossterm::event::KeyCode;
+    let body = format!(
+        "rm -rf /important/data && {} END-OF-BODY",
+        "echo this body runs far past the edge of the modal; ".repeat(30)
+    );
+    let (mut app, _) = populated();
+    let (request, _) = ApprovalRequest::new(
+        7,
+        ignored("notes", "write_note"),
+        serde_json::json!({"title": "long", "body": body}),
+        "mcp__notes__write_note is mutating; policy.approval is ask_mutating".into(),
+    );
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    snapshot("approval_long_arguments", &app);
+    // At 140×40 the value fits: nothing to scroll.
+    let wide = draw(&app, SIZES[1]);
+    assert!(wide.contains("END-OF-BODY"), "{wide}");
+    assert_eq!(app.scroll_limit.get(), 0);
+    // At 80×24 it does not: End shows its end, and ↓ goes no further.
+    let narrow = draw(&app, SIZES[0]);
+    assert!(!narrow.contains("END-OF-BODY"), "{narrow}");
+    let last = app.scroll_limit.get();
+    assert!(last > 0, "{narrow}");
+    app.on_key(key(KeyCode::End));
+    let end = draw(&app, SIZES[0]);
+    assert!(end.contains("END-OF-BODY"), "{end}");
+    for _ in 0..50 {
+        app.on_key(key(KeyCode::Down));
+    }
+    assert_eq!(app.approval_scroll, last);
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.approval_scroll, last - 1);
+    app.on_key(key(KeyCode::Home));
+    assert_eq!(app.approval_scroll, 0);
+}
+
+/// Help scrolls no further than its last line, and End reaches it.
+#[test]
+fn help_scrolls_no_further_than_its_end() {
+    use super::fixtures::key;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    app.on_key(key(KeyCode::Char('?')));
+    let first = draw(&app, SIZES[0]);
+    let last = app.scroll_limit.get();
+    assert!(last > 0, "{first}");
+    for _ in 0..500 {
+        app.on_key(key(KeyCode::Down));
+    }
+    assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll == last));
+    let end = draw(&app, SIZES[0]);
+    let final_line = super::modals::help::HELP
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap_or("");
+    assert!(end.contains(final_line.trim()), "{end}");
+    app.on_key(key(KeyCode::PageUp));
+    assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll + 10 == last));
+}

@@ -154,11 +154,9 @@ impl App {
         if let Some(request) = self.approvals.front() {
             let turn = self.chat.line_by_runtime_id(request.id).map(|l| l.turn);
             let asked = modals::asked::lines(request, self.asked_ago(request.id), turn, theme);
-            let h = 16 + asked.len() as u16;
-            let rect = centered(area, 70, 60, 76.min(area.width), h.min(area.height));
-            modals::approval::render(
+            let last = modals::approval::render(
                 frame,
-                rect,
+                area,
                 request,
                 modals::approval::ApprovalView {
                     queued: self.approvals.len(),
@@ -168,6 +166,7 @@ impl App {
                 },
                 theme,
             );
+            self.scroll_limit.set(last);
             return;
         }
         if self.chat.picker.is_some() {
@@ -216,12 +215,12 @@ impl App {
             return;
         };
         match modal {
-            Modal::Help { scroll } => modals::help::render(
+            Modal::Help { scroll } => self.scroll_limit.set(modals::help::render(
                 frame,
                 centered(area, 60, 80, 80.min(area.width), 20.min(area.height)),
                 *scroll,
                 theme,
-            ),
+            )),
             Modal::Trust(preview) => modals::trust::render(
                 frame,
                 centered(area, 70, 60, 80.min(area.width), 18.min(area.height)),
@@ -236,13 +235,13 @@ impl App {
             ),
             Modal::Result { call, scroll } => {
                 if let Some(row) = self.calls.rows.iter().find(|r| r.id == *call) {
-                    modals::result::render(
+                    self.scroll_limit.set(modals::result::render(
                         frame,
                         centered(area, 80, 80, 70.min(area.width), 14.min(area.height)),
                         row,
                         *scroll,
                         theme,
-                    );
+                    ));
                 }
             }
             Modal::Quit => {

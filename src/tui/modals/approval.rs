@@ -25,20 +25,22 @@ pub struct ApprovalView {
     pub asked: Vec<Line<'static>>,
 }
 
+/// Draws the modal centred in `screen`: at least 60 % of its height, taller (up to all of it)
+/// when the arguments need it; they wrap, and scroll when they still do not fit. Returns how
+/// far they can scroll (the largest `scroll` that still shows something new).
 pub fn render(
     frame: &mut Frame,
-    area: Rect,
+    screen: Rect,
     request: &ApprovalRequest,
     view: ApprovalView,
     theme: Theme,
-) {
+) -> u16 {
     let ApprovalView {
         queued,
         scroll,
         confirm,
         asked,
     } = view;
-    frame.render_widget(Clear, area);
     let title = if queued > 1 {
         format!(" Approval needed (1 of {queued}) ")
     } else {
@@ -48,8 +50,6 @@ pub fn render(
         .borders(Borders::ALL)
         .border_style(theme.warn())
         .title(title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
 
     let tool = &request.tool;
     let mut head = vec![Line::from(vec![
@@ -91,7 +91,6 @@ pub fn render(
             theme.bad().patch(theme.bold()),
         ));
     }
-    head.push(Line::styled("arguments:", theme.dim()));
 
     let choices = if confirm {
         keys_line(
@@ -123,31 +122,78 @@ pub fn render(
         line
     };
 
-    let width = usize::from(inner.width.max(1));
-    let wrapped: usize = head.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
-    let head_h = (wrapped as u16).min(inner.height);
+    // Every line wraps (a long value is shown whole, never cut at the edge), so the heights
+    // are the wrapped ones.
+    let width = super::centered(screen, 70, 0, 76.min(screen.width), 1)
+        .width
+        .saturating_sub(2);
+    let head = Paragraph::new(head).wrap(Wrap { trim: false });
+    let head_h = count(head.line_count(width));
+    let args = sanitize(
+        &serde_json::to_string_pretty(&request.arguments).unwrap_or_default(),
+        true,
+    );
+    let args = Paragraph::new(
+        args.lines()
+            .map(|l| Line::raw(format!("  {l}")))
+            .collect::<Vec<_>>(),
+    )
+    .wrap(Wrap { trim: false });
+    let args_total = count(args.line_count(width));
+    // The head, the `arguments:` label, the arguments, the choices, the borders.
+    let wanted = head_h
+        .saturating_add(args_total)
+        .saturating_add(4)
+        .max(screen.height * 60 / 100);
+    let area = super::centered(screen, 70, 0, 76.min(screen.width), wanted);
+    frame.render_widget(Clear, area);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let head_h = head_h.min(inner.height);
     frame.render_widget(
-        Paragraph::new(head).wrap(Wrap { trim: false }),
+        head,
         Rect {
             height: head_h,
             ..inner
         },
     );
-    let args_h = inner.height.saturating_sub(head_h + 1);
-    let args = sanitize(
-        &serde_json::to_string_pretty(&request.arguments).unwrap_or_default(),
-        true,
-    );
-    let arg_lines: Vec<Line> = args.lines().map(|l| Line::raw(format!("  {l}"))).collect();
-    frame.render_widget(
-        Paragraph::new(arg_lines).scroll((scroll, 0)),
-        Rect {
-            y: inner.y + head_h,
-            height: args_h,
-            ..inner
-        },
-    );
+    let args_h = inner.height.saturating_sub(head_h + 2);
+    let last = args_total.saturating_sub(args_h);
+    let scroll = scroll.min(last);
+    let label = if last > 0 {
+        format!(
+            "arguments:  lines {}–{} of {args_total} (↑↓ PgUp PgDn scroll)",
+            scroll + 1,
+            (scroll + args_h).min(args_total)
+        )
+    } else {
+        "arguments:".to_string()
+    };
+    if inner.height > head_h + 1 {
+        frame.render_widget(
+            Paragraph::new(Line::styled(label, theme.dim())),
+            Rect {
+                y: inner.y + head_h,
+                height: 1,
+                ..inner
+            },
+        );
+        frame.render_widget(
+            args.scroll((scroll, 0)),
+            Rect {
+                y: inner.y + head_h + 1,
+                height: args_h,
+                ..inner
+            },
+        );
+    }
     if inner.height > head_h {
         super::choices_line(frame, inner, choices);
     }
+    last
+}
+
+/// A line count as a height.
+fn count(lines: usize) -> u16 {
+    u16::try_from(lines).unwrap_or(u16::MAX)
 }

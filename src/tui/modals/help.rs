@@ -8,11 +8,15 @@ use crate::tui::theme::Theme;
 
 pub const HELP: &str = include_str!("../../../assets/help.txt");
 
-pub fn render(frame: &mut Frame, area: Rect, scroll: u16, theme: Theme) {
+/// Draws the help in `area`; returns how far it can scroll.
+pub fn render(frame: &mut Frame, area: Rect, scroll: u16, theme: Theme) -> u16 {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
-        .title(" Help  (Esc closes, ↑↓ scroll) ");
-    frame.render_widget(Paragraph::new(HELP).block(block).scroll((scroll, 0)), area);
+        .title(" Help  (Esc closes, ↑↓ PgUp PgDn Home End scroll) ");
+    let help = Paragraph::new(HELP).block(block);
+    let last = super::scroll_limit(help.line_count(area.width), area.height);
+    frame.render_widget(help.scroll((scroll.min(last), 0)), area);
+    last
 }

@@ -66,6 +66,14 @@ pub fn centered(area: Rect, percent_x: u16, percent_y: u16, min_w: u16, min_h: u
     rect
 }
 
+/// How far a bordered paragraph of `lines` rows (borders included, as `line_count` counts
+/// them) can scroll in a box `height` rows tall: the scroll that shows its last line last.
+pub fn scroll_limit(lines: usize, height: u16) -> u16 {
+    u16::try_from(lines)
+        .unwrap_or(u16::MAX)
+        .saturating_sub(height)
+}
+
 /// The modal's choices (its keys) on the last line of its inside, `inner`.
 pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line) {
     if inner.height > 0 {

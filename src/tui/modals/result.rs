@@ -9,7 +9,8 @@ use crate::tui::panes::calls::status_style;
 use crate::tui::state::CallRow;
 use crate::tui::theme::Theme;
 
-pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme: Theme) {
+/// Draws the call in `area`; returns how far it can scroll.
+pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme: Theme) -> u16 {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -37,11 +38,10 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
     lines.extend(call.arguments.lines().map(|l| Line::raw(format!("  {l}"))));
     lines.push(Line::styled("result:", theme.dim()));
     lines.extend(call.result.lines().map(|l| Line::raw(format!("  {l}"))));
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false })
-            .scroll((scroll, 0)),
-        area,
-    );
+    let result = Paragraph::new(lines)
+        .block(block)
+        .wrap(Wrap { trim: false });
+    let last = super::scroll_limit(result.line_count(area.width), area.height);
+    frame.render_widget(result.scroll((scroll.min(last), 0)), area);
+    last
 }
