@@ -22,6 +22,17 @@ pub(super) fn cancelling(id: u64) -> String {
 }
 
 impl App {
+    /// A turn boundary, if a server's tools went stale and this is one: no call running and
+    /// the agent between prompts (within a prompt its tool list changes only between its own
+    /// model turns, where the conversation takes the boundary itself; a boundary here would
+    /// change the tools under the turn the model is in).
+    pub(super) fn boundary_if_stale(&self) -> Vec<Effect> {
+        if self.calls.running() == 0 && !self.chat.busy() && self.servers.iter().any(|s| s.stale) {
+            return vec![Effect::TurnBoundary];
+        }
+        Vec::new()
+    }
+
     /// Whether the notice line says exactly `text` (a progress notice waiting for its end).
     pub(super) fn notice_is(&self, text: &str) -> bool {
         self.notice.as_ref().is_some_and(|(_, t)| t == text)
@@ -213,9 +224,7 @@ impl App {
                             row.stale = true;
                         }
                         // Between calls is a turn boundary: take the change in now.
-                        if self.calls.running() == 0 {
-                            return vec![Effect::TurnBoundary];
-                        }
+                        return self.boundary_if_stale();
                     }
                     ListKind::Resources => return self.content_list_changed(&server, true),
                     ListKind::Prompts => return self.content_list_changed(&server, false),
@@ -290,9 +299,7 @@ impl App {
                 // A call that ended while its approval was still queued (cancelled) drops out.
                 self.approvals.retain(|a| a.id != id);
                 // The last call ended: a turn boundary, if a server's tools went stale meanwhile.
-                if self.calls.running() == 0 && self.servers.iter().any(|s| s.stale) {
-                    return vec![Effect::TurnBoundary];
-                }
+                return self.boundary_if_stale();
             }
             // Shown on the call's line in the Conversation pane (`chat_observe`).
             RuntimeEvent::ApprovalAnswered { .. } => {}

@@ -286,10 +286,14 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
     match effect {
         Effect::Quit => {}
         Effect::Call { tool, arguments } => {
+            // Between calls is a turn boundary: tool-list changes come in first; but not under
+            // an agent's prompt in flight, whose tools change only between its model turns.
+            let boundary = !app.chat.busy();
             if let Some(rt) = runtime {
                 tokio::spawn(async move {
-                    // Between calls is a turn boundary: tool-list changes come in first.
-                    rt.turn_boundary().await;
+                    if boundary {
+                        rt.turn_boundary().await;
+                    }
                     rt.call(&tool, arguments, CancellationToken::new()).await;
                 });
             }

@@ -14,6 +14,10 @@ impl App {
         if epoch != self.chat.epoch {
             return Vec::new();
         }
+        let prompt_ended = matches!(
+            event,
+            ChatEvent::Done(_) | ChatEvent::Ended(_) | ChatEvent::Failed(_)
+        );
         match event {
             ChatEvent::Ready {
                 commands,
@@ -102,6 +106,10 @@ impl App {
                     ),
                 }
             }
+        }
+        if prompt_ended {
+            // Tools that changed during the prompt come in now that it has ended.
+            return self.boundary_if_stale();
         }
         Vec::new()
     }

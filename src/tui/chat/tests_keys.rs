@@ -297,3 +297,39 @@ fn reports_of_an_old_agent_are_dropped() {
     assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     assert!(app.notice.is_some());
 }
+
+/// A `tools/list_changed` while a prompt is in flight is not taken in under the model's turn
+/// (the conversation takes its own boundary between model turns); once the prompt has ended,
+/// the console takes it in.
+#[test]
+fn a_list_change_during_a_prompt_waits_for_the_prompt_to_end() {
+    use crate::runtime::{ListKind, RuntimeEvent};
+    use crate::tui::fixtures::populated;
+    let boundary = |effects: &[Effect]| effects.iter().any(|e| matches!(e, Effect::TurnBoundary));
+    let (base, t0) = populated();
+    let mut app = App::new(&agent_config(), Theme::plain(), t0);
+    app.servers = base.servers;
+    app.tools = base.tools;
+    let _rx = ready(&mut app);
+    let changed = || RuntimeEvent::ListChanged {
+        server: "notes".into(),
+        list: ListKind::Tools,
+    };
+    // Between prompts, at once.
+    assert!(boundary(&app.on_runtime_event(changed())));
+    type_text(&mut app, "what is 2 plus 3");
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.chat.busy());
+    assert!(!boundary(&app.on_runtime_event(changed())));
+    let epoch = app.chat.epoch;
+    let effects = app.on_app_event(AppEvent::Agent(
+        epoch,
+        ChatEvent::Done(crate::agent::PromptReport {
+            outcome: PromptOutcome::Cancelled,
+            turns: 1,
+            tool_failures: 0,
+            usage: Default::default(),
+        }),
+    ));
+    assert!(boundary(&effects));
+}
