@@ -211,3 +211,42 @@ fn help_scrolls_no_further_than_its_end() {
     app.on_key(key(KeyCode::PageUp));
     assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll + 10 == last));
 }
+
+/// A server whose summary is longer than the Details pane still shows its stderr tail there
+/// (the summary says how much it lost; focused at 140×40 the pane grows to show it), and the
+/// scroll keys reach older stderr.
+#[test]
+fn a_long_summary_leaves_room_for_the_stderr_tail() {
+    use crate::tui::state::ServerRow;
+    let (mut app, _) = populated();
+    let warnings = (1..=12)
+        .map(|i| format!("warning number {i} about this chatty server"))
+        .collect();
+    let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
+    row.set_report(ready("chatty", (1, 2, 3), warnings));
+    for i in 1..=20 {
+        row.push_stderr(format!("chatty: stderr line {i}"));
+    }
+    app.servers.push(row);
+    app.server_sel = app.servers.len() - 1;
+    app.focus = Pane::Details;
+    snapshot("details_long_summary", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        assert!(screen.contains("chatty: stderr line 20"), "{screen}");
+    }
+    // At 80×24 the summary is cut and says so; at 140×40 the focused pane grows to show it.
+    let narrow = draw(&app, SIZES[0]);
+    assert!(narrow.contains("10 more summary lines"), "{narrow}");
+    let wide = draw(&app, SIZES[1]);
+    assert!(
+        wide.contains("warning number 12") && wide.contains("trust: ignore"),
+        "{wide}"
+    );
+    for _ in 0..3 {
+        app.on_key(super::fixtures::key(crossterm::event::KeyCode::PageUp));
+    }
+    let older = draw(&app, SIZES[0]);
+    assert!(older.contains("stderr: lines 1-"), "{older}");
+    assert!(older.contains("│ chatty: stderr line 1 "), "{older}");
+}

@@ -37,9 +37,17 @@ impl App {
 
     fn render_large(&self, frame: &mut Frame, area: Rect) {
         let servers_h = (self.servers.len() as u16 + 2).clamp(5, area.height * 2 / 5);
+        // Details focused: its row grows to what it would show (a long summary, the stderr
+        // tail), up to 3/5 of the window.
+        let top_h = match self.focus {
+            Pane::Details => {
+                let wanted = panes::details::wanted_height(self, area.width * 42 / 100);
+                servers_h.max(12).max(wanted.min(area.height * 3 / 5))
+            }
+            _ => servers_h.max(12),
+        };
         let [top, bottom] =
-            Layout::vertical([Constraint::Length(servers_h.max(12)), Constraint::Min(5)])
-                .areas(area);
+            Layout::vertical([Constraint::Length(top_h), Constraint::Min(5)]).areas(area);
         let [servers, details] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(top);
         let [left, right] =

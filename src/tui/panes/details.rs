@@ -12,6 +12,24 @@ use ratatui::Frame;
 use super::pane_block;
 use crate::runtime::ServerStatus;
 use crate::tui::app::App;
+use crate::tui::state::ServerRow;
+
+/// Stderr lines the pane keeps in view below a summary too long for it.
+const STDERR_KEPT: usize = 3;
+
+/// Stderr lines a pane focused to read them would like to show.
+const STDERR_WANTED: usize = 10;
+
+/// The height (borders included) the pane would like at `width` for the selected server: its
+/// summary, and its stderr up to `STDERR_WANTED` lines.
+pub fn wanted_height(app: &App, width: u16) -> u16 {
+    let Some(s) = app.selected_server() else {
+        return 0;
+    };
+    let summary = Paragraph::new(summary(app, s)).wrap(Wrap { trim: false });
+    let lines = summary.line_count(width.saturating_sub(2)) + 1 + s.stderr.len().min(STDERR_WANTED);
+    u16::try_from(lines + 2).unwrap_or(u16::MAX)
+}
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let theme = app.theme;
@@ -22,7 +40,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let block = pane_block(format!(" Details: {} ", s.name), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let lines = summary(app, s);
+    render_tail(app, s, frame, inner, lines, focused);
+}
 
+/// What the server said about itself, how it started or failed, and how it is run.
+fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
+    let theme = app.theme;
     let mut lines: Vec<Line> = Vec::new();
     let ms = |v: Option<u64>| v.map_or("-".to_string(), |m| format!("{m}ms"));
     match (&s.report, s.status) {
@@ -151,29 +175,79 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         None => format!("trust: {}", s.trust.as_str()),
     };
     lines.push(Line::styled(trust, theme.dim()));
+    lines
+}
 
-    // What is left below the summary shows the stderr tail, scrolled from the bottom.
-    let width = usize::from(inner.width.max(1));
-    let wrapped: usize = lines.iter().map(|l| l.width().max(1).div_ceil(width)).sum();
-    let summary_h = (wrapped as u16).min(inner.height);
+/// Draws the summary `lines` and, below, the stderr tail into `inner`.
+fn render_tail(
+    app: &App,
+    s: &ServerRow,
+    frame: &mut Frame,
+    inner: Rect,
+    lines: Vec<Line<'static>>,
+    focused: bool,
+) {
+    let theme = app.theme;
+
+    // What is left below the summary shows the stderr tail, scrolled from the bottom; the
+    // stderr keeps its heading and up to `STDERR_KEPT` lines however long the summary is (a
+    // summary cut short says how many lines it lost).
+    let total = s.stderr.len();
+    let kept = if total == 0 {
+        1
+    } else {
+        1 + total.min(STDERR_KEPT)
+    };
     let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
-    frame.render_widget(
-        summary,
-        Rect {
-            height: summary_h,
+    let wrapped = u16::try_from(summary.line_count(inner.width)).unwrap_or(u16::MAX);
+    let room = inner.height.saturating_sub(kept as u16);
+    let summary_h = if wrapped > room && room > 0 {
+        let cut = Rect {
+            height: room - 1,
             ..inner
-        },
-    );
+        };
+        frame.render_widget(summary, cut);
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!(
+                    "… {} more summary line{} ({})",
+                    wrapped - cut.height,
+                    if wrapped - cut.height == 1 { "" } else { "s" },
+                    if focused {
+                        "a taller window shows them"
+                    } else {
+                        "focused, this pane grows"
+                    }
+                ),
+                theme.dim(),
+            )),
+            Rect {
+                y: inner.y + cut.height,
+                height: 1,
+                ..inner
+            },
+        );
+        room
+    } else {
+        let summary_h = wrapped.min(inner.height);
+        frame.render_widget(
+            summary,
+            Rect {
+                height: summary_h,
+                ..inner
+            },
+        );
+        summary_h
+    };
     let rest = Rect {
         y: inner.y + summary_h,
         height: inner.height - summary_h,
         ..inner
     };
-    if rest.height < 2 {
+    if rest.height < 2 && total > 0 || rest.height == 0 {
         return;
     }
-    let total = s.stderr.len();
-    let room = rest.height as usize - 1;
+    let room = (rest.height as usize).saturating_sub(1);
     let end = total.saturating_sub(
         app.details_scroll
             .min(total.saturating_sub(room.min(total))),
@@ -188,11 +262,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 start + 1,
                 end
             )
-        } else {
+        } else if start > 0 {
             format!(
                 "stderr: last {} of {total} lines (PgUp for older)",
                 end - start
             )
+        } else {
+            format!("stderr: {total} line{}", if total == 1 { "" } else { "s" })
         },
         theme.dim(),
     )];
