@@ -2,7 +2,8 @@
 //! Approvals (allow and deny), the trust toggle with its preview and write-back (a comment in the
 //! file survives) and the row's `restart pending` at 140 and 80 columns, restart-all showing the
 //! new traits, escape sequences from a hostile server
-//! kept off the terminal, idle CPU, and a terminal left as it was.
+//! kept off the terminal, idle CPU, a burst of keys read to its end, and a terminal left as
+//! it was.
 
 mod common;
 
@@ -218,6 +219,33 @@ fn compact_layout_at_80x24_and_resize() {
     t.keys(&["C-c"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert_eq!(t.display("#{alternate_on}"), "0");
+    assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
+}
+
+/// A burst of typed keys longer than one read of the terminal (crossterm reads 1,024 bytes at
+/// a time) is taken to its end at once: a key after the first 1,024 bytes is not held back
+/// until the next key arrives.
+#[test]
+fn a_burst_of_typed_keys_is_read_to_its_end() {
+    let m = marker("tui-burst");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(&config, config_text(&m)).unwrap();
+    let t = Tmux::start(dir.path(), 80, 24);
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("3/3 ready", Duration::from_secs(20));
+    // 1,100 keys the Servers pane does nothing with, then `?`: help opens with no further key.
+    t.text(&format!("{}?", "x".repeat(1_100)));
+    t.wait_for("aimon-console: keys", Duration::from_secs(5));
+    t.keys(&["Escape"]);
+    t.keys(&["C-c"]);
+    t.wait_for("READY$", Duration::from_secs(10));
     assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
 }
 
