@@ -40,6 +40,10 @@ impl App {
         }
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        // The quit question is asked over anything else that waits, and answered first.
+        if matches!(self.modal, Some(Modal::Quit)) {
+            return self.modal_key(key, ctrl_c);
+        }
         if !self.approvals.is_empty() {
             if ctrl_c {
                 return self.ask_quit();

@@ -397,3 +397,33 @@ fn every_config_error_of_a_refused_restart_is_shown() {
         "{notice}"
     );
 }
+
+/// Ctrl-C over an approval asks to quit on top of it (it did nothing visible before): `n`
+/// goes back to the approval, a second Ctrl-C quits.
+#[test]
+fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
+    use super::fixtures::ctrl;
+    use super::tests::draw;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let (request, _) = ApprovalRequest::new(
+        7,
+        ignored("notes", "write_note"),
+        json!({"title": "t"}),
+        "mcp__notes__write_note is mutating".into(),
+    );
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    assert!(app.on_key(ctrl('c')).is_empty());
+    let screen = draw(&app, (80, 24));
+    assert!(screen.contains("Quit?"), "{screen}");
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(app.modal.is_none() && !app.should_quit());
+    assert_eq!(app.approvals.len(), 1, "the approval still waits");
+    let screen = draw(&app, (80, 24));
+    assert!(
+        screen.contains("Approval needed") && !screen.contains("Quit?"),
+        "{screen}"
+    );
+    app.on_key(ctrl('c'));
+    assert_eq!(app.on_key(ctrl('c')), vec![super::app::Effect::Quit]);
+}

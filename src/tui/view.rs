@@ -156,7 +156,41 @@ impl App {
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
 
+    /// The modal on top: the quit question over anything else, then an approval, a server's
+    /// question or a sampling request, then a picker or the modal of the moment.
     fn render_modal(&self, frame: &mut Frame, area: Rect) {
+        self.render_waiting_or_modal(frame, area);
+        if matches!(self.modal, Some(Modal::Quit)) {
+            self.render_quit(frame, area);
+        }
+    }
+
+    /// "N calls still running: quit and cancel them?"
+    fn render_quit(&self, frame: &mut Frame, area: Rect) {
+        let theme = self.theme;
+        let rect = centered(area, 40, 20, 50.min(area.width), 5.min(area.height));
+        frame.render_widget(ratatui::widgets::Clear, rect);
+        let running = self.calls.running();
+        frame.render_widget(
+            Paragraph::new(vec![
+                Line::raw(format!(
+                    "{running} call{} still running: quit and cancel {}?",
+                    if running == 1 { " is" } else { "s are" },
+                    if running == 1 { "it" } else { "them" }
+                )),
+                panes::keys_line(&[("y", "quit"), ("n/Esc", "stay")], theme),
+            ])
+            .block(
+                ratatui::widgets::Block::default()
+                    .borders(ratatui::widgets::Borders::ALL)
+                    .border_style(theme.warn())
+                    .title(" Quit? "),
+            ),
+            rect,
+        );
+    }
+
+    fn render_waiting_or_modal(&self, frame: &mut Frame, area: Rect) {
         let theme = self.theme;
         // A pending approval comes before anything else.
         if let Some(request) = self.approvals.front() {
@@ -252,28 +286,8 @@ impl App {
                     ));
                 }
             }
-            Modal::Quit => {
-                let rect = centered(area, 40, 20, 50.min(area.width), 5.min(area.height));
-                frame.render_widget(ratatui::widgets::Clear, rect);
-                let running = self.calls.running();
-                frame.render_widget(
-                    Paragraph::new(vec![
-                        Line::raw(format!(
-                            "{running} call{} still running: quit and cancel {}?",
-                            if running == 1 { " is" } else { "s are" },
-                            if running == 1 { "it" } else { "them" }
-                        )),
-                        panes::keys_line(&[("y", "quit"), ("n/Esc", "stay")], theme),
-                    ])
-                    .block(
-                        ratatui::widgets::Block::default()
-                            .borders(ratatui::widgets::Borders::ALL)
-                            .border_style(theme.warn())
-                            .title(" Quit? "),
-                    ),
-                    rect,
-                );
-            }
+            // Drawn last, over whatever else waits (`render_modal`).
+            Modal::Quit => {}
             Modal::Resource(view) => view.render(
                 frame,
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),

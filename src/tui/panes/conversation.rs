@@ -166,9 +166,15 @@ fn status_line(app: &App, scroll: usize, width: usize) -> Line<'static> {
             } else {
                 format!("model turn {}", turn.model_turn)
             };
+            // Under an approval Esc answers it (deny): the turn goes on.
+            let keys = if app.approvals.is_empty() {
+                "Esc cancels"
+            } else {
+                "waiting for your approval"
+            };
             (
                 format!(
-                    "{} {what} · {} · Esc cancels",
+                    "{} {what} · {} · {keys}",
                     spinner(elapsed),
                     crate::text::fmt_duration(elapsed)
                 ),
