@@ -114,7 +114,7 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
     let screen = t.wait_for_row("#1", "ok");
     assert!(!screen.contains("Approval needed"), "{screen}");
 
-    // L lists it with where it came from; d removes it from the file.
+    // L lists it with where it came from; d asks, d again removes it from the file.
     t.keys(&["L"]);
     let screen = t.wait_for("Rules and session approvals", Duration::from_secs(5));
     let row = screen
@@ -125,6 +125,8 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
         row.contains("allow") && row.contains("policy.rules[0] in"),
         "{screen}"
     );
+    t.keys(&["d"]);
+    t.wait_for("d again removes policy.rules[0]", Duration::from_secs(5));
     t.keys(&["d"]);
     t.wait_for("removed policy.rules[0]", Duration::from_secs(5));
     let written = std::fs::read_to_string(&config).unwrap();

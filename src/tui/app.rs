@@ -114,6 +114,8 @@ pub struct App {
     pub(super) scroll_limit: std::cell::Cell<u16>,
     /// `A` on a destructive tool: the modal asks once more before the rule is written.
     pub(super) approval_confirm: bool,
+    /// `d` on a rule in the `L` list: the index it asked about; `d` again removes it.
+    pub(super) rule_removal: Option<usize>,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
     /// Tool traits before the last restart-all, to highlight what changed as servers join.
@@ -199,6 +201,7 @@ impl App {
             approval_scroll: 0,
             scroll_limit: std::cell::Cell::new(0),
             approval_confirm: false,
+            rule_removal: None,
             notice: None,
             quit: false,
             previous_traits: HashMap::new(),

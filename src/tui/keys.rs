@@ -414,6 +414,12 @@ impl App {
     }
 
     fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
+        // Any key but `d` in the `L` list takes back its question about removing a rule.
+        if self.rule_removal.is_some() && !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete)
+        {
+            self.rule_removal = None;
+            self.notice = None;
+        }
         let Some(modal) = self.modal.as_mut() else {
             return Vec::new();
         };
@@ -523,11 +529,31 @@ impl App {
                         }
                         self.open_ledger();
                     }
+                    // A rule is written in the config file: `d` asks, `d` again removes it.
                     Some(LedgerRow::Rule { index, rule }) => {
-                        let index = *index;
-                        let text =
-                            format!("removing {} from the config file…", rule_label(index, rule));
-                        self.notify(Level::Info, text);
+                        let (index, label, decision) =
+                            (*index, rule_label(*index, rule), rule.decision);
+                        if self.rule_removal != Some(index) {
+                            self.rule_removal = Some(index);
+                            let then = match decision {
+                                RuleDecision::Deny => "the calls it denies would run again",
+                                RuleDecision::Allow => "the calls it allows would be asked again",
+                                RuleDecision::Ask => "the policy decides its calls again",
+                            };
+                            self.notify(
+                                Level::Warn,
+                                format!(
+                                    "d again removes {label} ({} rule) from the config file: {then}",
+                                    decision.as_str()
+                                ),
+                            );
+                            return Vec::new();
+                        }
+                        self.rule_removal = None;
+                        self.notify(
+                            Level::Info,
+                            format!("removing {label} from the config file…"),
+                        );
                         return vec![Effect::RemoveRule {
                             index,
                             digest: self.config_digest,

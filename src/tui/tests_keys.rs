@@ -178,6 +178,16 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
         }],
         selected: 0,
     });
+    // `d` asks first (the rule is in the config file); another key takes it back.
+    assert!(app.on_key(key(KeyCode::Char('d'))).is_empty());
+    let asked = app.notice.clone().map(|(_, text)| text).unwrap_or_default();
+    assert!(
+        asked.contains("d again removes policy.rules[3]") && asked.contains("allow rule"),
+        "{asked}"
+    );
+    app.on_key(key(KeyCode::Down));
+    assert!(app.notice.is_none());
+    assert!(app.on_key(key(KeyCode::Char('d'))).is_empty());
     assert_eq!(
         app.on_key(key(KeyCode::Char('d'))),
         vec![Effect::RemoveRule {
