@@ -143,6 +143,36 @@ fn inline_text(value: &Value) -> String {
     scalar(value, false).unwrap_or_else(|| flow(value))
 }
 
+/// One block sequence item written on one line in flow style (`- {tool: x, decision: allow}`),
+/// as the items before it are: its `comments`, then `-` at `dash` spaces and the item `gap`
+/// columns after the dash.
+pub fn flow_sequence_item(value: &Value, dash: usize, gap: usize, comments: &[String]) -> String {
+    let dash_pad = " ".repeat(dash);
+    let mut out = comment_lines(&dash_pad, comments);
+    out.push_str(&format!(
+        "{dash_pad}-{}{}\n",
+        " ".repeat(gap.max(2) - 1),
+        flow(value)
+    ));
+    out
+}
+
+/// `comments` as comment lines (`# …`) indented by `pad`.
+fn comment_lines(pad: &str, comments: &[String]) -> String {
+    let mut out = String::new();
+    for comment in comments {
+        for line in comment.lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                out.push_str(&format!("{pad}#\n"));
+            } else {
+                out.push_str(&format!("{pad}# {line}\n"));
+            }
+        }
+    }
+    out
+}
+
 /// One block sequence item: its `comments` (each a line `# …` at the dash's indentation), then
 /// `-` at `dash` spaces with its content starting `gap` columns after the dash.
 pub fn sequence_item(
@@ -153,17 +183,7 @@ pub fn sequence_item(
     comments: &[String],
 ) -> String {
     let dash_pad = " ".repeat(dash);
-    let mut out = String::new();
-    for comment in comments {
-        for line in comment.lines() {
-            let line = line.trim_end();
-            if line.is_empty() {
-                out.push_str(&format!("{dash_pad}#\n"));
-            } else {
-                out.push_str(&format!("{dash_pad}# {line}\n"));
-            }
-        }
-    }
+    let mut out = comment_lines(&dash_pad, comments);
     let gap = gap.max(2);
     if inline(value) {
         out.push_str(&format!(

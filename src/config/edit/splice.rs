@@ -205,15 +205,13 @@ impl YamlDoc {
             self.column_of(item_span.start.offset) - dash_col
         };
         let at = self.after_content(&last);
-        Ok(self.change(
-            at,
-            at,
-            format!(
-                "{}{}",
-                self.lead(at),
-                emit::sequence_item(item, dash_col, gap, self.step(), comments)
-            ),
-        ))
+        // Items written `- {…}` get one more written so.
+        let text = if self.is_flow(&last) {
+            emit::flow_sequence_item(item, dash_col, gap, comments)
+        } else {
+            emit::sequence_item(item, dash_col, gap, self.step(), comments)
+        };
+        Ok(self.change(at, at, format!("{}{text}", self.lead(at))))
     }
 
     /// The splice removing item `i` of the list at `list`.

@@ -193,6 +193,30 @@ fn append_to_empty_flow_and_missing_lists() {
     assert_eq!(out, "l: [a, b, c d]  # c\n");
 }
 
+/// A block list whose items are written `- {…}` gets its new item written so too.
+#[test]
+fn append_after_flow_items_writes_a_flow_item() {
+    let text = "policy:\n  rules:\n    - {tool: a, decision: deny}   # keep\n";
+    let out = edited(text, |d| {
+        d.append(
+            "policy.rules",
+            &y("{tool: b, decision: allow}"),
+            &["added".into()],
+        )
+    });
+    assert_eq!(
+        out,
+        "policy:\n  rules:\n    - {tool: a, decision: deny}   # keep\n    # added\n    - {tool: b, decision: allow}\n"
+    );
+    // After a block item, a block item.
+    let text = "rules:\n  - tool: a\n    decision: deny\n";
+    let out = edited(text, |d| d.append("rules", &y("{tool: b}"), &[]));
+    assert_eq!(
+        out,
+        "rules:\n  - tool: a\n    decision: deny\n  - tool: b\n"
+    );
+}
+
 #[test]
 fn remove_takes_only_the_item_lines() {
     let text = "\
