@@ -1,6 +1,7 @@
 //! The supervisor over real processes and sockets: a crash mid-call ends that call `error` with
 //! the exit status and the server comes back (a new pid, working tools); the backoff grows and
-//! after 5 quick crashes it gives up and says so; `restart: never` stays down; an HTTP server
+//! after 5 quick crashes it gives up and says so; `restart: never` stays down (a mutating call
+//! to it ends at once, not put to the operator); an HTTP server
 //! that goes away and comes back on the same port is reconnected to; closing during a backoff
 //! or a restart leaves no process.
 
@@ -248,6 +249,20 @@ async fn restart_never_stays_down() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     let out = echo(&runtime, "mcp__still__echo").await;
     assert!(out.result.text.contains("disconnected"), "{out:?}");
+    // A mutating call to it is not put to the operator: it ends at once (no approval).
+    let note = tokio::time::timeout(
+        Duration::from_secs(10),
+        runtime.call(
+            "mcp__still__write_note",
+            json!({"title": "t", "body": "b"}),
+            CancellationToken::new(),
+        ),
+    )
+    .await
+    .expect("ended without waiting for an approval");
+    assert_eq!(note.status, CallStatus::Error, "{note:?}");
+    assert!(note.result.text.contains("disconnected"), "{note:?}");
+    assert!(note.approval.is_none(), "{note:?}");
     assert!(processes_with(&m).is_empty());
     runtime.close().await;
     while let Some(event) = stream.recv().await {

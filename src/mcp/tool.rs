@@ -103,13 +103,20 @@ impl Tool for McpTool {
         &self.descriptor
     }
 
+    fn unavailable(&self) -> Option<String> {
+        (!self.client.is_connected()).then(|| {
+            format!(
+                "server {} is disconnected; restart it to use {}",
+                self.client.server(),
+                self.descriptor.name
+            )
+        })
+    }
+
     async fn execute(&self, input: ToolInput, ctx: ToolContext) -> ToolResult {
         let server = self.client.server().to_string();
-        if !self.client.is_connected() {
-            return ToolResult::error(format!(
-                "server {server} is disconnected; restart it to use {}",
-                self.descriptor.name
-            ));
+        if let Some(why) = self.unavailable() {
+            return ToolResult::error(why);
         }
         match self
             .client

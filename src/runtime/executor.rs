@@ -111,6 +111,10 @@ impl Executor {
                 )),
             );
         };
+        // A call that cannot run is not put to anyone.
+        if let Some(why) = tool.unavailable() {
+            return (CallStatus::Error, ToolResult::error(why));
+        }
         let descriptor = tool.descriptor();
         if let Err(problems) = schema::validate(descriptor.input_schema.parsed(), &arguments) {
             return (

@@ -298,6 +298,13 @@ pub trait Tool: Send + Sync {
 
     /// Runs the tool. Never panics, never fails: failures are `ToolResult::error`.
     async fn execute(&self, input: ToolInput, ctx: ToolContext) -> ToolResult;
+
+    /// Why the tool cannot run now (what it needs is gone: a remote tool's server is down), or
+    /// `None`. A call to it ends at once, nobody is asked to approve it, and the agent is not
+    /// offered it.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 #[cfg(test)]
