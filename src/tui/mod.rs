@@ -68,6 +68,9 @@ use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
 
 /// How long closing the runtime may take when quitting.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest wait, on quitting, for the prompt and the calls in flight to end cancelled.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(2);
 /// While something moves, frames come this often.
 const ANIMATION: Duration = Duration::from_millis(100);
 /// App events waiting at most: a flood of server output waits upstream (nothing is lost).
@@ -214,6 +217,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         }
     }
     if let Some(runtime) = app.runtime().cloned() {
+        settle_in_flight(&mut app, &runtime, &mut app_rx).await;
         let _ = terminal.draw(|f| {
             let area = f.area();
             f.render_widget(ratatui::widgets::Paragraph::new("closing servers…"), area)
@@ -226,6 +230,35 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Quitting ends what is in flight as cancelled, not as the servers' going away: the agent's
+/// prompt (its transcript says `cancelled`) and every running call are cancelled, and their
+/// ends are taken in, for up to `SETTLE_TIMEOUT`, before the servers close.
+async fn settle_in_flight(
+    app: &mut App,
+    runtime: &AgentRuntime,
+    app_rx: &mut mpsc::Receiver<AppEvent>,
+) {
+    if let Some(turn) = &app.chat.turn {
+        turn.cancel.cancel();
+    }
+    for row in app.calls.rows.iter().filter(|r| !r.status.is_final()) {
+        runtime.cancel_call(row.id);
+    }
+    let settled = tokio::time::timeout(SETTLE_TIMEOUT, async {
+        while app.chat.busy() || app.calls.running() > 0 {
+            let Some(event) = app_rx.recv().await else {
+                break;
+            };
+            // What they would start (a turn boundary, the next prompt) is not started now.
+            let _ = app.on_app_event(event);
+        }
+    })
+    .await;
+    if settled.is_err() {
+        tracing::warn!("calls still running when the console quit");
+    }
 }
 
 /// Starts runtime `generation` in the background; its events and its arrival come back as
