@@ -515,3 +515,17 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_console_checks_model_and_resume_off_a_terminal_too() {
+    // stdout is a pipe here: the console falls back to the check report, but only after its
+    // options passed (README: 2 for an unknown --model or --resume id).
+    let state = tempfile::tempdir().unwrap();
+    for args in [["--model", "nope"], ["--resume", "nope"]] {
+        let out = run_in(state.path(), &example(), &args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "no check report: {args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("nope"), "{stderr}");
+    }
+}
