@@ -281,3 +281,66 @@ pub(super) fn agent_json(event: &AgentEvent) -> Value {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::agent::ToolCallStatus;
+
+    /// The plain text of a prompt with one call then an answer, its turns' text `streamed` as
+    /// deltas or not (then only in the call's reason and the answer, as with `stream: false`).
+    fn printed(streamed: bool) -> String {
+        let said = "I will add 2 and 3.";
+        let answer = "2 plus 3 is 5.";
+        let mut events = Vec::new();
+        for (turn, text) in [(1, said), (2, answer)] {
+            events.push(AgentEvent::TurnStarted {
+                turn,
+                tools: Vec::new(),
+            });
+            if streamed {
+                for piece in text.split_inclusive(' ') {
+                    let text = piece.to_string();
+                    events.push(AgentEvent::TextDelta { turn, text });
+                }
+            }
+            events.push(AgentEvent::TurnEnded {
+                turn,
+                finish_reason: None,
+                usage: None,
+                latency: Duration::ZERO,
+            });
+            if turn == 1 {
+                events.push(AgentEvent::ToolCall {
+                    turn,
+                    call_id: "c".into(),
+                    tool: "add".into(),
+                    arguments: "{}".into(),
+                    reason: said.into(),
+                });
+                events.push(AgentEvent::ToolResult {
+                    turn,
+                    call_id: "c".into(),
+                    tool: "add".into(),
+                    runtime_id: Some(1),
+                    status: ToolCallStatus::Ok,
+                    content: "5".into(),
+                });
+            }
+        }
+        events.push(AgentEvent::Answer {
+            text: answer.into(),
+        });
+        let mut plain = Plain::default();
+        events.iter().map(|e| plain.line(e)).collect()
+    }
+
+    #[test]
+    fn a_reply_shows_its_words_once_streamed_or_whole() {
+        let expected = "I will add 2 and 3.\n→ add {}\n← ok: 5\n2 plus 3 is 5.\n";
+        assert_eq!(printed(true), expected);
+        assert_eq!(printed(false), expected);
+    }
+}
