@@ -154,11 +154,9 @@ fn main() -> ExitCode {
     };
     block_on(async move {
         match command {
-            None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-                cli::console::run(config, cli.console).await
-            }
-            // Not on a terminal (a pipe, CI): the start-up report instead of a screen.
-            None => cli::check::run(config, cli::check::CheckArgs::default()).await,
+            // On a terminal the console; elsewhere (a pipe, CI) the start-up report instead of
+            // a screen, its options checked first either way.
+            None => cli::console::run(config, cli.console).await,
             Some(Command::Check(args)) => cli::check::run(config, args).await,
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,

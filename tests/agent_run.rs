@@ -218,8 +218,11 @@ fn a_model_that_calls_tools_forever_stops_at_max_turns() {
     );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // The same words as the JSON's message and README.
     assert!(
-        stderr.contains("stopped: 2 model turns (max_turns)"),
+        stderr.contains(
+            "stopped after 2 model turns (max_turns) without a final answer: the model kept calling tools"
+        ),
         "{stderr}"
     );
 }
@@ -358,5 +361,171 @@ fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
             stderr.contains("model error: endpoint_failed") && stderr.contains(said),
             "{command}: {stderr}"
         );
+    }
+}
+
+#[test]
+fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure() {
+    let state = tempfile::tempdir().unwrap();
+    let config = write_config(
+        "agent:\n  command: /nonexistent/model-bin\n  model: demo\n  request_timeout: 5s\n",
+    );
+    let out = run_in(
+        state.path(),
+        &config.path,
+        &["run", "what is 2 plus 3", "--json"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let events = lines(&out);
+    let stopped = find(&events, "stopped", |_| true);
+    assert_eq!(events[stopped]["reason"], "model_failed");
+    assert_eq!(events[stopped]["error"]["class"], "endpoint_failed");
+    let outcome = events.last().unwrap();
+    assert_eq!(outcome["type"], "outcome");
+    assert_eq!(outcome["error"]["class"], "endpoint_failed");
+    let id = outcome["session"].as_str().expect("a session id");
+    // The transcript has the prompt and why it stopped, so --resume has something to continue.
+    let file = state
+        .path()
+        .join(format!("aimon-console/sessions/{id}.jsonl"));
+    let records: Vec<Value> = std::fs::read_to_string(&file)
+        .expect("transcript")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["session", "prompt", "stopped"]);
+    assert_eq!(records[1]["text"], "what is 2 plus 3");
+    assert_eq!(records[2]["reason"], "model_failed");
+    let listed = run_in(state.path(), &config.path, &["sessions", "--json"], &[]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).expect("sessions --json");
+    assert_eq!(listed[0]["prompts"], 1);
+}
+
+#[test]
+fn an_empty_prompt_is_refused_before_anything_starts() {
+    let state = tempfile::tempdir().unwrap();
+    // A server that leaves a file when it is started, and a model that never would answer.
+    let started = state.path().join("started");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n    - name: s\n      command: /bin/sh\n      args: [-c, \"touch {}\"]\nagent:\n  base_url: http://127.0.0.1:{}/v1\n  model: demo\n",
+        started.display(),
+        common::free_port()
+    ));
+    for prompt in ["", "   ", "\t\n"] {
+        let out = run_in(state.path(), &config.path, &["run", prompt], &[]);
+        assert_eq!(out.status.code(), Some(2), "{prompt:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("the prompt is empty"), "{stderr}");
+    }
+    assert!(!started.exists(), "a server was started");
+    assert!(
+        !state.path().join("aimon-console/sessions").exists(),
+        "a session was recorded"
+    );
+}
+
+#[test]
+fn resume_continues_with_the_sessions_profile_and_says_which() {
+    let state = tempfile::tempdir().unwrap();
+    let (_model, url) = demo_model(&[]);
+    let profiles = |other: bool| {
+        let mut yaml = format!(
+            "agent:\n  default: main\n  models:\n    main:\n      base_url: {url}\n      model: main-model\n"
+        );
+        if other {
+            yaml.push_str(&format!(
+                "    other:\n      base_url: {url}\n      model: other-model\n"
+            ));
+        }
+        write_config(&yaml)
+    };
+    let both = profiles(true);
+    let first = run_in(
+        state.path(),
+        &both.path,
+        &["run", "hello", "--model", "other", "--json"],
+        &[],
+    );
+    assert_eq!(first.status.code(), Some(0));
+    let first = lines(&first);
+    let id = first[0]["id"].as_str().expect("a session id").to_string();
+    // No --model: the session's profile, and the human output names it.
+    let again = run_in(
+        state.path(),
+        &both.path,
+        &["run", "hello again", "--resume", &id, "--json"],
+        &[],
+    );
+    assert_eq!(lines(&again)[0]["profile"], "other");
+    let human = run_in(
+        state.path(),
+        &both.path,
+        &["run", "and again", "--resume", &id],
+        &[],
+    );
+    assert_eq!(human.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "continuing session {id} with profile other (model other-model; the session's)"
+        )),
+        "{stderr}"
+    );
+    // --model still picks.
+    let picked = run_in(
+        state.path(),
+        &both.path,
+        &["run", "hi", "--resume", &id, "--model", "main", "--json"],
+        &[],
+    );
+    assert_eq!(lines(&picked)[0]["profile"], "main");
+    // The last profile used is the session's now; gone from the config: the default, and why.
+    let back = run_in(
+        state.path(),
+        &both.path,
+        &["run", "hi", "--resume", &id, "--json"],
+        &[],
+    );
+    assert_eq!(lines(&back)[0]["profile"], "main");
+    let fresh = run_in(
+        state.path(),
+        &both.path,
+        &["run", "hello", "--model", "other", "--json"],
+        &[],
+    );
+    let fresh = lines(&fresh)[0]["id"].as_str().expect("an id").to_string();
+    let one = profiles(false);
+    let gone = run_in(
+        state.path(),
+        &one.path,
+        &["run", "hi", "--resume", &fresh],
+        &[],
+    );
+    assert_eq!(gone.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&gone.stderr);
+    assert!(
+        stderr.contains(
+            "with profile main (model main-model; agent.default: the session's profile other is no longer in the config)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_console_checks_model_and_resume_off_a_terminal_too() {
+    // stdout is a pipe here: the console falls back to the check report, but only after its
+    // options passed (README: 2 for an unknown --model or --resume id).
+    let state = tempfile::tempdir().unwrap();
+    for args in [["--model", "nope"], ["--resume", "nope"]] {
+        let out = run_in(state.path(), &example(), &args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "no check report: {args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("nope"), "{stderr}");
     }
 }

@@ -2,7 +2,8 @@
 //! demo model started by the console). A save goes through the approval modal, which names
 //! the agent, MUTATING and why; `y` runs it and the answer streams in; an add runs with no
 //! modal. Esc while the model streams ends the turn at once; Esc while a call runs cancels the
-//! call; the next prompt works. Nothing is left running after quit.
+//! call; the next prompt works. With `stream: false` the model's words (before its calls, and
+//! the answer) are shown all the same, once. Nothing is left running after quit.
 
 mod common;
 
@@ -245,5 +246,43 @@ fn esc_ends_a_streaming_turn_and_cancels_a_running_call() {
     ask(&t, "what is 2 plus 3");
     t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
     t.wait_for_row("#2 ", "ok");
+    quit(&t);
+}
+
+#[test]
+fn a_reply_that_was_not_streamed_is_shown_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // The example, its model's profile with `stream: false` (as llama.cpp's server needs).
+    let text = std::fs::read_to_string(example()).unwrap();
+    let profile = "      model: demo\n      request_timeout: 10s\n";
+    assert_eq!(
+        text.matches(profile).count(),
+        1,
+        "the example's profile changed"
+    );
+    let config = dir.path().join("not-streamed.yaml");
+    std::fs::write(
+        &config,
+        text.replace(profile, &format!("{profile}      stream: false\n")),
+    )
+    .unwrap();
+    let t = console(dir.path(), &config, &state);
+
+    ask(&t, "what is 2 plus 3");
+    t.wait_for_row("#1 ", "ok");
+    let screen = t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
+    for said in [
+        "(demo model) I will add 2 and 3.",
+        "(demo model) 2 plus 3 is 5.",
+    ] {
+        assert_eq!(screen.matches(said).count(), 1, "{said}: {screen}");
+    }
+    let before = screen.find("I will add 2 and 3.").unwrap_or(usize::MAX);
+    let call = screen.find("→ #1").unwrap_or(0);
+    assert!(
+        before < call,
+        "the words before the call come first: {screen}"
+    );
     quit(&t);
 }

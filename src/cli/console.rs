@@ -1,7 +1,9 @@
 //! `aimon-console [--model NAME] [--resume ID]`: the console (the default command). Its agent
-//! options are checked here, before the terminal is taken: an unknown profile or session is a
-//! config error (exit 2), as for `run`.
+//! options are checked here, before the terminal is taken and before the fallback off a
+//! terminal (the `check` report): an unknown profile or session is a config error (exit 2)
+//! either way, as for `run`.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use super::output;
@@ -20,10 +22,12 @@ pub struct ConsoleArgs {
     pub resume: Option<String>,
 }
 
-/// Checks the options against the config, then runs the console.
+/// Checks the options against the config, then runs the console on a terminal, or prints the
+/// start-up report elsewhere (a pipe, CI).
 pub async fn run(config: Config, args: ConsoleArgs) -> ExitCode {
     match check(&config, &args) {
-        Ok(options) => crate::tui::run(config, options).await,
+        Ok(options) if std::io::stdout().is_terminal() => crate::tui::run(config, options).await,
+        Ok(_) => super::check::run(config, super::check::CheckArgs::default()).await,
         Err(message) => {
             output::error_line(&message);
             ExitCode::from(super::EXIT_CONFIG)

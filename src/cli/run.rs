@@ -2,26 +2,33 @@
 //! one prompt to the agent, headless. The answer streams to stdout (with `--json`, one event a
 //! line: README "JSON shapes"); calls that need approval ask y/N on the terminal, are approved
 //! by `--yes`, or are refused when there is no terminal (and the model is told so). Exit 0 with
-//! a final answer and every tool call ok, 1 otherwise, 2 on a config error.
+//! a final answer and every tool call ok, 1 otherwise (Ctrl-C included), 2 on a config error or
+//! an empty prompt. Here: the checks, the profile, the start and the end; what is printed
+//! meanwhile is `print.rs`, the y/N question `ask.rs`.
 
-use std::io::{BufRead, IsTerminal, Write};
+mod ask;
+mod print;
+
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{event_json, event_line};
 use super::output::{self, safe_text};
 use crate::agent::start::{start_model, start_runtime};
-use crate::agent::transcript::{self, Transcript};
+use crate::agent::stream::ModelReply;
+use crate::agent::transcript::{self, Record, Transcript};
+use crate::agent::wire::{Message, ToolChoice, ToolSpec};
 use crate::agent::{
-    AgentEvent, Conversation, ConversationSettings, ModelError, PromptOutcome, PromptReport,
+    Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, PromptOutcome,
+    PromptReport,
 };
-use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
-use crate::config::Config;
-use crate::runtime::{AgentRuntimeFactory, EventStream, McpEvent, RuntimeEvent};
-use crate::text::sanitize;
+use crate::config::{AgentConfig, Config, ModelProfile};
+use crate::runtime::AgentRuntimeFactory;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunArgs {
@@ -45,6 +52,13 @@ pub struct RunArgs {
 }
 
 pub async fn run(config: Config, args: RunArgs) -> ExitCode {
+    // Nothing to ask: refused before anything starts (no server, no model, no session).
+    if args.prompt.trim().is_empty() {
+        output::error_line(
+            "error: the prompt is empty: say what to ask the agent, e.g. run \"what is 2 plus 3\"",
+        );
+        return ExitCode::from(super::EXIT_CONFIG);
+    }
     let Some(agent) = &config.agent else {
         output::error_line(&format!(
             "{}: no agent: section: add one with a model profile (see README \"The agent\")",
@@ -52,14 +66,15 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         ));
         return ExitCode::from(super::EXIT_CONFIG);
     };
-    let profile = match agent.profile(args.model.as_deref()) {
-        Ok(p) => p.clone(),
-        Err(e) => {
-            output::error_line(&format!("error: {e}"));
+    let dir = transcript::sessions_dir();
+    let choice = match profile_choice(agent, &dir, &args) {
+        Ok(choice) => choice,
+        Err(message) => {
+            output::error_line(&format!("error: {message}"));
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
-    let dir = transcript::sessions_dir();
+    let profile = choice.profile;
     let (transcript, history) = match &args.resume {
         None => match Transcript::create(&dir, &config.path, &profile.name, &profile.model) {
             Ok(t) => (Some(t), Vec::new()),
@@ -77,10 +92,21 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         },
     };
     let session = transcript.as_ref().map(|t| t.id().to_string());
+    if let (Some(notice), false) = (&choice.notice, args.json) {
+        output::error_line(notice);
+    }
 
     let (events, stream) = AgentRuntimeFactory::events();
     let (agent_tx, agent_rx) = mpsc::unbounded_channel();
-    let printer = tokio::spawn(print_events(stream, agent_rx, args.json, args.yes));
+    // Ctrl-C cancels the prompt: the model request, the running calls, and a y/N question.
+    let cancel = CancellationToken::new();
+    let printer = tokio::spawn(print::print_events(
+        stream,
+        agent_rx,
+        args.json,
+        args.yes,
+        cancel.clone(),
+    ));
     if args.json {
         emit(&json!({
             "type": "session",
@@ -110,39 +136,35 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
             ));
         }
     }
-    let report = match model {
-        Err(error) => {
-            // No conversation will send agent events: close their channel for the printer.
-            drop(agent_tx);
-            model_unavailable(error)
-        }
-        Ok((endpoint, client)) => {
-            let settings = ConversationSettings {
-                system_prompt: profile.system_prompt.clone(),
-                max_turns: args.max_turns.unwrap_or(profile.max_turns),
-            };
-            let mut conversation = Conversation::new(
-                runtime.clone(),
-                client,
-                settings,
-                history,
-                agent_tx,
-                transcript,
-            );
-            let cancel = CancellationToken::new();
-            let on_ctrl_c = cancel.clone();
-            let ctrl_c = tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    on_ctrl_c.cancel();
-                }
-            });
-            let report = conversation.prompt(&args.prompt, cancel).await;
-            ctrl_c.abort();
-            drop(conversation);
-            drop(endpoint);
-            report
-        }
+    // An endpoint that could not start fails the prompt's first model request like any other
+    // model failure: the prompt and the `stopped` record are written, the event printed.
+    let (endpoint, client): (_, Arc<dyn ModelClient>) = match model {
+        Ok((endpoint, client)) => (Some(endpoint), client),
+        Err(error) => (None, Arc::new(Unavailable(error))),
     };
+    let settings = ConversationSettings {
+        system_prompt: profile.system_prompt.clone(),
+        max_turns: args.max_turns.unwrap_or(profile.max_turns),
+    };
+    let mut conversation = Conversation::new(
+        runtime.clone(),
+        client,
+        settings,
+        history,
+        agent_tx,
+        transcript,
+    );
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let report = conversation.prompt(&args.prompt, cancel).await;
+    ctrl_c.abort();
+    // Dropping the conversation closes the agent events' channel for the printer.
+    drop(conversation);
+    drop(endpoint);
     runtime.close().await;
     // Closing ended both streams: the printer prints what is left and stops.
     if let Err(e) = printer.await {
@@ -151,13 +173,86 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     finish(&report, session.as_deref(), args.json)
 }
 
-/// The report of a prompt that never reached the model.
-fn model_unavailable(error: ModelError) -> PromptReport {
-    PromptReport {
-        outcome: PromptOutcome::ModelFailed(error),
-        turns: 0,
-        tool_failures: 0,
-        usage: Default::default(),
+/// The profile a run uses, and what to tell the operator about it.
+struct ProfileChoice {
+    profile: ModelProfile,
+    /// For `--resume`: which profile continues the session, and why that one.
+    notice: Option<String>,
+}
+
+/// `--model` if given; else, for `--resume`, the profile the session last used (if the config
+/// still has it); else `agent.default`. An unknown `--model` or session is an error.
+fn profile_choice(
+    agent: &AgentConfig,
+    dir: &Path,
+    args: &RunArgs,
+) -> Result<ProfileChoice, String> {
+    let chosen = |name: Option<&str>| agent.profile(name).cloned().map_err(|e| e.to_string());
+    let Some(id) = &args.resume else {
+        return Ok(ProfileChoice {
+            profile: chosen(args.model.as_deref())?,
+            notice: None,
+        });
+    };
+    let records = transcript::locate(dir, id)
+        .and_then(|path| transcript::read(&path))
+        .map_err(|e| e.to_string())?;
+    let last = last_profile(&records);
+    let id = crate::text::sanitize_line(id, 80);
+    let (profile, why) = match (&args.model, last) {
+        (Some(name), _) => (chosen(Some(name))?, "--model".to_string()),
+        (None, Some(last)) if agent.profiles.contains_key(last) => {
+            (chosen(Some(last))?, "the session's".to_string())
+        }
+        (None, Some(last)) => (
+            chosen(None)?,
+            format!(
+                "agent.default: the session's profile {} is no longer in the config",
+                safe_text(last)
+            ),
+        ),
+        (None, None) => (chosen(None)?, "agent.default".to_string()),
+    };
+    let notice = format!(
+        "continuing session {id} with profile {} (model {}; {why})",
+        safe_text(&profile.name),
+        safe_text(&profile.model)
+    );
+    Ok(ProfileChoice {
+        profile,
+        notice: Some(notice),
+    })
+}
+
+/// The profile a session was last continued with (its `resumed` lines), else started with.
+fn last_profile(records: &[Record]) -> Option<&str> {
+    records.iter().rev().find_map(|r| match r {
+        Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
+        Record::Prompt { .. }
+        | Record::Assistant { .. }
+        | Record::ToolCall { .. }
+        | Record::Approval { .. }
+        | Record::Hook { .. }
+        | Record::ToolResult { .. }
+        | Record::Answer { .. }
+        | Record::Stopped { .. } => None,
+    })
+}
+
+/// The model of a profile whose endpoint could not be started: every request fails with why,
+/// so the prompt runs (and is recorded) to the same `model_failed` end as a refused connection.
+struct Unavailable(ModelError);
+
+#[async_trait::async_trait]
+impl ModelClient for Unavailable {
+    async fn complete(
+        &self,
+        _messages: &[Message],
+        _tools: &[ToolSpec],
+        _choice: ToolChoice,
+        _events: &(dyn Fn(ModelEvent) + Send + Sync),
+    ) -> Result<ModelReply, ModelError> {
+        Err(self.0.clone())
     }
 }
 
@@ -186,7 +281,7 @@ fn finish(report: &PromptReport, session: Option<&str>, json: bool) -> ExitCode 
         match &report.outcome {
             PromptOutcome::Answered { .. } => {}
             PromptOutcome::MaxTurns { turns } => output::error_line(&format!(
-                "stopped: {turns} model turns (max_turns) without a final answer: the model kept calling tools"
+                "stopped after {turns} model turns (max_turns) without a final answer: the model kept calling tools"
             )),
             PromptOutcome::ModelFailed(e) => output::error_line(&format!(
                 "model error: {}: {}\nhint: {}",
@@ -214,272 +309,4 @@ fn emit(value: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{value}");
     let _ = out.flush();
-}
-
-/// Prints agent events and the calls' runtime events as they come, and answers approvals.
-/// Runtime events go first when both are ready: an approval or a call's end that happened
-/// before an agent event is printed before it.
-async fn print_events(
-    mut stream: EventStream,
-    mut agent: mpsc::UnboundedReceiver<AgentEvent>,
-    json: bool,
-    yes: bool,
-) {
-    let mut stream_open = true;
-    let mut agent_open = true;
-    let mut mid_line = false;
-    while stream_open || agent_open {
-        tokio::select! {
-            biased;
-            event = stream.recv(), if stream_open => match event {
-                None => stream_open = false,
-                Some(event) => {
-                    if let Some(line) = runtime_line(&event, json) {
-                        if mid_line {
-                            output::print("\n");
-                            mid_line = false;
-                        }
-                        output::print(&line);
-                    }
-                    match event {
-                        RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
-                        RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
-                            super::asks::reject_sampling(&request, "run")
-                        }
-                        _ => {}
-                    }
-                }
-            },
-            event = agent.recv(), if agent_open => match event {
-                None => agent_open = false,
-                Some(event) => {
-                    let (line, ends_mid_line) = agent_line(&event, json, mid_line);
-                    output::print(&line);
-                    mid_line = ends_mid_line;
-                }
-            },
-        }
-    }
-    if mid_line {
-        output::print("\n");
-    }
-}
-
-/// The line for a runtime event, for the events `run` shows: those of calls, tool-list
-/// changes and hook runs.
-fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
-    let shown = match event {
-        RuntimeEvent::CallStarted { .. }
-        | RuntimeEvent::CallStatus { .. }
-        | RuntimeEvent::CallFinished { .. }
-        | RuntimeEvent::CallProgress { .. }
-        | RuntimeEvent::ApprovalRequested(_)
-        | RuntimeEvent::ApprovalAnswered { .. }
-        | RuntimeEvent::ToolsChanged(_)
-        | RuntimeEvent::HookRan(_) => true,
-        RuntimeEvent::Mcp(_)
-        | RuntimeEvent::Notification(_)
-        | RuntimeEvent::Rewake(_)
-        | RuntimeEvent::ServerLog { .. }
-        | RuntimeEvent::ListChanged { .. }
-        | RuntimeEvent::ResourceUpdated { .. }
-        | RuntimeEvent::EventsDropped { .. } => false,
-    };
-    if !shown {
-        return None;
-    }
-    if json {
-        return Some(format!("{}\n", event_json(event)));
-    }
-    // Without --json the agent's own lines say the same, except for these.
-    match event {
-        RuntimeEvent::ApprovalAnswered { .. }
-        | RuntimeEvent::ToolsChanged(_)
-        | RuntimeEvent::HookRan(_) => Some(format!("  {}\n", event_line(event))),
-        _ => None,
-    }
-}
-
-/// The text for an agent event, and whether it leaves the line open (streamed text).
-fn agent_line(event: &AgentEvent, json: bool, mid_line: bool) -> (String, bool) {
-    if json {
-        return (format!("{}\n", agent_json(event)), false);
-    }
-    let newline = if mid_line { "\n" } else { "" };
-    match event {
-        AgentEvent::TextDelta { text, .. } => {
-            let text = sanitize(text, true);
-            let open = if text.is_empty() {
-                mid_line
-            } else {
-                !text.ends_with('\n')
-            };
-            (text, open)
-        }
-        AgentEvent::TurnStarted { .. } | AgentEvent::TurnEnded { .. } => (String::new(), mid_line),
-        AgentEvent::ToolCall {
-            tool, arguments, ..
-        } => (
-            format!(
-                "{newline}→ {} {}\n",
-                safe_text(tool),
-                crate::text::sanitize_line(arguments, 300)
-            ),
-            false,
-        ),
-        AgentEvent::ToolResult {
-            status, content, ..
-        } => (
-            format!(
-                "{newline}← {}: {}\n",
-                status.as_str(),
-                crate::text::sanitize_line(content, 300)
-            ),
-            false,
-        ),
-        AgentEvent::Retrying {
-            attempt,
-            max,
-            delay,
-            error,
-            ..
-        } => (
-            format!(
-                "{newline}model: {}: {}; retrying in {} (attempt {attempt} of {max})\n",
-                error.class.as_str(),
-                safe_text(&error.message),
-                crate::text::fmt_duration(*delay)
-            ),
-            false,
-        ),
-        AgentEvent::RetryCountdown { .. } => (String::new(), mid_line),
-        AgentEvent::Answer { .. } => (newline.to_string(), false),
-        AgentEvent::Stopped { .. } => (newline.to_string(), false),
-    }
-}
-
-/// The JSON line of an agent event (README "JSON shapes": `run --json`).
-pub fn agent_json(event: &AgentEvent) -> Value {
-    let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    match event {
-        AgentEvent::TurnStarted { turn, tools } => {
-            json!({"type": "turn_started", "turn": turn, "tools": tools})
-        }
-        AgentEvent::TextDelta { turn, text } => {
-            json!({"type": "text_delta", "turn": turn, "text": text})
-        }
-        AgentEvent::ToolCall {
-            turn,
-            call_id,
-            tool,
-            arguments,
-            reason,
-        } => json!({
-            "type": "tool_call",
-            "turn": turn,
-            "call_id": call_id,
-            "tool": tool,
-            "arguments": arguments,
-            "reason": reason,
-        }),
-        AgentEvent::ToolResult {
-            turn,
-            call_id,
-            tool,
-            runtime_id,
-            status,
-            content,
-        } => json!({
-            "type": "tool_result",
-            "turn": turn,
-            "call_id": call_id,
-            "tool": tool,
-            "id": runtime_id,
-            "status": status,
-            "content": content,
-        }),
-        AgentEvent::Retrying {
-            turn,
-            attempt,
-            max,
-            delay,
-            error,
-        } => json!({
-            "type": "model_retry",
-            "turn": turn,
-            "attempt": attempt,
-            "max": max,
-            "delay_ms": ms(delay),
-            "error": error,
-        }),
-        AgentEvent::RetryCountdown { turn, remaining } => {
-            json!({"type": "retry_countdown", "turn": turn, "remaining_ms": ms(remaining)})
-        }
-        AgentEvent::TurnEnded {
-            turn,
-            finish_reason,
-            usage,
-            latency,
-        } => json!({
-            "type": "turn_ended",
-            "turn": turn,
-            "finish_reason": finish_reason,
-            "usage": usage,
-            "latency_ms": ms(latency),
-        }),
-        AgentEvent::Answer { text } => json!({"type": "answer", "text": text}),
-        AgentEvent::Stopped { outcome, message } => {
-            let (reason, error) = match outcome {
-                PromptOutcome::Answered { .. } => ("answered", None),
-                PromptOutcome::MaxTurns { .. } => ("max_turns", None),
-                PromptOutcome::ModelFailed(e) => ("model_failed", Some(e)),
-                PromptOutcome::Cancelled => ("cancelled", None),
-            };
-            json!({"type": "stopped", "reason": reason, "message": message, "error": error})
-        }
-    }
-}
-
-/// Answers one approval request: `--yes`, else y/N on the terminal, else refuse (the model
-/// is told that nobody could be asked).
-async fn answer(request: ApprovalRequest, yes: bool) {
-    if yes {
-        request.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
-        return;
-    }
-    // Nobody to ask: refused; the tool's result line (and the model) say why.
-    if !std::io::stdin().is_terminal() {
-        request.respond_by(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
-        return;
-    }
-    let reason = match &request.origin {
-        crate::approval::CallOrigin::Agent { reason } if !reason.trim().is_empty() => {
-            format!(
-                "the agent says: {}\n",
-                crate::text::sanitize_line(reason, 300)
-            )
-        }
-        crate::approval::CallOrigin::Agent { .. } | crate::approval::CallOrigin::Operator => {
-            String::new()
-        }
-    };
-    // The gate's sentence: what the tool is, why, and what asks.
-    let prompt = format!(
-        "\nthe agent asks: {}.\n{reason}arguments: {}\nallow this call? [y/N] ",
-        safe_text(&request.why),
-        safe_text(&request.arguments.to_string()),
-    );
-    let decision = tokio::task::spawn_blocking(move || {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(prompt.as_bytes());
-        let _ = err.flush();
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(_) if matches!(line.trim(), "y" | "Y" | "yes") => ApprovalDecision::AllowOnce,
-            _ => ApprovalDecision::Deny,
-        }
-    })
-    .await
-    .unwrap_or(ApprovalDecision::Deny);
-    request.respond(decision);
 }

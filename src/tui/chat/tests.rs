@@ -402,3 +402,73 @@ fn profile_picker() {
     );
     assert_eq!(app.chat.status, AgentStatus::Starting);
 }
+
+/// The model's text in the pane's entries, one string per `Model` entry.
+fn model_texts(chat: &super::ChatState) -> Vec<String> {
+    chat.entries
+        .iter()
+        .filter_map(|e| match e {
+            super::Entry::Model { text, .. } => Some(text.lines.join("\n")),
+            super::Entry::Prompt(_)
+            | super::Entry::Call(_)
+            | super::Entry::Turn { .. }
+            | super::Entry::Retry { .. }
+            | super::Entry::Note { .. } => None,
+        })
+        .collect()
+}
+
+/// Two model turns as the loop reports them: the first says something and calls `add`, the
+/// second answers. `streamed`: the text came as deltas too (else only in the call's reason and
+/// the answer, as with `stream: false`).
+fn two_turns(chat: &mut super::ChatState, streamed: bool) {
+    let now = Instant::now();
+    let said = "(demo model) I will add 2 and 3.";
+    let answer = "(demo model) 2 plus 3 is 5.";
+    for (turn, text) in [(1, said), (2, answer)] {
+        let tools = vec!["mcp__notes__add".to_string()];
+        chat.on_agent_event(AgentEvent::TurnStarted { turn, tools }, now);
+        if streamed {
+            for piece in text.split_inclusive(' ') {
+                let text = piece.to_string();
+                chat.on_agent_event(AgentEvent::TextDelta { turn, text }, now);
+            }
+        }
+        let ended = AgentEvent::TurnEnded {
+            turn,
+            finish_reason: None,
+            usage: None,
+            latency: Duration::from_millis(5),
+        };
+        chat.on_agent_event(ended, now);
+        if turn == 1 {
+            let call = AgentEvent::ToolCall {
+                turn,
+                call_id: "call_0".into(),
+                tool: "mcp__notes__add".into(),
+                arguments: "{\"a\":2,\"b\":3}".into(),
+                reason: said.into(),
+            };
+            chat.on_agent_event(call, now);
+        }
+    }
+    chat.on_agent_event(
+        AgentEvent::Answer {
+            text: answer.into(),
+        },
+        now,
+    );
+}
+
+#[test]
+fn a_whole_reply_is_shown_once_streamed_or_not() {
+    let expected = [
+        "(demo model) I will add 2 and 3.",
+        "(demo model) 2 plus 3 is 5.",
+    ];
+    for streamed in [false, true] {
+        let mut chat = super::ChatState::new(Some(&agent()));
+        two_turns(&mut chat, streamed);
+        assert_eq!(model_texts(&chat), expected, "streamed: {streamed}");
+    }
+}

@@ -1,0 +1,346 @@
+//! What `run` prints while the prompt runs: the agent's events and the calls' runtime events,
+//! as text (the model's words on stdout as they come, one line per call and result) or as one
+//! JSON object a line (README "JSON shapes": `run --json`). Apart from `run.rs`, which starts
+//! and ends the run, because this is where the two event streams meet the terminal.
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::ask::answer;
+use crate::agent::{AgentEvent, PromptOutcome};
+use crate::cli::events::{event_json, event_line};
+use crate::cli::output::{self, safe_text};
+use crate::runtime::{EventStream, McpEvent, RuntimeEvent};
+use crate::text::sanitize;
+
+/// Prints agent events and the calls' runtime events as they come, and answers approvals.
+/// Runtime events go first when both are ready: an approval or a call's end that happened
+/// before an agent event is printed before it.
+pub(super) async fn print_events(
+    mut stream: EventStream,
+    mut agent: mpsc::UnboundedReceiver<AgentEvent>,
+    json: bool,
+    yes: bool,
+    cancel: CancellationToken,
+) {
+    let mut stream_open = true;
+    let mut agent_open = true;
+    let mut plain = Plain::default();
+    while stream_open || agent_open {
+        tokio::select! {
+            biased;
+            event = stream.recv(), if stream_open => match event {
+                None => stream_open = false,
+                Some(event) => {
+                    if let Some(line) = runtime_line(&event, json) {
+                        if plain.mid_line {
+                            output::print("\n");
+                            plain.mid_line = false;
+                        }
+                        output::print(&line);
+                    }
+                    match event {
+                        RuntimeEvent::ApprovalRequested(request) => {
+                            answer(request, yes, &cancel).await
+                        }
+                        RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                            crate::cli::asks::reject_sampling(&request, "run")
+                        }
+                        _ => {}
+                    }
+                }
+            },
+            event = agent.recv(), if agent_open => match event {
+                None => agent_open = false,
+                Some(event) => {
+                    let line = if json {
+                        format!("{}\n", agent_json(&event))
+                    } else {
+                        plain.line(&event)
+                    };
+                    output::print(&line);
+                }
+            },
+        }
+    }
+    if plain.mid_line {
+        output::print("\n");
+    }
+}
+
+/// The line for a runtime event, for the events `run` shows: those of calls, tool-list
+/// changes and hook runs.
+fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
+    let shown = match event {
+        RuntimeEvent::CallStarted { .. }
+        | RuntimeEvent::CallStatus { .. }
+        | RuntimeEvent::CallFinished { .. }
+        | RuntimeEvent::CallProgress { .. }
+        | RuntimeEvent::ApprovalRequested(_)
+        | RuntimeEvent::ApprovalAnswered { .. }
+        | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_) => true,
+        RuntimeEvent::Mcp(_)
+        | RuntimeEvent::Notification(_)
+        | RuntimeEvent::Rewake(_)
+        | RuntimeEvent::ServerLog { .. }
+        | RuntimeEvent::ListChanged { .. }
+        | RuntimeEvent::ResourceUpdated { .. }
+        | RuntimeEvent::EventsDropped { .. } => false,
+    };
+    if !shown {
+        return None;
+    }
+    if json {
+        return Some(format!("{}\n", event_json(event)));
+    }
+    // Without --json the agent's own lines say the same, except for these.
+    match event {
+        RuntimeEvent::ApprovalAnswered { .. }
+        | RuntimeEvent::ToolsChanged(_)
+        | RuntimeEvent::HookRan(_) => Some(format!("  {}\n", event_line(event))),
+        _ => None,
+    }
+}
+
+/// What the text output has shown so far.
+#[derive(Debug, Default)]
+struct Plain {
+    /// The last text printed left its line open (streamed text).
+    mid_line: bool,
+    /// Some of this model turn's text is out: streamed, or a whole reply's printed with its
+    /// first call or as the answer. A reply that was not streamed (`stream: false`, or an
+    /// endpoint that answered whole anyway) sends no `TextDelta`: its text is printed from the
+    /// `ToolCall` (its reason) or the `Answer`, once.
+    turn_text_shown: bool,
+}
+
+impl Plain {
+    /// The text for an agent event.
+    fn line(&mut self, event: &AgentEvent) -> String {
+        let newline = if self.mid_line { "\n" } else { "" };
+        match event {
+            AgentEvent::TextDelta { text, .. } => {
+                let text = sanitize(text, true);
+                if !text.is_empty() {
+                    self.mid_line = !text.ends_with('\n');
+                    self.turn_text_shown = true;
+                }
+                text
+            }
+            AgentEvent::TurnStarted { .. } => {
+                self.turn_text_shown = false;
+                String::new()
+            }
+            AgentEvent::TurnEnded { .. } | AgentEvent::RetryCountdown { .. } => String::new(),
+            AgentEvent::ToolCall {
+                tool,
+                arguments,
+                reason,
+                ..
+            } => {
+                let said = self.whole_text(reason);
+                self.mid_line = false;
+                format!(
+                    "{newline}{said}→ {} {}\n",
+                    safe_text(tool),
+                    crate::text::sanitize_line(arguments, 300)
+                )
+            }
+            AgentEvent::ToolResult {
+                status, content, ..
+            } => {
+                self.mid_line = false;
+                format!(
+                    "{newline}← {}: {}\n",
+                    status.as_str(),
+                    crate::text::sanitize_line(content, 300)
+                )
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max,
+                delay,
+                error,
+                ..
+            } => {
+                self.mid_line = false;
+                format!(
+                    "{newline}model: {}: {}; retrying in {} (attempt {attempt} of {max})\n",
+                    error.class.as_str(),
+                    safe_text(&error.message),
+                    crate::text::fmt_duration(*delay)
+                )
+            }
+            AgentEvent::Answer { text } => {
+                let said = self.whole_text(text);
+                self.mid_line = false;
+                format!("{newline}{said}")
+            }
+            AgentEvent::Stopped { .. } => {
+                self.mid_line = false;
+                newline.to_string()
+            }
+        }
+    }
+
+    /// A whole reply's `text`, ending in a newline, unless this turn's text is out already
+    /// (streamed) or there is none.
+    fn whole_text(&mut self, text: &str) -> String {
+        if self.turn_text_shown || text.trim().is_empty() {
+            return String::new();
+        }
+        self.turn_text_shown = true;
+        let mut text = sanitize(text, true);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
+}
+
+/// The JSON line of an agent event (README "JSON shapes": `run --json`).
+pub(super) fn agent_json(event: &AgentEvent) -> Value {
+    let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    match event {
+        AgentEvent::TurnStarted { turn, tools } => {
+            json!({"type": "turn_started", "turn": turn, "tools": tools})
+        }
+        AgentEvent::TextDelta { turn, text } => {
+            json!({"type": "text_delta", "turn": turn, "text": text})
+        }
+        AgentEvent::ToolCall {
+            turn,
+            call_id,
+            tool,
+            arguments,
+            reason,
+        } => json!({
+            "type": "tool_call",
+            "turn": turn,
+            "call_id": call_id,
+            "tool": tool,
+            "arguments": arguments,
+            "reason": reason,
+        }),
+        AgentEvent::ToolResult {
+            turn,
+            call_id,
+            tool,
+            runtime_id,
+            status,
+            content,
+        } => json!({
+            "type": "tool_result",
+            "turn": turn,
+            "call_id": call_id,
+            "tool": tool,
+            "id": runtime_id,
+            "status": status,
+            "content": content,
+        }),
+        AgentEvent::Retrying {
+            turn,
+            attempt,
+            max,
+            delay,
+            error,
+        } => json!({
+            "type": "model_retry",
+            "turn": turn,
+            "attempt": attempt,
+            "max": max,
+            "delay_ms": ms(delay),
+            "error": error,
+        }),
+        AgentEvent::RetryCountdown { turn, remaining } => {
+            json!({"type": "retry_countdown", "turn": turn, "remaining_ms": ms(remaining)})
+        }
+        AgentEvent::TurnEnded {
+            turn,
+            finish_reason,
+            usage,
+            latency,
+        } => json!({
+            "type": "turn_ended",
+            "turn": turn,
+            "finish_reason": finish_reason,
+            "usage": usage,
+            "latency_ms": ms(latency),
+        }),
+        AgentEvent::Answer { text } => json!({"type": "answer", "text": text}),
+        AgentEvent::Stopped { outcome, message } => {
+            let (reason, error) = match outcome {
+                PromptOutcome::Answered { .. } => ("answered", None),
+                PromptOutcome::MaxTurns { .. } => ("max_turns", None),
+                PromptOutcome::ModelFailed(e) => ("model_failed", Some(e)),
+                PromptOutcome::Cancelled => ("cancelled", None),
+            };
+            json!({"type": "stopped", "reason": reason, "message": message, "error": error})
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::agent::ToolCallStatus;
+
+    /// The plain text of a prompt with one call then an answer, its turns' text `streamed` as
+    /// deltas or not (then only in the call's reason and the answer, as with `stream: false`).
+    fn printed(streamed: bool) -> String {
+        let said = "I will add 2 and 3.";
+        let answer = "2 plus 3 is 5.";
+        let mut events = Vec::new();
+        for (turn, text) in [(1, said), (2, answer)] {
+            events.push(AgentEvent::TurnStarted {
+                turn,
+                tools: Vec::new(),
+            });
+            if streamed {
+                for piece in text.split_inclusive(' ') {
+                    let text = piece.to_string();
+                    events.push(AgentEvent::TextDelta { turn, text });
+                }
+            }
+            events.push(AgentEvent::TurnEnded {
+                turn,
+                finish_reason: None,
+                usage: None,
+                latency: Duration::ZERO,
+            });
+            if turn == 1 {
+                events.push(AgentEvent::ToolCall {
+                    turn,
+                    call_id: "c".into(),
+                    tool: "add".into(),
+                    arguments: "{}".into(),
+                    reason: said.into(),
+                });
+                events.push(AgentEvent::ToolResult {
+                    turn,
+                    call_id: "c".into(),
+                    tool: "add".into(),
+                    runtime_id: Some(1),
+                    status: ToolCallStatus::Ok,
+                    content: "5".into(),
+                });
+            }
+        }
+        events.push(AgentEvent::Answer {
+            text: answer.into(),
+        });
+        let mut plain = Plain::default();
+        events.iter().map(|e| plain.line(e)).collect()
+    }
+
+    #[test]
+    fn a_reply_shows_its_words_once_streamed_or_whole() {
+        let expected = "I will add 2 and 3.\n→ add {}\n← ok: 5\n2 plus 3 is 5.\n";
+        assert_eq!(printed(true), expected);
+        assert_eq!(printed(false), expected);
+    }
+}
