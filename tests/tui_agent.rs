@@ -3,7 +3,8 @@
 //! the agent, MUTATING and why; `y` runs it and the answer streams in; an add runs with no
 //! modal. Esc while the model streams ends the turn at once; Esc while a call runs cancels the
 //! call; the next prompt works. With `stream: false` the model's words (before its calls, and
-//! the answer) are shown all the same, once. Nothing is left running after quit.
+//! the answer) are shown all the same, once. Quitting during a call records it cancelled.
+//! Nothing is left running after quit.
 
 mod common;
 
@@ -285,4 +286,43 @@ fn a_reply_that_was_not_streamed_is_shown_once() {
         "the words before the call come first: {screen}"
     );
     quit(&t);
+}
+
+/// Quitting while the agent's call runs (`q`, then `y` to "quit and cancel it?") ends the call
+/// and the prompt as cancelled, in the transcript too: not as an error from the servers going
+/// away, and the model is not asked again.
+#[test]
+fn quitting_during_a_call_records_it_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = console(dir.path(), &example(), &state);
+    ask(&t, "wait 30 seconds");
+    t.wait_for_row("#1 ", "running");
+    t.keys(&["Tab"]);
+    t.keys(&["q"]);
+    t.wait_for("still running: quit and cancel it?", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.wait_for("READY$", Duration::from_secs(15));
+    let sessions = state.join("aimon-console").join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("a sessions folder")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript");
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        records.iter().filter(|r| r["type"] == kind).collect()
+    };
+    let results = of("tool_result");
+    assert_eq!(results.len(), 1, "{records:#?}");
+    assert_eq!(results[0]["status"], "cancelled", "{records:#?}");
+    assert_eq!(of("assistant").len(), 1, "the model was asked again: {records:#?}");
+    let stopped = of("stopped");
+    assert_eq!(stopped.len(), 1, "{records:#?}");
+    assert_eq!(stopped[0]["reason"], "cancelled", "{records:#?}");
 }
