@@ -14,8 +14,9 @@ use super::agent::{
     AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
     DEFAULT_SYSTEM_PROMPT,
 };
-use super::error::{ConfigError, ConfigErrorKind};
-use super::load::{is_blank, is_valid_server_name, relative_to, Context};
+use super::context::Context;
+use super::error::ConfigErrorKind;
+use super::load::{is_blank, is_valid_server_name, relative_to};
 use super::raw::DurationText;
 use super::spans::{child_path, index_path};
 
@@ -50,7 +51,7 @@ pub(super) struct RawAgent {
     #[serde(default)]
     system_prompt: Option<String>,
     #[serde(default)]
-    max_turns: Option<u32>,
+    max_turns: Option<u64>,
     #[serde(default)]
     request_timeout: Option<DurationText>,
     #[serde(default)]
@@ -58,7 +59,7 @@ pub(super) struct RawAgent {
     #[serde(default)]
     temperature: Option<f64>,
     #[serde(default)]
-    max_tokens: Option<u32>,
+    max_tokens: Option<u64>,
 }
 
 /// One entry of `agent.models` as written.
@@ -87,7 +88,7 @@ pub(super) struct RawProfile {
     #[serde(default)]
     system_prompt: Option<String>,
     #[serde(default)]
-    max_turns: Option<u32>,
+    max_turns: Option<u64>,
     #[serde(default)]
     request_timeout: Option<DurationText>,
     #[serde(default)]
@@ -95,7 +96,7 @@ pub(super) struct RawProfile {
     #[serde(default)]
     temperature: Option<f64>,
     #[serde(default)]
-    max_tokens: Option<u32>,
+    max_tokens: Option<u64>,
 }
 
 /// A profile's settings checked and expanded, each still optional (to merge shared ones in).
@@ -160,11 +161,11 @@ struct RawSettings {
     api_key: Option<String>,
     headers: Option<BTreeMap<String, String>>,
     system_prompt: Option<String>,
-    max_turns: Option<u32>,
+    max_turns: Option<u64>,
     request_timeout: Option<DurationText>,
     stream: Option<bool>,
     temperature: Option<f64>,
-    max_tokens: Option<u32>,
+    max_tokens: Option<u64>,
 }
 
 impl RawProfile {
@@ -193,12 +194,22 @@ impl RawProfile {
 }
 
 /// Checks the `agent:` section: every profile has exactly one endpoint and a model, values are
-/// in range, `${VAR}`s expand, and `default` names a profile.
+/// in range, `${VAR}`s expand, and `default` names a profile. Every mistake is reported, the
+/// section goes on being checked after one; `None` when there was any. `section` is the section
+/// as parsed (`agent:` with nothing under it decodes as no section at all).
 pub(super) fn agent_config(
     cx: &Context<'_>,
+    section: &serde_yaml::Value,
     raw: RawAgent,
     base: &Path,
-) -> Result<AgentConfig, ConfigError> {
+) -> Option<AgentConfig> {
+    let before = cx.error_count();
+    if section.is_null() || section.as_mapping().is_some_and(|m| m.is_empty()) {
+        cx.report(cx.key_error("agent",
+            "agent: the section is empty: give one profile (`base_url` or `command`, and `model`) or named profiles under `models` (leave `agent:` out for no agent)".to_string(),
+        ));
+        return None;
+    }
     let top = RawProfile {
         base_url: raw.base_url,
         command: raw.command,
@@ -216,58 +227,54 @@ pub(super) fn agent_config(
         max_tokens: raw.max_tokens,
     };
     let (top_endpoint, top_settings) = top.split();
-    let shared = settings(cx, "agent", top_settings)?;
+    let shared = settings(cx, "agent", top_settings);
     let mut profiles = BTreeMap::new();
     let default = match raw.models {
         None => {
-            if let Some(default) = &raw.default {
-                if default != "default" {
-                    return Err(cx.error(
-                        ConfigErrorKind::Invalid,
-                        "agent.default",
-                        format!("agent.default names {default:?}, but there is no agent.models: an inline agent is the one profile \"default\""),
-                    ));
-                }
+            if let Some(default) = raw.default.as_ref().filter(|d| *d != "default") {
+                cx.report(cx.error(
+                    ConfigErrorKind::Invalid,
+                    "agent.default",
+                    format!("agent.default names {default:?}, but there is no agent.models: an inline agent is the one profile \"default\""),
+                ));
             }
-            let profile = finish(cx, "agent", "default", top_endpoint, shared, base)?;
-            profiles.insert("default".to_string(), profile);
+            if let Some(profile) = finish(cx, "agent", "default", top_endpoint, shared, base) {
+                profiles.insert("default".to_string(), profile);
+            }
             "default".to_string()
         }
         Some(models) => {
-            if let Some(key) = top_endpoint.present().first() {
-                return Err(key_error(
-                    cx,
-                    &child_path("agent", key),
+            for key in top_endpoint.present() {
+                cx.report(cx.key_error(&child_path("agent", key),
                     format!("agent.{key}: with agent.models, each profile names its own endpoint (base_url or command); only shared settings go beside models"),
                 ));
             }
             if models.is_empty() {
-                return Err(cx.error(
+                cx.report(cx.error(
                     ConfigErrorKind::Invalid,
                     "agent.models",
                     "agent.models is empty: give at least one profile".to_string(),
                 ));
             }
-            let count = models.len();
+            // Every name written, valid or not: `default` is checked against what the file says.
+            let names: Vec<String> = models.keys().cloned().collect();
             for (name, raw_profile) in models {
                 let node = child_path("agent.models", &name);
                 if !is_valid_server_name(&name) {
-                    return Err(key_error(
-                        cx,
-                        &node,
+                    cx.report(cx.key_error(&node,
                         format!("invalid model profile name {name:?}: a name must match ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$ (lowercase letters, digits and inner hyphens)"),
                     ));
                 }
                 let (endpoint, own) = raw_profile.split();
-                let own = settings(cx, &node, own)?;
-                let profile = finish(cx, &node, &name, endpoint, own.over(&shared), base)?;
-                profiles.insert(name, profile);
+                let own = settings(cx, &node, own);
+                if let Some(profile) = finish(cx, &node, &name, endpoint, own.over(&shared), base) {
+                    profiles.insert(name, profile);
+                }
             }
-            match raw.default {
-                Some(default) if profiles.contains_key(&default) => default,
-                Some(default) => {
-                    let names: Vec<&str> = profiles.keys().map(String::as_str).collect();
-                    return Err(cx.error(
+            match (raw.default, names.as_slice()) {
+                (Some(default), _) if names.contains(&default) => default,
+                (Some(default), _) => {
+                    cx.report(cx.error(
                         ConfigErrorKind::Invalid,
                         "agent.default",
                         format!(
@@ -275,133 +282,104 @@ pub(super) fn agent_config(
                             names.join(", ")
                         ),
                     ));
+                    default
                 }
-                None if count == 1 => profiles.keys().next().cloned().unwrap_or_default(),
-                None => {
-                    return Err(key_error(
-                        cx,
-                        "agent.models",
-                        "agent.default is required when agent.models has more than one profile"
-                            .to_string(),
-                    ))
+                (None, [only]) => only.clone(),
+                // No profile at all: reported above.
+                (None, []) => String::new(),
+                (None, [_, _, ..]) => {
+                    cx.report(
+                        cx.key_error(
+                            "agent.models",
+                            "agent.default is required when agent.models has more than one profile"
+                                .to_string(),
+                        ),
+                    );
+                    String::new()
                 }
             }
         }
     };
-    Ok(AgentConfig { default, profiles })
+    (cx.error_count() == before).then_some(AgentConfig { default, profiles })
 }
 
-/// Checks and expands the settings keys written at `node`.
-fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Result<Settings, ConfigError> {
+/// Checks and expands the settings keys written at `node`, reporting every mistake. A value with
+/// a mistake is kept as written: the profile is whole anyway (no "no `model`" on top of "model
+/// must not be empty"), and the errors keep it from being used.
+fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Settings {
     let field = |name: &str| child_path(node, name);
-    let model = raw
-        .model
-        .map(|m| cx.expand(&field("model"), &m))
-        .transpose()?;
+    let text =
+        |name: &str, value: String| cx.keep(cx.expand(&field(name), &value)).unwrap_or(value);
+    let invalid = |name: &str, message: String| {
+        cx.report(cx.error(ConfigErrorKind::Invalid, &field(name), message));
+    };
+    let model = raw.model.map(|m| text("model", m));
     if model.as_deref().is_some_and(|m| m.trim().is_empty()) {
-        return Err(cx.error(
-            ConfigErrorKind::Invalid,
-            &field("model"),
-            format!("{} must not be empty", field("model")),
-        ));
+        invalid("model", format!("{} must not be empty", field("model")));
     }
-    let api_key = raw
-        .api_key
-        .map(|k| cx.expand(&field("api_key"), &k))
-        .transpose()?;
+    let api_key = raw.api_key.map(|k| text("api_key", k));
     if let Some(key) = &api_key {
         if key.trim().is_empty() || http::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
             // Never the value: it is a secret.
-            return Err(cx.error(
-                ConfigErrorKind::Invalid,
-                &field("api_key"),
+            invalid(
+                "api_key",
                 format!(
                     "{} is empty or not a valid header value (control characters or non-ASCII)",
                     field("api_key")
                 ),
-            ));
+            );
         }
     }
-    let headers = raw
-        .headers
-        .map(|h| headers(cx, &field("headers"), h))
-        .transpose()?;
-    let system_prompt = raw
-        .system_prompt
-        .map(|p| cx.expand(&field("system_prompt"), &p))
-        .transpose()?;
-    if raw.max_turns == Some(0) {
-        return Err(cx.error(
-            ConfigErrorKind::Invalid,
-            &field("max_turns"),
-            format!("{} must be at least 1", field("max_turns")),
-        ));
-    }
+    let headers = raw.headers.map(|h| cx.headers(&field("headers"), h));
+    let system_prompt = raw.system_prompt.map(|p| text("system_prompt", p));
     let request_timeout = raw
         .request_timeout
         .as_ref()
-        .map(|d| cx.duration(&field("request_timeout"), d))
-        .transpose()?;
+        .and_then(|d| cx.keep(cx.duration(&field("request_timeout"), d)));
     if request_timeout.is_some_and(|d| d.is_zero()) {
-        return Err(cx.error(
-            ConfigErrorKind::Invalid,
-            &field("request_timeout"),
+        invalid(
+            "request_timeout",
             format!("{} must be more than 0", field("request_timeout")),
-        ));
+        );
     }
     if let Some(t) = raw.temperature {
         if !(0.0..=2.0).contains(&t) {
-            return Err(cx.error(
-                ConfigErrorKind::Invalid,
-                &field("temperature"),
+            invalid(
+                "temperature",
                 format!("{} must be between 0 and 2, not {t}", field("temperature")),
-            ));
+            );
         }
     }
-    if raw.max_tokens == Some(0) {
-        return Err(cx.error(
-            ConfigErrorKind::Invalid,
-            &field("max_tokens"),
-            format!("{} must be at least 1", field("max_tokens")),
-        ));
-    }
-    Ok(Settings {
+    Settings {
         model,
         api_key,
         headers,
         system_prompt,
-        max_turns: raw.max_turns,
+        max_turns: raw
+            .max_turns
+            .and_then(|n| count(cx, &field("max_turns"), n)),
         request_timeout,
         stream: raw.stream,
         temperature: raw.temperature,
-        max_tokens: raw.max_tokens,
-    })
-}
-
-/// Header names and values that HTTP accepts; an error names the header, never its value.
-fn headers(
-    cx: &Context<'_>,
-    node: &str,
-    raw: BTreeMap<String, String>,
-) -> Result<BTreeMap<String, String>, ConfigError> {
-    let headers = cx.map(node, raw);
-    for (name, value) in &headers {
-        let at = child_path(node, name);
-        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            return Err(key_error(cx, &at, format!("invalid header name {name:?}")));
-        }
-        if http::HeaderValue::from_str(value).is_err() {
-            return Err(cx.error(
-                ConfigErrorKind::Invalid,
-                &at,
-                format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
-            ));
-        }
+        max_tokens: raw
+            .max_tokens
+            .and_then(|n| count(cx, &field("max_tokens"), n)),
     }
-    Ok(headers)
 }
 
-/// The profile at `node` from its endpoint keys and its (merged) settings.
+/// A count that must be at least 1 and fit 32 bits.
+fn count(cx: &Context<'_>, node: &str, n: u64) -> Option<u32> {
+    let problem = match u32::try_from(n) {
+        Ok(0) => "must be at least 1".to_string(),
+        Ok(n) => return Some(n),
+        Err(_) => format!("must be at most {}", u32::MAX),
+    };
+    cx.report(cx.error(ConfigErrorKind::Invalid, node, format!("{node} {problem}")));
+    None
+}
+
+/// The profile at `node` from its endpoint keys and its (merged) settings; `None` when it has
+/// mistakes (each reported).
 fn finish(
     cx: &Context<'_>,
     node: &str,
@@ -409,83 +387,89 @@ fn finish(
     raw: RawEndpoint,
     settings: Settings,
     base: &Path,
-) -> Result<ModelProfile, ConfigError> {
+) -> Option<ModelProfile> {
+    let before = cx.error_count();
     let field = |key: &str| child_path(node, key);
-    let whole = |message: String| key_error(cx, node, message);
     let endpoint = match (&raw.base_url, &raw.command) {
         (Some(_), Some(_)) => {
-            return Err(key_error(
-                cx,
+            cx.report(cx.key_error(
                 &field("command"),
                 format!("{node}: give base_url or command, not both"),
-            ))
+            ));
+            None
         }
         (None, None) => {
-            return Err(whole(format!(
+            cx.report(cx.key_error(node, format!(
                 "{node}: no endpoint: give base_url (a running endpoint, e.g. http://127.0.0.1:8080/v1) or command (a program the console starts)"
-            )))
+            )));
+            None
         }
         (Some(url), None) => {
             for key in ["args", "env", "cwd"] {
                 if raw.present().contains(&key) {
-                    return Err(key_error(
-                        cx,
+                    cx.report(cx.key_error(
                         &field(key),
                         format!("{node}: `{key}` goes with command, not base_url"),
                     ));
                 }
             }
-            let url = cx.expand(&field("base_url"), url)?;
+            let url = cx.keep(cx.expand(&field("base_url"), url))?;
             if !(url.starts_with("http://") || url.starts_with("https://"))
                 || reqwest_url_invalid(&url)
             {
-                return Err(cx.error(
+                cx.report(cx.error(
                     ConfigErrorKind::Invalid,
                     &field("base_url"),
-                    format!("base_url {url:?} must be an http:// or https:// URL"),
+                    format!(
+                        "{}: {url:?} must be an http:// or https:// URL",
+                        field("base_url")
+                    ),
                 ));
             }
-            ModelEndpoint::Url(url)
+            Some(ModelEndpoint::Url(url))
         }
         (None, Some(command)) => {
             if is_blank(Some(command)) {
-                return Err(cx.error(
+                cx.report(cx.error(
                     ConfigErrorKind::Invalid,
                     &field("command"),
                     format!("{} must not be empty", field("command")),
                 ));
             }
-            let command = cx.expand(&field("command"), command)?;
-            let args = raw
+            let command = cx.keep(cx.expand(&field("command"), command));
+            let args: Vec<String> = raw
                 .args
                 .unwrap_or_default()
                 .iter()
                 .enumerate()
-                .map(|(i, arg)| cx.expand(&index_path(&field("args"), i), arg))
-                .collect::<Result<Vec<_>, _>>()?;
+                .filter_map(|(i, arg)| cx.keep(cx.expand(&index_path(&field("args"), i), arg)))
+                .collect();
             let env = cx.map(&field("env"), raw.env.unwrap_or_default());
             let cwd = raw
                 .cwd
-                .map(|dir| cx.expand(&field("cwd"), &dir))
-                .transpose()?
+                .and_then(|dir| cx.keep(cx.expand(&field("cwd"), &dir)))
                 .map(|dir| relative_to(base, Path::new(&dir)));
-            ModelEndpoint::Command {
+            command.map(|command| ModelEndpoint::Command {
                 command,
                 args,
                 env,
                 cwd,
-            }
+            })
         }
     };
-    let Some(model) = settings.model else {
-        return Err(whole(format!(
-            "{node}: no `model` (the model name the endpoint expects)"
-        )));
-    };
-    Ok(ModelProfile {
+    if settings.model.is_none() {
+        cx.report(cx.key_error(
+            node,
+            format!("{node}: no `model` (the model name the endpoint expects)"),
+        ));
+    }
+    if cx.error_count() > before {
+        return None;
+    }
+    Some(ModelProfile {
         name: name.to_string(),
-        endpoint,
-        model,
+        endpoint: endpoint?,
+        model: settings.model?,
         api_key: settings.api_key,
         headers: settings.headers.unwrap_or_default(),
         system_prompt: settings
@@ -502,12 +486,4 @@ fn finish(
 /// Whether `url` is not a URL at all (no host, spaces).
 fn reqwest_url_invalid(url: &str) -> bool {
     http::Uri::try_from(url).map_or(true, |uri| uri.host().is_none_or(str::is_empty))
-}
-
-/// An error pointing at the key of `node` (its value if the key has no place).
-fn key_error(cx: &Context<'_>, node: &str, message: String) -> ConfigError {
-    match cx.spans.key(node) {
-        Some(at) => cx.at(ConfigErrorKind::Invalid, at, message),
-        None => cx.error(ConfigErrorKind::Invalid, node, message),
-    }
 }

@@ -12,8 +12,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::context::Context;
 use super::error::ConfigErrorKind;
-use super::load::{relative_to, Context};
+use super::load::relative_to;
 use super::raw::DurationText;
 use super::rules::{configured, tool_pattern, ToolPattern};
 use super::spans::{child_path, index_path};

@@ -7,17 +7,15 @@
 //! types; the [`Spans`] index locates everything checked afterwards (names, durations,
 //! transport requirements, variables).
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::agent_load::agent_config;
-use super::duration::parse_duration;
+use super::context::Context;
 use super::error::{ConfigError, ConfigErrorKind};
-use super::expand::{expand, ExpandError};
 use super::hooks::hook_list;
-use super::raw::{DurationText, LocalTool, RawConfig, RawMcp, RawServer};
+use super::raw::{LocalTool, RawConfig, RawMcp, RawServer};
 use super::rewake::rewake_rules;
 use super::rules::approval_rules;
 use super::schema;
@@ -76,12 +74,7 @@ pub fn load_str(
     } else {
         serde_yaml::from_str::<RawConfig>(text).map_err(|e| serde_error(path, &spans, &e))?
     };
-    let cx = Context {
-        path,
-        spans: &spans,
-        env,
-        errors: RefCell::new(Vec::new()),
-    };
+    let cx = Context::new(path, &spans, env);
     let absolute = std::path::absolute(path).map_err(|e| ConfigError::read(path, e))?;
     let base = absolute.parent().unwrap_or(Path::new("/")).to_path_buf();
     let raw_mcp = raw.mcp.unwrap_or_default();
@@ -101,10 +94,10 @@ pub fn load_str(
     };
     let rules = approval_rules(&cx, policy.rules.unwrap_or_default(), &names);
     let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
-    let agent = raw
-        .agent
-        .and_then(|agent| cx.keep(agent_config(&cx, agent, &base)));
-    if let Some(err) = ConfigError::many(cx.errors.into_inner()) {
+    let agent = value
+        .get("agent")
+        .and_then(|section| agent_config(&cx, section, raw.agent.unwrap_or_default(), &base));
+    if let Some(err) = ConfigError::many(cx.into_errors()) {
         return Err(err);
     }
     Ok(Config {
@@ -214,85 +207,7 @@ fn serde_error(path: &Path, spans: &Spans, err: &serde_yaml::Error) -> ConfigErr
     ConfigError::at(ConfigErrorKind::Schema, path, position, message)
 }
 
-/// Where the value at `node` starts; falls back to its parents, then to 1:1.
-pub(super) fn position_of(spans: &Spans, node: &str) -> Position {
-    let mut path = node;
-    loop {
-        if let Some(position) = spans.value(path) {
-            return position;
-        }
-        match path.rfind(['.', '[']) {
-            Some(cut) => path = &path[..cut],
-            None => {
-                return spans.value("").unwrap_or(Position {
-                    line: 1,
-                    column: 1,
-                    offset: 0,
-                })
-            }
-        }
-    }
-}
-
-/// What the checks after deserialization need: the file, its location index and the
-/// variables; and the errors found so far (every check goes on after a failure of another).
-pub(super) struct Context<'a> {
-    path: &'a Path,
-    pub(super) spans: &'a Spans,
-    env: &'a dyn Fn(&str) -> Option<String>,
-    errors: RefCell<Vec<ConfigError>>,
-}
-
 impl Context<'_> {
-    /// Where the value at `node` starts; falls back to its parents, then to 1:1.
-    pub(super) fn value_at(&self, node: &str) -> Position {
-        position_of(self.spans, node)
-    }
-
-    pub(super) fn error(&self, kind: ConfigErrorKind, node: &str, message: String) -> ConfigError {
-        ConfigError::at(kind, self.path, self.value_at(node), message)
-    }
-
-    /// An error at `position`.
-    pub(super) fn at(&self, kind: ConfigErrorKind, at: Position, message: String) -> ConfigError {
-        ConfigError::at(kind, self.path, at, message)
-    }
-
-    /// Records an error; loading goes on to find the others.
-    pub(super) fn report(&self, error: ConfigError) {
-        self.errors.borrow_mut().push(error);
-    }
-
-    /// The value, or `None` with its error recorded.
-    pub(super) fn keep<T>(&self, result: Result<T, ConfigError>) -> Option<T> {
-        result.map_err(|e| self.report(e)).ok()
-    }
-
-    fn error_count(&self) -> usize {
-        self.errors.borrow().len()
-    }
-
-    fn place(&self, position: Position) -> String {
-        format!(
-            "{}:{}:{}",
-            self.path.display(),
-            position.line,
-            position.column
-        )
-    }
-
-    /// Expand `${VAR}`s in the string value at `node`.
-    pub(super) fn expand(&self, node: &str, value: &str) -> Result<String, ConfigError> {
-        expand(value, self.env).map_err(|e: ExpandError| {
-            self.error(ConfigErrorKind::Expansion, node, format!("{e} (in {node})"))
-        })
-    }
-
-    pub(super) fn duration(&self, node: &str, raw: &DurationText) -> Result<Duration, ConfigError> {
-        parse_duration(&raw.0)
-            .map_err(|e| self.error(ConfigErrorKind::Invalid, node, format!("{node}: {e}")))
-    }
-
     fn mcp(&self, raw: RawMcp, base: &Path) -> McpConfig {
         let startup_budget = raw
             .startup_budget
@@ -319,9 +234,8 @@ impl Context<'_> {
             let name_node = child_path(&node, "name");
             let name_at = self.value_at(&name_node);
             if let Some(first) = first_seen.get(&server.name) {
-                self.report(ConfigError::at(
+                self.report(self.at(
                     ConfigErrorKind::DuplicateName,
-                    self.path,
                     name_at,
                     format!(
                         "duplicate server name {:?} (first defined at {})",
@@ -392,9 +306,8 @@ impl Context<'_> {
             .unwrap_or_else(|| self.value_at(node));
         let transport = raw.transport.unwrap_or(TransportKind::Stdio);
         let missing = |field: &str| {
-            ConfigError::at(
+            self.at(
                 ConfigErrorKind::Invalid,
-                self.path,
                 entry_at,
                 format!(
                     "server {:?} uses transport {} but has no `{field}`",
@@ -427,18 +340,14 @@ impl Context<'_> {
         for (key, is_set) in present {
             let http_only = matches!(key, "url" | "headers" | "bearer_token" | "oauth");
             if is_set && http_only != transport.is_http() {
-                let at = self
-                    .spans
-                    .key(&field(key))
-                    .unwrap_or_else(|| self.value_at(&field(key)));
+                let at = self.key_at(&field(key));
                 let belongs = if http_only {
                     "streamable_http and sse servers"
                 } else {
                     "stdio servers"
                 };
-                self.report(ConfigError::at(
+                self.report(self.at(
                     ConfigErrorKind::Invalid,
-                    self.path,
                     at,
                     format!(
                         "server {:?} uses transport {} but sets `{key}`, which only {belongs} use",
@@ -471,27 +380,7 @@ impl Context<'_> {
                 ));
             }
         }
-        let headers = self.map(&field("headers"), raw.headers.unwrap_or_default());
-        for (name, value) in &headers {
-            let node = child_path(&field("headers"), name);
-            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                self.report(ConfigError::at(
-                    ConfigErrorKind::Invalid,
-                    self.path,
-                    self.spans
-                        .key(&node)
-                        .unwrap_or_else(|| self.value_at(&node)),
-                    format!("invalid header name {name:?}"),
-                ));
-            } else if http::HeaderValue::from_str(value).is_err() {
-                // The value itself may be a secret: name the header, never the value.
-                self.report(self.error(
-                    ConfigErrorKind::Invalid,
-                    &node,
-                    format!("the value of header {name} is not a valid header value (control characters or non-ASCII)"),
-                ));
-            }
-        }
+        let headers = self.headers(&field("headers"), raw.headers.unwrap_or_default());
         let bearer_token = opt("bearer_token", raw.bearer_token);
         if let Some(token) = &bearer_token {
             if token.trim().is_empty()
@@ -506,16 +395,10 @@ impl Context<'_> {
         }
         // OAuth is for Streamable HTTP, and replaces a static token.
         let oauth = raw.oauth.and_then(|block| {
-            let key_at = |key: &str| {
-                self.spans
-                    .key(&field(key))
-                    .unwrap_or_else(|| self.value_at(&field(key)))
-            };
             if transport != TransportKind::StreamableHttp {
-                self.report(ConfigError::at(
+                self.report(self.at(
                     ConfigErrorKind::Invalid,
-                    self.path,
-                    key_at("oauth"),
+                    self.key_at(&field("oauth")),
                     format!(
                         "server {:?} uses transport {} but sets `oauth`, which only streamable_http servers use",
                         raw.name,
@@ -525,10 +408,9 @@ impl Context<'_> {
                 return None;
             }
             if bearer_token.is_some() {
-                self.report(ConfigError::at(
+                self.report(self.at(
                     ConfigErrorKind::Invalid,
-                    self.path,
-                    key_at("oauth"),
+                    self.key_at(&field("oauth")),
                     format!(
                         "server {:?} sets both `bearer_token` and `oauth`: a static token or an OAuth login, not both",
                         raw.name
@@ -572,21 +454,6 @@ impl Context<'_> {
             enabled: raw.enabled.unwrap_or(true),
             roots,
         })
-    }
-
-    /// Expand the values (not the keys) of a string map; a value that cannot be expanded is
-    /// left out, its error recorded.
-    pub(super) fn map(
-        &self,
-        node: &str,
-        raw: BTreeMap<String, String>,
-    ) -> BTreeMap<String, String> {
-        raw.into_iter()
-            .filter_map(|(k, v)| {
-                let value = self.keep(self.expand(&child_path(node, &k), &v))?;
-                Some((k, value))
-            })
-            .collect()
     }
 }
 

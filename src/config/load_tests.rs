@@ -1,7 +1,10 @@
 //! Tests of `load.rs` on configs that load: the valid fixtures, defaults, `${VAR}` expansion,
 //! and durations. Configs that do not load, each error at its place, are in `load_errors_tests.rs`.
 
+use std::collections::BTreeMap;
+
 use super::*;
+use crate::config::parse_duration;
 use crate::config::{AnnotationTrust, ApprovalPolicy, SideEffectCeiling};
 use crate::config::{RestartPolicy, RewakeRule};
 
@@ -363,7 +366,7 @@ fn max_concurrent_starts_is_a_whole_number_from_1() {
     let err = load_text("mcp:\n  max_concurrent_starts: many\n").expect_err("bad");
     assert_eq!(
         err.to_string(),
-        "/etc/aimon/cfg.yaml:2:26: mcp.max_concurrent_starts: expected a whole number, got a string"
+        "/etc/aimon/cfg.yaml:2:26: mcp.max_concurrent_starts: expected a whole number, 1 or more, got a string"
     );
     let err =
         load_text("mcp:\n  max_concurrent_starts: 0\n  startup_budget: soon\n").expect_err("bad");

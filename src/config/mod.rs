@@ -2,7 +2,8 @@
 //!
 //! This is the lowest layer: plain data that every other layer reads. Loading, validation and
 //! `${VAR}` expansion live in `load.rs` (the shape check in `schema.rs`, the text as written in
-//! `raw.rs`, syntax errors in `syntax.rs`); the location index that gives every node its line and
+//! `raw.rs`, syntax errors in `syntax.rs`, what every section's value checks share in
+//! `context.rs`); the location index that gives every node its line and
 //! column lives in `spans.rs` (serde_yaml exposes no spans). Writing back: `edit/` (the
 //! comment-preserving editor), `write.rs` (the file); `import/` reads other clients' configs.
 
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 mod agent;
 mod agent_load;
+mod context;
 mod duration;
 pub mod edit;
 mod emit;

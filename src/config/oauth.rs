@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::context::Context;
 use super::error::{ConfigError, ConfigErrorKind};
-use super::load::Context;
 use super::redact::RedactedSecret;
 use super::spans::{child_path, index_path};
 

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::error::{ConfigError, ConfigErrorKind};
-use super::load::Context;
+use super::context::Context;
+use super::error::ConfigErrorKind;
 use super::spans::{child_path, index_path};
 use super::RewakeRule;
 
@@ -90,8 +90,7 @@ fn rewake_rule(
     for (path, value) in rule.matches.unwrap_or_default() {
         let at = child_path(&field("match"), &path);
         if path.split('.').any(str::is_empty) {
-            cx.report(key_error(
-                cx,
+            cx.report(cx.key_error(
                 &at,
                 format!("{}: {path:?} is not a dotted path (a.b.c)", field("match")),
             ));
@@ -118,14 +117,6 @@ fn rewake_rule(
         matches,
         event: rule.event,
     })
-}
-
-/// An error pointing at the key of `node` (its value if the key has no place).
-fn key_error(cx: &Context<'_>, node: &str, message: String) -> ConfigError {
-    match cx.spans.key(node) {
-        Some(at) => cx.at(ConfigErrorKind::Invalid, at, message),
-        None => cx.error(ConfigErrorKind::Invalid, node, message),
-    }
 }
 
 #[cfg(test)]

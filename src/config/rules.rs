@@ -13,8 +13,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_yaml::Value;
 
+use super::context::Context;
 use super::error::ConfigErrorKind;
-use super::load::Context;
 use super::spans::{child_path, index_path};
 use super::write::{ConfigFile, WriteError};
 

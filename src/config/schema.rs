@@ -11,19 +11,23 @@ use std::path::Path;
 
 use serde_yaml::Value;
 
+use super::context::position_of;
 use super::edit::kind;
 use super::error::{ConfigError, ConfigErrorKind};
-use super::load::position_of;
 use super::spans::{child_path, index_path, Spans};
 
 /// What a value must be.
+#[derive(Clone, Copy)]
 pub(super) enum Shape {
     Str,
     Bool,
     /// `10s`, `500ms`, or a bare number of seconds.
     Duration,
-    /// A whole number, 0 or more.
-    Count,
+    /// A whole number, this or more (the minimum is checked with the other values, after the
+    /// shape; here it only words what is expected).
+    Count(u64),
+    /// Any number, whole or not.
+    Number,
     /// One of these words.
     Enum(&'static [&'static str]),
     List(&'static Shape),
@@ -31,10 +35,13 @@ pub(super) enum Shape {
     StrMap,
     /// A mapping of strings to any value (a rewake rule's `match`).
     AnyMap,
+    /// A mapping of names (any) to values of one shape (`agent.models`).
+    Named(&'static Shape),
     Map(&'static [Field]),
 }
 
 /// One key of a mapping.
+#[derive(Clone, Copy)]
 pub(super) struct Field {
     key: &'static str,
     shape: Shape,
@@ -117,7 +124,7 @@ static SERVER: Shape = Shape::Map(&SERVER_FIELDS);
 
 static MCP_FIELDS: [Field; 4] = [
     opt("startup_budget", Shape::Duration),
-    opt("max_concurrent_starts", Shape::Count),
+    opt("max_concurrent_starts", Shape::Count(1)),
     opt("roots", Shape::List(&STR)),
     opt("servers", Shape::List(&SERVER)),
 ];
@@ -173,12 +180,8 @@ static HOOK_FIELDS: [Field; 3] = [
 ];
 static HOOK: Shape = Shape::Map(&HOOK_FIELDS);
 
-/// `agent:`: the keys of one profile, plus `models` and `default`. A profile under `models`
-/// is checked by its typed decoding (`agent_load.rs`), located too; `temperature` is a number,
-/// which `Str` takes as written.
-static AGENT_FIELDS: [Field; 16] = [
-    opt("default", Shape::Str),
-    opt("models", Shape::AnyMap),
+/// One model profile: an entry of `agent.models`, or the whole `agent:` written inline.
+const PROFILE_FIELDS: [Field; 14] = [
     opt("base_url", Shape::Str),
     opt("command", Shape::Str),
     opt("args", Shape::List(&STR)),
@@ -188,12 +191,26 @@ static AGENT_FIELDS: [Field; 16] = [
     opt("api_key", Shape::Str),
     opt("headers", Shape::StrMap),
     opt("system_prompt", Shape::Str),
-    opt("max_turns", Shape::Count),
+    opt("max_turns", Shape::Count(1)),
     opt("request_timeout", Shape::Duration),
     opt("stream", Shape::Bool),
-    opt("temperature", Shape::Str),
-    opt("max_tokens", Shape::Count),
+    opt("temperature", Shape::Number),
+    opt("max_tokens", Shape::Count(1)),
 ];
+static PROFILE: Shape = Shape::Map(&PROFILE_FIELDS);
+
+/// `agent:`: `models` (named profiles) and `default`, then the keys of one profile (inline, or
+/// shared by every profile of `models`).
+static AGENT_FIELDS: [Field; 16] = {
+    let mut fields = [opt("default", Shape::Str); 16];
+    fields[1] = opt("models", Shape::Named(&PROFILE));
+    let mut i = 0;
+    while i < PROFILE_FIELDS.len() {
+        fields[i + 2] = PROFILE_FIELDS[i];
+        i += 1;
+    }
+    fields
+};
 
 static ROOT_FIELDS: [Field; 5] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
@@ -276,16 +293,29 @@ impl Walk<'_> {
                     self.wrong(value, node, "a duration such as 500ms, 10s, 2m or 1h");
                 }
             }
-            Shape::Count => {
-                if !matches!(value, Value::Number(n) if n.as_u64().is_some()) {
-                    self.wrong(value, node, "a whole number");
+            Shape::Count(min) => {
+                let expected = format!("a whole number, {min} or more");
+                match value {
+                    Value::Number(n) if n.as_u64().is_some() => {}
+                    // `-5` or `2.5` is "a number" too: say which.
+                    Value::Number(n) => self.error(
+                        node,
+                        false,
+                        format!("{}expected {expected}, got {n}", prefix(node)),
+                    ),
+                    other => self.wrong(other, node, &expected),
+                }
+            }
+            Shape::Number => {
+                if !matches!(value, Value::Number(_)) {
+                    self.wrong(value, node, "a number");
                 }
             }
             Shape::Enum(words) => match value {
                 Value::String(s) if words.contains(&s.as_str()) => {}
                 Value::String(s) => {
                     let hint = suggest(s, words.iter().copied())
-                        .map(|w| format!(" (did you mean `{w}`?)"))
+                        .map(|w| format!(" (did you mean {w}?)"))
                         .unwrap_or_default();
                     self.error(
                         node,
@@ -325,6 +355,17 @@ impl Walk<'_> {
                 }
                 other => self.wrong(other, node, "a mapping"),
             },
+            Shape::Named(item) => match value {
+                Value::Null => {}
+                Value::Mapping(map) => {
+                    for (k, v) in map {
+                        if let Some(key) = self.key(k, node) {
+                            self.value(v, item, &child_path(node, &key));
+                        }
+                    }
+                }
+                other => self.wrong(other, node, "a mapping of names"),
+            },
             Shape::Map(fields) => self.map(value, fields, node),
         }
     }
@@ -338,10 +379,21 @@ impl Walk<'_> {
     }
 
     fn wrong(&mut self, value: &Value, node: &str, expected: &str) {
+        // `max_turns: ${N}`: numbers and true/false are taken as written, never expanded.
+        let hint = match value {
+            Value::String(s) if s.contains("${") => {
+                " (`${VAR}` is expanded in strings and durations, not here)"
+            }
+            _ => "",
+        };
         self.error(
             node,
             false,
-            format!("{}expected {expected}, got {}", prefix(node), kind(value)),
+            format!(
+                "{}expected {expected}, got {}{hint}",
+                prefix(node),
+                kind(value)
+            ),
         );
     }
 
@@ -386,10 +438,9 @@ impl Walk<'_> {
                 None => {
                     let valid = fields.iter().map(|f| f.key);
                     let message = match suggest(&key, valid.clone()) {
-                        Some(near) => format!(
-                            "{}unknown key `{key}` (did you mean `{near}`?)",
-                            prefix(node)
-                        ),
+                        Some(near) => {
+                            format!("{}unknown key `{key}` (did you mean {near}?)", prefix(node))
+                        }
                         None => format!(
                             "{}unknown key `{key}`, expected one of {}",
                             prefix(node),
@@ -415,14 +466,15 @@ impl Walk<'_> {
     }
 }
 
-/// The word among `candidates` nearest to `word`, if it is near enough to be a slip: a few
-/// edits for a long word, one for a short one, any difference of case alone.
+/// The words among `candidates` nearest to `word`, if near enough to be a slip (a few edits
+/// for a long word, one for a short one, any difference of case alone), in backquotes: one, or
+/// each as near as the other (`` `model` or `models` ``).
 pub(super) fn suggest(
     word: &str,
     candidates: impl Iterator<Item = &'static str>,
-) -> Option<&'static str> {
+) -> Option<String> {
     let limit = (word.chars().count() / 3 + 1).min(3);
-    candidates
+    let near: Vec<(usize, &str)> = candidates
         .map(|c| {
             let d = if c.eq_ignore_ascii_case(word) {
                 0
@@ -432,28 +484,39 @@ pub(super) fn suggest(
             (d, c)
         })
         .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, c)| c)
+        .collect();
+    let best = near.iter().map(|&(d, _)| d).min()?;
+    let mut words: Vec<String> = near
+        .iter()
+        .filter(|&&(d, _)| d == best)
+        .map(|(_, c)| format!("`{c}`"))
+        .collect();
+    words.sort();
+    Some(words.join(" or "))
 }
 
-/// Levenshtein distance over characters.
+/// Edit distance over characters, two neighbours swapped counting as one edit (`modle` is one
+/// from `model`, two from `models`): the optimal string alignment distance.
 fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                diagonal
-            } else {
-                1 + diagonal.min(above).min(row[j])
-            };
-            diagonal = above;
+    // Three rows: two rows back (for a swap), the previous one and the one being filled.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j] + 1)
+                .min(row[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
         }
+        before = std::mem::replace(&mut previous, row);
     }
-    row[b.len()]
+    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -466,15 +529,34 @@ mod tests {
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         let keys = || SERVER_FIELDS.iter().map(|f| f.key);
-        assert_eq!(suggest("comand", keys()), Some("command"));
-        assert_eq!(suggest("arg", keys()), Some("args"));
-        assert_eq!(suggest("Args", keys()), Some("args"));
-        assert_eq!(suggest("request-timeout", keys()), Some("request_timeout"));
+        let near = |word: &str| suggest(word, keys());
+        assert_eq!(near("comand").as_deref(), Some("`command`"));
+        assert_eq!(near("arg").as_deref(), Some("`args`"));
+        assert_eq!(near("Args").as_deref(), Some("`args`"));
         assert_eq!(
-            suggest("annotations_trust", keys()),
-            Some("annotation_trust")
+            near("request-timeout").as_deref(),
+            Some("`request_timeout`")
         );
-        assert_eq!(suggest("enviroment", keys()), None);
-        assert_eq!(suggest("x", keys()), None);
+        assert_eq!(
+            near("annotations_trust").as_deref(),
+            Some("`annotation_trust`")
+        );
+        assert_eq!(near("enviroment"), None);
+        assert_eq!(near("x"), None);
+    }
+
+    #[test]
+    fn a_swap_is_one_edit_and_ties_are_all_named() {
+        assert_eq!(edit_distance("modle", "model"), 1);
+        assert_eq!(edit_distance("modle", "models"), 2);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("abc", "ca"), 3);
+        let agent = || AGENT_FIELDS.iter().map(|f| f.key);
+        assert_eq!(suggest("modle", agent()).as_deref(), Some("`model`"));
+        assert_eq!(suggest("modl", agent()).as_deref(), Some("`model`"));
+        assert_eq!(
+            suggest("modes", agent()).as_deref(),
+            Some("`model` or `models`")
+        );
     }
 }
