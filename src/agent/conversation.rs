@@ -240,9 +240,13 @@ impl Conversation {
                 Some(Ok(reply)) => reply,
             };
             if let Some(usage) = reply.usage {
-                report.usage.prompt_tokens += usage.prompt_tokens;
-                report.usage.completion_tokens += usage.completion_tokens;
-                report.usage.total_tokens += usage.total_tokens;
+                // An endpoint's counts are its own: a sum past u64::MAX stays there.
+                let sum = &mut report.usage;
+                sum.prompt_tokens = sum.prompt_tokens.saturating_add(usage.prompt_tokens);
+                sum.completion_tokens = sum
+                    .completion_tokens
+                    .saturating_add(usage.completion_tokens);
+                sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
             }
             let latency = started.elapsed();
             self.emit(AgentEvent::TurnEnded {
