@@ -198,12 +198,25 @@ pub fn classify_transport(
     authority: &str,
 ) -> ModelError {
     let links = crate::net::links(err);
+    let cause = || links.last().map(|e| e.to_string()).unwrap_or_default();
+    // The connection broke while the answer was on its way: whatever the socket says (a reset
+    // is the usual word), the server was reached, so the hints about reaching it do not apply.
+    let broke = |cause: String| {
+        ModelError::new(
+            ModelFailureClass::BadStream,
+            format!("the connection to {authority} broke before the answer was complete: {cause}"),
+        )
+        .with_hint("the model server may have crashed, or a proxy cut the connection; try again")
+    };
     if let Some(net) = crate::net::failure(&links, authority) {
         let class = match net.class {
+            NetClass::Timeout => ModelFailureClass::Timeout,
+            NetClass::Dns | NetClass::Tls | NetClass::Refused if !connect => {
+                return broke(cause());
+            }
             NetClass::Dns => ModelFailureClass::DnsError,
             NetClass::Tls => ModelFailureClass::TlsError,
             NetClass::Refused => ModelFailureClass::ConnectRefused,
-            NetClass::Timeout => ModelFailureClass::Timeout,
         };
         return ModelError::new(class, net.message);
     }
@@ -213,19 +226,13 @@ pub fn classify_transport(
             format!("no connection to {authority} in time"),
         );
     }
-    let cause = links.last().map(|e| e.to_string()).unwrap_or_default();
     if connect {
         return ModelError::new(
             ModelFailureClass::ConnectRefused,
-            format!("cannot connect to {authority}: {cause}"),
+            format!("cannot connect to {authority}: {}", cause()),
         );
     }
-    // The connection broke while the answer was on its way.
-    ModelError::new(
-        ModelFailureClass::BadStream,
-        format!("the connection to {authority} broke before the answer was complete: {cause}"),
-    )
-    .with_hint("the model server may have crashed, or a proxy cut the connection; try again")
+    broke(cause())
 }
 
 #[cfg(test)]
@@ -259,5 +266,15 @@ mod tests {
             e.message,
             "HTTP 401: Incorrect API key provided: <redacted>"
         );
+    }
+
+    #[test]
+    fn a_broken_connection_is_a_bad_stream_once_it_was_up() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let up = classify_transport(&reset, false, false, "h:1");
+        assert_eq!(up.class, ModelFailureClass::BadStream, "{up}");
+        assert!(up.message.contains("broke before the answer"), "{up}");
+        let connecting = classify_transport(&reset, true, false, "h:1");
+        assert_eq!(connecting.class, ModelFailureClass::ConnectRefused);
     }
 }
