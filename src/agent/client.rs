@@ -14,7 +14,7 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use hyper::body::Bytes;
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::http::{Http, Response};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
 use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
@@ -72,8 +72,8 @@ pub struct HttpModelClient {
     headers: HeaderMap,
     options: RequestOptions,
     timeout: Duration,
-    /// To scrub from anything the endpoint echoes.
-    api_key: Option<String>,
+    /// To scrub from anything the endpoint echoes: the key, secret header values.
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for HttpModelClient {
@@ -149,7 +149,7 @@ impl HttpModelClient {
                 max_tokens: profile.max_tokens,
             },
             timeout: profile.request_timeout,
-            api_key: profile.api_key.clone(),
+            secrets: Secrets::of(profile),
         })
     }
 
@@ -203,7 +203,7 @@ impl HttpModelClient {
                 .await
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(&body);
-            let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES);
+            let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES, &self.secrets);
             return Err(match status.as_u16() {
                 429 | 500..=599 => Attempt::Retry { error, retry_after },
                 _ => Attempt::Fail(error),
@@ -219,7 +219,9 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)
         } else if self.options.stream && response.content_length() == Some(0) {
-            Assembler::default().finish().map_err(Attempt::Fail)
+            Assembler::new(self.secrets.clone())
+                .finish()
+                .map_err(Attempt::Fail)
         } else {
             // stream: false, or a server that answered a whole completion anyway.
             let body = self
@@ -227,9 +229,11 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)?;
             if self.options.stream && body.iter().all(u8::is_ascii_whitespace) {
-                return Assembler::default().finish().map_err(Attempt::Fail);
+                return Assembler::new(self.secrets.clone())
+                    .finish()
+                    .map_err(Attempt::Fail);
             }
-            whole(&body).map_err(Attempt::Fail)
+            whole(&body, &self.secrets).map_err(Attempt::Fail)
         }
     }
 
@@ -243,7 +247,7 @@ impl HttpModelClient {
         let started = Instant::now();
         let cap = self.timeout * 10;
         let mut stream = Box::pin(crate::sse::sse_events(response.body));
-        let mut assembler = Assembler::default();
+        let mut assembler = Assembler::new(self.secrets.clone());
         loop {
             let left = cap.saturating_sub(started.elapsed());
             let next = tokio::time::timeout(self.timeout.min(left), stream.next()).await;
@@ -333,10 +337,10 @@ impl ModelClient for HttpModelClient {
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {
                 Ok(reply) => return Ok(reply),
-                Err(Attempt::Fail(error)) => return Err(error.scrubbed(self.api_key.as_deref())),
+                Err(Attempt::Fail(error)) => return Err(error.scrubbed(&self.secrets)),
                 Err(Attempt::Retry { error, retry_after }) => (error, retry_after),
             };
-            let error = error.scrubbed(self.api_key.as_deref());
+            let error = error.scrubbed(&self.secrets);
             if attempt >= MAX_RETRIES {
                 return Err(error);
             }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use crate::config::{ModelEndpoint, ModelProfile};
 
 /// How much of its stderr is kept for a failure message.
@@ -116,6 +116,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         (&mut lines).take(64 * 1024).read_line(&mut first),
     )
     .await;
+    let secrets = Secrets::of(profile);
     let stderr = |tail: &Arc<Mutex<VecDeque<u8>>>| {
         let bytes: Vec<u8> = tail
             .lock()
@@ -126,7 +127,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         if bytes.is_empty() {
             String::new()
         } else {
-            format!("; its stderr: {}", crate::text::quote_bytes(&bytes, 300))
+            format!("; its stderr: {}", secrets.quote(&bytes, 300))
         }
     };
     match read {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::wire::{arguments_text, Chunk, Completion, ToolCall, Usage};
 
 /// The most text and argument bytes one answer may hold.
@@ -50,9 +50,19 @@ pub struct Assembler {
     chunks: usize,
     done: bool,
     bytes: usize,
+    /// Scrubbed from a bad chunk before it is quoted.
+    secrets: Secrets,
 }
 
 impl Assembler {
+    /// An assembler whose errors never quote `secrets`.
+    pub fn new(secrets: Secrets) -> Self {
+        Assembler {
+            secrets,
+            ..Assembler::default()
+        }
+    }
+
     /// Reads the data of one event: a JSON chunk, or `[DONE]`.
     pub fn feed(
         &mut self,
@@ -69,7 +79,7 @@ impl Assembler {
                 format!(
                     "chunk {} of the stream is not JSON ({e}): {}",
                     self.chunks + 1,
-                    crate::text::quote_bytes(data.as_bytes(), 120)
+                    self.secrets.quote(data.as_bytes(), 120)
                 ),
             )
             .with_hint("the endpoint is not OpenAI-compatible or sent a broken chunk; try again, or set stream: false for this profile")
@@ -81,7 +91,8 @@ impl Assembler {
                 format!(
                     "the endpoint reported an error in the stream: {}",
                     super::failure::endpoint_message(
-                        &serde_json::json!({"error": error}).to_string()
+                        &serde_json::json!({"error": error}).to_string(),
+                        &self.secrets
                     )
                 ),
             )
@@ -202,14 +213,15 @@ fn calls(parts: impl Iterator<Item = (String, String, String)>) -> Vec<ToolCall>
         .collect()
 }
 
-/// A whole answer (`stream: false`, or a server that ignored `stream: true`).
-pub fn whole(body: &[u8]) -> Result<ModelReply, ModelError> {
+/// A whole answer (`stream: false`, or a server that ignored `stream: true`); an error
+/// quotes its start, `secrets` scrubbed.
+pub fn whole(body: &[u8], secrets: &Secrets) -> Result<ModelReply, ModelError> {
     let bad = |why: String| {
         ModelError::new(
             ModelFailureClass::BadResponse,
             format!(
                 "the answer is not a chat completion ({why}): {}",
-                crate::text::quote_bytes(body, 120)
+                secrets.quote(body, 120)
             ),
         )
     };
@@ -327,11 +339,12 @@ mod tests {
     #[test]
     fn a_whole_answer_reads_its_calls_and_usage() {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}});
-        let reply = whole(body.to_string().as_bytes()).expect("reply");
+        let none = Secrets::default();
+        let reply = whole(body.to_string().as_bytes(), &none).expect("reply");
         assert_eq!(reply.text, "");
         assert_eq!(reply.tool_calls[0].id, "call_0");
         assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(2));
-        let err = whole(b"<html>").expect_err("not json");
+        let err = whole(b"<html>", &none).expect_err("not json");
         assert_eq!(err.class, ModelFailureClass::BadResponse);
     }
 }
