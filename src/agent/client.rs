@@ -237,84 +237,98 @@ impl HttpModelClient {
         }
     }
 
-    /// Reads a streamed answer: each event within `request_timeout` of the last, the whole
-    /// within ten times that.
+    /// Reads a streamed answer: each piece of the body within `request_timeout` of the last
+    /// (any bytes count, a keep-alive comment too), the whole within ten times that. `[DONE]`
+    /// completes it at once, whether or not the server then closes the connection.
     async fn read_stream(
         &self,
         response: Response,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
-        let started = Instant::now();
-        let cap = self.timeout * 10;
-        let mut stream = Box::pin(crate::sse::sse_events(response.body));
+        let mut body = Body::new(response, self.timeout);
+        let mut parser = crate::sse::SseParser::default();
+        let mut ready = std::collections::VecDeque::new();
         let mut assembler = Assembler::new(self.secrets.clone());
         loop {
-            let left = cap.saturating_sub(started.elapsed());
-            let next = tokio::time::timeout(self.timeout.min(left), stream.next()).await;
-            match next {
-                Err(_) if left <= self.timeout => {
-                    return Err(ModelError::new(
-                        ModelFailureClass::Timeout,
-                        format!(
-                            "the streamed answer took longer than 10 x request_timeout ({})",
-                            crate::text::fmt_duration(cap)
-                        ),
-                    ))
+            let Some(bytes) = body.next(&self.authority, "streamed answer").await? else {
+                return assembler.finish();
+            };
+            parser.feed(&bytes, &mut ready).map_err(|e| {
+                ModelError::new(ModelFailureClass::BadStream, format!("the stream has {e}"))
+            })?;
+            for event in ready.drain(..) {
+                if event.event != "message" && event.event != "error" {
+                    continue;
                 }
-                Err(_) => {
-                    return Err(ModelError::timeout(
-                        &format!("{} sent nothing more", self.authority),
-                        self.timeout,
-                    ))
-                }
-                Ok(None) => return assembler.finish(),
-                Ok(Some(Err(crate::sse::SseStreamError::TooLarge(e)))) => {
-                    return Err(ModelError::new(
-                        ModelFailureClass::BadStream,
-                        format!("the stream has {e}"),
-                    ))
-                }
-                Ok(Some(Err(crate::sse::SseStreamError::Body(e)))) => {
-                    return Err(e.classify(&self.authority))
-                }
-                Ok(Some(Ok(event))) => {
-                    if event.event != "message" && event.event != "error" {
-                        continue;
-                    }
-                    assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
+                assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
+                if assembler.is_done() {
+                    return assembler.finish();
                 }
             }
         }
     }
 
-    /// A body, at most `max` bytes, each piece within `request_timeout`.
+    /// A body, at most `max` bytes, each piece within `request_timeout` of the last and the
+    /// whole within ten times that.
     async fn read_body(&self, response: Response, max: usize) -> Result<Vec<u8>, ModelError> {
-        let mut body = Vec::with_capacity(
+        let mut out = Vec::with_capacity(
             response
                 .content_length()
                 .map_or(0, |n| usize::try_from(n).unwrap_or(max).min(max)),
         );
-        let mut stream = response.body;
-        loop {
-            match tokio::time::timeout(self.timeout, stream.next()).await {
-                Err(_) => {
-                    return Err(ModelError::timeout(
-                        &format!("{} did not finish its answer", self.authority),
-                        self.timeout,
-                    ))
-                }
-                Ok(None) => return Ok(body),
-                Ok(Some(Err(e))) => return Err(e.classify(&self.authority)),
-                Ok(Some(Ok(bytes))) => {
-                    if body.len() + bytes.len() > max {
-                        return Err(ModelError::new(
-                            ModelFailureClass::BadResponse,
-                            format!("the answer is over {} KiB", max / 1024),
-                        ));
-                    }
-                    body.extend_from_slice(&bytes);
-                }
+        let mut body = Body::new(response, self.timeout);
+        while let Some(bytes) = body.next(&self.authority, "answer").await? {
+            if out.len() + bytes.len() > max {
+                return Err(ModelError::new(
+                    ModelFailureClass::BadResponse,
+                    format!("the answer is over {} KiB", max / 1024),
+                ));
             }
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+}
+
+/// How many `request_timeout`s a whole answer, streamed or not, may take once its head came.
+const TOTAL_TIMEOUTS: u32 = 10;
+
+/// An answer's body as it arrives, under its two deadlines: `request_timeout` of silence, and
+/// [`TOTAL_TIMEOUTS`] times that in all.
+struct Body {
+    stream: futures::stream::BoxStream<'static, Result<Bytes, super::http::HttpError>>,
+    started: Instant,
+    timeout: Duration,
+}
+
+impl Body {
+    fn new(response: Response, timeout: Duration) -> Self {
+        Body {
+            stream: response.body,
+            started: Instant::now(),
+            timeout,
+        }
+    }
+
+    /// The next piece, or `None` at its end; `what` names the answer in a timeout's message.
+    async fn next(&mut self, authority: &str, what: &str) -> Result<Option<Bytes>, ModelError> {
+        let cap = self.timeout * TOTAL_TIMEOUTS;
+        let left = cap.saturating_sub(self.started.elapsed());
+        match tokio::time::timeout(self.timeout.min(left), self.stream.next()).await {
+            Err(_) if left <= self.timeout => Err(ModelError::new(
+                ModelFailureClass::Timeout,
+                format!(
+                    "the {what} took longer than {TOTAL_TIMEOUTS} x request_timeout ({})",
+                    crate::text::fmt_duration(cap)
+                ),
+            )),
+            Err(_) => Err(ModelError::timeout(
+                &format!("{authority} sent nothing more"),
+                self.timeout,
+            )),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(e))) => Err(e.classify(authority)),
+            Ok(Some(Ok(bytes))) => Ok(Some(bytes)),
         }
     }
 }
