@@ -579,46 +579,29 @@ mod tests {
     fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
         let dir = tempfile::tempdir().unwrap();
         let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
-        t.append(&Record::Prompt {
+        let prompt = |text: &str| Record::Prompt {
             at_ms: 1,
-            text: "café".into(),
-        })
-        .unwrap();
+            text: text.into(),
+        };
+        t.append(&prompt("café")).unwrap();
         t.flush().unwrap();
-        let id = t.id().to_string();
-        drop(t);
         // A crash in the middle of the two bytes of `é`.
-        let line = serde_json::to_vec(&Record::Prompt {
-            at_ms: 2,
-            text: "thé".into(),
-        })
-        .unwrap();
+        let line = serde_json::to_vec(&prompt("thé")).unwrap();
         let cut = line.iter().position(|b| *b == 0xc3).unwrap() + 1;
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(dir.path().join(format!("{id}.jsonl")))
-            .unwrap()
-            .write_all(&line[..cut])
-            .unwrap();
+        let mut file = OpenOptions::new().append(true).open(t.path()).unwrap();
+        file.write_all(&line[..cut]).unwrap();
         let listed = list(dir.path());
         assert_eq!(listed.len(), 1, "the session is listed");
         assert_eq!(listed[0].first_prompt, "café");
-        let (mut t, records) = Transcript::resume(dir.path(), &id, "demo", "demo").unwrap();
+        let (mut t, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
         assert_eq!(messages(&records).len(), 1);
-        t.append(&Record::Prompt {
-            at_ms: 3,
-            text: "after".into(),
-        })
-        .unwrap();
+        t.append(&prompt("after")).unwrap();
         t.flush().unwrap();
-        let again = read(t.path()).unwrap();
-        let prompts: Vec<&str> = again
-            .iter()
-            .filter_map(|r| match r {
-                Record::Prompt { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
+        let prompts: Vec<Record> = read(t.path())
+            .unwrap()
+            .into_iter()
+            .filter(|r| matches!(r, Record::Prompt { .. }))
             .collect();
-        assert_eq!(prompts, vec!["café", "after"]);
+        assert_eq!(prompts, vec![prompt("café"), prompt("after")]);
     }
 }
