@@ -33,6 +33,8 @@ enum Step {
     Reset,
     /// Keep the connection open (the test ends first).
     Hold,
+    /// Write these bytes again and again, as fast as the socket takes them, until it closes.
+    Flood(Vec<u8>),
 }
 
 fn write(bytes: impl Into<Vec<u8>>) -> Step {
@@ -135,6 +137,11 @@ async fn play(socket: &mut TcpStream, script: Vec<Step>) -> bool {
                 tokio::time::sleep(Duration::from_secs(120)).await;
                 return false;
             }
+            Step::Flood(bytes) => {
+                let many = bytes.repeat(1024);
+                while socket.write_all(&many).await.is_ok() {}
+                return false;
+            }
         }
     }
     true
@@ -208,15 +215,22 @@ async fn keepalive_comments_reset_the_silence_timer_but_not_the_total() {
         forever.push(Step::Sleep(Duration::from_millis(100)));
         forever.push(write(": OPENROUTER PROCESSING\n\n"));
     }
-    let url = serve(vec![forever]).await;
-    let error = ask(&profile(&url, Duration::from_millis(400), true))
-        .await
-        .expect_err("the total cap");
-    assert_eq!(error.class, ModelFailureClass::Timeout, "{error}");
-    assert!(
-        error.message.contains("longer than 10 x request_timeout"),
-        "{error}"
-    );
+    // Comments as fast as the socket takes them: the next piece is always ready.
+    let flood = vec![
+        write(SSE_HEAD),
+        Step::Flood(b": OPENROUTER PROCESSING\n\n".to_vec()),
+    ];
+    for script in [forever, flood] {
+        let url = serve(vec![script]).await;
+        let error = ask(&profile(&url, Duration::from_millis(400), true))
+            .await
+            .expect_err("the total cap");
+        assert_eq!(error.class, ModelFailureClass::Timeout, "{error}");
+        assert!(
+            error.message.contains("longer than 10 x request_timeout"),
+            "{error}"
+        );
+    }
 }
 
 #[tokio::test]

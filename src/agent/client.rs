@@ -313,15 +313,23 @@ impl Body {
     /// The next piece, or `None` at its end; `what` names the answer in a timeout's message.
     async fn next(&mut self, authority: &str, what: &str) -> Result<Option<Bytes>, ModelError> {
         let cap = self.timeout * TOTAL_TIMEOUTS;
-        let left = cap.saturating_sub(self.started.elapsed());
-        match tokio::time::timeout(self.timeout.min(left), self.stream.next()).await {
-            Err(_) if left <= self.timeout => Err(ModelError::new(
+        let too_long = || {
+            ModelError::new(
                 ModelFailureClass::Timeout,
                 format!(
                     "the {what} took longer than {TOTAL_TIMEOUTS} x request_timeout ({})",
                     crate::text::fmt_duration(cap)
                 ),
-            )),
+            )
+        };
+        let left = cap.saturating_sub(self.started.elapsed());
+        // Checked before the wait: a timeout polls what it waits for first, so a body whose
+        // next piece is always ready (a flood of comments) would never see its deadline.
+        if left.is_zero() {
+            return Err(too_long());
+        }
+        match tokio::time::timeout(self.timeout.min(left), self.stream.next()).await {
+            Err(_) if left <= self.timeout => Err(too_long()),
             Err(_) => Err(ModelError::timeout(
                 &format!("{authority} sent nothing more"),
                 self.timeout,
