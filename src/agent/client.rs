@@ -14,7 +14,7 @@ use futures::StreamExt;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use hyper::body::Bytes;
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::http::{Http, Response};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
 use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
@@ -72,8 +72,8 @@ pub struct HttpModelClient {
     headers: HeaderMap,
     options: RequestOptions,
     timeout: Duration,
-    /// To scrub from anything the endpoint echoes.
-    api_key: Option<String>,
+    /// To scrub from anything the endpoint echoes: the key, secret header values.
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for HttpModelClient {
@@ -149,7 +149,7 @@ impl HttpModelClient {
                 max_tokens: profile.max_tokens,
             },
             timeout: profile.request_timeout,
-            api_key: profile.api_key.clone(),
+            secrets: Secrets::of(profile),
         })
     }
 
@@ -203,7 +203,7 @@ impl HttpModelClient {
                 .await
                 .unwrap_or_default();
             let text = String::from_utf8_lossy(&body);
-            let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES);
+            let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES, &self.secrets);
             return Err(match status.as_u16() {
                 429 | 500..=599 => Attempt::Retry { error, retry_after },
                 _ => Attempt::Fail(error),
@@ -219,7 +219,9 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)
         } else if self.options.stream && response.content_length() == Some(0) {
-            Assembler::default().finish().map_err(Attempt::Fail)
+            Assembler::new(self.secrets.clone())
+                .finish()
+                .map_err(Attempt::Fail)
         } else {
             // stream: false, or a server that answered a whole completion anyway.
             let body = self
@@ -227,90 +229,114 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)?;
             if self.options.stream && body.iter().all(u8::is_ascii_whitespace) {
-                return Assembler::default().finish().map_err(Attempt::Fail);
+                return Assembler::new(self.secrets.clone())
+                    .finish()
+                    .map_err(Attempt::Fail);
             }
-            whole(&body).map_err(Attempt::Fail)
+            whole(&body, &self.secrets).map_err(Attempt::Fail)
         }
     }
 
-    /// Reads a streamed answer: each event within `request_timeout` of the last, the whole
-    /// within ten times that.
+    /// Reads a streamed answer: each piece of the body within `request_timeout` of the last
+    /// (any bytes count, a keep-alive comment too), the whole within ten times that. `[DONE]`
+    /// completes it at once, whether or not the server then closes the connection.
     async fn read_stream(
         &self,
         response: Response,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
-        let started = Instant::now();
-        let cap = self.timeout * 10;
-        let mut stream = Box::pin(crate::sse::sse_events(response.body));
-        let mut assembler = Assembler::default();
+        let mut body = Body::new(response, self.timeout);
+        let mut parser = crate::sse::SseParser::default();
+        let mut ready = std::collections::VecDeque::new();
+        let mut assembler = Assembler::new(self.secrets.clone());
         loop {
-            let left = cap.saturating_sub(started.elapsed());
-            let next = tokio::time::timeout(self.timeout.min(left), stream.next()).await;
-            match next {
-                Err(_) if left <= self.timeout => {
-                    return Err(ModelError::new(
-                        ModelFailureClass::Timeout,
-                        format!(
-                            "the streamed answer took longer than 10 x request_timeout ({})",
-                            crate::text::fmt_duration(cap)
-                        ),
-                    ))
+            let Some(bytes) = body.next(&self.authority, "streamed answer").await? else {
+                return assembler.finish();
+            };
+            parser.feed(&bytes, &mut ready).map_err(|e| {
+                ModelError::new(ModelFailureClass::BadStream, format!("the stream has {e}"))
+            })?;
+            for event in ready.drain(..) {
+                if event.event != "message" && event.event != "error" {
+                    continue;
                 }
-                Err(_) => {
-                    return Err(ModelError::timeout(
-                        &format!("{} sent nothing more", self.authority),
-                        self.timeout,
-                    ))
-                }
-                Ok(None) => return assembler.finish(),
-                Ok(Some(Err(crate::sse::SseStreamError::TooLarge(e)))) => {
-                    return Err(ModelError::new(
-                        ModelFailureClass::BadStream,
-                        format!("the stream has {e}"),
-                    ))
-                }
-                Ok(Some(Err(crate::sse::SseStreamError::Body(e)))) => {
-                    return Err(e.classify(&self.authority))
-                }
-                Ok(Some(Ok(event))) => {
-                    if event.event != "message" && event.event != "error" {
-                        continue;
-                    }
-                    assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
+                assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
+                if assembler.is_done() {
+                    return assembler.finish();
                 }
             }
         }
     }
 
-    /// A body, at most `max` bytes, each piece within `request_timeout`.
+    /// A body, at most `max` bytes, each piece within `request_timeout` of the last and the
+    /// whole within ten times that.
     async fn read_body(&self, response: Response, max: usize) -> Result<Vec<u8>, ModelError> {
-        let mut body = Vec::with_capacity(
+        let mut out = Vec::with_capacity(
             response
                 .content_length()
                 .map_or(0, |n| usize::try_from(n).unwrap_or(max).min(max)),
         );
-        let mut stream = response.body;
-        loop {
-            match tokio::time::timeout(self.timeout, stream.next()).await {
-                Err(_) => {
-                    return Err(ModelError::timeout(
-                        &format!("{} did not finish its answer", self.authority),
-                        self.timeout,
-                    ))
-                }
-                Ok(None) => return Ok(body),
-                Ok(Some(Err(e))) => return Err(e.classify(&self.authority)),
-                Ok(Some(Ok(bytes))) => {
-                    if body.len() + bytes.len() > max {
-                        return Err(ModelError::new(
-                            ModelFailureClass::BadResponse,
-                            format!("the answer is over {} KiB", max / 1024),
-                        ));
-                    }
-                    body.extend_from_slice(&bytes);
-                }
+        let mut body = Body::new(response, self.timeout);
+        while let Some(bytes) = body.next(&self.authority, "answer").await? {
+            if out.len() + bytes.len() > max {
+                return Err(ModelError::new(
+                    ModelFailureClass::BadResponse,
+                    format!("the answer is over {} KiB", max / 1024),
+                ));
             }
+            out.extend_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+}
+
+/// How many `request_timeout`s a whole answer, streamed or not, may take once its head came.
+const TOTAL_TIMEOUTS: u32 = 10;
+
+/// An answer's body as it arrives, under its two deadlines: `request_timeout` of silence, and
+/// [`TOTAL_TIMEOUTS`] times that in all.
+struct Body {
+    stream: futures::stream::BoxStream<'static, Result<Bytes, super::http::HttpError>>,
+    started: Instant,
+    timeout: Duration,
+}
+
+impl Body {
+    fn new(response: Response, timeout: Duration) -> Self {
+        Body {
+            stream: response.body,
+            started: Instant::now(),
+            timeout,
+        }
+    }
+
+    /// The next piece, or `None` at its end; `what` names the answer in a timeout's message.
+    async fn next(&mut self, authority: &str, what: &str) -> Result<Option<Bytes>, ModelError> {
+        let cap = self.timeout * TOTAL_TIMEOUTS;
+        let too_long = || {
+            ModelError::new(
+                ModelFailureClass::Timeout,
+                format!(
+                    "the {what} took longer than {TOTAL_TIMEOUTS} x request_timeout ({})",
+                    crate::text::fmt_duration(cap)
+                ),
+            )
+        };
+        let left = cap.saturating_sub(self.started.elapsed());
+        // Checked before the wait: a timeout polls what it waits for first, so a body whose
+        // next piece is always ready (a flood of comments) would never see its deadline.
+        if left.is_zero() {
+            return Err(too_long());
+        }
+        match tokio::time::timeout(self.timeout.min(left), self.stream.next()).await {
+            Err(_) if left <= self.timeout => Err(too_long()),
+            Err(_) => Err(ModelError::timeout(
+                &format!("{authority} sent nothing more"),
+                self.timeout,
+            )),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(e))) => Err(e.classify(authority)),
+            Ok(Some(Ok(bytes))) => Ok(Some(bytes)),
         }
     }
 }
@@ -333,10 +359,10 @@ impl ModelClient for HttpModelClient {
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {
                 Ok(reply) => return Ok(reply),
-                Err(Attempt::Fail(error)) => return Err(error.scrubbed(self.api_key.as_deref())),
+                Err(Attempt::Fail(error)) => return Err(error.scrubbed(&self.secrets)),
                 Err(Attempt::Retry { error, retry_after }) => (error, retry_after),
             };
-            let error = error.scrubbed(self.api_key.as_deref());
+            let error = error.scrubbed(&self.secrets);
             if attempt >= MAX_RETRIES {
                 return Err(error);
             }

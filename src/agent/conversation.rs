@@ -63,6 +63,22 @@ impl std::fmt::Debug for Conversation {
     }
 }
 
+/// The most of a turn's text each of its calls carries as its reason (bytes).
+pub const MAX_REASON_BYTES: usize = 2048;
+
+/// `text` as a call's reason: its first [`MAX_REASON_BYTES`], cut at a character boundary
+/// and marked with `…` where it was cut.
+fn reason_of(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_REASON_BYTES {
+        return text.into();
+    }
+    let mut end = MAX_REASON_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end]).into()
+}
+
 /// What one tool call gave, for the model and the transcript.
 struct CallResult {
     status: ToolCallStatus,
@@ -240,9 +256,13 @@ impl Conversation {
                 Some(Ok(reply)) => reply,
             };
             if let Some(usage) = reply.usage {
-                report.usage.prompt_tokens += usage.prompt_tokens;
-                report.usage.completion_tokens += usage.completion_tokens;
-                report.usage.total_tokens += usage.total_tokens;
+                // An endpoint's counts are its own: a sum past u64::MAX stays there.
+                let sum = &mut report.usage;
+                sum.prompt_tokens = sum.prompt_tokens.saturating_add(usage.prompt_tokens);
+                sum.completion_tokens = sum
+                    .completion_tokens
+                    .saturating_add(usage.completion_tokens);
+                sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
             }
             let latency = started.elapsed();
             self.emit(AgentEvent::TurnEnded {
@@ -274,13 +294,17 @@ impl Conversation {
                 report.outcome = PromptOutcome::Answered { text };
                 return report;
             }
+            // The turn's text, as each call's stated reason: cut short, for it is copied into
+            // every call's record, event and approval request (the whole text is recorded
+            // once, in the turn's `assistant` record).
+            let reason = reason_of(&text);
             for call in &tool_calls {
                 self.record(Record::ToolCall {
                     turn,
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
                     arguments: call.arguments.clone(),
-                    reason: text.clone(),
+                    reason: reason.to_string(),
                 });
             }
             let offered: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
@@ -293,7 +317,7 @@ impl Conversation {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
                         arguments: call.arguments.clone(),
-                        reason: text.clone(),
+                        reason: reason.to_string(),
                     });
                 }
                 tool_calls
@@ -306,7 +330,7 @@ impl Conversation {
                     .collect()
             } else {
                 self.sync();
-                self.run_calls(turn, &tool_calls, &offered, &text, &cancel)
+                self.run_calls(turn, &tool_calls, &offered, &reason, &cancel)
                     .await
             };
             for (call, result) in tool_calls.iter().zip(results) {

@@ -13,11 +13,14 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use crate::config::{ModelEndpoint, ModelProfile};
 
 /// How much of its stderr is kept for a failure message.
 const STDERR_TAIL: usize = 2048;
+
+/// How long an endpoint that closed its stdout gets to exit, and then to close its stderr.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
 
 /// A running endpoint: the base URL to use, and the process the console started for it (none
 /// for a `base_url` profile). Dropping it kills that process and its group.
@@ -85,9 +88,12 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         ))
     })?;
     let tail = Arc::new(Mutex::new(VecDeque::new()));
+    // Ends when its stderr does: waited for (briefly) when the endpoint exits, so that what it
+    // said before it exited is in the message.
+    let mut stderr_read = None;
     if let Some(mut stderr) = child.stderr.take() {
         let tail = tail.clone();
-        tokio::spawn(async move {
+        stderr_read = Some(tokio::spawn(async move {
             let mut buf = [0u8; 1024];
             while let Ok(n) = stderr.read(&mut buf).await {
                 if n == 0 {
@@ -99,7 +105,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
                     tail.pop_front();
                 }
             }
-        });
+        }));
     }
     let stdout = child
         .stdout
@@ -116,6 +122,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         (&mut lines).take(64 * 1024).read_line(&mut first),
     )
     .await;
+    let secrets = Secrets::of(profile);
     let stderr = |tail: &Arc<Mutex<VecDeque<u8>>>| {
         let bytes: Vec<u8> = tail
             .lock()
@@ -126,7 +133,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         if bytes.is_empty() {
             String::new()
         } else {
-            format!("; its stderr: {}", crate::text::quote_bytes(&bytes, 300))
+            format!("; its stderr: {}", secrets.quote(&bytes, 300))
         }
     };
     match read {
@@ -143,14 +150,18 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
             )))
         }
         Ok(Ok(0)) => {
-            // Give its stderr a moment to arrive.
+            // Its stdout closed: wait (briefly) for it to exit and for the rest of its stderr
+            // (a child it left behind may hold stderr open: the wait is bounded).
             let status = match &mut endpoint.process {
-                Some(child) => tokio::time::timeout(Duration::from_millis(500), child.wait())
+                Some(child) => tokio::time::timeout(EXIT_GRACE, child.wait())
                     .await
                     .ok()
                     .and_then(Result::ok),
                 None => None,
             };
+            if let Some(read) = stderr_read {
+                let _ = tokio::time::timeout(EXIT_GRACE, read).await;
+            }
             let how = status.map(|s| format!(" ({s})")).unwrap_or_default();
             return Err(failed(format!(
                 "the model endpoint exited before printing its base URL{how}{}",
@@ -174,4 +185,44 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
         let _ = tokio::io::copy(&mut lines, &mut sink).await;
     });
     Ok(endpoint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, env: &[(&str, &str)]) -> ModelProfile {
+        let mut profile = ModelProfile::url("p", "http://unused/v1", "m");
+        profile.endpoint = ModelEndpoint::Command {
+            command: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cwd: None,
+        };
+        profile.request_timeout = Duration::from_secs(5);
+        profile
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_that_dies_at_once_has_its_stderr_quoted_secrets_scrubbed() {
+        let profile = sh(
+            "echo starting up >&2; echo \"key $MODEL_API_KEY refused\" >&2; exit 3",
+            &[("MODEL_API_KEY", "sk-endpoint-0123456789")],
+        );
+        // The race lost the stderr most of the time: every try must have it.
+        for _ in 0..4 {
+            let error = start(&profile).await.expect_err("it exits");
+            assert_eq!(error.class, ModelFailureClass::EndpointFailed);
+            assert!(
+                error.message.contains("exit status: 3")
+                    && error.message.contains("starting up")
+                    && error.message.contains("key <redacted> refused"),
+                "{error}"
+            );
+            assert!(!error.message.contains("sk-endpoint"), "{error}");
+        }
+    }
 }

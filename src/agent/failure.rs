@@ -4,9 +4,12 @@
 //! Separate from the client so the classes are one list that the loop, the CLI and the
 //! transcript share, and so transport errors are classified in one place.
 
+use std::borrow::Cow;
 use std::error::Error as StdError;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::{ModelEndpoint, ModelProfile};
 use crate::net::NetClass;
 use serde::Serialize;
 
@@ -81,10 +84,10 @@ impl ModelError {
         self
     }
 
-    /// An error status, with the endpoint's own message (sanitized, cut short) and the hint
-    /// for that status.
-    pub fn status(status: u16, body: &str, retries: u32) -> Self {
-        let said = endpoint_message(body);
+    /// An error status, with the endpoint's own message (`secrets` scrubbed, then sanitized
+    /// and cut short) and the hint for that status.
+    pub fn status(status: u16, body: &str, retries: u32, secrets: &Secrets) -> Self {
+        let said = endpoint_message(body, secrets);
         let said = if said.is_empty() {
             String::new()
         } else {
@@ -120,13 +123,14 @@ impl ModelError {
         }
     }
 
-    /// The same error with every occurrence of `secret` replaced: an endpoint may echo the key.
-    pub fn scrubbed(mut self, secret: Option<&str>) -> Self {
-        if let Some(secret) = secret.filter(|s| !s.is_empty()) {
-            self.message = self
-                .message
-                .replace(secret, crate::config::redact::REDACTED);
-            self.hint = self.hint.replace(secret, crate::config::redact::REDACTED);
+    /// The same error with every secret replaced: an endpoint may echo the key. What was cut
+    /// short has been scrubbed before the cut (a secret cut in two would not be found here).
+    pub fn scrubbed(mut self, secrets: &Secrets) -> Self {
+        if let Cow::Owned(message) = secrets.scrub(&self.message) {
+            self.message = message;
+        }
+        if let Cow::Owned(hint) = secrets.scrub(&self.hint) {
+            self.hint = hint;
         }
         self
     }
@@ -168,9 +172,67 @@ fn generic_hint(class: ModelFailureClass) -> &'static str {
     }
 }
 
+/// The shortest value under a secret name that [`Secrets::of`] takes for a secret.
+pub const MIN_NAMED_SECRET: usize = 8;
+
+/// The values no message may hold: the API key, and the values of the headers (and, for a
+/// `command:` endpoint, of the environment variables) whose names are secret by
+/// [`redact::is_secret_name`](crate::config::redact::is_secret_name). Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets(Arc<[String]>);
+
+impl Secrets {
+    /// The secrets of `profile`. A value under a secret name shorter than
+    /// [`MIN_NAMED_SECRET`] is not one (`auth_mode: on`), and replacing it in every message
+    /// would garble them; the API key is a secret whatever its length.
+    pub fn of(profile: &ModelProfile) -> Secrets {
+        use crate::config::redact::is_secret_name;
+        let named = |map: &'_ std::collections::BTreeMap<String, String>| {
+            map.iter()
+                .filter(|(name, value)| {
+                    is_secret_name(name) && value.chars().count() >= MIN_NAMED_SECRET
+                })
+                .map(|(_, value)| value.clone())
+                .collect::<Vec<_>>()
+        };
+        let mut values: Vec<String> = profile.api_key.iter().cloned().collect();
+        values.extend(named(&profile.headers));
+        if let ModelEndpoint::Command { env, .. } = &profile.endpoint {
+            values.extend(named(env));
+        }
+        Secrets::new(values)
+    }
+
+    /// These values (empty ones are dropped; the longest is replaced first, so a secret that
+    /// holds another is replaced whole).
+    pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
+        let mut values: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        values.dedup();
+        Secrets(values.into())
+    }
+
+    /// `text` with every secret replaced by `<redacted>`.
+    pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut out = Cow::Borrowed(text);
+        for secret in self.0.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), crate::config::redact::REDACTED));
+            }
+        }
+        out
+    }
+
+    /// The first `max_chars` of raw bytes for a message, scrubbed before they are cut.
+    pub fn quote(&self, bytes: &[u8], max_chars: usize) -> String {
+        let text = String::from_utf8_lossy(bytes);
+        crate::text::quote_bytes(self.scrub(&text).as_bytes(), max_chars)
+    }
+}
+
 /// The endpoint's own words in an error body: `error.message` of the usual JSON shape, else
-/// the text; sanitized and cut short.
-pub fn endpoint_message(body: &str) -> String {
+/// the text; `secrets` scrubbed, then sanitized and cut short.
+pub fn endpoint_message(body: &str, secrets: &Secrets) -> String {
     let parsed: Option<serde_json::Value> = serde_json::from_str(body).ok();
     let text = parsed
         .as_ref()
@@ -185,7 +247,7 @@ pub fn endpoint_message(body: &str) -> String {
             other => other.to_string(),
         })
         .unwrap_or_else(|| body.to_string());
-    crate::text::sanitize_line(text.trim(), 300)
+    crate::text::sanitize_line(secrets.scrub(text.trim()).trim(), 300)
 }
 
 /// Classifies a transport error by walking its cause chain (`net`: our resolver's failures,
@@ -198,12 +260,25 @@ pub fn classify_transport(
     authority: &str,
 ) -> ModelError {
     let links = crate::net::links(err);
+    let cause = || links.last().map(|e| e.to_string()).unwrap_or_default();
+    // The connection broke while the answer was on its way: whatever the socket says (a reset
+    // is the usual word), the server was reached, so the hints about reaching it do not apply.
+    let broke = |cause: String| {
+        ModelError::new(
+            ModelFailureClass::BadStream,
+            format!("the connection to {authority} broke before the answer was complete: {cause}"),
+        )
+        .with_hint("the model server may have crashed, or a proxy cut the connection; try again")
+    };
     if let Some(net) = crate::net::failure(&links, authority) {
         let class = match net.class {
+            NetClass::Timeout => ModelFailureClass::Timeout,
+            NetClass::Dns | NetClass::Tls | NetClass::Refused if !connect => {
+                return broke(cause());
+            }
             NetClass::Dns => ModelFailureClass::DnsError,
             NetClass::Tls => ModelFailureClass::TlsError,
             NetClass::Refused => ModelFailureClass::ConnectRefused,
-            NetClass::Timeout => ModelFailureClass::Timeout,
         };
         return ModelError::new(class, net.message);
     }
@@ -213,19 +288,13 @@ pub fn classify_transport(
             format!("no connection to {authority} in time"),
         );
     }
-    let cause = links.last().map(|e| e.to_string()).unwrap_or_default();
     if connect {
         return ModelError::new(
             ModelFailureClass::ConnectRefused,
-            format!("cannot connect to {authority}: {cause}"),
+            format!("cannot connect to {authority}: {}", cause()),
         );
     }
-    // The connection broke while the answer was on its way.
-    ModelError::new(
-        ModelFailureClass::BadStream,
-        format!("the connection to {authority} broke before the answer was complete: {cause}"),
-    )
-    .with_hint("the model server may have crashed, or a proxy cut the connection; try again")
+    broke(cause())
 }
 
 #[cfg(test)]
@@ -234,30 +303,77 @@ mod tests {
 
     #[test]
     fn statuses_get_their_class_and_hint() {
-        let e = ModelError::status(401, r#"{"error":{"message":"bad key"}}"#, 0);
+        let none = Secrets::default();
+        let e = ModelError::status(401, r#"{"error":{"message":"bad key"}}"#, 0, &none);
         assert_eq!(e.class, ModelFailureClass::HttpStatus);
         assert_eq!(e.message, "HTTP 401: bad key");
         assert!(e.hint.contains("api_key"), "{}", e.hint);
-        let e = ModelError::status(404, "no such model", 0);
+        let e = ModelError::status(404, "no such model", 0, &none);
         assert!(e.hint.contains("model") && e.hint.contains("base_url"));
         assert_eq!(
-            ModelError::status(429, "", 3).class,
+            ModelError::status(429, "", 3, &none).class,
             ModelFailureClass::RateLimited
         );
         assert_eq!(
-            ModelError::status(503, "", 3).class,
+            ModelError::status(503, "", 3, &none).class,
             ModelFailureClass::ServerError
         );
-        assert_eq!(ModelError::status(418, "", 0).http_status, Some(418));
+        assert_eq!(ModelError::status(418, "", 0, &none).http_status, Some(418));
     }
 
     #[test]
     fn an_echoed_key_is_scrubbed_and_escapes_never_pass() {
-        let e = ModelError::status(401, "Incorrect API key provided: sk-live-123\u{1b}[2J", 0)
-            .scrubbed(Some("sk-live-123"));
+        let key = Secrets::new(["sk-live-123".to_string()]);
+        let e = ModelError::status(
+            401,
+            "Incorrect API key provided: sk-live-123\u{1b}[2J",
+            0,
+            &key,
+        );
         assert_eq!(
             e.message,
             "HTTP 401: Incorrect API key provided: <redacted>"
         );
+    }
+
+    #[test]
+    fn a_key_across_the_cut_is_scrubbed_before_the_cut() {
+        let key = "sk-live-0123456789abcdef";
+        let secrets = Secrets::new([key.to_string()]);
+        // The key starts 10 characters before the 300th.
+        let body = format!("{}{key} is not valid", "x".repeat(290));
+        let e = ModelError::status(401, &body, 0, &secrets);
+        assert!(!e.message.contains("sk-live"), "{}", e.message);
+        assert!(e.message.contains("<redacted"), "{}", e.message);
+        let quoted = secrets.quote(format!("{}{key}", "y".repeat(110)).as_bytes(), 120);
+        assert!(!quoted.contains("sk-l"), "{quoted}");
+    }
+
+    #[test]
+    fn header_and_env_values_under_secret_names_are_secrets() {
+        let mut profile = ModelProfile::url("p", "http://127.0.0.1:1/v1", "m");
+        profile.api_key = Some("k1".into());
+        profile
+            .headers
+            .insert("api-key".into(), "azure-secret-value".into());
+        profile
+            .headers
+            .insert("x-title".into(), "my console title".into());
+        profile.headers.insert("x-auth-mode".into(), "on".into());
+        let secrets = Secrets::of(&profile);
+        assert_eq!(
+            secrets.scrub("k1 azure-secret-value my console title on"),
+            "<redacted> <redacted> my console title on"
+        );
+    }
+
+    #[test]
+    fn a_broken_connection_is_a_bad_stream_once_it_was_up() {
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let up = classify_transport(&reset, false, false, "h:1");
+        assert_eq!(up.class, ModelFailureClass::BadStream, "{up}");
+        assert!(up.message.contains("broke before the answer"), "{up}");
+        let connecting = classify_transport(&reset, true, false, "h:1");
+        assert_eq!(connecting.class, ModelFailureClass::ConnectRefused);
     }
 }

@@ -6,11 +6,22 @@
 
 use std::collections::BTreeMap;
 
-use super::failure::{ModelError, ModelFailureClass};
+use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::wire::{arguments_text, Chunk, Completion, ToolCall, Usage};
 
-/// The most text and argument bytes one answer may hold.
+/// The most bytes one answer may hold: its text, and its tool calls' names, ids and arguments,
+/// each call counted [`CALL_ENTRY_BYTES`] more.
 pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The most tool calls one answer may ask for: a model that asks for more is looping, and
+/// each call is copied into the conversation, its events and the transcript.
+pub const MAX_TOOL_CALLS: usize = 128;
+
+/// The longest tool-call name, and the longest tool-call id (bytes).
+pub const MAX_CALL_NAME_BYTES: usize = 1024;
+
+/// What a tool call costs against [`MAX_REPLY_BYTES`] besides its name, id and arguments.
+pub const CALL_ENTRY_BYTES: usize = 64;
 
 /// A model's answer to one request.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -45,14 +56,31 @@ struct PartialCall {
 pub struct Assembler {
     text: String,
     calls: BTreeMap<usize, PartialCall>,
+    /// The call the last piece went to: a piece without an index continues it.
+    last_call: Option<usize>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     chunks: usize,
     done: bool,
     bytes: usize,
+    /// Scrubbed from a bad chunk before it is quoted.
+    secrets: Secrets,
 }
 
 impl Assembler {
+    /// An assembler whose errors never quote `secrets`.
+    pub fn new(secrets: Secrets) -> Self {
+        Assembler {
+            secrets,
+            ..Assembler::default()
+        }
+    }
+
+    /// `[DONE]` came: the answer is complete, whether or not the connection stays open.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
     /// Reads the data of one event: a JSON chunk, or `[DONE]`.
     pub fn feed(
         &mut self,
@@ -69,7 +97,7 @@ impl Assembler {
                 format!(
                     "chunk {} of the stream is not JSON ({e}): {}",
                     self.chunks + 1,
-                    crate::text::quote_bytes(data.as_bytes(), 120)
+                    self.secrets.quote(data.as_bytes(), 120)
                 ),
             )
             .with_hint("the endpoint is not OpenAI-compatible or sent a broken chunk; try again, or set stream: false for this profile")
@@ -81,7 +109,8 @@ impl Assembler {
                 format!(
                     "the endpoint reported an error in the stream: {}",
                     super::failure::endpoint_message(
-                        &serde_json::json!({"error": error}).to_string()
+                        &serde_json::json!({"error": error}).to_string(),
+                        &self.secrets
                     )
                 ),
             )
@@ -99,32 +128,43 @@ impl Assembler {
                 self.text.push_str(&text);
                 on_piece(StreamPiece::Text(text));
             }
-            for (position, piece) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
-                let index = piece.index.unwrap_or(position);
+            for piece in delta.tool_calls.unwrap_or_default() {
+                let index = self.index_of(piece.index, piece.id.as_deref())?;
+                self.last_call = Some(index);
                 let call = self.calls.entry(index).or_default();
-                if let Some(id) = piece.id.filter(|id| !id.is_empty()) {
+                let mut grown = 0;
+                if let Some(id) = piece.id.filter(|id| !id.is_empty() && *id != call.id) {
+                    check_name_len("id", index, id.len())?;
+                    grown += id.len();
                     call.id = id;
                 }
-                let function = piece.function;
-                let (name, arguments) = match function {
+                let (name, arguments) = match piece.function {
                     Some(f) => (f.name, f.arguments),
                     None => (None, None),
                 };
+                let mut named = None;
                 if let Some(name) = name.filter(|n| !n.is_empty()) {
-                    // Most servers name a call in its first piece only; some repeat the name.
+                    // Most servers name a call in its first piece only; some repeat the name,
+                    // and some send it in pieces.
                     if call.name.is_empty() {
+                        check_name_len("name", index, name.len())?;
+                        grown += name.len();
                         call.name = name.clone();
-                        on_piece(StreamPiece::ToolCall { index, name });
+                        named = Some(name);
                     } else if call.name != name {
+                        check_name_len("name", index, call.name.len() + name.len())?;
+                        grown += name.len();
                         call.name.push_str(&name);
                     }
                 }
                 if let Some(arguments) = arguments {
                     let text = arguments_text(arguments);
-                    let len = text.len();
-                    let call = self.calls.entry(index).or_default();
+                    grown += text.len();
                     call.arguments.push_str(&text);
-                    self.grow(len)?;
+                }
+                self.grow(grown)?;
+                if let Some(name) = named {
+                    on_piece(StreamPiece::ToolCall { index, name });
                 }
             }
         }
@@ -134,8 +174,37 @@ impl Assembler {
         Ok(())
     }
 
+    /// The call a piece goes to. The standard gives every piece an `index`; without one (some
+    /// servers send each call whole, one to a chunk, without it) a piece with an id the last
+    /// call does not have starts a new call, and any other piece continues the last call. A
+    /// new call past [`MAX_TOOL_CALLS`] is an error.
+    fn index_of(&mut self, index: Option<usize>, id: Option<&str>) -> Result<usize, ModelError> {
+        let index = match (index, self.last_call) {
+            (Some(index), _) => index,
+            (None, None) => 0,
+            (None, Some(last)) => {
+                let last_id = self.calls.get(&last).map_or("", |c| c.id.as_str());
+                match id.filter(|id| !id.is_empty()) {
+                    Some(id) if !last_id.is_empty() && id != last_id => self
+                        .calls
+                        .keys()
+                        .next_back()
+                        .map_or(0, |k| k.saturating_add(1)),
+                    _ => last,
+                }
+            }
+        };
+        if !self.calls.contains_key(&index) {
+            if self.calls.len() >= MAX_TOOL_CALLS {
+                return Err(too_many_calls(ModelFailureClass::BadStream));
+            }
+            self.grow(CALL_ENTRY_BYTES)?;
+        }
+        Ok(index)
+    }
+
     fn grow(&mut self, by: usize) -> Result<(), ModelError> {
-        self.bytes += by;
+        self.bytes = self.bytes.saturating_add(by);
         if self.bytes > MAX_REPLY_BYTES {
             return Err(ModelError::new(
                 ModelFailureClass::BadStream,
@@ -186,6 +255,27 @@ impl Assembler {
     }
 }
 
+/// More tool calls than one answer may hold.
+fn too_many_calls(class: ModelFailureClass) -> ModelError {
+    ModelError::new(
+        class,
+        format!("the answer asks for more than {MAX_TOOL_CALLS} tool calls"),
+    )
+    .with_hint("the model is looping on tool calls: try again, or ask for less at a time")
+}
+
+/// A tool call's name or id over [`MAX_CALL_NAME_BYTES`] is an error (no tool is named so).
+fn check_name_len(what: &str, index: usize, len: usize) -> Result<(), ModelError> {
+    if len > MAX_CALL_NAME_BYTES {
+        return Err(ModelError::new(
+            ModelFailureClass::BadStream,
+            format!("the {what} of tool call {index} is over {MAX_CALL_NAME_BYTES} bytes"),
+        )
+        .with_hint("the endpoint sent a broken tool call; try again"));
+    }
+    Ok(())
+}
+
 /// Tool calls with an id each (`call_N` where the server gave none).
 fn calls(parts: impl Iterator<Item = (String, String, String)>) -> Vec<ToolCall> {
     parts
@@ -202,14 +292,16 @@ fn calls(parts: impl Iterator<Item = (String, String, String)>) -> Vec<ToolCall>
         .collect()
 }
 
-/// A whole answer (`stream: false`, or a server that ignored `stream: true`).
-pub fn whole(body: &[u8]) -> Result<ModelReply, ModelError> {
+/// A whole answer (`stream: false`, or a server that ignored `stream: true`); an error
+/// quotes its start, `secrets` scrubbed. Its tool calls are held to the limits of a streamed
+/// answer's.
+pub fn whole(body: &[u8], secrets: &Secrets) -> Result<ModelReply, ModelError> {
     let bad = |why: String| {
         ModelError::new(
             ModelFailureClass::BadResponse,
             format!(
                 "the answer is not a chat completion ({why}): {}",
-                crate::text::quote_bytes(body, 120)
+                secrets.quote(body, 120)
             ),
         )
     };
@@ -219,6 +311,15 @@ pub fn whole(body: &[u8]) -> Result<ModelReply, ModelError> {
     };
     let message = choice.message.ok_or_else(|| bad("no message".into()))?;
     let tool_calls = message.tool_calls.unwrap_or_default();
+    if tool_calls.len() > MAX_TOOL_CALLS {
+        return Err(too_many_calls(ModelFailureClass::BadResponse));
+    }
+    for (index, call) in tool_calls.iter().enumerate() {
+        for (what, len) in [("name", call.name.len()), ("id", call.id.len())] {
+            check_name_len(what, index, len)
+                .map_err(|e| ModelError::new(ModelFailureClass::BadResponse, e.message))?;
+        }
+    }
     Ok(ModelReply {
         text: message.content.unwrap_or_default(),
         tool_calls: calls(tool_calls.into_iter().map(|c| (c.id, c.name, c.arguments))),
@@ -327,11 +428,104 @@ mod tests {
     #[test]
     fn a_whole_answer_reads_its_calls_and_usage() {
         let body = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [{"id": "", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}});
-        let reply = whole(body.to_string().as_bytes()).expect("reply");
+        let none = Secrets::default();
+        let reply = whole(body.to_string().as_bytes(), &none).expect("reply");
         assert_eq!(reply.text, "");
         assert_eq!(reply.tool_calls[0].id, "call_0");
         assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(2));
-        let err = whole(b"<html>").expect_err("not json");
+        let err = whole(b"<html>", &none).expect_err("not json");
         assert_eq!(err.class, ModelFailureClass::BadResponse);
+    }
+
+    #[test]
+    fn names_and_ids_count_and_are_bounded() {
+        // Two long names alternating at index 0 used to double the name with every chunk.
+        let a = "a".repeat(600);
+        let b = "b".repeat(600);
+        let chunks: Vec<String> = (0..20)
+            .map(|i| {
+                let name = if i % 2 == 0 { &a } else { &b };
+                delta(json!({"tool_calls": [{"index": 0, "function": {"name": name}}]}))
+            })
+            .collect();
+        let err = feed_all(&chunks).0.expect_err("a name over the limit");
+        assert_eq!(err.class, ModelFailureClass::BadStream);
+        assert!(
+            err.message
+                .contains("the name of tool call 0 is over 1024 bytes"),
+            "{}",
+            err.message
+        );
+        let long_id = "i".repeat(MAX_CALL_NAME_BYTES + 1);
+        let err = feed_all(&[delta(
+            json!({"tool_calls": [{"index": 0, "id": long_id, "function": {"name": "x"}}]}),
+        )])
+        .0
+        .expect_err("an id over the limit");
+        assert!(
+            err.message.contains("the id of tool call 0 is over"),
+            "{}",
+            err.message
+        );
+        // Calls with nothing but an index cost their entry: they are capped in number.
+        let many: Vec<String> = (0..=MAX_TOOL_CALLS)
+            .map(|i| delta(json!({"tool_calls": [{"index": i}]})))
+            .collect();
+        let err = feed_all(&many).0.expect_err("too many calls");
+        assert!(
+            err.message.contains("more than 128 tool calls"),
+            "{}",
+            err.message
+        );
+        let mut assembler = Assembler::default();
+        for chunk in &many[..MAX_TOOL_CALLS] {
+            assembler.feed(chunk, |_| {}).expect("within the limit");
+        }
+        assert_eq!(assembler.bytes, MAX_TOOL_CALLS * CALL_ENTRY_BYTES);
+    }
+
+    #[test]
+    fn calls_without_an_index_are_told_apart_by_their_ids() {
+        // One whole call to a chunk, no index: two calls, not one merged.
+        let chunks = vec![
+            delta(
+                json!({"tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"id": "c2", "function": {"name": "g", "arguments": "{}"}}]}),
+            ),
+            // A piece without an index or id continues the last call.
+            delta(json!({"tool_calls": [{"function": {"arguments": " "}}]})),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}).to_string(),
+        ];
+        let reply = feed_all(&chunks).0.expect("a reply");
+        let calls: Vec<(&str, &str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, vec![("c1", "f", "{\"a\":1}"), ("c2", "g", "{} ")]);
+    }
+
+    #[test]
+    fn done_completes_the_answer() {
+        let mut assembler = Assembler::default();
+        assembler
+            .feed(&delta(json!({"content": "ok"})), |_| {})
+            .unwrap();
+        assert!(!assembler.is_done());
+        assembler.feed("[DONE]", |_| {}).unwrap();
+        assert!(assembler.is_done());
+    }
+
+    #[test]
+    fn a_whole_answer_is_held_to_the_same_limits() {
+        let calls: Vec<_> = (0..=MAX_TOOL_CALLS)
+            .map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "nope", "arguments": ""}}))
+            .collect();
+        let body = json!({"choices": [{"message": {"role": "assistant", "content": "x", "tool_calls": calls}, "finish_reason": "tool_calls"}]});
+        let err = whole(body.to_string().as_bytes(), &Secrets::default()).expect_err("too many");
+        assert_eq!(err.class, ModelFailureClass::BadResponse);
+        assert!(err.message.contains("more than 128"), "{}", err.message);
     }
 }

@@ -358,19 +358,20 @@ impl Transcript {
 }
 
 /// Every record of the transcript at `path`; lines that do not parse (a line cut short by a
-/// crash) are skipped.
+/// crash, possibly inside a character) are skipped, and bytes that are not UTF-8 are read as
+/// U+FFFD, so one bad line never hides the rest.
 pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
     let file = File::open(path).map_err(|source| TranscriptError::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let mut records = Vec::new();
-    for line in BufReader::new(file).lines() {
+    for line in BufReader::new(file).split(b'\n') {
         let line = line.map_err(|source| TranscriptError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        if let Ok(record) = serde_json::from_str(&line) {
+        if let Ok(record) = serde_json::from_str(&String::from_utf8_lossy(&line)) {
             records.push(record);
         }
     }
@@ -572,5 +573,35 @@ mod tests {
             Transcript::resume(dir.path(), "nope", "d", "d"),
             Err(TranscriptError::NotFound { .. })
         ));
+    }
+
+    #[test]
+    fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+        let prompt = |text: &str| Record::Prompt {
+            at_ms: 1,
+            text: text.into(),
+        };
+        t.append(&prompt("café")).unwrap();
+        t.flush().unwrap();
+        // A crash in the middle of the two bytes of `é`.
+        let line = serde_json::to_vec(&prompt("thé")).unwrap();
+        let cut = line.iter().position(|b| *b == 0xc3).unwrap() + 1;
+        let mut file = OpenOptions::new().append(true).open(t.path()).unwrap();
+        file.write_all(&line[..cut]).unwrap();
+        let listed = list(dir.path());
+        assert_eq!(listed.len(), 1, "the session is listed");
+        assert_eq!(listed[0].first_prompt, "café");
+        let (mut t, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
+        assert_eq!(messages(&records).len(), 1);
+        t.append(&prompt("after")).unwrap();
+        t.flush().unwrap();
+        let prompts: Vec<Record> = read(t.path())
+            .unwrap()
+            .into_iter()
+            .filter(|r| matches!(r, Record::Prompt { .. }))
+            .collect();
+        assert_eq!(prompts, vec![prompt("café"), prompt("after")]);
     }
 }
