@@ -321,7 +321,11 @@ fn quitting_during_a_call_records_it_cancelled() {
     let results = of("tool_result");
     assert_eq!(results.len(), 1, "{records:#?}");
     assert_eq!(results[0]["status"], "cancelled", "{records:#?}");
-    assert_eq!(of("assistant").len(), 1, "the model was asked again: {records:#?}");
+    assert_eq!(
+        of("assistant").len(),
+        1,
+        "the model was asked again: {records:#?}"
+    );
     let stopped = of("stopped");
     assert_eq!(stopped.len(), 1, "{records:#?}");
     assert_eq!(stopped[0]["reason"], "cancelled", "{records:#?}");
