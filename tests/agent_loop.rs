@@ -12,7 +12,9 @@ use aimon_console::agent::start::start_runtime;
 use aimon_console::agent::{
     AgentEvent, Conversation, ConversationSettings, HttpModelClient, PromptOutcome, ToolCallStatus,
 };
-use aimon_console::config::{AnnotationTrust, ApprovalPolicy, ModelProfile, PolicyConfig};
+use aimon_console::config::{
+    AnnotationTrust, ApprovalPolicy, ModelProfile, PolicyConfig, RestartPolicy,
+};
 use aimon_console::runtime::{AgentRuntimeFactory, CallOrigin, CallStatus, RuntimeEvent};
 use common::{config_of, demo_config, demo_model, marker, wait_gone};
 use serde_json::json;
@@ -31,8 +33,13 @@ struct Setup {
 /// A conversation over a `--live-tools` demo server named `live` (trusted, approvals off) and
 /// the demo model started with `model_flags`.
 async fn setup(name: &str, model_flags: &[&str]) -> Setup {
+    setup_with(name, model_flags, RestartPolicy::OnFailure).await
+}
+
+async fn setup_with(name: &str, model_flags: &[&str], restart: RestartPolicy) -> Setup {
     let m = marker(name);
-    let server = demo_config("live", &["--live-tools"], AnnotationTrust::Trust, &m);
+    let mut server = demo_config("live", &["--live-tools"], AnnotationTrust::Trust, &m);
+    server.restart = restart;
     let config = config_of(
         vec![server],
         PolicyConfig {
@@ -181,6 +188,49 @@ async fn a_list_change_during_a_turn_shows_in_the_next_turns_tools_not_this_ones
         CallOrigin::Agent {
             reason: "Adding a tool, and calling it at once.".into()
         }
+    );
+    close(s).await;
+}
+
+#[tokio::test]
+async fn a_server_that_went_down_has_its_tools_left_out_of_the_next_turn() {
+    let turns = script(json!([
+        {"text": "Crashing it.", "tool_calls": [
+            {"name": "mcp__live__crash", "arguments": {"code": 3, "after_ms": 10}}
+        ]},
+        {"text": "Trying it anyway.", "tool_calls": [
+            {"name": "mcp__live__echo", "arguments": {"text": "x"}}
+        ]},
+        {"text": "done"}
+    ]));
+    let path = turns.path().to_string_lossy().into_owned();
+    let mut s = setup_with("down-tools", &["--script", &path], RestartPolicy::Never).await;
+    let report = s.conversation.prompt("go", CancellationToken::new()).await;
+    assert_eq!(
+        report.outcome,
+        PromptOutcome::Answered {
+            text: "done".into()
+        }
+    );
+    let events = drain(&mut s.agent);
+    assert!(offered(&events, 1).contains(&"mcp__live__echo".to_string()));
+    let second = offered(&events, 2);
+    assert!(
+        second.iter().all(|t| !t.starts_with("mcp__live__")),
+        "the down server's tools were offered: {second:?}"
+    );
+    let got = results(&events);
+    assert_eq!((got[0].0, got[0].2), (1, ToolCallStatus::Error), "{got:?}");
+    // Called anyway (it was in an earlier turn's list): the model is told why it is not there.
+    assert_eq!(
+        (got[1].0, got[1].2),
+        (2, ToolCallStatus::UnknownTool),
+        "{got:?}"
+    );
+    assert!(
+        got[1].3.contains("not in this turn's tool list")
+            && got[1].3.contains("server live is disconnected"),
+        "{got:?}"
     );
     close(s).await;
 }

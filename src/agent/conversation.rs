@@ -30,8 +30,8 @@ use super::transcript::{now_ms, Record, Transcript};
 use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, HookRun};
-use crate::tool::json_kind;
 use crate::tool::registry::ToolSnapshot;
+use crate::tool::{json_kind, Tool};
 
 /// Settings of a conversation that come from its model profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,9 +49,17 @@ pub struct Conversation {
     messages: Vec<Message>,
     events: UnboundedSender<AgentEvent>,
     transcript: Option<Transcript>,
-    /// The tool list of the last turn and the registry snapshot it was made from: made again
-    /// only when the registry changed (the snapshot held here makes every change a new one).
-    tools: Option<(ToolSnapshot, Arc<[ToolSpec]>)>,
+    /// The tool list of the last turn, made again only when the registry changed (the snapshot
+    /// held here makes every change a new one) or a tool's server went down or came back.
+    tools: Option<OfferedTools>,
+}
+
+/// A turn's tool list and what it was made from.
+struct OfferedTools {
+    snapshot: ToolSnapshot,
+    /// Per tool of `snapshot`, in its order: whether it could not be called (its server down).
+    down: Vec<bool>,
+    specs: Arc<[ToolSpec]>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -401,18 +409,25 @@ impl Conversation {
         }
     }
 
-    /// The tools as the model sees them this turn: the registry's now, the list made again only
-    /// if it changed since the last turn.
+    /// The tools as the model sees them this turn: the registry's now, less those that cannot
+    /// be called (their server down: a call would only fail), the list made again only if
+    /// either changed since the last turn.
     fn tool_specs(&mut self) -> Arc<[ToolSpec]> {
         let snapshot = self.runtime.tool_snapshot();
-        if let Some((held, specs)) = &self.tools {
-            if Arc::ptr_eq(held, &snapshot) {
-                return specs.clone();
+        let down = |tool: &Arc<dyn Tool>| tool.unavailable().is_some();
+        if let Some(held) = &self.tools {
+            if Arc::ptr_eq(&held.snapshot, &snapshot)
+                && held.down.iter().copied().eq(snapshot.values().map(down))
+            {
+                return held.specs.clone();
             }
         }
+        let down: Vec<bool> = snapshot.values().map(down).collect();
         let specs: Arc<[ToolSpec]> = snapshot
             .values()
-            .map(|tool| {
+            .zip(&down)
+            .filter(|(_, down)| !**down)
+            .map(|(tool, _)| {
                 let t = tool.descriptor();
                 ToolSpec {
                     name: t.name.clone(),
@@ -421,7 +436,11 @@ impl Conversation {
                 }
             })
             .collect();
-        self.tools = Some((snapshot, specs.clone()));
+        self.tools = Some(OfferedTools {
+            snapshot,
+            down,
+            specs: specs.clone(),
+        });
         specs
     }
 
@@ -502,12 +521,23 @@ impl Conversation {
             outcome: None,
         };
         if !offered.contains(call.name.as_str()) {
+            let name = crate::text::sanitize_line(&call.name, 100);
+            // A tool left out because its server is down: the model is told why.
+            let down = self
+                .runtime
+                .tool_snapshot()
+                .get(call.name.as_str())
+                .and_then(|tool| tool.unavailable());
             return rejected(
                 ToolCallStatus::UnknownTool,
-                format!(
-                    "error: there is no tool named {:?} in this turn's tool list; call only the tools you were given",
-                    crate::text::sanitize_line(&call.name, 100)
-                ),
+                match down {
+                    Some(why) => format!(
+                        "error: {name:?} is not in this turn's tool list: {why}; call only the tools you were given"
+                    ),
+                    None => format!(
+                        "error: there is no tool named {name:?} in this turn's tool list; call only the tools you were given"
+                    ),
+                },
             );
         }
         let arguments: Value = if call.arguments.trim().is_empty() {
