@@ -4,6 +4,7 @@
 //! modal. Esc while the model streams ends the turn at once; Esc while a call runs cancels the
 //! call; the next prompt works. With `stream: false` the model's words (before its calls, and
 //! the answer) are shown all the same, once. Quitting during a call records it cancelled.
+//! `--resume` continues a session with the profile it last used, as `run` does.
 //! Nothing is left running after quit.
 
 mod common;
@@ -42,9 +43,14 @@ fn alive(pid: i32) -> bool {
 /// Starts the console on `config` in a 140×40 tmux window, its transcripts under `state`, and
 /// waits for every server and the agent.
 fn console(dir: &Path, config: &Path, state: &Path) -> Tmux {
+    console_with(dir, config, state, "")
+}
+
+/// `console`, with more words on its command line.
+fn console_with(dir: &Path, config: &Path, state: &Path, more: &str) -> Tmux {
     let t = Tmux::start(dir, 140, 40);
     t.text(&format!(
-        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
+        "env XDG_STATE_HOME={} {} --config {} --log-file {} {more}",
         state.display(),
         bin(),
         config.display(),
@@ -329,4 +335,56 @@ fn quitting_during_a_call_records_it_cancelled() {
     let stopped = of("stopped");
     assert_eq!(stopped.len(), 1, "{records:#?}");
     assert_eq!(stopped[0]["reason"], "cancelled", "{records:#?}");
+}
+
+/// `--resume ID` with no `--model` continues with the profile the session used (as `run`
+/// does), says so, and shows the session's conversation.
+#[test]
+fn resume_continues_with_the_sessions_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // The example with a second profile, `other`, like `demo` but for its model name.
+    let text = std::fs::read_to_string(example()).unwrap();
+    let profile = "      model: demo\n      request_timeout: 10s\n";
+    assert_eq!(
+        text.matches(profile).count(),
+        1,
+        "the example's profile changed"
+    );
+    let other = "    other:\n      command: ${AIMON_CONSOLE}\n      args: [demo-model, --prefer-server, notes-trusted]\n      model: other-demo\n";
+    let config = dir.path().join("two-profiles.yaml");
+    std::fs::write(&config, text.replace(profile, &format!("{profile}{other}"))).unwrap();
+    let first = std::process::Command::new(bin())
+        .args(["--config", &config.to_string_lossy(), "--log-file"])
+        .arg(dir.path().join("run.log"))
+        .args(["run", "what is 2 plus 3", "--model", "other", "--json"])
+        .env("XDG_STATE_HOME", &state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let session: serde_json::Value = serde_json::from_str(
+        String::from_utf8_lossy(&first.stdout)
+            .lines()
+            .next()
+            .expect("a first line"),
+    )
+    .expect("JSON");
+    let id = session["id"].as_str().expect("a session id").to_string();
+
+    let t = console_with(dir.path(), &config, &state, &format!("--resume {id}"));
+    // The note wraps in the pane: its two halves.
+    let screen = t.wait_for("other-demo; the session's)", Duration::from_secs(10));
+    assert!(
+        screen.contains(&format!(
+            "resumed session {id} (1 prompt); agent ready: other (model"
+        )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Conversation · other (model other-demo)"),
+        "{screen}"
+    );
+    assert!(screen.contains("what is 2 plus 3"), "{screen}");
+    quit(&t);
 }

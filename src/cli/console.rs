@@ -1,12 +1,13 @@
 //! `aimon-console [--model NAME] [--resume ID]`: the console (the default command). Its agent
 //! options are checked here, before the terminal is taken and before the fallback off a
 //! terminal (the `check` report): an unknown profile or session is a config error (exit 2)
-//! either way, as for `run`.
+//! either way, as for `run`. A resumed session continues with the profile `run` would take.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use super::output;
+use super::profile::profile_choice;
 use crate::agent::transcript;
 use crate::config::Config;
 use crate::tui::ConsoleOptions;
@@ -45,17 +46,17 @@ fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> 
             config.path.display()
         ));
     };
-    if let Some(name) = &args.model {
-        agent
-            .profile(Some(name))
-            .map_err(|e| format!("error: {e}"))?;
-    }
-    if let Some(id) = &args.resume {
-        transcript::locate(&transcript::sessions_dir(), id).map_err(|e| format!("error: {e}"))?;
-    }
+    let choice = profile_choice(
+        agent,
+        &transcript::sessions_dir(),
+        args.model.as_deref(),
+        args.resume.as_deref(),
+    )
+    .map_err(|e| format!("error: {e}"))?;
     Ok(ConsoleOptions {
-        model: args.model.clone(),
+        model: Some(choice.profile.name),
         resume: args.resume.clone(),
+        why: choice.why,
     })
 }
 

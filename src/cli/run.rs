@@ -10,7 +10,6 @@ mod ask;
 mod print;
 
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -19,15 +18,16 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{self, safe_text};
+use super::profile::profile_choice;
 use crate::agent::start::{start_model, start_runtime};
 use crate::agent::stream::ModelReply;
-use crate::agent::transcript::{self, Record, Transcript};
+use crate::agent::transcript::{self, Transcript};
 use crate::agent::wire::{Message, ToolChoice, ToolSpec};
 use crate::agent::{
     Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, PromptOutcome,
     PromptReport,
 };
-use crate::config::{AgentConfig, Config, ModelProfile};
+use crate::config::Config;
 use crate::runtime::AgentRuntimeFactory;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -67,13 +67,14 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         return ExitCode::from(super::EXIT_CONFIG);
     };
     let dir = transcript::sessions_dir();
-    let choice = match profile_choice(agent, &dir, &args) {
+    let choice = match profile_choice(agent, &dir, args.model.as_deref(), args.resume.as_deref()) {
         Ok(choice) => choice,
         Err(message) => {
             output::error_line(&format!("error: {message}"));
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
+    let notice = args.resume.as_deref().and_then(|id| choice.notice(id));
     let profile = choice.profile;
     let (transcript, history) = match &args.resume {
         None => match Transcript::create(&dir, &config.path, &profile.name, &profile.model) {
@@ -92,8 +93,8 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         },
     };
     let session = transcript.as_ref().map(|t| t.id().to_string());
-    if let (Some(notice), false) = (&choice.notice, args.json) {
-        output::error_line(notice);
+    if let (Some(notice), false) = (notice, args.json) {
+        output::error_line(&notice);
     }
 
     let (events, stream) = AgentRuntimeFactory::events();
@@ -171,72 +172,6 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         tracing::warn!(error = %e, "the printer of `run` failed");
     }
     finish(&report, session.as_deref(), args.json)
-}
-
-/// The profile a run uses, and what to tell the operator about it.
-struct ProfileChoice {
-    profile: ModelProfile,
-    /// For `--resume`: which profile continues the session, and why that one.
-    notice: Option<String>,
-}
-
-/// `--model` if given; else, for `--resume`, the profile the session last used (if the config
-/// still has it); else `agent.default`. An unknown `--model` or session is an error.
-fn profile_choice(
-    agent: &AgentConfig,
-    dir: &Path,
-    args: &RunArgs,
-) -> Result<ProfileChoice, String> {
-    let chosen = |name: Option<&str>| agent.profile(name).cloned().map_err(|e| e.to_string());
-    let Some(id) = &args.resume else {
-        return Ok(ProfileChoice {
-            profile: chosen(args.model.as_deref())?,
-            notice: None,
-        });
-    };
-    let records = transcript::locate(dir, id)
-        .and_then(|path| transcript::read(&path))
-        .map_err(|e| e.to_string())?;
-    let last = last_profile(&records);
-    let id = crate::text::sanitize_line(id, 80);
-    let (profile, why) = match (&args.model, last) {
-        (Some(name), _) => (chosen(Some(name))?, "--model".to_string()),
-        (None, Some(last)) if agent.profiles.contains_key(last) => {
-            (chosen(Some(last))?, "the session's".to_string())
-        }
-        (None, Some(last)) => (
-            chosen(None)?,
-            format!(
-                "agent.default: the session's profile {} is no longer in the config",
-                safe_text(last)
-            ),
-        ),
-        (None, None) => (chosen(None)?, "agent.default".to_string()),
-    };
-    let notice = format!(
-        "continuing session {id} with profile {} (model {}; {why})",
-        safe_text(&profile.name),
-        safe_text(&profile.model)
-    );
-    Ok(ProfileChoice {
-        profile,
-        notice: Some(notice),
-    })
-}
-
-/// The profile a session was last continued with (its `resumed` lines), else started with.
-fn last_profile(records: &[Record]) -> Option<&str> {
-    records.iter().rev().find_map(|r| match r {
-        Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
-        Record::Prompt { .. }
-        | Record::Assistant { .. }
-        | Record::ToolCall { .. }
-        | Record::Approval { .. }
-        | Record::Hook { .. }
-        | Record::ToolResult { .. }
-        | Record::Answer { .. }
-        | Record::Stopped { .. } => None,
-    })
 }
 
 /// The model of a profile whose endpoint could not be started: every request fails with why,

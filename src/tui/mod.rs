@@ -129,6 +129,8 @@ fn install_panic_hook() {
 pub struct ConsoleOptions {
     pub model: Option<String>,
     pub resume: Option<String>,
+    /// Why `model` continues the resumed session (`the session's`, `--model`, …).
+    pub why: Option<String>,
 }
 
 /// Runs the console on `config` until the operator quits.
@@ -151,7 +153,8 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
     let (app_tx, mut app_rx) = mpsc::channel::<AppEvent>(APP_QUEUE);
     let (frames, mut draw_rx) = FrameRequester::new();
     let mut app = App::new(&config, Theme::from_env(), Instant::now());
-    app.chat.start_with(options.model, options.resume);
+    app.chat
+        .start_with(options.model, options.resume, options.why);
     start_runtime(config, 0, app_tx.clone());
     let mut term_events = EventStream::new();
     frames.schedule_frame();

@@ -187,6 +187,8 @@ pub struct ChatState {
     /// that was not streamed (`stream: false`), shown from its first call's reason or from
     /// the answer, once.
     model_text: (u32, bool),
+    /// Why the profile in use continues the `--resume` session, until the session is shown.
+    resumed_with: Option<String>,
 }
 
 impl ChatState {
@@ -216,17 +218,25 @@ impl ChatState {
             unmatched: VecDeque::new(),
             asked: HashMap::new(),
             model_text: (0, false),
+            resumed_with: None,
         }
     }
 
     /// What the console was started with: `--model` (else the default profile) and
-    /// `--resume` (a session to continue), both checked by the caller.
-    pub fn start_with(&mut self, model: Option<String>, resume: Option<String>) {
+    /// `--resume` (a session to continue), both checked by the caller, and `why` that profile
+    /// continues the session (said when it is shown).
+    pub fn start_with(
+        &mut self,
+        model: Option<String>,
+        resume: Option<String>,
+        why: Option<String>,
+    ) {
         if model.is_some() {
             self.profile = model;
         }
         if resume.is_some() {
             self.session = resume;
+            self.resumed_with = why;
         }
     }
 
@@ -368,10 +378,15 @@ impl ChatState {
         }
         let prompts = self.show_records(&records);
         let id = self.session.clone().unwrap_or_default();
+        let why = self
+            .resumed_with
+            .take()
+            .map(|why| format!("; {why}"))
+            .unwrap_or_default();
         self.note(
             NoteLevel::Info,
             format!(
-                "resumed session {id} ({prompts} prompt{}); agent ready: {profile} (model {model})",
+                "resumed session {id} ({prompts} prompt{}); agent ready: {profile} (model {model}{why})",
                 if prompts == 1 { "" } else { "s" }
             ),
         );

@@ -130,7 +130,7 @@ fn without_an_agent_there_is_no_conversation_pane() {
 fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
     let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
     app.chat
-        .start_with(None, Some("20261130-205100-3f2a".into()));
+        .start_with(None, Some("20261130-205100-3f2a".into()), None);
     app.chat
         .restart("demo".into(), Some("20261130-205100-3f2a".into()));
     let call = ToolCall {
