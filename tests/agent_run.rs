@@ -529,3 +529,75 @@ fn the_console_checks_model_and_resume_off_a_terminal_too() {
         assert!(stderr.contains("nope"), "{stderr}");
     }
 }
+
+/// Ctrl-C (SIGINT) while `run` waits for a server that never finishes its handshake: the run
+/// ends at once `cancelled` (exit 1, the prompt and why it stopped in the transcript), not at
+/// the start-up deadline, and not killed by the signal with its server left behind.
+#[test]
+fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
+    let state = tempfile::tempdir().unwrap();
+    let m = common::marker("run-ctrl-c-start");
+    let (_model, url) = demo_model(&[]);
+    let config = write_config(&format!(
+        "mcp:\n  startup_budget: 60s\n  servers:\n{}agent:\n  default: main\n  models:\n    main:\n      base_url: {url}\n      model: demo\n",
+        common::demo_server("hung", &["--hang-init"], "", &m)
+    ));
+    let mut child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(state.path().join("aimon.log"))
+        .args(["run", "what is 2 plus 3"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run aimon-console");
+    // The server is up and waiting in its handshake (which never ends).
+    let started = std::time::Instant::now();
+    while common::processes_with(&m).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = i32::try_from(child.id()).expect("a pid");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    // Well inside the 60 s start-up budget: only a run that waited for it misses this.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{status:?}: {stderr}");
+    assert!(stderr.lines().any(|l| l == "cancelled"), "{stderr}");
+    assert!(
+        common::wait_gone(&m, std::time::Duration::from_secs(5)).is_empty(),
+        "the server was left running"
+    );
+    let sessions = state.path().join("aimon-console/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("a sessions dir")
+        .flatten()
+        .next()
+        .expect("a session file")
+        .path();
+    let text = std::fs::read_to_string(file).expect("read the session");
+    assert!(text.contains("\"type\":\"prompt\""), "{text}");
+    assert!(text.contains("\"reason\":\"cancelled\""), "{text}");
+}

@@ -117,6 +117,13 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
             "model": profile.model,
         }));
     }
+    // From here on (the servers starting too), Ctrl-C ends the run `cancelled`.
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
     let (runtime, model) = tokio::join!(start_runtime(&config, events), start_model(&profile));
     let runtime = match runtime {
         Ok(r) => r,
@@ -127,8 +134,12 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     };
     // One prompt: let every server finish starting, so the first turn offers all their tools
     // (servers join as they become ready; a later one would join at a turn boundary).
-    let summary = runtime.wait_started().await;
-    for failed in &summary.servers {
+    // A Ctrl-C meanwhile stops the wait: the prompt below ends `cancelled` at once.
+    let summary = tokio::select! {
+        summary = runtime.wait_started() => summary.servers,
+        () = cancel.cancelled() => Vec::new(),
+    };
+    for failed in &summary {
         if let Some(f) = &failed.failure {
             output::error_line(&format!(
                 "warning: server {} failed to start ({}); run `aimon-console check` for details",
@@ -155,12 +166,6 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         agent_tx,
         transcript,
     );
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
     let report = conversation.prompt(&args.prompt, cancel).await;
     ctrl_c.abort();
     // Dropping the conversation closes the agent events' channel for the printer.
