@@ -309,9 +309,9 @@ fn live_servers_in_the_console() {
     t.wait_for("Approval needed", Duration::from_secs(5));
     t.keys(&["y"]);
     t.keys(&["5"]);
-    t.wait_for("End follow", Duration::from_secs(5));
+    t.wait_for("Enter whole line", Duration::from_secs(5));
     t.keys(&["4"]);
-    t.wait_for("c cancel", Duration::from_secs(5));
+    t.wait_for("Enter result", Duration::from_secs(5));
     let screen = t.wait_for("Events 20000", Duration::from_secs(30));
     assert!(screen.contains("(last 5000 kept)"), "{screen}");
     t.wait_for_row("#1", "ok");

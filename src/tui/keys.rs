@@ -175,6 +175,10 @@ impl App {
             }
             KeyCode::Char('l') if matches!(self.focus, Pane::Servers | Pane::Details) => {
                 if let Some(s) = self.selected_server() {
+                    if let Some(why) = s.cannot_log() {
+                        self.notify(Level::Info, why);
+                        return Vec::new();
+                    }
                     let level = next_log_level(s.log_level);
                     return vec![Effect::SetLogLevel {
                         server: s.name.clone(),

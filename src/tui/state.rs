@@ -66,6 +66,29 @@ pub struct ServerRow {
 }
 
 impl ServerRow {
+    /// Why `logging/setLevel` cannot be sent to it now, if it cannot: not up, or it does not
+    /// offer logging.
+    pub fn cannot_log(&self) -> Option<String> {
+        let name = &self.name;
+        if self.status != ServerStatus::Ready || self.down.is_some() {
+            return Some(format!("{name} is not running: no log level to set"));
+        }
+        let logs = self
+            .report
+            .as_ref()
+            .and_then(|r| r.capabilities.as_ref())
+            .is_some_and(|c| c.logging);
+        (!logs).then(|| format!("{name} does not offer logging: no log level to set"))
+    }
+
+    /// Whether it gave instructions (for `i`).
+    pub fn has_instructions(&self) -> bool {
+        self.report
+            .as_ref()
+            .and_then(|r| r.instructions.as_deref())
+            .is_some_and(|i| !i.trim().is_empty())
+    }
+
     pub fn from_config(config: &ServerConfig) -> ServerRow {
         ServerRow {
             name: config.name.clone(),

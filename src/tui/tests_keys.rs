@@ -437,3 +437,73 @@ fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
     app.on_key(ctrl('c'));
     assert_eq!(app.on_key(ctrl('c')), vec![super::app::Effect::Quit]);
 }
+
+/// The footer offers a key only where it applies to the selected row: `c cancel` for a call
+/// still running, `End follow` once the Events pane is scrolled away from its end, `l log
+/// level` for a server that is up and offers logging (`l` on one that is not says why, and
+/// sends nothing).
+#[test]
+fn footer_keys_follow_the_selected_row() {
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let footer = |app: &super::app::App| {
+        let screen = super::tests::draw(app, (140, 40));
+        screen.lines().rev().take(2).collect::<Vec<_>>().join("\n")
+    };
+    app.focus = Pane::Calls;
+    let running = app
+        .calls
+        .rows
+        .iter()
+        .position(|r| !r.status.is_final())
+        .expect("a running call");
+    let ended = app
+        .calls
+        .rows
+        .iter()
+        .position(|r| r.status.is_final())
+        .expect("an ended call");
+    app.call_sel = running;
+    assert!(footer(&app).contains("c cancel"), "{}", footer(&app));
+    app.call_sel = ended;
+    assert!(!footer(&app).contains("c cancel"), "{}", footer(&app));
+
+    app.focus = Pane::Events;
+    app.event_sel = None;
+    assert!(!footer(&app).contains("End follow"), "{}", footer(&app));
+    app.event_sel = Some(0);
+    assert!(footer(&app).contains("End follow"), "{}", footer(&app));
+
+    app.focus = Pane::Servers;
+    let notes = app
+        .servers
+        .iter()
+        .position(|s| s.name == "notes")
+        .expect("notes");
+    app.server_sel = notes;
+    // Up, but it did not say it logs.
+    assert!(!footer(&app).contains("l log level"), "{}", footer(&app));
+    if let Some(report) = app.servers[notes].report.as_mut() {
+        report.capabilities = Some(crate::runtime::Capabilities {
+            logging: true,
+            ..Default::default()
+        });
+    }
+    assert!(footer(&app).contains("l log level"), "{}", footer(&app));
+    assert!(!app.on_key(key(KeyCode::Char('l'))).is_empty());
+    let failed = app
+        .servers
+        .iter()
+        .position(|s| s.name == "broken")
+        .expect("the failed server");
+    app.server_sel = failed;
+    assert!(!footer(&app).contains("l log level"), "{}", footer(&app));
+    assert!(app.on_key(key(KeyCode::Char('l'))).is_empty());
+    assert!(
+        app.notice
+            .as_ref()
+            .is_some_and(|(_, t)| t == "broken is not running: no log level to set"),
+        "{:?}",
+        app.notice
+    );
+}

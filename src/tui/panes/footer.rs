@@ -5,9 +5,11 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
+use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
 use crate::tui::modals::Modal;
+use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
 
@@ -92,32 +94,58 @@ fn modal_keys(app: &App) -> Keys {
     Vec::new()
 }
 
+/// The focused pane's keys, each only where it applies to the selected row (a key that would
+/// only answer "not for this one" is not offered).
 fn pane_keys(app: &App) -> Keys {
-    if app.focus == Pane::Conversation {
-        return super::conversation::footer_keys(app);
-    }
     match app.focus {
-        Pane::Servers => vec![
-            ("t", "trust"),
-            ("r", "restart"),
-            ("R", "all"),
-            ("c", "command"),
-            ("l", "log level"),
-            ("i", "instructions"),
-        ],
+        Pane::Conversation => super::conversation::footer_keys(app),
+        Pane::Servers => {
+            let server = app.selected_server();
+            let mut k = vec![
+                ("t", "trust"),
+                ("r", "restart"),
+                ("R", "all"),
+                ("c", "command"),
+            ];
+            if server.is_some_and(|s| s.cannot_log().is_none()) {
+                k.push(("l", "log level"));
+            }
+            if server.is_some_and(ServerRow::has_instructions) {
+                k.push(("i", "instructions"));
+            }
+            k
+        }
         // `i` works here too; the pane says so beside the instructions.
-        Pane::Details => vec![
-            ("PgUp/PgDn", "stderr"),
-            ("r", "restart"),
-            ("c", "command"),
-            ("o", "login"),
-        ],
+        Pane::Details => {
+            let server = app.selected_server();
+            let mut k = Vec::new();
+            if server.is_some_and(|s| s.transport == TransportKind::Stdio) {
+                k.push(("PgUp/PgDn", "stderr"));
+            }
+            k.extend([("r", "restart"), ("c", "command")]);
+            if server.is_some_and(|s| s.cannot_log().is_none()) {
+                k.push(("l", "log level"));
+            }
+            if server.is_some_and(|s| s.transport == TransportKind::StreamableHttp) {
+                k.push(("o", "login"));
+            }
+            k
+        }
         Pane::Resources => vec![("Enter", "read"), ("s", "subscribe")],
         Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
-        Pane::Calls => vec![("Enter", "result"), ("c", "cancel")],
-        Pane::Events => vec![("Enter", "whole line"), ("↑↓", "scroll"), ("End", "follow")],
-        Pane::Conversation => Vec::new(),
+        Pane::Calls => match app.calls.rows.get(app.call_sel) {
+            Some(row) if !row.status.is_final() => vec![("Enter", "result"), ("c", "cancel")],
+            Some(_) => vec![("Enter", "result")],
+            None => Vec::new(),
+        },
+        Pane::Events => {
+            let mut k = vec![("Enter", "whole line"), ("↑↓", "scroll")];
+            if app.event_sel.is_some() {
+                k.push(("End", "follow"));
+            }
+            k
+        }
     }
 }
 
