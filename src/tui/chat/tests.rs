@@ -472,3 +472,27 @@ fn a_whole_reply_is_shown_once_streamed_or_not() {
         assert_eq!(model_texts(&chat), expected, "streamed: {streamed}");
     }
 }
+
+/// A call's time in the conversation is its run, as in Calls, the wait for the operator said
+/// apart: `ok 200ms (allowed once by you after 2.5s)`, not the 2.7s from asking to its end.
+#[test]
+fn a_calls_time_leaves_the_wait_for_approval_apart_as_in_calls() {
+    let (mut app, t0) = conversation();
+    app.set_now(t0 + Duration::from_millis(3_000));
+    app.on_runtime_event(RuntimeEvent::ApprovalAnswered {
+        id: 9,
+        decision: ApprovalDecision::AllowOnce,
+        by: AnsweredBy::Operator,
+    });
+    app.on_runtime_event(RuntimeEvent::CallStatus {
+        id: 9,
+        status: CallStatus::Running,
+    });
+    app.set_now(t0 + Duration::from_millis(3_200));
+    finished(&mut app, 9, CallStatus::Ok, "saved", 2_700);
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("#9 ✓ ok 200ms (allowed once by you after 2.5s)"),
+        "{screen}"
+    );
+}

@@ -347,12 +347,15 @@ fn text_rows(
     rows.split_off(extra)
 }
 
-/// A tool call's row: `→ #7 ✓ ok 12ms (allowed once by you)  tool {arguments}`.
+/// A tool call's row: `→ #7 ✓ ok 12ms (allowed once by you after 2.1s)  tool {arguments}`;
+/// its time is the run's, the wait for the operator apart, as in Calls.
 fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
     let theme = app.theme;
     let row = line
         .runtime_id
         .and_then(|id| app.calls.rows.iter().rev().find(|r| r.id == id));
+    // Timed as in Calls: the wait for the operator apart from the run.
+    let mut waited = None;
     let (mark, label, style, elapsed) = match (row, line.result) {
         // Not run by the runtime: what the model was told.
         (
@@ -379,11 +382,18 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
                 CallStatus::Refused => "⊗".into(),
                 CallStatus::Cancelled => "-".into(),
             };
+            let time = match row.status {
+                CallStatus::AwaitingApproval => row.wait_time(app.now).unwrap_or(live),
+                _ => {
+                    waited = row.wait_time(app.now);
+                    row.run_time(app.now)
+                }
+            };
             (
                 mark,
                 row.status.as_str().to_string(),
                 status_style(row.status, theme),
-                Some(row.elapsed.unwrap_or(live)),
+                Some(time),
             )
         }
         (None, Some(status)) => (
@@ -424,8 +434,19 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
     if let Some(elapsed) = elapsed {
         status.push_str(&format!(" {}", crate::text::fmt_duration(elapsed)));
     }
-    if let Some((decision, by)) = line.approval {
-        status.push_str(&format!(" ({})", approval_text(decision, by)));
+    match (line.approval, waited) {
+        (Some((decision, by)), Some(waited)) => status.push_str(&format!(
+            " ({} after {})",
+            approval_text(decision, by),
+            crate::text::fmt_duration(waited)
+        )),
+        (Some((decision, by)), None) => {
+            status.push_str(&format!(" ({})", approval_text(decision, by)))
+        }
+        (None, Some(waited)) => {
+            status.push_str(&format!(" (waited {})", crate::text::fmt_duration(waited)))
+        }
+        (None, None) => {}
     }
     let head = format!("  → {id}");
     let rest_w = width.saturating_sub(cells(&head) + cells(&status) + 2);
