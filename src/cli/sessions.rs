@@ -1,5 +1,5 @@
 //! `aimon-console sessions [--json]`: the agent's transcripts under
-//! `$XDG_STATE_HOME/aimon-console/sessions/`, oldest first, with the id `run --resume` takes.
+//! `$XDG_STATE_HOME/aimon-console/sessions/`, oldest first, with the id `run --resume` and the console's `--resume` take.
 
 use std::process::ExitCode;
 
@@ -43,7 +43,7 @@ pub fn run(args: SessionsArgs) -> ExitCode {
         ));
     }
     text.push_str(&format!(
-        "(in {}; continue one with `run --resume ID PROMPT`)\n",
+        "(in {}; continue one with `run --resume ID PROMPT`, or in the console with `--resume ID`)\n",
         dir.display()
     ));
     output::print(&text);

@@ -165,14 +165,19 @@ impl App {
         let Some(profile) = self.chat.profile.clone() else {
             return Vec::new();
         };
-        self.chat.session = None;
+        // The one left stays on disk: say how to come back to it.
+        let note = match self.chat.session.take() {
+            Some(old) => format!(
+                "a new conversation (the last one is session {old}: `aimon-console --resume {old}` continues it)"
+            ),
+            None => "a new conversation".to_string(),
+        };
         self.chat.entries.clear();
         self.chat.scroll = 0;
+        self.chat.note(NoteLevel::Info, note);
         if self.runtime().is_none() {
-            self.chat.note(NoteLevel::Info, "a new conversation");
             return Vec::new();
         }
-        self.chat.note(NoteLevel::Info, "a new conversation");
         vec![Effect::Agent(self.chat.restart(profile, None))]
     }
 

@@ -109,9 +109,16 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
     assert!(app.chat.input.text().ends_with("pasted\ntext"));
     // Ctrl-N: a new conversation, a new session (its agent starts with the runtime; there
     // is none in this test).
+    app.chat.session = Some("20261201-101500-ab12".into());
     assert!(app.on_key(ctrl('n')).is_empty());
     assert!(app.chat.session.is_none());
     assert_eq!(app.chat.entries.len(), 1, "{:?}", app.chat.entries);
+    // The session left is named, and how to come back to it.
+    let screen = super::super::tests::draw(&app, (140, 40));
+    assert!(
+        screen.contains("the last one is session 20261201-101500-ab12"),
+        "{screen}"
+    );
 }
 
 #[test]
