@@ -52,23 +52,51 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     rows
 }
 
-/// `text` (one line) as rows of at most `width` cells, cut at any character: for the input
-/// box, where every character (spaces too) keeps its place for the cursor. Returns each row's
-/// first character index too.
-pub fn hard_wrap(text: &str, width: usize) -> Vec<(usize, String)> {
+/// `text` (one line) as rows of at most `width` cells for the input box: broken before a
+/// word that does not fit (a word wider than a row is cut), every character (spaces too)
+/// kept in its place for the cursor. Returns each row's first character index too.
+pub fn input_wrap(text: &str, width: usize) -> Vec<(usize, String)> {
     let width = width.max(1);
     let mut rows = vec![(0, String::new())];
     let mut row_w = 0;
+    // The word being read: its first character's index, its byte offset in the row, and the
+    // cells it takes so far. A word that starts a row has nowhere better to go.
+    let mut word: Option<(usize, usize)> = None;
+    let mut word_w = 0;
     for (i, c) in text.chars().enumerate() {
+        let Some((_, row)) = rows.last_mut() else {
+            break;
+        };
+        if c == ' ' {
+            word = None;
+            word_w = 0;
+        } else if word.is_none() {
+            word = Some((i, row.len()));
+        }
         let w = char_width(c);
         if row_w + w > width && row_w > 0 {
-            rows.push((i, String::new()));
-            row_w = 0;
+            match word {
+                // The word so far goes to the next row, whole.
+                Some((start, at)) if at > 0 => {
+                    let tail = row.split_off(at);
+                    rows.push((start, tail));
+                    row_w = word_w;
+                    word = Some((start, 0));
+                }
+                _ => {
+                    rows.push((i, String::new()));
+                    row_w = 0;
+                    word = word.map(|_| (i, 0));
+                }
+            }
         }
         if let Some((_, row)) = rows.last_mut() {
             row.push(c);
         }
         row_w += w;
+        if c != ' ' {
+            word_w += w;
+        }
     }
     rows
 }
@@ -100,11 +128,47 @@ mod tests {
     }
 
     #[test]
-    fn hard_wrap_keeps_every_character_and_where_each_row_starts() {
-        assert_eq!(hard_wrap("", 4), vec![(0, String::new())]);
+    fn the_input_breaks_between_words_and_keeps_every_character() {
+        assert_eq!(input_wrap("", 4), vec![(0, String::new())]);
+        // A word that does not fit goes to the next row whole; the space stays behind.
         assert_eq!(
-            hard_wrap("ab cd ef", 3),
-            vec![(0, "ab ".into()), (3, "cd ".into()), (6, "ef".into())]
+            input_wrap("save a note called", 10),
+            vec![
+                (0, "save a ".into()),
+                (7, "note ".into()),
+                (12, "called".into())
+            ]
         );
+        // A word wider than a row is cut.
+        assert_eq!(
+            input_wrap("ab abcdefgh", 4),
+            vec![(0, "ab ".into()), (3, "abcd".into()), (7, "efgh".into())]
+        );
+        // Spaces past the edge start the next row; wide characters count two cells.
+        assert_eq!(
+            input_wrap("abcd  ef", 4),
+            vec![(0, "abcd".into()), (4, "  ef".into())]
+        );
+        assert_eq!(
+            input_wrap("日本 語", 4),
+            vec![(0, "日本".into()), (2, " 語".into())]
+        );
+        for text in [
+            "lorem ipsum dolor sit amet",
+            "a bb ccc dddd eeeee",
+            "x  y   z",
+        ] {
+            for width in 1..12 {
+                let rows = input_wrap(text, width);
+                let joined: String = rows.iter().map(|(_, r)| r.as_str()).collect();
+                assert_eq!(joined, text, "{width}");
+                let mut at = 0;
+                for (start, row) in &rows {
+                    assert_eq!(*start, at, "{text:?} at {width}: {rows:?}");
+                    at += row.chars().count();
+                    assert!(self::width(row) <= width, "{text:?} at {width}: {rows:?}");
+                }
+            }
+        }
     }
 }

@@ -22,24 +22,14 @@ const DESCRIPTION_CHARS: usize = 300;
 /// Columns of the description's lines above the form (it fits the modal at 80 columns).
 const INTRO_WIDTH: usize = 72;
 
-/// `text` in lines of at most `width` characters, broken between words (a longer word is cut).
+/// `text` in lines of at most `width` cells, broken between words (a longer word is cut, not
+/// lost); runs of white space are one space.
 fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let word: String = word.chars().take(width).collect();
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(&word);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() {
+        return Vec::new();
     }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+    crate::tui::chat::wrap::wrap(&words.join(" "), width)
 }
 
 /// A tool call being prepared.
@@ -292,6 +282,11 @@ mod tests {
             ]
         );
         assert!(wrap_words("  ", 20).is_empty());
+        // A word longer than a line is cut over two, none of it lost.
+        assert_eq!(
+            wrap_words("see https://example.com/a/long/path", 16),
+            ["see", "https://example.", "com/a/long/path"]
+        );
     }
 
     #[test]

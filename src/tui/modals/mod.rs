@@ -88,9 +88,10 @@ pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line) {
     }
 }
 
-/// `lines` cut into rows of `width` characters (styles kept), so that a scroll position is a
-/// row and the number of rows is known before drawing.
-pub fn wrap_chars(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
+/// `lines` cut into rows of `width` cells (styles kept), broken between words as the input
+/// box is (`input_wrap`), so that a scroll position is a row and the number of rows is known
+/// before drawing.
+pub fn wrap_styled(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut rows = Vec::new();
     for line in lines {
@@ -102,22 +103,23 @@ pub fn wrap_chars(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
                 s.content.chars().map(move |c| (c, style))
             })
             .collect();
-        if cells.is_empty() {
-            rows.push(Line::raw(""));
-            continue;
-        }
-        for chunk in cells.chunks(width) {
+        let text: String = cells.iter().map(|(c, _)| *c).collect();
+        for (start, row) in crate::tui::chat::wrap::input_wrap(&text, width) {
+            let chunk = cells.iter().skip(start).take(row.chars().count());
             let mut spans: Vec<Span<'static>> = Vec::new();
             let mut text = String::new();
-            let mut style = chunk[0].1;
+            let mut style = None;
             for (c, st) in chunk {
-                if *st != style {
-                    spans.push(Span::styled(std::mem::take(&mut text), style));
-                    style = *st;
+                if style.is_some_and(|s| s != *st) {
+                    spans.push(Span::styled(
+                        std::mem::take(&mut text),
+                        style.unwrap_or_default(),
+                    ));
                 }
+                style = Some(*st);
                 text.push(*c);
             }
-            spans.push(Span::styled(text, style));
+            spans.push(Span::styled(text, style.unwrap_or_default()));
             rows.push(Line::from(spans));
         }
     }

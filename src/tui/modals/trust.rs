@@ -125,7 +125,7 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
         .sum::<u16>()
         .min(inner.height.saturating_sub(2));
     let body_h = inner.height.saturating_sub(foot_h + 1);
-    let lines = super::wrap_chars(lines, width);
+    let lines = super::wrap_styled(lines, width);
     let total = lines.len() as u16;
     let body = Paragraph::new(lines);
     let max_scroll = total.saturating_sub(body_h);

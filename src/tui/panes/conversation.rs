@@ -18,7 +18,7 @@ use crate::agent::ToolCallStatus;
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
-use crate::tui::chat::wrap::{hard_wrap, width as cells, wrap};
+use crate::tui::chat::wrap::{input_wrap, width as cells, wrap};
 use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextBlock};
 use crate::tui::modals::{centered, choices_line};
 use crate::tui::theme::Theme;
@@ -221,7 +221,7 @@ fn input_rows(chat: &ChatState, width: usize, theme: Theme) -> InputRows {
     let mut rows = Vec::new();
     let mut cursor = (0, 2);
     for (i, line) in chat.input.lines().iter().enumerate() {
-        let wrapped = hard_wrap(line, text_w);
+        let wrapped = input_wrap(line, text_w);
         let count = wrapped.len();
         for (j, (start, text)) in wrapped.into_iter().enumerate() {
             if i == cur_line {
