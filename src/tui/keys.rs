@@ -393,6 +393,8 @@ impl App {
         }
         if request.tool.destructive.is_destructive() {
             self.approval_confirm = true;
+            // A notice from before (`a` refused, say) would talk past the question now asked.
+            self.notice = None;
             return Vec::new();
         }
         self.always_allow()

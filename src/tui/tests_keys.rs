@@ -147,8 +147,12 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
     let (request, reply) =
         ApprovalRequest::new(2, ignored("notes", "delete_note"), json!({}), "why".into());
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    // `a` is refused for it, with a notice; `A` asks once more, and that notice goes.
+    assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
+    assert!(app.notice.is_some());
     assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
     assert!(app.approval_confirm);
+    assert!(app.notice.is_none(), "{:?}", app.notice);
     assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
     assert!(!app.approval_confirm);
     assert_eq!(app.approvals.len(), 1, "back to the question, not answered");
