@@ -49,7 +49,7 @@ impl App {
                     .collect();
                 let completable = self.completable(&row.server);
                 let mut form = FormEditor::new(
-                    format!("Read {}", row.name),
+                    format!("{} · read {}", row.server, row.name),
                     vec![row.shown_uri.clone()],
                     fields,
                     FormPurpose::Template {
@@ -91,7 +91,7 @@ impl App {
             .collect();
         let completable = self.completable(&row.server);
         let mut form = FormEditor::new(
-            format!("Prompt {}", row.shown_name),
+            format!("{} · prompt {}", row.server, row.shown_name),
             if row.description.is_empty() {
                 Vec::new()
             } else {
