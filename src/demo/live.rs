@@ -35,6 +35,7 @@ pub(super) struct FloodArgs {
     /// How many log messages to send (numbered 1..=count in `data.n`).
     count: u64,
     /// Their level (default info); messages below the level the client set are not sent.
+    #[schemars(extend("default" = "info"))]
     level: Option<LoggingLevel>,
 }
 
