@@ -75,20 +75,31 @@ impl Launch {
                     .collect();
                 if !secrets.is_empty() {
                     lines.push(String::new());
-                    lines.push(format!(
-                        "{} secret: its value is not shown (set it in your shell first).",
-                        secrets.join(", ")
-                    ));
+                    lines.push(if secrets.len() == 1 {
+                        format!(
+                            "{} is a secret: its value is not shown (set it in your shell first).",
+                            secrets[0]
+                        )
+                    } else {
+                        format!(
+                            "{} are secrets: their values are not shown (set them in your shell first).",
+                            secrets.join(", ")
+                        )
+                    });
                 }
                 lines.push(String::new());
                 lines.push(format!(
                     "working directory: {}",
-                    config
-                        .cwd
-                        .as_ref()
-                        .map_or("the console's".to_string(), |c| {
-                            clean(&c.display().to_string())
-                        })
+                    config.cwd.as_ref().map_or_else(
+                        || match std::env::current_dir() {
+                            Ok(dir) => format!(
+                                "{} (the console's own: no cwd in its entry)",
+                                clean(&dir.display().to_string())
+                            ),
+                            Err(_) => "the console's own (no cwd in its entry)".to_string(),
+                        },
+                        |c| clean(&c.display().to_string())
+                    )
                 ));
                 if !config.env.is_empty() {
                     let names: Vec<String> = config.env.keys().map(|n| clean(n)).collect();
@@ -149,6 +160,22 @@ mod tests {
         assert!(!all.contains("hunter2"), "{all}");
         assert!(
             all.contains("adds to the environment: API_TOKEN, LANG"),
+            "{all}"
+        );
+        assert!(
+            all.contains("API_TOKEN is a secret: its value is not shown"),
+            "{all}"
+        );
+        assert!(all.contains("working directory: /srv/data"), "{all}");
+        // No cwd: the directory it inherits, named.
+        s.cwd = None;
+        let here = std::env::current_dir().expect("a current directory");
+        let all = Launch::of(&s).lines.join("\n");
+        assert!(
+            all.contains(&format!(
+                "working directory: {} (the console's own: no cwd in its entry)",
+                here.display()
+            )),
             "{all}"
         );
     }

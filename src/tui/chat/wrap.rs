@@ -75,19 +75,18 @@ pub fn input_wrap(text: &str, width: usize) -> Vec<(usize, String)> {
         }
         let w = char_width(c);
         if row_w + w > width && row_w > 0 {
-            match word {
-                // The word so far goes to the next row, whole.
-                Some((start, at)) if at > 0 => {
-                    let tail = row.split_off(at);
-                    rows.push((start, tail));
-                    row_w = word_w;
-                    word = Some((start, 0));
-                }
-                _ => {
-                    rows.push((i, String::new()));
-                    row_w = 0;
-                    word = word.map(|_| (i, 0));
-                }
+            // The word so far goes to the next row, whole.
+            if let Some((start, at)) = word.filter(|(_, at)| *at > 0) {
+                let tail = row.split_off(at);
+                rows.push((start, tail));
+                row_w = word_w;
+                word = Some((start, 0));
+            }
+            // Still too wide (a long word, or a wide character after it): cut here.
+            if row_w + w > width && row_w > 0 {
+                rows.push((i, String::new()));
+                row_w = 0;
+                word = word.map(|_| (i, 0));
             }
         }
         if let Some((_, row)) = rows.last_mut() {
@@ -153,10 +152,16 @@ mod tests {
             input_wrap("日本 語", 4),
             vec![(0, "日本".into()), (2, " 語".into())]
         );
+        // A wide character after a word that moved: cut after the word, not past the edge.
+        assert_eq!(
+            input_wrap(" bcd日", 4),
+            vec![(0, " ".into()), (1, "bcd".into()), (4, "日".into())]
+        );
         for text in [
             "lorem ipsum dolor sit amet",
             "a bb ccc dddd eeeee",
             "x  y   z",
+            " bcd日 日本語 a日b 日日日日日",
         ] {
             for width in 1..12 {
                 let rows = input_wrap(text, width);
@@ -166,7 +171,11 @@ mod tests {
                 for (start, row) in &rows {
                     assert_eq!(*start, at, "{text:?} at {width}: {rows:?}");
                     at += row.chars().count();
-                    assert!(self::width(row) <= width, "{text:?} at {width}: {rows:?}");
+                    // Only a character wider than the row itself overflows it.
+                    assert!(
+                        self::width(row) <= width || row.chars().count() == 1,
+                        "{text:?} at {width}: {rows:?}"
+                    );
                 }
             }
         }

@@ -43,7 +43,7 @@ fn scrolled(scroll: usize, total: usize, code: KeyCode) -> Option<usize> {
 }
 
 /// Draws `lines[scroll..]` into `area`, wrapping only what shows (a huge text costs one
-/// screenful to draw).
+/// screenful to draw), between words.
 fn draw_lines(frame: &mut Frame, area: Rect, lines: &[String], scroll: usize) {
     let width = usize::from(area.width.max(1));
     let mut shown: Vec<Line> = Vec::new();
@@ -51,13 +51,9 @@ fn draw_lines(frame: &mut Frame, area: Rect, lines: &[String], scroll: usize) {
         if shown.len() >= usize::from(area.height) {
             break;
         }
-        let chars: Vec<char> = line.chars().collect();
-        if chars.is_empty() {
-            shown.push(Line::raw(""));
-            continue;
-        }
-        for piece in chars.chunks(width) {
-            shown.push(Line::raw(piece.iter().collect::<String>()));
+        // Broken between words, every character kept (wide ones count two cells).
+        for (_, row) in crate::tui::chat::wrap::input_wrap(line, width) {
+            shown.push(Line::raw(row));
         }
     }
     shown.truncate(usize::from(area.height));
