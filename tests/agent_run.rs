@@ -530,16 +530,17 @@ fn the_console_checks_model_and_resume_off_a_terminal_too() {
     }
 }
 
-/// Ctrl-C (SIGINT) while `run` waits for a server that never finishes its handshake: the run
-/// ends at once `cancelled` (exit 1, the prompt and why it stopped in the transcript), not at
-/// the start-up deadline, and not killed by the signal with its server left behind.
+/// Ctrl-C (SIGINT) while `run` waits for a server that never finishes its handshake and a
+/// model endpoint that never says where it listens: the run ends at once `cancelled` (exit 1,
+/// the prompt and why it stopped in the transcript), not at the start-up deadline or the
+/// endpoint's `request_timeout`, and not killed by the signal with its children left behind.
 #[test]
 fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
     let state = tempfile::tempdir().unwrap();
     let m = common::marker("run-ctrl-c-start");
-    let (_model, url) = demo_model(&[]);
+    // The model endpoint is a command that never says where it listens.
     let config = write_config(&format!(
-        "mcp:\n  startup_budget: 60s\n  servers:\n{}agent:\n  default: main\n  models:\n    main:\n      base_url: {url}\n      model: demo\n",
+        "mcp:\n  startup_budget: 60s\n  servers:\n{}agent:\n  default: main\n  models:\n    main:\n      command: sh\n      args: [-c, sleep 120]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      model: demo\n      request_timeout: 60s\n",
         common::demo_server("hung", &["--hang-init"], "", &m)
     ));
     let mut child = Command::new(bin())
@@ -555,12 +556,13 @@ fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run aimon-console");
-    // The server is up and waiting in its handshake (which never ends).
+    // The server is up and waiting in its handshake (which never ends), the endpoint waited for.
     let started = std::time::Instant::now();
-    while common::processes_with(&m).is_empty() {
+    while common::processes_with(&m).len() < 2 {
         assert!(
             started.elapsed() < std::time::Duration::from_secs(30),
-            "the server never started"
+            "the server and the endpoint never started: {:?}",
+            common::processes_with(&m)
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -588,7 +590,7 @@ fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
     assert!(stderr.lines().any(|l| l == "cancelled"), "{stderr}");
     assert!(
         common::wait_gone(&m, std::time::Duration::from_secs(5)).is_empty(),
-        "the server was left running"
+        "the server or the endpoint was left running"
     );
     let sessions = state.path().join("aimon-console/sessions");
     let file = std::fs::read_dir(&sessions)

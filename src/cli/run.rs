@@ -24,8 +24,8 @@ use crate::agent::stream::ModelReply;
 use crate::agent::transcript::{self, Transcript};
 use crate::agent::wire::{Message, ToolChoice, ToolSpec};
 use crate::agent::{
-    Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, PromptOutcome,
-    PromptReport,
+    Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, ModelFailureClass,
+    PromptOutcome, PromptReport,
 };
 use crate::config::Config;
 use crate::runtime::AgentRuntimeFactory;
@@ -124,7 +124,19 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
             on_ctrl_c.cancel();
         }
     });
-    let (runtime, model) = tokio::join!(start_runtime(&config, events), start_model(&profile));
+    // A `command:` endpoint may take its `request_timeout` to start: Ctrl-C ends that wait too
+    // (dropping its start stops its process).
+    let model_start = async {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ModelError::new(
+                ModelFailureClass::EndpointFailed,
+                "cancelled while the model endpoint was starting".to_string(),
+            )),
+            started = start_model(&profile) => started,
+        }
+    };
+    let (runtime, model) = tokio::join!(start_runtime(&config, events), model_start);
     let runtime = match runtime {
         Ok(r) => r,
         Err(err) => {
