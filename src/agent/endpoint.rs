@@ -175,7 +175,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(failed(format!(
             "the model endpoint's first line is not a base URL: {}",
-            crate::text::quote_bytes(line.as_bytes(), 200)
+            secrets.quote(line.as_bytes(), 200)
         )));
     }
     endpoint.base_url = url.to_string();
@@ -224,5 +224,21 @@ mod tests {
             );
             assert!(!error.message.contains("sk-endpoint"), "{error}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_first_line_that_is_not_a_url_is_quoted_secrets_scrubbed() {
+        let profile = sh(
+            "echo \"key=$MODEL_API_KEY\"; sleep 5",
+            &[("MODEL_API_KEY", "sk-endpoint-0123456789")],
+        );
+        let error = start(&profile).await.expect_err("not a URL");
+        assert_eq!(error.class, ModelFailureClass::EndpointFailed);
+        assert!(
+            error.message.contains("first line is not a base URL")
+                && error.message.contains("key=<redacted>"),
+            "{error}"
+        );
+        assert!(!error.message.contains("sk-endpoint"), "{error}");
     }
 }
