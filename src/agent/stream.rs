@@ -128,8 +128,8 @@ impl Assembler {
                 self.text.push_str(&text);
                 on_piece(StreamPiece::Text(text));
             }
-            for piece in delta.tool_calls.unwrap_or_default() {
-                let index = self.index_of(piece.index, piece.id.as_deref())?;
+            for (position, piece) in delta.tool_calls.unwrap_or_default().into_iter().enumerate() {
+                let index = self.index_of(piece.index, piece.id.as_deref(), position)?;
                 self.last_call = Some(index);
                 let call = self.calls.entry(index).or_default();
                 let mut grown = 0;
@@ -175,22 +175,33 @@ impl Assembler {
     }
 
     /// The call a piece goes to. The standard gives every piece an `index`; without one (some
-    /// servers send each call whole, one to a chunk, without it) a piece with an id the last
-    /// call does not have starts a new call, and any other piece continues the last call. A
-    /// new call past [`MAX_TOOL_CALLS`] is an error.
-    fn index_of(&mut self, index: Option<usize>, id: Option<&str>) -> Result<usize, ModelError> {
+    /// servers send each call whole, one to a chunk or several to a chunk, without it) a piece
+    /// with an id the last call does not have starts a new call, as does a piece after the
+    /// first of its chunk that does not carry the last call's id; any other piece continues
+    /// the last call. A new call past [`MAX_TOOL_CALLS`] is an error.
+    fn index_of(
+        &mut self,
+        index: Option<usize>,
+        id: Option<&str>,
+        position: usize,
+    ) -> Result<usize, ModelError> {
         let index = match (index, self.last_call) {
             (Some(index), _) => index,
             (None, None) => 0,
             (None, Some(last)) => {
                 let last_id = self.calls.get(&last).map_or("", |c| c.id.as_str());
-                match id.filter(|id| !id.is_empty()) {
-                    Some(id) if !last_id.is_empty() && id != last_id => self
-                        .calls
+                let id = id.filter(|id| !id.is_empty());
+                let new = match id {
+                    Some(id) => !last_id.is_empty() && id != last_id,
+                    None => false,
+                } || (position > 0 && id.is_none_or(|id| id != last_id));
+                if new {
+                    self.calls
                         .keys()
                         .next_back()
-                        .map_or(0, |k| k.saturating_add(1)),
-                    _ => last,
+                        .map_or(0, |k| k.saturating_add(1))
+                } else {
+                    last
                 }
             }
         };
@@ -505,6 +516,21 @@ mod tests {
             .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
             .collect();
         assert_eq!(calls, vec![("c1", "f", "{\"a\":1}"), ("c2", "g", "{} ")]);
+        // Two whole calls in one chunk with neither index nor id: two calls, by position.
+        let chunks = vec![
+            delta(json!({"tool_calls": [
+                {"function": {"name": "a", "arguments": "{}"}},
+                {"function": {"name": "b", "arguments": "{\"x\":1}"}}
+            ]})),
+            json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}).to_string(),
+        ];
+        let reply = feed_all(&chunks).0.expect("a reply");
+        let calls: Vec<(&str, &str)> = reply
+            .tool_calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(calls, vec![("a", "{}"), ("b", "{\"x\":1}")]);
     }
 
     #[test]
