@@ -187,12 +187,17 @@ impl Secrets {
     /// would garble them; the API key is a secret whatever its length.
     pub fn of(profile: &ModelProfile) -> Secrets {
         use crate::config::redact::is_secret_name;
+        // A value, and its last word (the token of `Bearer TOKEN`), which an endpoint may
+        // echo alone.
         let named = |map: &'_ std::collections::BTreeMap<String, String>| {
             map.iter()
-                .filter(|(name, value)| {
-                    is_secret_name(name) && value.chars().count() >= MIN_NAMED_SECRET
+                .filter(|(name, _)| is_secret_name(name))
+                .flat_map(|(_, value)| {
+                    let last = value.split_whitespace().next_back().unwrap_or_default();
+                    [value.as_str(), last]
                 })
-                .map(|(_, value)| value.clone())
+                .filter(|value| value.chars().count() >= MIN_NAMED_SECRET)
+                .map(str::to_string)
                 .collect::<Vec<_>>()
         };
         let mut values: Vec<String> = profile.api_key.iter().cloned().collect();
@@ -223,10 +228,23 @@ impl Secrets {
         out
     }
 
-    /// The first `max_chars` of raw bytes for a message, scrubbed before they are cut.
+    /// `text` made safe to show (sanitized, on one line), scrubbed, then cut to `max_chars`.
+    /// Only its start is scrubbed (as much as could reach the cut), so a huge text costs one
+    /// pass, not a copy per secret; a secret that starts before the cut is replaced whole.
+    pub fn cut(&self, text: &str, max_chars: usize) -> String {
+        let longest = self.0.iter().map(|s| s.chars().count()).max().unwrap_or(0);
+        let clean = crate::text::sanitize(text, false);
+        let start: String = clean
+            .chars()
+            .take(max_chars.saturating_add(longest))
+            .collect();
+        crate::text::truncate(self.scrub(&start).trim(), max_chars)
+    }
+
+    /// The first `max_chars` of raw bytes for a message, quoted, scrubbed before they are cut.
     pub fn quote(&self, bytes: &[u8], max_chars: usize) -> String {
         let text = String::from_utf8_lossy(bytes);
-        crate::text::quote_bytes(self.scrub(&text).as_bytes(), max_chars)
+        format!("\"{}\"", self.cut(text.trim_end(), max_chars))
     }
 }
 
@@ -247,7 +265,7 @@ pub fn endpoint_message(body: &str, secrets: &Secrets) -> String {
             other => other.to_string(),
         })
         .unwrap_or_else(|| body.to_string());
-    crate::text::sanitize_line(secrets.scrub(text.trim()).trim(), 300)
+    secrets.cut(text.trim(), 300)
 }
 
 /// Classifies a transport error by walking its cause chain (`net`: our resolver's failures,
@@ -365,6 +383,27 @@ mod tests {
             secrets.scrub("k1 azure-secret-value my console title on"),
             "<redacted> <redacted> my console title on"
         );
+        // The token of `Bearer TOKEN`, echoed alone, is a secret too.
+        profile
+            .headers
+            .insert("Authorization".into(), "Bearer tok-0123456789".into());
+        let secrets = Secrets::of(&profile);
+        assert_eq!(
+            secrets.scrub("invalid token tok-0123456789"),
+            "invalid token <redacted>"
+        );
+    }
+
+    #[test]
+    fn only_the_start_of_a_huge_text_is_scrubbed_and_cut() {
+        let secrets = Secrets::new(["x".to_string()]);
+        let body = format!("{}{}", "ax".repeat(4 * 1024 * 1024), "tail");
+        let cut = secrets.cut(&body, 40);
+        assert_eq!(cut.chars().count(), 40, "{cut}");
+        assert!(cut.starts_with("a<redacted>a<redacted>"), "{cut}");
+        assert!(!cut.contains('x'), "{cut}");
+        let quoted = secrets.quote(body.as_bytes(), 40);
+        assert!(quoted.starts_with("\"a<redacted>"), "{quoted}");
     }
 
     #[test]
