@@ -312,7 +312,7 @@ impl Body {
 
     /// The next piece, or `None` at its end; `what` names the answer in a timeout's message.
     async fn next(&mut self, authority: &str, what: &str) -> Result<Option<Bytes>, ModelError> {
-        let cap = self.timeout * TOTAL_TIMEOUTS;
+        let cap = self.timeout.saturating_mul(TOTAL_TIMEOUTS);
         let too_long = || {
             ModelError::new(
                 ModelFailureClass::Timeout,

@@ -55,8 +55,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .checked_mul(unit_nanos)
         .and_then(|n| n.checked_add(fraction_nanos))
         .ok_or_else(too_long)?;
+    // Past this, a deadline computed from it could overflow the clock; no wait needs more.
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(format!(
+            "invalid duration {s:?}: too long (at most {}h)",
+            MAX_DURATION.as_secs() / 3600
+        ));
+    }
     let secs = u64::try_from(nanos / 1_000_000_000).map_err(|_| too_long())?;
     // The remainder is below 1e9, so it fits.
     let sub = u32::try_from(nanos % 1_000_000_000).unwrap_or(0);
     Ok(Duration::new(secs, sub))
 }
+
+/// The longest duration a config may give: 30 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);

@@ -292,6 +292,15 @@ fn parse_duration_cases() {
         Err("invalid duration \"10x\": unknown unit \"x\" (use ms, s, m or h; a plain number is seconds)".to_string())
     );
     assert!(parse_duration("99999999999999999999999999999h").is_err());
+    // Any longer than 30 days could overflow a deadline made from it: refused, and said.
+    assert_eq!(
+        parse_duration("720h"),
+        Ok(Duration::from_secs(30 * 24 * 3600))
+    );
+    assert_eq!(
+        parse_duration("2000000000000000000s"),
+        Err("invalid duration \"2000000000000000000s\": too long (at most 720h)".to_string())
+    );
 }
 
 #[test]
