@@ -331,9 +331,10 @@ async fn tool_calls_are_capped_in_number_and_in_name_size() {
         "{error}"
     );
 
-    // Two 1 MiB names alternating at index 0.
-    let a = "a".repeat(1024 * 1024);
-    let b = "b".repeat(1024 * 1024);
+    // Two 600-byte names alternating at index 0: each within the 1 KiB limit, the name they
+    // make together (names may come in pieces) over it.
+    let a = "a".repeat(600);
+    let b = "b".repeat(600);
     let mut script = vec![write(SSE_HEAD)];
     for i in 0..64 {
         let name = if i % 2 == 0 { &a } else { &b };

@@ -577,3 +577,21 @@ impl Conversation {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_is_cut_at_a_character_boundary_within_its_bytes() {
+        assert_eq!(reason_of("short"), "short");
+        // A three-byte character across every byte near the cut.
+        for pad in 2040..2050 {
+            let text = format!("{}{}", "r".repeat(pad), "語".repeat(100));
+            let reason = reason_of(&text);
+            assert!(reason.len() <= MAX_REASON_BYTES, "{pad}: {}", reason.len());
+            assert!(reason.ends_with('…'), "{pad}");
+            assert!(text.starts_with(reason.trim_end_matches('…')), "{pad}");
+        }
+    }
+}

@@ -151,7 +151,7 @@ impl App {
             }
             KeyCode::Char('c') if self.focus == Pane::Calls => {
                 if let Some(row) = self.calls.rows.get(self.call_sel) {
-                    if !row.status.is_final() {
+                    if row.cancellable() {
                         let id = row.id;
                         self.notify(Level::Info, super::ingest::cancelling(id));
                         return vec![Effect::CancelCall(id)];
@@ -162,7 +162,7 @@ impl App {
             KeyCode::Char('o') if matches!(self.focus, Pane::Servers | Pane::Details) => {
                 if let Some(s) = self.selected_server() {
                     let server = s.name.clone();
-                    if s.transport != crate::config::TransportKind::StreamableHttp {
+                    if !s.can_login() {
                         self.notify(
                             Level::Warn,
                             format!("{server} is not a streamable_http server: OAuth login is for those"),

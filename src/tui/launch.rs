@@ -21,7 +21,7 @@ pub struct Launch {
 }
 
 /// `s` as one shell word: as is when plain, else single-quoted.
-fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));

@@ -81,6 +81,11 @@ impl ServerRow {
         (!logs).then(|| format!("{name} does not offer logging: no log level to set"))
     }
 
+    /// Whether `o` (OAuth login) applies to it: a `streamable_http` server.
+    pub fn can_login(&self) -> bool {
+        self.transport == TransportKind::StreamableHttp
+    }
+
     /// Whether it gave instructions (for `i`).
     pub fn has_instructions(&self) -> bool {
         self.report
@@ -303,6 +308,24 @@ impl CallRow {
     pub fn wait_time(&self, now: Instant) -> Option<Duration> {
         self.waited
             .or_else(|| self.asked_at.map(|a| now.saturating_duration_since(a)))
+    }
+
+    /// What to show at `now`: the time of what goes on (the wait while it waits for the
+    /// operator, else the run), and the wait apart once the run began.
+    pub fn times(&self, now: Instant) -> (Duration, Option<Duration>) {
+        match self.status {
+            CallStatus::AwaitingApproval => (
+                self.wait_time(now)
+                    .unwrap_or_else(|| now.saturating_duration_since(self.started)),
+                None,
+            ),
+            _ => (self.run_time(now), self.wait_time(now)),
+        }
+    }
+
+    /// Whether `c` can still cancel it (it has not ended).
+    pub fn cancellable(&self) -> bool {
+        !self.status.is_final()
     }
 }
 

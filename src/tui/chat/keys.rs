@@ -168,7 +168,8 @@ impl App {
         // The one left stays on disk: say how to come back to it.
         let note = match self.chat.session.take() {
             Some(old) => format!(
-                "a new conversation (the last one is session {old}: `aimon-console --resume {old}` continues it)"
+                "a new conversation (the last one is session {old}: `aimon-console --config {} --resume {old}` continues it)",
+                crate::tui::launch::quote(&self.config_path().display().to_string())
             ),
             None => "a new conversation".to_string(),
         };

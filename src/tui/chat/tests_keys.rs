@@ -119,6 +119,14 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
         screen.contains("the last one is session 20261201-101500-ab12"),
         "{screen}"
     );
+    let note = format!("{:?}", app.chat.entries);
+    assert!(
+        note.contains(&format!(
+            "aimon-console --config {} --resume 20261201-101500-ab12",
+            app.config_path().display()
+        )),
+        "{note}"
+    );
 }
 
 #[test]

@@ -126,10 +126,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             };
             // Waiting for the operator and running are timed apart: the column says the one
             // going on (or the run, once it ended); the wait leads the preview.
-            let (time, waited) = match c.status {
-                CallStatus::AwaitingApproval => (c.wait_time(app.now).unwrap_or(live), None),
-                _ => (c.run_time(app.now), c.wait_time(app.now)),
-            };
+            let (time, waited) = c.times(app.now);
             let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
             // Where the preview has room; the result view always says it.
             let mut preview = match waited {

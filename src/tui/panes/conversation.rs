@@ -382,13 +382,8 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
                 CallStatus::Refused => "⊗".into(),
                 CallStatus::Cancelled => "-".into(),
             };
-            let time = match row.status {
-                CallStatus::AwaitingApproval => row.wait_time(app.now).unwrap_or(live),
-                _ => {
-                    waited = row.wait_time(app.now);
-                    row.run_time(app.now)
-                }
-            };
+            let (time, wait) = row.times(app.now);
+            waited = wait;
             (
                 mark,
                 row.status.as_str().to_string(),

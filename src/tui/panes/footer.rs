@@ -126,7 +126,7 @@ fn pane_keys(app: &App) -> Keys {
             if server.is_some_and(|s| s.cannot_log().is_none()) {
                 k.push(("l", "log level"));
             }
-            if server.is_some_and(|s| s.transport == TransportKind::StreamableHttp) {
+            if server.is_some_and(ServerRow::can_login) {
                 k.push(("o", "login"));
             }
             k
@@ -135,7 +135,7 @@ fn pane_keys(app: &App) -> Keys {
         Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
         Pane::Calls => match app.calls.rows.get(app.call_sel) {
-            Some(row) if !row.status.is_final() => vec![("Enter", "result"), ("c", "cancel")],
+            Some(row) if row.cancellable() => vec![("Enter", "result"), ("c", "cancel")],
             Some(_) => vec![("Enter", "result")],
             None => Vec::new(),
         },
