@@ -75,7 +75,10 @@ pub fn failure(links: &[&(dyn StdError + 'static)], authority: &str) -> Option<N
     if let Some(tls) = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
         return fail(
             NetClass::Tls,
-            format!("TLS handshake with {authority} failed: {tls}"),
+            format!(
+                "TLS handshake with {authority} failed: {}",
+                plain_names(&tls.to_string())
+            ),
         );
     }
     links.iter().find_map(|e| {
@@ -102,6 +105,36 @@ pub fn failure(links: &[&(dyn StdError + 'static)], authority: &str) -> Option<N
             _ => None,
         }
     })
+}
+
+/// `text` with the names of a certificate as people write them: rustls quotes them in its
+/// debug form (`only valid for DnsName("a.example") or IpAddress(10.0.0.1)`).
+fn plain_names(text: &str) -> String {
+    const FORMS: [(&str, &str); 3] = [
+        ("DnsName(\"", "\")"),
+        ("UniformResourceIdentifier(\"", "\")"),
+        ("IpAddress(", ")"),
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = FORMS
+            .iter()
+            .filter_map(|(open, close)| rest.find(open).map(|at| (at, *open, *close)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, open, close)) = next else {
+            break;
+        };
+        let inner = at + open.len();
+        let Some(len) = rest[inner..].find(close) else {
+            break;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(&rest[inner..inner + len]);
+        rest = &rest[inner + len + close.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A host name that did not resolve.
@@ -163,6 +196,29 @@ mod tests {
         assert_eq!(found, Some(NetClass::Tls));
         // The plain source walk never sees it.
         assert!(std::error::Error::source(&tls).is_none());
+    }
+
+    #[test]
+    fn certificate_names_are_written_plainly() {
+        let wrong =
+            rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForNameContext {
+                expected: rustls::pki_types::ServerName::try_from("a.example")
+                    .expect("a name")
+                    .to_owned(),
+                presented: vec![
+                    "DnsName(\"b.example\")".into(),
+                    "IpAddress(10.0.0.1)".into(),
+                ],
+            });
+        let io = std::io::Error::other(wrong);
+        let message = failure(&links(&io), "a.example:443")
+            .map(|f| f.message)
+            .unwrap_or_default();
+        assert_eq!(
+            message,
+            "TLS handshake with a.example:443 failed: invalid peer certificate: certificate not valid for name \"a.example\"; certificate is only valid for b.example or 10.0.0.1"
+        );
+        assert_eq!(plain_names("DnsName(\"x"), "DnsName(\"x");
     }
 
     #[test]
