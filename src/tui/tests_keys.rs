@@ -511,3 +511,33 @@ fn footer_keys_follow_the_selected_row() {
         app.notice
     );
 }
+
+#[test]
+fn on_a_narrow_screen_the_approval_choices_wrap_whole() {
+    let (mut app, _) = populated();
+    let (request, _reply) = ApprovalRequest::new(
+        1,
+        trusted_write_note(),
+        json!({"title": "t", "body": "b"}),
+        "policy.approval is ask_mutating".into(),
+    );
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    let screen = super::tests::draw(&app, (60, 18));
+    // Every choice is inside the modal, none cut at its edge.
+    let modal: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("Approval needed"))
+        .take_while(|l| !l.contains('└'))
+        .collect();
+    let inside = modal.join("\n");
+    for choice in [
+        "y allow once",
+        "a allow this tool for the session",
+        "A always",
+        "n/Esc deny",
+    ] {
+        assert!(inside.contains(choice), "{choice}: {screen}");
+    }
+    // The arguments above them are still whole.
+    assert!(inside.contains("\"title\": \"t\""), "{screen}");
+}

@@ -140,10 +140,13 @@ pub fn render(
     )
     .wrap(Wrap { trim: false });
     let args_total = count(args.line_count(width));
+    // On a narrow screen the choices take two rows or more.
+    let choices_h = count(super::choice_rows(choices.clone(), width).len());
     // The head, the `arguments:` label, the arguments, the choices, the borders.
     let wanted = head_h
         .saturating_add(args_total)
-        .saturating_add(4)
+        .saturating_add(3)
+        .saturating_add(choices_h)
         .max(screen.height * 60 / 100);
     let area = super::centered(screen, 70, 0, 76.min(screen.width), wanted);
     frame.render_widget(Clear, area);
@@ -157,7 +160,7 @@ pub fn render(
             ..inner
         },
     );
-    let args_h = inner.height.saturating_sub(head_h + 2);
+    let args_h = inner.height.saturating_sub(head_h + 1 + choices_h);
     let last = args_total.saturating_sub(args_h);
     let scroll = scroll.min(last);
     let label = if last > 0 {

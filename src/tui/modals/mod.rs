@@ -74,18 +74,72 @@ pub fn scroll_limit(lines: usize, height: u16) -> u16 {
         .saturating_sub(height)
 }
 
-/// The modal's choices (its keys) on the last line of its inside, `inner`.
-pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line) {
-    if inner.height > 0 {
+/// The modal's choices (its keys) on the last lines of its inside, `inner`: as many rows as
+/// [`choice_rows`] makes of them at its width.
+pub fn choices_line(frame: &mut Frame, inner: Rect, choices: Line<'static>) {
+    let rows = choice_rows(choices, inner.width);
+    let height = u16::try_from(rows.len())
+        .unwrap_or(u16::MAX)
+        .min(inner.height);
+    if height > 0 {
         frame.render_widget(
-            Paragraph::new(choices),
+            Paragraph::new(rows),
             Rect {
-                y: inner.y + inner.height - 1,
-                height: 1,
+                y: inner.y + inner.height - height,
+                height,
                 ..inner
             },
         );
     }
+}
+
+/// `choices` (a keys line: choices apart by two spaces) in rows of `width` cells, broken only
+/// between two choices; a choice wider than a row is wrapped between words.
+pub fn choice_rows(choices: Line<'static>, width: u16) -> Vec<Line<'static>> {
+    let mut groups: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    for span in choices.spans {
+        match span.content.strip_prefix("  ") {
+            Some(rest) if groups.last().is_some_and(|g| !g.is_empty()) => {
+                groups.push(vec![Span::styled(rest.to_string(), span.style)]);
+            }
+            _ => {
+                if let Some(group) = groups.last_mut() {
+                    group.push(span);
+                }
+            }
+        }
+    }
+    let cells = |spans: &[Span<'static>]| -> usize {
+        spans
+            .iter()
+            .map(|s| crate::tui::chat::wrap::width(&s.content))
+            .sum()
+    };
+    let cols = width.max(1);
+    let width = usize::from(cols);
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    let mut row: Vec<Span<'static>> = Vec::new();
+    for group in groups.into_iter().filter(|g| !g.is_empty()) {
+        let need = cells(&group);
+        let used = cells(&row);
+        if !row.is_empty() && used + 2 + need <= width {
+            row.push(Span::raw("  "));
+            row.extend(group);
+            continue;
+        }
+        if !row.is_empty() {
+            rows.push(Line::from(std::mem::take(&mut row)));
+        }
+        if need > width {
+            rows.extend(wrap_styled(vec![Line::from(group)], cols));
+        } else {
+            row = group;
+        }
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(Line::from(row));
+    }
+    rows
 }
 
 /// `lines` cut into rows of `width` cells (styles kept), broken between words as the input
