@@ -95,10 +95,10 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
     // (The prompt and its Enter arrive in one read, as a paste or a fast typist's would.)
     std::thread::sleep(Duration::from_secs(3));
     t.text("save a note called demo saying hello\r");
-    let screen = t.wait_for("Approval needed", Duration::from_secs(10));
+    let screen = t.wait_for_question("Approval needed", Duration::from_secs(10));
     let status = screen
         .lines()
-        .find(|l| l.contains("model turn 1 · ") && l.contains("Esc cancels"))
+        .find(|l| l.contains("model turn 1 · ") && l.contains("waiting for your approval"))
         .unwrap_or_default();
     let elapsed = status.split(" · ").nth(1).unwrap_or_default().to_string();
     assert!(
@@ -143,7 +143,7 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
         .find(|l| l.contains("→ #1"))
         .unwrap_or_default();
     assert!(
-        line.contains("✓ ok") && line.contains("(allowed once by you)"),
+        line.contains("✓ ok") && line.contains("(allowed once by you after "),
         "{screen}"
     );
     assert!(
@@ -386,5 +386,29 @@ fn resume_continues_with_the_sessions_profile() {
         "{screen}"
     );
     assert!(screen.contains("what is 2 plus 3"), "{screen}");
+    quit(&t);
+}
+
+/// Typing on after a prompt is sent: the approval that pops up meanwhile takes none of the
+/// typed `y`s as its answer (it says why); after a pause, `y` answers it.
+#[test]
+fn keys_typed_on_after_a_prompt_do_not_answer_its_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = console(dir.path(), &example(), &state);
+    ask(&t, "save a note called typed saying yes");
+    // The operator types on, a `y` every 150 ms, while the question comes up.
+    for _ in 0..12 {
+        t.text("y");
+    }
+    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    assert!(
+        screen.contains("you were typing when this question came"),
+        "{screen}"
+    );
+    assert!(!screen.contains("✓ ok"), "a typed y answered it: {screen}");
+    std::thread::sleep(Duration::from_secs(1));
+    t.keys(&["y"]);
+    t.wait_for_row("#1 ", "ok");
     quit(&t);
 }

@@ -70,7 +70,7 @@ fn the_console_end_to_end() {
     t.keys(&["3"]);
     call_tool(&t, "notes__write");
     t.keys(&["C-s"]);
-    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    let screen = t.wait_for_question("Approval needed", Duration::from_secs(5));
     assert!(screen.contains("mcp__notes__write_note"), "{screen}");
     assert!(screen.contains("MUTATING"), "{screen}");
     assert!(
@@ -84,7 +84,7 @@ fn the_console_end_to_end() {
     t.keys(&["3"]);
     call_tool(&t, "notes__write");
     t.keys(&["C-s"]);
-    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.wait_for_question("Approval needed", Duration::from_secs(5));
     t.keys(&["n"]);
     t.wait_for_row("#2", "denied");
 
@@ -305,8 +305,8 @@ fn live_servers_in_the_console() {
     let rss_before = rss_kib(pid);
 
     // A flood of 20,000 log messages: the console keeps answering keys while it pours in.
-    send_call(&t, "live__flood", &["\"count\": 20000"]);
-    t.wait_for("Approval needed", Duration::from_secs(5));
+    send_call(&t, "live__flood", &["\"count\": 20000,"]);
+    t.wait_for_question("Approval needed", Duration::from_secs(5));
     t.keys(&["y"]);
     t.keys(&["5"]);
     t.wait_for("Enter whole line", Duration::from_secs(5));
@@ -323,7 +323,7 @@ fn live_servers_in_the_console() {
 
     // A call that never answers: c cancels it, and it ends at once.
     send_call(&t, "live__never_answer", &[]);
-    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.wait_for_question("Approval needed", Duration::from_secs(5));
     t.keys(&["y"]);
     t.wait_for("running", Duration::from_secs(5));
     t.keys(&["4", "End"]);
@@ -334,7 +334,7 @@ fn live_servers_in_the_console() {
 
     // echo approved for the session runs without asking ...
     send_call(&t, "live__echo", &["\"text\": \"one\""]);
-    t.wait_for("allow this tool for the session", Duration::from_secs(5));
+    t.wait_for_question("allow this tool for the session", Duration::from_secs(5));
     t.keys(&["a"]);
     t.wait_for("#3", Duration::from_secs(5));
     send_call(&t, "live__echo", &["\"text\": \"two\""]);
@@ -347,7 +347,7 @@ fn live_servers_in_the_console() {
         "live__change_tools",
         &["\"action\": \"annotate\",", "\"tool\": \"echo\""],
     );
-    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.wait_for_question("Approval needed", Duration::from_secs(5));
     t.keys(&["y"]);
     let screen = t.wait_for(
         "tools changed: 0 added, 0 removed, 1 changed",
@@ -367,7 +367,7 @@ fn live_servers_in_the_console() {
     t.keys(&["Enter"]);
     t.wait_for("Ctrl-S send", Duration::from_secs(5));
     t.keys(&["C-s"]);
-    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    let screen = t.wait_for_question("Approval needed", Duration::from_secs(5));
     assert!(
         screen.contains("DESTRUCTIVE") && screen.contains("no session approval"),
         "{screen}"

@@ -87,7 +87,7 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
 
     // write_note asks (mutating, destructive under ignore); A asks once more, y writes the rule.
     call_tool(&t, "notes__write");
-    let screen = t.wait_for("Approval needed", Duration::from_secs(5));
+    let screen = t.wait_for_question("Approval needed", Duration::from_secs(5));
     assert!(screen.contains("A always"), "{screen}");
     t.keys(&["A"]);
     t.wait_for("always allow it, in every session", Duration::from_secs(5));
@@ -137,7 +137,7 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
 
     // It asks again.
     call_tool(&t, "notes__write");
-    t.wait_for("Approval needed", Duration::from_secs(5));
+    t.wait_for_question("Approval needed", Duration::from_secs(5));
     t.keys(&["n"]);
     t.wait_for_row("#2", "denied");
 

@@ -116,6 +116,8 @@ pub struct App {
     pub(super) approval_confirm: bool,
     /// `d` on a rule in the `L` list: the index it asked about; `d` again removes it.
     pub(super) rule_removal: Option<usize>,
+    /// Keeps typing meant for something else from answering a question.
+    pub(super) guard: super::guard::KeyGuard,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
     /// Tool traits before the last restart-all, to highlight what changed as servers join.
@@ -202,6 +204,7 @@ impl App {
             scroll_limit: std::cell::Cell::new(0),
             approval_confirm: false,
             rule_removal: None,
+            guard: super::guard::KeyGuard::default(),
             notice: None,
             quit: false,
             previous_traits: HashMap::new(),
@@ -224,6 +227,11 @@ impl App {
 
     pub fn set_now(&mut self, now: Instant) {
         self.now = now;
+    }
+
+    /// A key came from the terminal at `at` (before `on_key` takes it).
+    pub fn key_came(&mut self, at: Instant) {
+        self.guard.key_came(at);
     }
 
     pub fn should_quit(&self) -> bool {

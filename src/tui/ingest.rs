@@ -306,6 +306,7 @@ impl App {
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.approvals.is_empty() {
                     self.approval_scroll = 0;
+                    self.guard.question_came(self.now);
                 }
                 self.approvals.push_back(request);
             }

@@ -324,6 +324,16 @@ impl App {
     }
 
     fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let answers = matches!(
+            key.code,
+            KeyCode::Char('y' | 'a' | 'A' | 'n') | KeyCode::Esc
+        );
+        if answers {
+            if let Err(why) = self.guard.answer(self.now) {
+                self.notify(Level::Warn, why);
+                return Vec::new();
+            }
+        }
         if self.approval_confirm {
             // `A` on a destructive tool: asked once more.
             match key.code {
@@ -450,6 +460,10 @@ impl App {
             }
             Modal::Quit => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => {
+                    if let Err(why) = self.guard.confirm() {
+                        self.notify(Level::Warn, why);
+                        return Vec::new();
+                    }
                     self.quit = true;
                     return vec![Effect::Quit];
                 }
@@ -462,6 +476,10 @@ impl App {
             },
             Modal::Trust(preview) => match key.code {
                 KeyCode::Char('y') | KeyCode::Enter => {
+                    if let Err(why) = self.guard.confirm() {
+                        self.notice = Some((Level::Warn, why.to_string()));
+                        return Vec::new();
+                    }
                     let effect = Effect::WriteTrust {
                         server: preview.server.clone(),
                         trust: preview.to,

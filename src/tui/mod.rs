@@ -14,6 +14,7 @@ mod content_open;
 mod effects;
 mod elicit;
 mod frame;
+mod guard;
 mod ingest;
 mod keys;
 pub mod launch;
@@ -165,7 +166,9 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 Some(Ok(Event::Key(key))) => {
                     // A key can start a turn or answer an approval: its time is now, not the
                     // last frame's (an idle console draws no frames).
-                    app.set_now(Instant::now());
+                    let at = Instant::now();
+                    app.set_now(at);
+                    app.key_came(at);
                     for effect in app.on_key(key) {
                         run_effect(effect, &app, &app_tx);
                     }

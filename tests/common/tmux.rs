@@ -95,6 +95,14 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// `wait_for` a question (an approval), then the moment a person takes to read it: the
+    /// console takes no answer sooner (a key that soon was typed at something else).
+    pub fn wait_for_question(&self, needle: &str, timeout: Duration) -> String {
+        let screen = self.wait_for(needle, timeout);
+        std::thread::sleep(Duration::from_millis(400));
+        screen
+    }
+
     pub fn wait_for(&self, needle: &str, timeout: Duration) -> String {
         let start = Instant::now();
         loop {

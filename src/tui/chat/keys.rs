@@ -42,7 +42,10 @@ impl App {
             KeyCode::Char('p') if ctrl => self.open_picker(),
             KeyCode::Char('n') if ctrl => return Some(self.new_conversation()),
             KeyCode::Char('u') if ctrl => input.clear(),
-            KeyCode::Char(c) if !ctrl && !alt => input.insert(c),
+            KeyCode::Char(c) if !ctrl && !alt => {
+                input.insert(c);
+                self.guard.typed(self.now);
+            }
             KeyCode::Backspace => input.backspace(),
             KeyCode::Delete => input.delete(),
             KeyCode::Left => input.left(),
@@ -73,6 +76,7 @@ impl App {
             && self.modal.is_none()
         {
             self.chat.input.insert_str(text);
+            self.guard.typed(self.now);
         }
     }
 
@@ -104,6 +108,7 @@ impl App {
             AgentStatus::Off => return Vec::new(),
         };
         let text = self.chat.input.take();
+        self.guard.sent();
         let attachments = std::mem::take(&mut self.chat.attachments);
         if !text.trim().is_empty() {
             self.chat

@@ -496,3 +496,44 @@ fn a_calls_time_leaves_the_wait_for_approval_apart_as_in_calls() {
         "{screen}"
     );
 }
+
+/// Typing on after a prompt is sent: an approval that comes meanwhile does not take the
+/// typed `y` (or `A`, which would write a rule) as its answer; once the typing stops for a
+/// moment, `y` answers it.
+#[tokio::test]
+async fn typing_on_does_not_answer_an_approval_that_pops_up() {
+    let t0 = Instant::now();
+    let mut app = App::new(&agent_config(), Theme::plain(), t0);
+    app.set_now(t0);
+    let _rx = ready(&mut app);
+    type_text(&mut app, "save a note called t saying yes");
+    app.on_key(key(KeyCode::Enter));
+    // The operator types on; the question comes 100 ms after the last key.
+    app.set_now(t0 + Duration::from_millis(200));
+    type_text(&mut app, "and y");
+    let (request, reply) = ApprovalRequest::new(
+        1,
+        trusted_write_note(),
+        json!({"title": "t", "body": "yes"}),
+        "policy.approval is ask_mutating".into(),
+    );
+    app.set_now(t0 + Duration::from_millis(300));
+    app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    for (at, c) in [(350, 'y'), (500, 'A'), (800, 'y')] {
+        app.set_now(t0 + Duration::from_millis(at));
+        app.on_key(key(KeyCode::Char(c)));
+        assert_eq!(app.approvals.len(), 1, "{c} at {at} ms answered it");
+    }
+    assert!(
+        app.notice
+            .as_ref()
+            .is_some_and(|(_, t)| t.contains("you were typing when this question came")),
+        "{:?}",
+        app.notice
+    );
+    // A pause, then an answer.
+    app.set_now(t0 + Duration::from_millis(1_500));
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(app.approvals.is_empty());
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+}
