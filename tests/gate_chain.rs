@@ -291,6 +291,7 @@ proptest! {
             let options = RuntimeOptions {
                 local_tools: false,
                 extra_tools: extra,
+                ..RuntimeOptions::default()
             };
             let runtime = AgentRuntimeFactory::create(&config, options, events).await.expect("runtime");
             runtime.wait_started().await;

@@ -69,6 +69,7 @@ async fn a_failed_runtime_build_closes_the_manager() {
     let options = RuntimeOptions {
         local_tools: true,
         extra_tools: vec![Arc::new(ReadTool::new()) as Arc<dyn Tool>],
+        ..RuntimeOptions::default()
     };
     let result = AgentRuntimeFactory::create(&cfg, options, events).await;
     assert!(matches!(result, Err(RuntimeError::DuplicateTool(_))));
@@ -277,4 +278,33 @@ async fn restarting_a_server_with_new_trust_resolves_its_tools_again() {
     assert!(tail.iter().any(|l| l.contains("restarted")), "{tail:?}");
     runtime.close().await;
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}
+
+/// A runtime started in place of another (the console's restart of every server) numbers its
+/// calls on from the one before's: a call id names one call only.
+#[tokio::test]
+async fn call_ids_go_on_from_first_call_id() {
+    let cfg = config(Vec::new());
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let options = RuntimeOptions {
+        first_call_id: 30,
+        ..RuntimeOptions::default()
+    };
+    let runtime = AgentRuntimeFactory::create(&cfg, options, events)
+        .await
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("a dir");
+    let path = dir.path().join("a.txt");
+    std::fs::write(&path, "x").expect("write");
+    for expected in [31, 32] {
+        let out = runtime
+            .call(
+                "read",
+                json!({"path": path.to_string_lossy()}),
+                CancellationToken::new(),
+            )
+            .await;
+        assert_eq!(out.id, expected, "{out:?}");
+    }
+    runtime.close().await;
 }

@@ -128,6 +128,7 @@ async fn a_hundred_thousand_calls_with_cancels_and_crashes() {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: Vec::new(),
+        ..RuntimeOptions::default()
     };
     let runtime = Arc::new(
         AgentRuntimeFactory::create(&config, options, events)

@@ -38,6 +38,7 @@ pub async fn runtime_for(mut server: ServerConfig) -> Arc<AgentRuntime> {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: Vec::new(),
+        ..RuntimeOptions::default()
     };
     let runtime = match AgentRuntimeFactory::create(&config(vec![server]), options, events).await {
         Ok(r) => r,

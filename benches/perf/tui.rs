@@ -112,6 +112,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     let options = RuntimeOptions {
         local_tools: false,
         extra_tools: extra,
+        ..RuntimeOptions::default()
     };
     let empty = Config::from_servers(Vec::new(), PolicyConfig::default());
     match AgentRuntimeFactory::create(&empty, options, events).await {

@@ -39,6 +39,9 @@ pub struct RuntimeOptions {
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
+    /// Call ids go on after this one (a runtime started again in place of another keeps its
+    /// predecessor's ids apart from its own).
+    pub first_call_id: u64,
 }
 
 impl Default for RuntimeOptions {
@@ -46,6 +49,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
+            first_call_id: 0,
         }
     }
 }
@@ -177,7 +181,7 @@ fn build(
             gate,
             hooks,
             bus,
-            next_id: AtomicU64::new(0),
+            next_id: AtomicU64::new(options.first_call_id),
             all_calls: CancellationToken::new(),
             running: Default::default(),
         },

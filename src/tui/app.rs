@@ -229,6 +229,11 @@ impl App {
         self.now = now;
     }
 
+    /// The highest call id listed in Calls (0 when none).
+    pub fn last_call_id(&self) -> u64 {
+        self.calls.rows.iter().map(|r| r.id).max().unwrap_or(0)
+    }
+
     /// A key came from the terminal at `at` (before `on_key` takes it).
     pub fn key_came(&mut self, at: Instant) {
         self.guard.key_came(at);

@@ -156,7 +156,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
     let mut app = App::new(&config, Theme::from_env(), Instant::now());
     app.chat
         .start_with(options.model, options.resume, options.why);
-    start_runtime(config, 0, app_tx.clone());
+    start_runtime(config, 0, 0, app_tx.clone());
     let mut term_events = EventStream::new();
     frames.schedule_frame();
 
@@ -269,7 +269,12 @@ async fn settle_in_flight(
 
 /// Starts runtime `generation` in the background; its events and its arrival come back as
 /// app events.
-fn start_runtime(config: Config, generation: u64, app_tx: mpsc::Sender<AppEvent>) {
+fn start_runtime(
+    config: Config,
+    generation: u64,
+    first_call_id: u64,
+    app_tx: mpsc::Sender<AppEvent>,
+) {
     let (events, mut stream) = AgentRuntimeFactory::events();
     let forward = app_tx.clone();
     tokio::spawn(async move {
@@ -286,7 +291,11 @@ fn start_runtime(config: Config, generation: u64, app_tx: mpsc::Sender<AppEvent>
         }
     });
     tokio::spawn(async move {
-        let result = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
+        let options = RuntimeOptions {
+            first_call_id,
+            ..RuntimeOptions::default()
+        };
+        let result = AgentRuntimeFactory::create(&config, options, events)
             .await
             .map(Arc::new)
             .map_err(|e| e.to_string());
@@ -484,6 +493,8 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;
+            // The calls of the runtime before stay listed: the new one's ids go on from theirs.
+            let first_call_id = app.last_call_id();
             tokio::spawn(async move {
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
@@ -505,7 +516,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                         Ok(Box::new(config.clone())),
                     ))
                     .await;
-                start_runtime(config, generation, tx);
+                start_runtime(config, generation, first_call_id, tx);
             });
         }
     }
