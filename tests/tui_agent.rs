@@ -412,3 +412,29 @@ fn keys_typed_on_after_a_prompt_do_not_answer_its_approval() {
     t.wait_for_row("#1 ", "ok");
     quit(&t);
 }
+
+/// `kill` (SIGTERM) or a closed terminal (SIGHUP) quits as `q` does: the servers and the model
+/// endpoint the console started are stopped, and the terminal is left as it was.
+#[test]
+fn sigterm_and_sighup_quit_and_stop_everything_started() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let t = console(dir.path(), &example(), &state);
+        let pid = t.console_pid();
+        let started = descendants(pid);
+        assert!(started.len() >= 7, "servers and the model: {started:?}");
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+        t.wait_for("READY$", Duration::from_secs(15));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while started.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left: Vec<i32> = started.into_iter().filter(|p| alive(*p)).collect();
+        assert!(left.is_empty(), "signal {signal}: left running: {left:?}");
+        assert_eq!(t.display("#{alternate_on}"), "0", "signal {signal}");
+    }
+}

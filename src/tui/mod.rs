@@ -158,10 +158,16 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         .start_with(options.model, options.resume, options.why);
     start_runtime(config, 0, 0, app_tx.clone());
     let mut term_events = EventStream::new();
+    // Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as `q` does: what is in flight
+    // ends cancelled, the servers and the model endpoint are stopped, the terminal restored.
+    let mut hangup = quit_signal(tokio::signal::unix::SignalKind::hangup());
+    let mut terminate = quit_signal(tokio::signal::unix::SignalKind::terminate());
     frames.schedule_frame();
 
     loop {
         tokio::select! {
+            () = signalled(&mut hangup) => break,
+            () = signalled(&mut terminate) => break,
             event = term_events.next() => match event {
                 Some(Ok(Event::Key(key))) => {
                     // A key can start a turn or answer an approval: its time is now, not the
@@ -236,6 +242,29 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         }
     }
     ExitCode::SUCCESS
+}
+
+/// A stream of `kind` signals, if one can be had (else the console just does not see them).
+fn quit_signal(kind: tokio::signal::unix::SignalKind) -> Option<tokio::signal::unix::Signal> {
+    match tokio::signal::unix::signal(kind) {
+        Ok(signal) => Some(signal),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for a quit signal");
+            None
+        }
+    }
+}
+
+/// The next signal of `signal`; never, without one.
+async fn signalled(signal: &mut Option<tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            if signal.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// Quitting ends what is in flight as cancelled, not as the servers' going away: the agent's
