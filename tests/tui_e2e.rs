@@ -443,3 +443,44 @@ fn a_bearer_token_never_reaches_the_screen() {
     assert!(!logged.is_empty(), "the console logged nothing");
     assert!(!logged.contains(TOKEN), "the token is in the log file");
 }
+
+/// `R` while a call runs asks first; `y` restarts every server, the call ends `cancelled`
+/// (not cut off as an error), and the next call is numbered on from it.
+#[test]
+fn restart_all_with_a_call_running_asks_and_cancels_it() {
+    let m = marker("tui-restart-all");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: live\n      command: {}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
+            bin()
+        ),
+    )
+    .unwrap();
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", Duration::from_secs(20));
+    send_call(&t, "live__never_answer", &[]);
+    t.wait_for_row("#1", "running");
+    t.keys(&["R"]);
+    t.wait_for(
+        "1 call is still running: restart every server and cancel it?",
+        Duration::from_secs(5),
+    );
+    t.keys(&["y"]);
+    t.wait_for_row("#1", "cancelled");
+    t.wait_for("1/1 ready", Duration::from_secs(20));
+    send_call(&t, "live__echo", &["\"text\": \"after\""]);
+    t.wait_for_row("#2", "ok");
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
+}

@@ -99,6 +99,7 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
             KeyCode::PageUp => self.page(-1),
             KeyCode::PageDown => self.page(1),
+            KeyCode::Char('R') if self.calls.running() > 0 => self.modal = Some(Modal::RestartAll),
             KeyCode::Char('R') => return vec![Effect::RestartAll],
             KeyCode::Char('L') => self.open_ledger(),
             KeyCode::Char('t') if self.focus == Pane::Servers => self.open_trust_preview(),
@@ -472,6 +473,19 @@ impl App {
                     return vec![Effect::Quit];
                 }
                 KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
+                _ => {}
+            },
+            Modal::RestartAll => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('R') => {
+                    if let Err(why) = self.guard.confirm() {
+                        self.notice = Some((Level::Warn, why.to_string()));
+                        return Vec::new();
+                    }
+                    self.modal = None;
+                    return vec![Effect::RestartAll];
+                }
+                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
+                _ if ctrl_c => self.modal = None,
                 _ => {}
             },
             Modal::Trust(preview) => match key.code {

@@ -524,6 +524,14 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             let generation = app.generation() + 1;
             // The calls of the runtime before stay listed: the new one's ids go on from theirs.
             let first_call_id = app.last_call_id();
+            // Calls still running (the operator said so) end cancelled, not cut off.
+            let running: Vec<u64> = app
+                .calls
+                .rows
+                .iter()
+                .filter(|r| r.cancellable())
+                .map(|r| r.id)
+                .collect();
             tokio::spawn(async move {
                 let loaded = tokio::task::spawn_blocking(move || config::load(&path))
                     .await
@@ -537,6 +545,9 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                     }
                 };
                 if let Some(rt) = runtime {
+                    for id in running {
+                        rt.cancel_call(id);
+                    }
                     rt.close().await;
                 }
                 let _ = tx

@@ -541,3 +541,26 @@ fn on_a_narrow_screen_the_approval_choices_wrap_whole() {
     // The arguments above them are still whole.
     assert!(inside.contains("\"title\": \"t\""), "{screen}");
 }
+
+#[test]
+fn restart_all_asks_first_while_calls_run() {
+    use super::app::Effect;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    assert!(app.calls.running() > 0);
+    assert!(app.on_key(key(KeyCode::Char('R'))).is_empty());
+    assert!(matches!(app.modal, Some(Modal::RestartAll)));
+    let screen = super::tests::draw(&app, (80, 24));
+    assert!(
+        screen.contains("still running: restart every server and cancel them?"),
+        "{screen}"
+    );
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+    assert!(app.modal.is_none());
+    app.on_key(key(KeyCode::Char('R')));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![Effect::RestartAll]
+    );
+    assert!(app.modal.is_none());
+}

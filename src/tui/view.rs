@@ -165,28 +165,60 @@ impl App {
         }
     }
 
+    /// "N calls still running: restart every server and cancel them?"
+    fn render_restart_all(&self, frame: &mut Frame, area: Rect) {
+        let running = self.calls.running();
+        self.render_running_question(
+            frame,
+            area,
+            (" Restart every server? ", 70),
+            format!(
+                "{running} call{} still running: restart every server and cancel {}?",
+                if running == 1 { " is" } else { "s are" },
+                if running == 1 { "it" } else { "them" }
+            ),
+            &[("y", "restart all"), ("n/Esc", "back")],
+        );
+    }
+
+    /// A question over calls still running: `text`, then its keys.
+    fn render_running_question(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        (title, width): (&str, u16),
+        text: String,
+        keys: &[(&str, &str)],
+    ) {
+        let theme = self.theme;
+        let rect = centered(area, 40, 20, width.min(area.width), 5.min(area.height));
+        frame.render_widget(ratatui::widgets::Clear, rect);
+        frame.render_widget(
+            Paragraph::new(vec![Line::raw(text), panes::keys_line(keys, theme)])
+                .wrap(ratatui::widgets::Wrap { trim: false })
+                .block(
+                    ratatui::widgets::Block::default()
+                        .borders(ratatui::widgets::Borders::ALL)
+                        .border_style(theme.warn())
+                        .title(title.to_string()),
+                ),
+            rect,
+        );
+    }
+
     /// "N calls still running: quit and cancel them?"
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
-        let theme = self.theme;
-        let rect = centered(area, 40, 20, 50.min(area.width), 5.min(area.height));
-        frame.render_widget(ratatui::widgets::Clear, rect);
         let running = self.calls.running();
-        frame.render_widget(
-            Paragraph::new(vec![
-                Line::raw(format!(
-                    "{running} call{} still running: quit and cancel {}?",
-                    if running == 1 { " is" } else { "s are" },
-                    if running == 1 { "it" } else { "them" }
-                )),
-                panes::keys_line(&[("y", "quit"), ("n/Esc", "stay")], theme),
-            ])
-            .block(
-                ratatui::widgets::Block::default()
-                    .borders(ratatui::widgets::Borders::ALL)
-                    .border_style(theme.warn())
-                    .title(" Quit? "),
+        self.render_running_question(
+            frame,
+            area,
+            (" Quit? ", 50),
+            format!(
+                "{running} call{} still running: quit and cancel {}?",
+                if running == 1 { " is" } else { "s are" },
+                if running == 1 { "it" } else { "them" }
             ),
-            rect,
+            &[("y", "quit"), ("n/Esc", "stay")],
         );
     }
 
@@ -288,6 +320,7 @@ impl App {
             }
             // Drawn last, over whatever else waits (`render_modal`).
             Modal::Quit => {}
+            Modal::RestartAll => self.render_restart_all(frame, area),
             Modal::Resource(view) => view.render(
                 frame,
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),

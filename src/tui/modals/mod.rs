@@ -35,6 +35,8 @@ pub enum Modal {
     Result { call: u64, scroll: u16 },
     /// `q` while calls run.
     Quit,
+    /// `R` while calls run: restarting every server cancels them.
+    RestartAll,
     /// `L`: the rules of the config file and the approvals remembered for this session.
     Ledger {
         entries: Vec<ledger::LedgerRow>,

@@ -69,6 +69,7 @@ fn modal_keys(app: &App) -> Keys {
             ]
         }
         Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
+        Some(Modal::RestartAll) => return vec![("y", "restart all"), ("n/Esc", "back")],
         Some(Modal::Ledger { .. }) => {
             return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")]
         }
