@@ -266,6 +266,16 @@ impl App {
             || self.calls.running() > 0
             || matches!(self.runtime, RuntimeState::Starting)
             || self.chat.busy()
+            || self.restart_counting_down()
+    }
+
+    /// Whether a server's restart is counting down (its row shows `restart in …`).
+    pub(super) fn restart_counting_down(&self) -> bool {
+        self.servers.iter().any(|s| {
+            s.down
+                .as_ref()
+                .is_some_and(|d| d.next.is_some() && !d.gave_up)
+        })
     }
 
     pub(super) fn notify(&mut self, level: Level, text: impl Into<String>) {

@@ -564,3 +564,37 @@ fn restart_all_asks_first_while_calls_run() {
     );
     assert!(app.modal.is_none());
 }
+
+/// A restart counting down keeps frames coming (the countdown froze: nothing else moved).
+#[test]
+fn a_restart_counting_down_keeps_frames_coming() {
+    use crate::runtime::McpEvent;
+    let mut app = super::app::App::new(
+        &super::fixtures::config(),
+        super::theme::Theme::plain(),
+        std::time::Instant::now(),
+    );
+    let report = super::fixtures::ready_report("notes");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert!(!app.restart_counting_down());
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerDown {
+        server: "notes".into(),
+        exit: None,
+        reason: "the server exited".into(),
+        at: std::time::UNIX_EPOCH,
+        uptime: std::time::Duration::from_secs(1),
+        crashes: 1,
+        restart: crate::config::RestartPolicy::OnFailure,
+    }));
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::RestartScheduled {
+        server: "notes".into(),
+        attempt: 1,
+        delay: std::time::Duration::from_secs(2),
+        crashes: 1,
+    }));
+    assert!(app.restart_counting_down());
+    assert!(app.animating());
+    let report = super::fixtures::ready_report("notes");
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
+    assert!(!app.restart_counting_down());
+}
