@@ -7,6 +7,7 @@
 use serde_json::{json, Value};
 
 use super::output::tool_json;
+use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::runtime::{log_text, HookOutcome, HookRun, RuntimeEvent, ToolChange, ToolsDiff};
 use crate::runtime::{ElicitationMode, McpEvent};
 use crate::text::sanitize_line;
@@ -357,7 +358,7 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             clean(&request.why)
         ),
         RuntimeEvent::ApprovalAnswered { id, decision, by } => {
-            format!("call #{id} {} ({})", decision.as_str(), by.as_str())
+            format!("call #{id} {}", answer_words(*decision, *by))
         }
         RuntimeEvent::ServerLog {
             server,
@@ -495,6 +496,22 @@ pub fn write_event(
     out.flush()
 }
 
+/// How an approval was answered, in words: a refusal (nobody could answer) is not a denial.
+fn answer_words(decision: ApprovalDecision, by: AnsweredBy) -> &'static str {
+    match (decision, by) {
+        (ApprovalDecision::Deny, AnsweredBy::NoTerminal) => {
+            "refused: there is no terminal to ask on (pass --yes to approve)"
+        }
+        (ApprovalDecision::Deny, AnsweredBy::Unanswered) => {
+            "refused: its question went unanswered (cancelled, or the asker went away)"
+        }
+        (ApprovalDecision::Deny, AnsweredBy::Operator | AnsweredBy::YesFlag) => "denied by you",
+        (ApprovalDecision::AllowOnce, AnsweredBy::YesFlag) => "allowed by --yes",
+        (ApprovalDecision::AllowOnce, _) => "allowed once by you",
+        (ApprovalDecision::AllowForSession, _) => "allowed for the session by you",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,6 +533,30 @@ mod tests {
         let line = event_line(&event);
         assert!(line.starts_with("[s] warning db: "), "{line}");
         assert!(!line.contains('\u{1b}'), "{line}");
+    }
+
+    #[test]
+    fn an_answer_says_refused_apart_from_denied_and_keeps_its_json_words() {
+        let answered = |decision, by| RuntimeEvent::ApprovalAnswered {
+            id: 1,
+            decision,
+            by,
+        };
+        let refused = answered(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
+        assert_eq!(
+            event_line(&refused),
+            "call #1 refused: there is no terminal to ask on (pass --yes to approve)"
+        );
+        assert_eq!(event_json(&refused)["decision"], "deny");
+        assert_eq!(event_json(&refused)["by"], "no_terminal");
+        assert_eq!(
+            event_line(&answered(ApprovalDecision::Deny, AnsweredBy::Operator)),
+            "call #1 denied by you"
+        );
+        assert_eq!(
+            event_line(&answered(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag)),
+            "call #1 allowed by --yes"
+        );
     }
 
     #[test]

@@ -191,7 +191,7 @@ impl Executor {
                             AnsweredBy::Unanswered => (
                                 CallStatus::Refused,
                                 ToolResult::error(format!(
-                                    "nobody answered: {why}, and its approval request was dropped unanswered (the console restarted or went away)"
+                                    "nobody answered: {why}, and its question went unanswered (cancelled, or the asker went away: a quit, a restart, Ctrl-C)"
                                 )),
                             ),
                             AnsweredBy::Operator | AnsweredBy::YesFlag => (
