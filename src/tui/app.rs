@@ -364,6 +364,10 @@ impl App {
                 }
                 let (level, text) = match (&report_status, &failure) {
                     (ServerStatus::Ready, _) => (Level::Info, format!("{name} restarted: ready")),
+                    (ServerStatus::Disabled, _) => (
+                        Level::Warn,
+                        format!("{name} not started: its entry says enabled: false (`aimon-console enable {name}`, then r)"),
+                    ),
                     (_, Some(class)) => (
                         Level::Error,
                         format!("{name} restarted, and failed again: {class} (see Details)"),

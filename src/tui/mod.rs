@@ -334,6 +334,18 @@ fn start_runtime(
     });
 }
 
+/// Why the config file was not written, and, for a file changed on disk since the console
+/// loaded it, how to load it again.
+fn write_failure(e: config::WriteError) -> String {
+    match e {
+        config::WriteError::Changed { path } => format!(
+            "{}: changed on disk since the console loaded it; nothing was written: R loads it again (restarting every server), then try again",
+            path.display()
+        ),
+        other => other.to_string(),
+    }
+}
+
 /// Writes `policy.rules` in the background (`edit`), then loads the file again: the gate takes
 /// its rules from the file as written.
 fn write_rules(
@@ -344,7 +356,7 @@ fn write_rules(
 ) {
     tokio::spawn(async move {
         let result = tokio::task::spawn_blocking(move || {
-            let digest = edit().map_err(|e| e.to_string())?;
+            let digest = edit().map_err(write_failure)?;
             let loaded = config::load(&path).map_err(|e| {
                 format!("the rule was written, but the config file does not load now ({e}); R restarts with it once fixed")
             })?;
@@ -447,7 +459,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 })
                 .await
                 .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()));
+                .and_then(|r| r.map_err(write_failure));
                 let _ = tx
                     .send(AppEvent::TrustWritten {
                         server,

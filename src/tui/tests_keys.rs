@@ -598,3 +598,35 @@ fn a_restart_counting_down_keeps_frames_coming() {
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert!(!app.restart_counting_down());
 }
+
+/// `r` on a server whose entry says `enabled: false` says why it did not start and how to
+/// start it (it said "restarted: disabled").
+#[test]
+fn restarting_a_disabled_server_says_how_to_enable_it() {
+    let (mut app, _) = populated();
+    let config = super::fixtures::config();
+    let parked = config
+        .mcp
+        .servers
+        .iter()
+        .find(|s| s.name == "parked")
+        .expect("parked");
+    let report = crate::runtime::ServerReport::disabled(parked);
+    app.on_app_event(super::app::AppEvent::ServerRestarted(report));
+    assert_eq!(
+        app.notice.as_ref().map(|(_, t)| t.as_str()),
+        Some("parked not started: its entry says enabled: false (`aimon-console enable parked`, then r)")
+    );
+}
+
+/// A write refused because the file changed on disk says how the console loads it again.
+#[test]
+fn a_file_changed_on_disk_says_r_loads_it_again() {
+    let why = super::write_failure(crate::config::WriteError::Changed {
+        path: "/home/op/aimon.yaml".into(),
+    });
+    assert_eq!(
+        why,
+        "/home/op/aimon.yaml: changed on disk since the console loaded it; nothing was written: R loads it again (restarting every server), then try again"
+    );
+}
