@@ -103,7 +103,8 @@ impl App {
                         if p.arguments.is_empty() {
                             String::new()
                         } else {
-                            format!(" ({} argument(s))", p.arguments.len())
+                            let n = p.arguments.len();
+                            format!(" ({n} argument{})", if n == 1 { "" } else { "s" })
                         }
                     ),
                     row: i,

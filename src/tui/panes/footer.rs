@@ -9,6 +9,7 @@ use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
 use crate::tui::modals::Modal;
+use crate::tui::content::RowKind;
 use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
@@ -124,6 +125,9 @@ fn pane_keys(app: &App) -> Keys {
                 k.push(("PgUp/PgDn", "stderr"));
             }
             k.extend([("r", "restart"), ("c", "command")]);
+            if server.is_some_and(ServerRow::has_instructions) {
+                k.push(("i", "instructions"));
+            }
             if server.is_some_and(|s| s.cannot_log().is_none()) {
                 k.push(("l", "log level"));
             }
@@ -132,7 +136,12 @@ fn pane_keys(app: &App) -> Keys {
             }
             k
         }
-        Pane::Resources => vec![("Enter", "read"), ("s", "subscribe")],
+        Pane::Resources => match app.resources.selected_row() {
+            Some(row) if row.kind == RowKind::Template => vec![("Enter", "fill in and read")],
+            Some(row) if row.subscribed => vec![("Enter", "read"), ("s", "unsubscribe")],
+            Some(_) => vec![("Enter", "read"), ("s", "subscribe")],
+            None => Vec::new(),
+        },
         Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
         Pane::Calls => match app.calls.rows.get(app.call_sel) {
