@@ -145,8 +145,8 @@ pub fn choice_rows(choices: Line<'static>, width: u16) -> Vec<Line<'static>> {
 }
 
 /// `lines` cut into rows of `width` cells (styles kept), broken between words as the input
-/// box is (`input_wrap`), so that a scroll position is a row and the number of rows is known
-/// before drawing.
+/// box is (`input_wrap`; the spaces at a break left out), so that a scroll position is a row
+/// and the number of rows is known before drawing.
 pub fn wrap_styled(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
     let width = usize::from(width.max(1));
     let mut rows = Vec::new();
@@ -160,8 +160,20 @@ pub fn wrap_styled(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> 
             })
             .collect();
         let text: String = cells.iter().map(|(c, _)| *c).collect();
-        for (start, row) in crate::tui::chat::wrap::input_wrap(&text, width) {
-            let chunk = cells.iter().skip(start).take(row.chars().count());
+        for (j, (start, row)) in crate::tui::chat::wrap::input_wrap(&text, width)
+            .into_iter()
+            .enumerate()
+        {
+            // The spaces a row was broken at are not shown at the start of the next.
+            let skip = if j > 0 {
+                row.chars().take_while(|c| *c == ' ').count()
+            } else {
+                0
+            };
+            let chunk = cells
+                .iter()
+                .skip(start + skip)
+                .take(row.chars().count() - skip);
             let mut spans: Vec<Span<'static>> = Vec::new();
             let mut text = String::new();
             let mut style = None;

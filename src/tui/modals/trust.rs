@@ -4,7 +4,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::config::AnnotationTrust;
@@ -100,29 +100,29 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
             lines.push(Line::styled(format!("      {}", c.provenance), theme.dim()));
         }
     }
+    // Below the list, always in view: what trusting means, what is written where, and when
+    // it applies.
+    let mut foot = Vec::new();
     if preview.to == AnnotationTrust::Trust {
-        lines.push(Line::raw(""));
-        lines.push(Line::styled(
+        foot.push(Line::styled(
             "Trusting lets the server's own claims decide: a tool that says readOnlyHint runs without asking.",
             theme.warn(),
         ));
     }
-    // Below the list, always in view: what is written where, and when it applies.
-    let foot = vec![
+    foot.extend([
         Line::raw(format!(
             "Writes annotation_trust: {} for {} into {config} (the rest of the file is kept as is).",
             preview.to.as_str(),
             preview.server
         )),
         Line::raw("It takes effect when the server restarts (r, or R for all)."),
-    ];
+    ]);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let width = inner.width.max(1);
-    let foot_h = foot
-        .iter()
-        .map(|l| (l.width() as u16).div_ceil(width).max(1))
-        .sum::<u16>()
+    let foot = super::wrap_styled(foot, width);
+    let foot_h = u16::try_from(foot.len())
+        .unwrap_or(u16::MAX)
         .min(inner.height.saturating_sub(2));
     let body_h = inner.height.saturating_sub(foot_h + 1);
     let lines = super::wrap_styled(lines, width);
@@ -138,7 +138,7 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
         },
     );
     frame.render_widget(
-        Paragraph::new(foot).wrap(Wrap { trim: false }),
+        Paragraph::new(foot),
         Rect {
             y: inner.y + body_h,
             height: foot_h,
