@@ -17,7 +17,7 @@ use crate::tui::app::Effect;
 use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
-/// Lines a page key moves.
+/// Lines a page key moves before the view was drawn (then: the lines it showed).
 const PAGE: usize = 20;
 
 /// Where a fetched view stands.
@@ -28,14 +28,16 @@ pub enum Fetch {
     Failed(String),
 }
 
-/// Scrolls `scroll` (a line index) by one key over `total` lines; `None` when not a scroll key.
-fn scrolled(scroll: usize, total: usize, code: KeyCode) -> Option<usize> {
+/// Scrolls `scroll` (a line index) by one key over `total` lines, a page being the `shown`
+/// lines of the last frame (none yet: [`PAGE`]); `None` when not a scroll key.
+fn scrolled(scroll: usize, total: usize, shown: usize, code: KeyCode) -> Option<usize> {
     let last = total.saturating_sub(1);
+    let page = if shown == 0 { PAGE } else { shown };
     Some(match code {
         KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
         KeyCode::Down | KeyCode::Char('j') => (scroll + 1).min(last),
-        KeyCode::PageUp => scroll.saturating_sub(PAGE),
-        KeyCode::PageDown => (scroll + PAGE).min(last),
+        KeyCode::PageUp => scroll.saturating_sub(page),
+        KeyCode::PageDown => (scroll + page).min(last),
         KeyCode::Home | KeyCode::Char('g') => 0,
         KeyCode::End | KeyCode::Char('G') => last,
         _ => return None,
@@ -60,7 +62,22 @@ fn draw_lines(frame: &mut Frame, area: Rect, lines: &[String], scroll: usize) {
     frame.render_widget(Paragraph::new(shown), area);
 }
 
-/// "lines 1–20 of 300" for a view at `scroll` showing about `height` lines.
+/// How many of `lines` from `scroll` show whole in `area` (wrapped at its width; at least one).
+fn shown_lines(lines: &[String], scroll: usize, area: Rect) -> usize {
+    let width = usize::from(area.width.max(1));
+    let mut rows = 0;
+    let mut count = 0;
+    for line in lines.iter().skip(scroll) {
+        rows += crate::tui::chat::wrap::input_wrap(line, width).len();
+        if rows > usize::from(area.height) && count > 0 {
+            break;
+        }
+        count += 1;
+    }
+    count
+}
+
+/// "lines 1–20 of 300" for a view at `scroll` showing `height` lines.
 fn position(scroll: usize, height: usize, total: usize) -> String {
     if total == 0 {
         return "empty".into();
@@ -90,6 +107,8 @@ pub struct ResourceView {
     /// The contents as sanitized lines: text as is, a blob as one line saying what it is.
     pub lines: Vec<String>,
     pub scroll: usize,
+    /// The lines the last frame showed (a page).
+    pub shown: std::cell::Cell<usize>,
     /// A path being typed for `w`.
     pub save: Option<String>,
     /// Read again because the server said it changed.
@@ -107,6 +126,7 @@ impl ResourceView {
             contents: Vec::new(),
             lines: Vec::new(),
             scroll: 0,
+            shown: std::cell::Cell::new(0),
             save: None,
             reread: false,
         }
@@ -221,7 +241,7 @@ impl ResourceView {
             }
             return ViewOutcome::Continue;
         }
-        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), key.code) {
+        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), self.shown.get(), key.code) {
             self.scroll = scroll;
             return ViewOutcome::Continue;
         }
@@ -287,6 +307,7 @@ impl ResourceView {
             height: inner.height - 3,
             ..inner
         };
+        self.shown.set(shown_lines(&self.lines, self.scroll, body));
         let status = match &self.fetch {
             Fetch::Loading => Line::styled("reading…", theme.accent()),
             Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
@@ -304,7 +325,7 @@ impl ResourceView {
                         } else {
                             format!("{} · ", mime.join(", "))
                         },
-                        position(self.scroll, usize::from(body.height), self.lines.len())
+                        position(self.scroll, self.shown.get(), self.lines.len())
                     ),
                     theme.dim(),
                 )
@@ -342,6 +363,8 @@ pub struct TextView {
     /// Sanitized lines.
     pub lines: Vec<String>,
     pub scroll: usize,
+    /// The lines the last frame showed (a page).
+    pub shown: std::cell::Cell<usize>,
 }
 
 impl TextView {
@@ -353,12 +376,13 @@ impl TextView {
             fetch: Fetch::Loaded,
             lines: sanitize(text, true).lines().map(str::to_string).collect(),
             scroll: 0,
+            shown: std::cell::Cell::new(0),
         }
     }
 
     /// Scrolls; true when the key closes the view.
     pub fn on_key(&mut self, key: KeyEvent) -> bool {
-        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), key.code) {
+        if let Some(scroll) = scrolled(self.scroll, self.lines.len(), self.shown.get(), key.code) {
             self.scroll = scroll;
             return false;
         }
@@ -384,11 +408,12 @@ impl TextView {
             height: inner.height - 2,
             ..inner
         };
+        self.shown.set(shown_lines(&self.lines, self.scroll, body));
         let status = match &self.fetch {
             Fetch::Loading => Line::styled("asking…", theme.accent()),
             Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
             Fetch::Loaded => Line::styled(
-                position(self.scroll, usize::from(body.height), self.lines.len()),
+                position(self.scroll, self.shown.get(), self.lines.len()),
                 theme.dim(),
             ),
         };
@@ -415,6 +440,7 @@ impl TextView {
             fetch: Fetch::Loading,
             lines: Vec::new(),
             scroll: 0,
+            shown: std::cell::Cell::new(0),
         }
     }
 
@@ -492,5 +518,33 @@ mod tests {
         v.on_key(key(KeyCode::End));
         assert_eq!(v.scroll, 99_999);
         assert_eq!(v.on_key(key(KeyCode::Esc)), ViewOutcome::Close);
+    }
+
+    #[test]
+    fn a_page_is_the_lines_the_last_frame_showed() {
+        let text: String = (0..66).map(|i| format!("line {i}\n")).collect();
+        let mut v = TextView::of_text("t".into(), &text);
+        let draw = |v: &TextView| {
+            let mut terminal =
+                ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 20)).expect("term");
+            terminal
+                .draw(|f| v.render(f, f.area(), crate::tui::theme::Theme::plain()))
+                .expect("draw");
+            terminal.backend().to_string()
+        };
+        let screen = draw(&v);
+        let shown = v.shown.get();
+        assert!(shown > 5, "{screen}");
+        assert!(
+            screen.contains(&format!("lines 1–{shown} of 66")),
+            "{screen}"
+        );
+        v.on_key(key(KeyCode::PageDown));
+        // The next page starts right after the last line shown: none skipped.
+        assert_eq!(v.scroll, shown);
+        let screen = draw(&v);
+        assert!(screen.contains(&format!("line {shown}")), "{screen}");
+        v.on_key(key(KeyCode::PageUp));
+        assert_eq!(v.scroll, 0);
     }
 }

@@ -8,8 +8,8 @@ use ratatui::Frame;
 use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
-use crate::tui::modals::Modal;
 use crate::tui::content::RowKind;
+use crate::tui::modals::Modal;
 use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
