@@ -405,7 +405,14 @@ fn fields(schema: &Value, json: bool) -> Result<Vec<FormField>, String> {
     };
     let mut fields = properties
         .iter()
-        .map(|(name, property)| field(name, property, required.contains(&name.as_str()), json))
+        .map(|(name, property)| {
+            let required = required.contains(&name.as_str());
+            if json {
+                field(name, &plain_property(property, schema), required, json)
+            } else {
+                field(name, property, required, json)
+            }
+        })
         .collect::<Result<Vec<_>, _>>()?;
     fields.sort_by(|a, b| {
         b.required
@@ -413,6 +420,61 @@ fn fields(schema: &Value, json: bool) -> Result<Vec<FormField>, String> {
             .then_with(|| a.name.cmp(&b.name))
     });
     Ok(fields)
+}
+
+/// A tool argument's schema as a form field sees it: a `$ref` into the schema itself
+/// (`#/$defs/…`) followed, and a type that may also be null (`["string", "null"]`, or an
+/// `anyOf`/`oneOf` of one schema and null: how an optional argument is often written) taken
+/// as that type; the property's own title, description and default kept.
+fn plain_property(property: &Value, root: &Value) -> Value {
+    let mut current = property.clone();
+    // Bounded: a `$ref` cycle ends here.
+    for _ in 0..8 {
+        let not_null = |v: &&Value| v.get("type").and_then(Value::as_str) != Some("null");
+        let next = if let Some(reference) = current.get("$ref").and_then(Value::as_str) {
+            reference
+                .strip_prefix('#')
+                .and_then(|pointer| root.pointer(pointer))
+                .cloned()
+        } else if let Some(branches) = current
+            .get("anyOf")
+            .or_else(|| current.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            let kept: Vec<&Value> = branches.iter().filter(not_null).collect();
+            match kept.as_slice() {
+                [one] if branches.len() == 2 => Some((*one).clone()),
+                _ => None,
+            }
+        } else if let Some(Value::Array(types)) = current.get("type") {
+            let kept: Vec<&Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("null"))
+                .collect();
+            match kept.as_slice() {
+                [one] if types.len() == 2 => {
+                    let mut plain = current.clone();
+                    plain["type"] = (*one).clone();
+                    Some(plain)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let Some(mut next) = next else {
+            break;
+        };
+        if let (Some(next), Some(outer)) = (next.as_object_mut(), current.as_object()) {
+            for key in ["title", "description", "default"] {
+                if let Some(value) = outer.get(key) {
+                    next.insert(key.to_string(), value.clone());
+                }
+            }
+        }
+        current = next;
+    }
+    current
 }
 
 /// The content typed-in `texts` (one per field, in order) stand for, or every problem.

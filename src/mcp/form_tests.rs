@@ -11,7 +11,7 @@ fn a_tool_schema_becomes_fields_with_json_for_the_rest() {
         "max_length": {"type": "integer", "default": 5000},
         "headers": {"type": "object"},
         "paths": {"type": "array", "items": {"type": "string"}},
-        "either": {"type": ["string", "null"]}
+        "either": {"type": ["string", "integer"]}
     }, "required": ["url"]});
     assert!(
         fields_of(&schema).is_err(),
@@ -24,7 +24,7 @@ fn a_tool_schema_becomes_fields_with_json_for_the_rest() {
     assert_eq!(
         fields[1].kind,
         FieldKind::Json {
-            what: "string or null".into()
+            what: "string or integer".into()
         }
     );
     assert_eq!(
@@ -186,4 +186,57 @@ fn checks_an_answer_it_did_not_type() {
     let bad = json!({"integer": "5", "extra": 1});
     let problems = check_content(&fields, bad.as_object().unwrap()).unwrap_err();
     assert_eq!(problems.len(), 3, "{problems:?}");
+}
+
+#[test]
+fn optional_and_referenced_tool_arguments_are_their_plain_kind() {
+    // As schemars writes an `Option<String>`, an `Option<Enum>` and a required enum.
+    let schema = json!({
+        "$defs": {
+            "Level": {"enum": ["debug", "info", "error"], "type": "string"},
+            "Action": {"oneOf": [{"const": "add"}, {"const": "remove"}], "type": "string", "enum": ["add", "remove"]}
+        },
+        "type": "object",
+        "properties": {
+            "question": {"type": ["string", "null"], "description": "Ask this"},
+            "level": {"anyOf": [{"$ref": "#/$defs/Level"}, {"type": "null"}], "default": "info", "description": "Their level"},
+            "action": {"$ref": "#/$defs/Action", "description": "What to do"},
+            "loop": {"$ref": "#/$defs/Loop"},
+            "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]}
+        },
+        "required": ["action"]
+    });
+    let fields = tool_fields_of(&schema);
+    let of = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no field {name}"))
+    };
+    assert!(
+        matches!(of("question").kind, FieldKind::Text { .. }),
+        "{:?}",
+        of("question")
+    );
+    assert_eq!(of("question").description.as_deref(), Some("Ask this"));
+    match &of("level").kind {
+        FieldKind::Choice(choices) => assert_eq!(choices.len(), 3),
+        other => panic!("level: {other:?}"),
+    }
+    assert_eq!(of("level").default, Some(json!("info")));
+    assert_eq!(of("level").description.as_deref(), Some("Their level"));
+    assert!(
+        matches!(of("action").kind, FieldKind::Choice(_)),
+        "{:?}",
+        of("action")
+    );
+    assert_eq!(of("action").description.as_deref(), Some("What to do"));
+    // A reference that leads nowhere, and a real union, stay JSON.
+    assert!(matches!(of("loop").kind, FieldKind::Json { .. }));
+    assert!(matches!(of("either").kind, FieldKind::Json { .. }));
+    // Plain text for an optional string: typed as is, not as JSON.
+    assert_eq!(
+        of("question").value_of("why not").ok(),
+        Some(Some(json!("why not")))
+    );
 }
