@@ -28,6 +28,8 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
 /// The notice (and Events line) of `R`, until every server has started again.
 pub(super) const RESTARTING_ALL: &str = "restarting every server with the config as it is on disk";
+/// The line a restart of every server (`R`) leaves in each server's stderr tail.
+pub(super) const RESTART_ALL_MARKER: &str = "──── restarted (R) ────";
 
 /// The panes, in Tab order (and the order of the keys 1–7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -483,6 +485,10 @@ impl App {
         for row in &mut servers {
             if let Some(old) = self.servers.iter_mut().find(|s| s.name == row.name) {
                 row.stderr = std::mem::take(&mut old.stderr);
+                // As a server's own restart marks its tail (`r`, the supervisor).
+                if !row.stderr.is_empty() {
+                    row.push_stderr(RESTART_ALL_MARKER.to_string());
+                }
             }
         }
         self.servers = servers;

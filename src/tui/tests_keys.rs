@@ -630,3 +630,32 @@ fn a_file_changed_on_disk_says_r_loads_it_again() {
         "/home/op/aimon.yaml: changed on disk since the console loaded it; nothing was written: R loads it again (restarting every server), then try again"
     );
 }
+
+/// `R` keeps each server's stderr tail and marks where the restart came, as `r` does.
+#[test]
+fn restart_all_marks_the_stderr_tails_it_keeps() {
+    let (mut app, _) = populated();
+    let broken = |app: &super::app::App| {
+        app.servers
+            .iter()
+            .find(|s| s.name == "broken")
+            .map(|s| s.stderr.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(broken(&app), ["starting broken", "boom"]);
+    app.on_app_event(super::app::AppEvent::Restarting(
+        1,
+        Ok(Box::new(super::fixtures::config())),
+    ));
+    assert_eq!(
+        broken(&app),
+        ["starting broken", "boom", super::app::RESTART_ALL_MARKER]
+    );
+    // A server with nothing on stderr gets no marker.
+    let notes = app
+        .servers
+        .iter()
+        .find(|s| s.name == "notes")
+        .expect("notes");
+    assert!(notes.stderr.is_empty());
+}
