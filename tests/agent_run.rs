@@ -38,6 +38,16 @@ fn example() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
 }
 
+/// The records of session `id`'s transcript under state dir `state`.
+fn session_records(state: &Path, id: &str) -> Vec<Value> {
+    let file = state.join(format!("aimon-console/sessions/{id}.jsonl"));
+    std::fs::read_to_string(&file)
+        .expect("transcript")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// The index of the first event of `kind` for which `test` holds.
 fn find(events: &[Value], kind: &str, test: impl Fn(&Value) -> bool) -> usize {
     events
@@ -95,14 +105,7 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
 
     // The transcript has the call and how it was approved.
     let id = outcome["session"].as_str().expect("a session id");
-    let file = state
-        .path()
-        .join(format!("aimon-console/sessions/{id}.jsonl"));
-    let records: Vec<Value> = std::fs::read_to_string(&file)
-        .expect("transcript")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = session_records(state.path(), id);
     let kinds: Vec<&str> = records
         .iter()
         .map(|r| r["type"].as_str().unwrap())
@@ -386,14 +389,7 @@ fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure
     assert_eq!(outcome["error"]["class"], "endpoint_failed");
     let id = outcome["session"].as_str().expect("a session id");
     // The transcript has the prompt and why it stopped, so --resume has something to continue.
-    let file = state
-        .path()
-        .join(format!("aimon-console/sessions/{id}.jsonl"));
-    let records: Vec<Value> = std::fs::read_to_string(&file)
-        .expect("transcript")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = session_records(state.path(), id);
     let kinds: Vec<&str> = records
         .iter()
         .map(|r| r["type"].as_str().unwrap())

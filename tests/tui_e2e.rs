@@ -279,28 +279,35 @@ fn send_call(t: &Tmux, tool: &str, lines: &[&str]) {
     t.keys(&["C-s"]);
 }
 
-#[test]
-fn live_servers_in_the_console() {
-    let m = marker("tui-live");
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("aimon.yaml");
+/// The console in a 140×40 window of its own on one trusted `--live-tools` demo server named
+/// `live` (its processes marked `m`), the config ending in `more`; once it is ready.
+fn live_console(dir: &std::path::Path, m: &str, more: &str) -> Tmux {
+    let config = dir.join("aimon.yaml");
     std::fs::write(
         &config,
         format!(
-            "mcp:\n  servers:\n    - name: live\n      command: {}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\npolicy:\n  approval: ask_all\n",
+            "mcp:\n  servers:\n    - name: live\n      command: {}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n{more}",
             bin()
         ),
     )
     .unwrap();
-    let t = Tmux::start(dir.path(), 140, 40);
+    let t = Tmux::start(dir, 140, 40);
     t.text(&format!(
         "{} --config {} --log-file {}",
         bin(),
         config.display(),
-        dir.path().join("log").display()
+        dir.join("log").display()
     ));
     t.keys(&["Enter"]);
     t.wait_for("1/1 ready", Duration::from_secs(20));
+    t
+}
+
+#[test]
+fn live_servers_in_the_console() {
+    let m = marker("tui-live");
+    let dir = tempfile::tempdir().unwrap();
+    let t = live_console(dir.path(), &m, "policy:\n  approval: ask_all\n");
     let pid = t.console_pid();
     let rss_before = rss_kib(pid);
 
@@ -450,24 +457,7 @@ fn a_bearer_token_never_reaches_the_screen() {
 fn restart_all_with_a_call_running_asks_and_cancels_it() {
     let m = marker("tui-restart-all");
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("aimon.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "mcp:\n  servers:\n    - name: live\n      command: {}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
-            bin()
-        ),
-    )
-    .unwrap();
-    let t = Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "{} --config {} --log-file {}",
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", Duration::from_secs(20));
+    let t = live_console(dir.path(), &m, "");
     send_call(&t, "live__never_answer", &[]);
     t.wait_for_row("#1", "running");
     t.keys(&["R"]);
