@@ -206,6 +206,24 @@ fn compact_layout_at_80x24_and_resize() {
         .find(|l| l.contains("✓ liar "))
         .unwrap_or_default();
     assert!(liar.contains("restart pending"), "{screen}");
+    // `r` applies it: the liar's write_note is read-only now, and marked as changed.
+    t.keys(&["r"]);
+    t.wait_for("liar restarted: ready", Duration::from_secs(20));
+    t.keys(&["3", "/"]);
+    t.text("liar__write");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("mcp__liar__write_note "))
+        .unwrap_or_default()
+        .to_string();
+    assert!(row.contains("read-only"), "{screen}");
+    assert!(
+        row.contains('*'),
+        "a changed tool is marked after r: {screen}"
+    );
+    t.keys(&["Escape"]);
     t.keys(&["?"]);
     t.wait_for("aimon-console: keys", Duration::from_secs(5));
     t.keys(&["Escape"]);

@@ -150,7 +150,9 @@ pub struct App {
 /// A tool's two traits.
 pub(super) type Traits = (SideEffectLevel, DestructiveBehavior);
 
-fn traits_by_name<'a>(tools: impl Iterator<Item = &'a ToolRow>) -> HashMap<String, Traits> {
+pub(super) fn traits_by_name<'a>(
+    tools: impl Iterator<Item = &'a ToolRow>,
+) -> HashMap<String, Traits> {
     tools
         .map(|t| (t.name.clone(), (t.side_effect, t.destructive)))
         .collect()
@@ -350,19 +352,16 @@ impl App {
                 let name = report.name.clone();
                 let report_status = report.status;
                 let failure = report.failure.as_ref().map(|f| f.class.as_str());
-                let old = traits_by_name(
-                    self.tools
-                        .iter()
-                        .filter(|t| t.server.as_deref() == Some(&name)),
-                );
                 if let Some(row) = self.server_mut(&name) {
                     if let Some(trust) = row.restart_pending.take() {
                         row.trust = trust;
                     }
                     row.set_report(report);
                 }
+                // Marked against the traits from before `r` (its tools may have been listed
+                // again already, as it became ready).
                 if let Some(runtime) = self.runtime().cloned() {
-                    self.tools = tool_rows(&runtime, &old);
+                    self.tools = tool_rows(&runtime, &self.previous_traits);
                 }
                 let (level, text) = match (&report_status, &failure) {
                     (ServerStatus::Ready, _) => (Level::Info, format!("{name} restarted: ready")),

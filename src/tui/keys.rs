@@ -106,6 +106,13 @@ impl App {
             KeyCode::Char('r') if matches!(self.focus, Pane::Servers | Pane::Details) => {
                 if let Some(s) = self.selected_server() {
                     let server = s.name.clone();
+                    // Its tools' traits now, so that those the restart changes are marked `*`.
+                    let before = super::app::traits_by_name(
+                        self.tools
+                            .iter()
+                            .filter(|t| t.server.as_deref() == Some(server.as_str())),
+                    );
+                    self.previous_traits.extend(before);
                     self.notify(Level::Info, format!("restarting {server}…"));
                     self.event(
                         &server,
