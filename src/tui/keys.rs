@@ -1,6 +1,6 @@
-//! Keys: what each key does, given what is on screen. A pending approval takes keys first, then
-//! a server's elicitation, then its sampling request, then an open modal, then the filter line,
-//! then the focused pane.
+//! Keys: what each key does, given what is on screen. A pending approval takes keys first
+//! (`approval_keys.rs`), then a server's elicitation, then its sampling request, then an open
+//! modal, then the filter line, then the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -12,7 +12,7 @@ use super::modals::viewer::ViewOutcome;
 use super::modals::Modal;
 use super::state::EventKind;
 use crate::agent::attach::PromptUse;
-use crate::approval::{rule_label, ApprovalDecision};
+use crate::approval::rule_label;
 use crate::config::RuleDecision;
 use crate::runtime::LogLevel;
 
@@ -331,112 +331,6 @@ impl App {
         self.tool_sel = 0;
     }
 
-    fn approval_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let answers = matches!(
-            key.code,
-            KeyCode::Char('y' | 'a' | 'A' | 'n') | KeyCode::Esc
-        );
-        if answers {
-            if let Err(why) = self.guard.answer(self.now) {
-                self.notify(Level::Warn, why);
-                return Vec::new();
-            }
-        }
-        if self.approval_confirm {
-            // `A` on a destructive tool: asked once more.
-            match key.code {
-                KeyCode::Char('y') => return self.always_allow(),
-                KeyCode::Char('n') | KeyCode::Esc => self.approval_confirm = false,
-                _ => {}
-            }
-            return Vec::new();
-        }
-        let decision = match key.code {
-            KeyCode::Char('y') => ApprovalDecision::AllowOnce,
-            KeyCode::Char('a') => match self.approvals.front() {
-                Some(r) if r.session_approval_allowed() => ApprovalDecision::AllowForSession,
-                _ => {
-                    self.notify(
-                        Level::Warn,
-                        "no session approval for destructive tools: y allows once, A always",
-                    );
-                    return Vec::new();
-                }
-            },
-            KeyCode::Char('A') => return self.ask_always_allow(),
-            KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
-            code => {
-                if let Some(to) = scrolled(self.approval_scroll, self.scroll_limit.get(), code) {
-                    self.approval_scroll = to;
-                }
-                return Vec::new();
-            }
-        };
-        if let Some(request) = self.approvals.pop_front() {
-            request.respond(decision);
-        }
-        self.approval_scroll = 0;
-        Vec::new()
-    }
-
-    /// `A`: always allow the tool of the approval on screen. Refused when a rule already asks
-    /// for it (an allow rule after it would never apply); a destructive tool asks once more.
-    fn ask_always_allow(&mut self) -> Vec<Effect> {
-        let Some(request) = self.approvals.front() else {
-            return Vec::new();
-        };
-        let matching = self
-            .runtime()
-            .and_then(|rt| rt.gate().rule_for(&request.tool));
-        match matching {
-            Some((index, rule)) if rule.decision == RuleDecision::Ask => {
-                let label = rule_label(index, &rule);
-                self.notify(
-                    Level::Warn,
-                    format!("{label} says ask for this tool, and the first rule that matches decides: edit it in the config file; y allows once"),
-                );
-                return Vec::new();
-            }
-            // Written since this question was asked (A on another one): nothing more to write.
-            Some((index, rule)) if rule.decision == RuleDecision::Allow => {
-                let label = rule_label(index, &rule);
-                if let Some(request) = self.approvals.pop_front() {
-                    request.respond(ApprovalDecision::AllowOnce);
-                }
-                self.approval_scroll = 0;
-                self.notify(Level::Info, format!("allowed: {label} already allows it"));
-                return Vec::new();
-            }
-            Some(_) | None => {}
-        }
-        if request.tool.destructive.is_destructive() {
-            self.approval_confirm = true;
-            // A notice from before (`a` refused, say) would talk past the question now asked.
-            self.notice = None;
-            return Vec::new();
-        }
-        self.always_allow()
-    }
-
-    /// Allows this call, and asks the loop to write the rule that allows the tool from now on.
-    fn always_allow(&mut self) -> Vec<Effect> {
-        self.approval_confirm = false;
-        self.approval_scroll = 0;
-        let Some(request) = self.approvals.pop_front() else {
-            return Vec::new();
-        };
-        let tool = request.tool.name.clone();
-        request.respond(ApprovalDecision::AllowOnce);
-        self.notify(
-            Level::Info,
-            format!("allowed; writing the rule that always allows {tool}…"),
-        );
-        vec![Effect::AlwaysAllow {
-            tool,
-            digest: self.config_digest,
-        }]
-    }
-
     fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
         // Any key but `d` in the `L` list takes back its question about removing a rule.
         if self.rule_removal.is_some() && !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete)
@@ -665,7 +559,7 @@ impl App {
 
 /// A scroll position moved by a scroll key (↑↓ j k, PgUp PgDn, Home End g G), kept within
 /// `0..=last`; `None` for any other key.
-fn scrolled(scroll: u16, last: u16, code: KeyCode) -> Option<u16> {
+pub(super) fn scrolled(scroll: u16, last: u16, code: KeyCode) -> Option<u16> {
     let page = PAGE as u16;
     Some(
         match code {

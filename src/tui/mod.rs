@@ -8,6 +8,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+mod approval_keys;
 pub mod chat;
 mod content;
 mod content_open;
