@@ -1,0 +1,112 @@
+//! Tests of `transcript.rs`: sessions written, listed, read back (past a cut line) and resumed.
+
+use super::*;
+
+#[test]
+fn dates_and_ids() {
+    assert_eq!(civil_from_days(0), (1970, 1, 1));
+    assert_eq!(civil_from_days(20_000), (2024, 10, 4));
+    assert_eq!(fmt_time(1_700_000_000_000), "2023-11-14 22:13");
+    let id = new_id();
+    assert!(valid_id(&id) && id.len() == 20, "{id}");
+    assert!(!valid_id("../etc") && !valid_id(""));
+}
+
+#[test]
+fn a_transcript_is_written_listed_and_read_back_as_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "mcp__n__write_note".into(),
+        arguments: "{}".into(),
+    };
+    for record in [
+        Record::Prompt {
+            at_ms: 1,
+            text: "save it".into(),
+        },
+        Record::Assistant {
+            turn: 1,
+            text: "Saving.".into(),
+            tool_calls: vec![
+                call.clone(),
+                ToolCall {
+                    id: "c2".into(),
+                    ..call.clone()
+                },
+            ],
+            finish_reason: Some("tool_calls".into()),
+            usage: None,
+            latency_ms: 3,
+        },
+        Record::ToolResult {
+            turn: 1,
+            call_id: "c1".into(),
+            tool: call.name.clone(),
+            runtime_id: Some(1),
+            status: "ok".into(),
+            content: "saved".into(),
+        },
+    ] {
+        t.append(&record).unwrap();
+    }
+    // Lines wait in the buffer until flushed.
+    assert_eq!(
+        std::fs::read_to_string(t.path()).unwrap().lines().count(),
+        1
+    );
+    t.flush().unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(t.path())
+        .unwrap()
+        .write_all(b"{\"type\": \"prompt\", \"cut sh")
+        .unwrap();
+    let listed = list(dir.path());
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].prompts, listed[0].first_prompt.as_str()),
+        (1, "save it")
+    );
+    let (_, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
+    let messages = messages(&records);
+    assert_eq!(messages.len(), 4, "{messages:?}");
+    assert!(
+        matches!(&messages[3], Message::Tool { tool_call_id, content } if tool_call_id == "c2" && content.contains("no result"))
+    );
+    assert!(matches!(
+        Transcript::resume(dir.path(), "nope", "d", "d"),
+        Err(TranscriptError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+    let prompt = |text: &str| Record::Prompt {
+        at_ms: 1,
+        text: text.into(),
+    };
+    t.append(&prompt("café")).unwrap();
+    t.flush().unwrap();
+    // A crash in the middle of the two bytes of `é`.
+    let line = serde_json::to_vec(&prompt("thé")).unwrap();
+    let cut = line.iter().position(|b| *b == 0xc3).unwrap() + 1;
+    let mut file = OpenOptions::new().append(true).open(t.path()).unwrap();
+    file.write_all(&line[..cut]).unwrap();
+    let listed = list(dir.path());
+    assert_eq!(listed.len(), 1, "the session is listed");
+    assert_eq!(listed[0].first_prompt, "café");
+    let (mut t, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
+    assert_eq!(messages(&records).len(), 1);
+    t.append(&prompt("after")).unwrap();
+    t.flush().unwrap();
+    let prompts: Vec<Record> = read(t.path())
+        .unwrap()
+        .into_iter()
+        .filter(|r| matches!(r, Record::Prompt { .. }))
+        .collect();
+    assert_eq!(prompts, vec![prompt("café"), prompt("after")]);
+}
