@@ -4,7 +4,6 @@
 //! with `--json`). Exit 0 when the call succeeded, 2 when `--args` is not a JSON object or does
 //! not fit the tool's input schema (nothing is called), 1 otherwise.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 
 use serde_json::Value;
@@ -13,7 +12,6 @@ use tokio_util::sync::CancellationToken;
 use super::asks::AskArgs;
 use super::events::write_event;
 use super::output::{self, safe_text};
-use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
 use crate::config::{Config, HookAction, LocalTools};
 use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent, RuntimeOptions};
 use crate::tool::schema;
@@ -104,7 +102,9 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
                 let _ = write_event(&mut out, &event, json);
             }
             match event {
-                RuntimeEvent::ApprovalRequested(request) => answer(request, yes).await,
+                RuntimeEvent::ApprovalRequested(request) => {
+                    super::approve::answer(request, yes, &CancellationToken::new()).await
+                }
                 RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                     asks.answer(&request, "call")
                 }
@@ -192,38 +192,6 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
-}
-
-/// Answers one approval request: `--yes`, else y/N on the terminal, else refuse.
-async fn answer(request: ApprovalRequest, yes: bool) {
-    if yes {
-        request.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
-        return;
-    }
-    // Nobody to ask: the call is refused, and its outcome line says why (once).
-    if !std::io::stdin().is_terminal() {
-        request.respond_by(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
-        return;
-    }
-    // The gate's sentence: what the tool is, why, and what asks.
-    let sentence = safe_text(&request.why);
-    let prompt = format!(
-        "{sentence}.\narguments: {}\nallow this call? [y/N] ",
-        safe_text(&request.arguments.to_string()),
-    );
-    let decision = tokio::task::spawn_blocking(move || {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(prompt.as_bytes());
-        let _ = err.flush();
-        let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
-            Ok(_) if matches!(line.trim(), "y" | "Y" | "yes") => ApprovalDecision::AllowOnce,
-            _ => ApprovalDecision::Deny,
-        }
-    })
-    .await
-    .unwrap_or(ApprovalDecision::Deny);
-    request.respond(decision);
 }
 
 #[cfg(test)]

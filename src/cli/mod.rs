@@ -1,6 +1,7 @@
 //! Subcommands, one file each, and what they share: loading the config (exit 2 on error) and
 //! the JSON shapes of reports and tools (README "JSON shapes").
 
+pub mod approve;
 pub mod asks;
 pub mod call;
 pub mod check;

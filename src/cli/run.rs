@@ -6,7 +6,6 @@
 //! an empty prompt. Here: the checks, the profile, the start and the end; what is printed
 //! meanwhile is `print.rs`, the y/N question `ask.rs`.
 
-mod ask;
 mod print;
 
 use std::io::Write;

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::ask::answer;
 use crate::agent::{AgentEvent, PromptOutcome};
+use crate::cli::approve::answer;
 use crate::cli::events::{event_json, event_line};
 use crate::cli::output::{self, safe_text};
 use crate::runtime::{EventStream, McpEvent, RuntimeEvent};

@@ -1,6 +1,6 @@
-//! The y/N question `run` asks on the terminal for a call that needs approval, and its answer
-//! (`--yes`, or a refusal when there is no terminal to ask on). Apart from the printer because
-//! reading the terminal is the one thing in `run` that blocks: here it gives way to Ctrl-C.
+//! The y/N question `call` and `run` ask on the terminal for a call that needs approval, and
+//! its answer (`--yes`, or a refusal when there is no terminal to ask on). Reading the
+//! terminal is the one thing there that blocks: here it gives way to a cancel (Ctrl-C).
 
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsRawFd;
@@ -22,7 +22,7 @@ const ANSWER_MAX: usize = 4_096;
 /// is told that nobody could be asked). A cancel of the run (Ctrl-C) while the question is
 /// asked ends the wait at once: the request is dropped unanswered (the call is being
 /// cancelled anyway) and the reading thread stops.
-pub(super) async fn answer(request: ApprovalRequest, yes: bool, cancel: &CancellationToken) {
+pub async fn answer(request: ApprovalRequest, yes: bool, cancel: &CancellationToken) {
     if yes {
         request.respond_by(ApprovalDecision::AllowOnce, AnsweredBy::YesFlag);
         return;
@@ -32,18 +32,21 @@ pub(super) async fn answer(request: ApprovalRequest, yes: bool, cancel: &Cancell
         request.respond_by(ApprovalDecision::Deny, AnsweredBy::NoTerminal);
         return;
     }
-    let reason = match &request.origin {
-        CallOrigin::Agent { reason } if !reason.trim().is_empty() => {
+    // An agent's call says so, and what the model wrote before it (its reason).
+    let (asks, reason) = match &request.origin {
+        CallOrigin::Agent { reason } if !reason.trim().is_empty() => (
+            "\nthe agent asks: ",
             format!(
                 "the agent says: {}\n",
                 crate::text::sanitize_line(reason, 300)
-            )
-        }
-        CallOrigin::Agent { .. } | CallOrigin::Operator => String::new(),
+            ),
+        ),
+        CallOrigin::Agent { .. } => ("\nthe agent asks: ", String::new()),
+        CallOrigin::Operator => ("", String::new()),
     };
     // The gate's sentence: what the tool is, why, and what asks.
     let prompt = format!(
-        "\nthe agent asks: {}.\n{reason}arguments: {}\nallow this call? [y/N] ",
+        "{asks}{}.\n{reason}arguments: {}\nallow this call? [y/N] ",
         safe_text(&request.why),
         safe_text(&request.arguments.to_string()),
     );
