@@ -338,6 +338,20 @@ impl App {
             self.rule_removal = None;
             self.notice = None;
         }
+        // A yes to quit, to restart everything or to write the trust is not taken from keys in
+        // one burst with others (a paste, a sentence typed into the wrong pane).
+        let confirms = matches!(
+            (&self.modal, key.code),
+            (Some(Modal::Quit), KeyCode::Char('y' | 'q'))
+                | (Some(Modal::RestartAll), KeyCode::Char('y' | 'R'))
+                | (Some(Modal::Trust(_)), KeyCode::Char('y') | KeyCode::Enter)
+        );
+        if confirms {
+            if let Err(why) = self.guard.confirm() {
+                self.notify(Level::Warn, why);
+                return Vec::new();
+            }
+        }
         let Some(modal) = self.modal.as_mut() else {
             return Vec::new();
         };
@@ -362,10 +376,6 @@ impl App {
             }
             Modal::Quit => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('q') => {
-                    if let Err(why) = self.guard.confirm() {
-                        self.notify(Level::Warn, why);
-                        return Vec::new();
-                    }
                     self.quit = true;
                     return vec![Effect::Quit];
                 }
@@ -378,10 +388,6 @@ impl App {
             },
             Modal::RestartAll => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('R') => {
-                    if let Err(why) = self.guard.confirm() {
-                        self.notice = Some((Level::Warn, why.to_string()));
-                        return Vec::new();
-                    }
                     self.modal = None;
                     return vec![Effect::RestartAll];
                 }
@@ -391,10 +397,6 @@ impl App {
             },
             Modal::Trust(preview) => match key.code {
                 KeyCode::Char('y') | KeyCode::Enter => {
-                    if let Err(why) = self.guard.confirm() {
-                        self.notice = Some((Level::Warn, why.to_string()));
-                        return Vec::new();
-                    }
                     let effect = Effect::WriteTrust {
                         server: preview.server.clone(),
                         trust: preview.to,

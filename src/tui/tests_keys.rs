@@ -512,3 +512,28 @@ fn on_a_narrow_screen_the_approval_choices_wrap_whole() {
     // The arguments above them are still whole.
     assert!(inside.contains("\"title\": \"t\""), "{screen}");
 }
+
+/// A yes in one burst with the key before it (a paste, typing into the wrong pane) does not
+/// confirm the question that key opened; one after a pause does.
+#[test]
+fn a_yes_in_a_burst_of_keys_confirms_nothing() {
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let t0 = std::time::Instant::now();
+    let at = |ms| t0 + std::time::Duration::from_millis(ms);
+    app.key_came(at(0));
+    app.on_key(key(KeyCode::Char('q')));
+    assert!(matches!(app.modal, Some(Modal::Quit)));
+    app.key_came(at(5));
+    assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
+    assert!(!app.should_quit());
+    assert!(app
+        .notice
+        .as_ref()
+        .is_some_and(|(_, t)| t.contains("in one burst")));
+    app.key_came(at(800));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![super::app::Effect::Quit]
+    );
+}
