@@ -44,37 +44,28 @@ fn scrolled(scroll: usize, total: usize, shown: usize, code: KeyCode) -> Option<
     })
 }
 
-/// Draws `lines[scroll..]` into `area`, wrapping only what shows (a huge text costs one
-/// screenful to draw), between words.
-fn draw_lines(frame: &mut Frame, area: Rect, lines: &[String], scroll: usize) {
+/// The rows of `lines[scroll..]` that fit in `area`, wrapped between words at its width (only
+/// what shows is wrapped: a huge text costs one screenful), and how many of the lines show
+/// whole (at least one): the page, and the label's range.
+fn shown_rows(lines: &[String], scroll: usize, area: Rect) -> (Vec<Line<'static>>, usize) {
     let width = usize::from(area.width.max(1));
-    let mut shown: Vec<Line> = Vec::new();
+    let height = usize::from(area.height);
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    let mut whole = 0;
     for line in lines.iter().skip(scroll) {
-        if shown.len() >= usize::from(area.height) {
+        if rows.len() >= height {
             break;
         }
-        // Broken between words, every character kept (wide ones count two cells).
+        // Every character kept (wide ones count two cells).
         for (_, row) in crate::tui::chat::wrap::input_wrap(line, width) {
-            shown.push(Line::raw(row));
+            rows.push(Line::raw(row));
+        }
+        if rows.len() <= height || whole == 0 {
+            whole += 1;
         }
     }
-    shown.truncate(usize::from(area.height));
-    frame.render_widget(Paragraph::new(shown), area);
-}
-
-/// How many of `lines` from `scroll` show whole in `area` (wrapped at its width; at least one).
-fn shown_lines(lines: &[String], scroll: usize, area: Rect) -> usize {
-    let width = usize::from(area.width.max(1));
-    let mut rows = 0;
-    let mut count = 0;
-    for line in lines.iter().skip(scroll) {
-        rows += crate::tui::chat::wrap::input_wrap(line, width).len();
-        if rows > usize::from(area.height) && count > 0 {
-            break;
-        }
-        count += 1;
-    }
-    count
+    rows.truncate(height);
+    (rows, whole)
 }
 
 /// "lines 1–20 of 300" for a view at `scroll` showing `height` lines.
@@ -307,7 +298,8 @@ impl ResourceView {
             height: inner.height - 3,
             ..inner
         };
-        self.shown.set(shown_lines(&self.lines, self.scroll, body));
+        let (rows, shown) = shown_rows(&self.lines, self.scroll, body);
+        self.shown.set(shown);
         let status = match &self.fetch {
             Fetch::Loading => Line::styled("reading…", theme.accent()),
             Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
@@ -336,7 +328,7 @@ impl ResourceView {
             Rect { height: 2, ..inner },
         );
         if let Fetch::Loaded = self.fetch {
-            draw_lines(frame, body, &self.lines, self.scroll);
+            frame.render_widget(Paragraph::new(rows), body);
         }
         let foot = match &self.save {
             Some(path) => {
@@ -408,7 +400,8 @@ impl TextView {
             height: inner.height - 2,
             ..inner
         };
-        self.shown.set(shown_lines(&self.lines, self.scroll, body));
+        let (rows, shown) = shown_rows(&self.lines, self.scroll, body);
+        self.shown.set(shown);
         let status = match &self.fetch {
             Fetch::Loading => Line::styled("asking…", theme.accent()),
             Fetch::Failed(e) => Line::styled(format!("✗ {e}"), theme.bad()),
@@ -418,7 +411,7 @@ impl TextView {
             ),
         };
         frame.render_widget(Paragraph::new(status), Rect { height: 1, ..inner });
-        draw_lines(frame, body, &self.lines, self.scroll);
+        frame.render_widget(Paragraph::new(rows), body);
         super::choices_line(
             frame,
             inner,
