@@ -179,14 +179,7 @@ fn compact_layout_at_80x24_and_resize() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("aimon.yaml");
     std::fs::write(&config, config_text(&m)).unwrap();
-    let t = Tmux::start(dir.path(), 80, 24);
-    t.text(&format!(
-        "{} --config {} --log-file {}",
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
+    let t = launch(dir.path(), &config, (80, 24));
     let screen = t.wait_for("3/3 ready", Duration::from_secs(20));
     assert!(screen.contains("Details  Tools  Calls"), "{screen}");
     assert!(screen.contains("? help"), "{screen}");
@@ -249,14 +242,7 @@ fn a_burst_of_typed_keys_is_read_to_its_end() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("aimon.yaml");
     std::fs::write(&config, config_text(&m)).unwrap();
-    let t = Tmux::start(dir.path(), 80, 24);
-    t.text(&format!(
-        "{} --config {} --log-file {}",
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
+    let t = launch(dir.path(), &config, (80, 24));
     t.wait_for("3/3 ready", Duration::from_secs(20));
     // 1,100 keys the Servers pane does nothing with, then `?`: help opens with no further key.
     t.text(&format!("{}?", "x".repeat(1_100)));
@@ -309,7 +295,14 @@ fn live_console(dir: &std::path::Path, m: &str, more: &str) -> Tmux {
         ),
     )
     .unwrap();
-    let t = Tmux::start(dir, 140, 40);
+    let t = launch(dir, &config, (140, 40));
+    t.wait_for("1/1 ready", Duration::from_secs(20));
+    t
+}
+
+/// The console on `config` in a window of `size` of its own (its log in `dir`), started.
+fn launch(dir: &std::path::Path, config: &std::path::Path, (w, h): (u16, u16)) -> Tmux {
+    let t = Tmux::start(dir, w, h);
     t.text(&format!(
         "{} --config {} --log-file {}",
         bin(),
@@ -317,7 +310,6 @@ fn live_console(dir: &std::path::Path, m: &str, more: &str) -> Tmux {
         dir.join("log").display()
     ));
     t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", Duration::from_secs(20));
     t
 }
 
