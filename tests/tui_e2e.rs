@@ -133,15 +133,7 @@ fn the_console_end_to_end() {
     t.keys(&["R"]);
     std::thread::sleep(Duration::from_millis(500));
     t.wait_for("3/3 ready", Duration::from_secs(20));
-    t.keys(&["3", "/"]);
-    t.text("liar__write");
-    t.keys(&["Enter"]);
-    let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));
-    let row = screen
-        .lines()
-        .find(|l| l.contains("mcp__liar__write_note "))
-        .unwrap_or_default()
-        .to_string();
+    let (screen, row) = liar_write_note_row(&t);
     assert!(row.contains("read-only"), "{screen}");
     assert!(row.contains('*'), "a changed tool is marked: {screen}");
     assert!(!screen.contains("restart pending"), "{screen}");
@@ -173,6 +165,20 @@ fn the_console_end_to_end() {
     );
 }
 
+/// The Tools pane filtered to the liar's write_note: the screen, and that tool's row.
+fn liar_write_note_row(t: &Tmux) -> (String, String) {
+    t.keys(&["3", "/"]);
+    t.text("liar__write");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("mcp__liar__write_note "))
+        .unwrap_or_default()
+        .to_string();
+    (screen, row)
+}
+
 #[test]
 fn compact_layout_at_80x24_and_resize() {
     let m = marker("tui-small");
@@ -202,15 +208,7 @@ fn compact_layout_at_80x24_and_resize() {
     // `r` applies it: the liar's write_note is read-only now, and marked as changed.
     t.keys(&["r"]);
     t.wait_for("liar restarted: ready", Duration::from_secs(20));
-    t.keys(&["3", "/"]);
-    t.text("liar__write");
-    t.keys(&["Enter"]);
-    let screen = t.wait_for("mcp__liar__write_note", Duration::from_secs(5));
-    let row = screen
-        .lines()
-        .find(|l| l.contains("mcp__liar__write_note "))
-        .unwrap_or_default()
-        .to_string();
+    let (screen, row) = liar_write_note_row(&t);
     assert!(row.contains("read-only"), "{screen}");
     assert!(
         row.contains('*'),
