@@ -23,8 +23,10 @@ pub enum NetClass {
     Dns,
     /// The TLS handshake failed.
     Tls,
-    /// The connection was refused, reset, or the host is unreachable.
+    /// The connection was refused, or the host is unreachable.
     Refused,
+    /// The connection was made, then reset or aborted by the other end (or on the way).
+    Dropped,
     /// The socket timed out.
     Timeout,
 }
@@ -89,14 +91,14 @@ pub fn failure(links: &[&(dyn StdError + 'static)], authority: &str) -> Option<N
                 NetClass::Refused,
                 format!("connection to {authority} refused (nothing listening there?)"),
             ),
-            K::ConnectionReset
-            | K::ConnectionAborted
-            | K::NotConnected
-            | K::AddrNotAvailable
-            | K::HostUnreachable
-            | K::NetworkUnreachable => fail(
+            K::AddrNotAvailable | K::HostUnreachable | K::NetworkUnreachable => fail(
                 NetClass::Refused,
                 format!("cannot connect to {authority}: {io}"),
+            ),
+            // Only a connection that was made can be reset: the server was reached.
+            K::ConnectionReset | K::ConnectionAborted | K::NotConnected => fail(
+                NetClass::Dropped,
+                format!("{authority} dropped the connection before its answer was complete ({io})"),
             ),
             K::TimedOut => fail(
                 NetClass::Timeout,
@@ -229,7 +231,10 @@ mod tests {
         };
         use std::io::ErrorKind as K;
         assert_eq!(kind(K::ConnectionRefused), Some(NetClass::Refused));
-        assert_eq!(kind(K::ConnectionReset), Some(NetClass::Refused));
+        assert_eq!(kind(K::HostUnreachable), Some(NetClass::Refused));
+        // A reset needs a connection: the server was reached.
+        assert_eq!(kind(K::ConnectionReset), Some(NetClass::Dropped));
+        assert_eq!(kind(K::ConnectionAborted), Some(NetClass::Dropped));
         assert_eq!(kind(K::TimedOut), Some(NetClass::Timeout));
         assert_eq!(kind(K::InvalidData), None);
         let dns = DnsFailure {

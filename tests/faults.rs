@@ -355,11 +355,11 @@ async fn an_http_server_that_never_answers_is_handshake_timeout() {
 }
 
 #[tokio::test]
-async fn a_hang_up_mid_answer_is_a_protocol_error_that_says_so() {
+async fn a_hang_up_mid_answer_is_a_lost_connection_that_says_so() {
     let r = http_demo_fault(
         "http-hangup",
         &["--http-hangup-mid-answer"],
-        Expect::Failed(FailureClass::ProtocolError),
+        Expect::Failed(FailureClass::ConnectionLost),
     )
     .await;
     let message = &failure(&r).message;
@@ -367,6 +367,24 @@ async fn a_hang_up_mid_answer_is_a_protocol_error_that_says_so() {
         message.contains("closed the connection before its answer was complete"),
         "{r:#?}"
     );
+    // It was reached: connected, and not told to check that something listens.
+    assert!(r.phases.connect_ms.is_some(), "{r:#?}");
+    assert!(failure(&r).hint().contains("dropped it"), "{r:#?}");
+}
+
+#[tokio::test]
+async fn a_reset_mid_answer_is_a_lost_connection_not_a_refused_one() {
+    let r = http_demo_fault(
+        "http-reset",
+        &["--http-reset-mid-answer"],
+        Expect::Failed(FailureClass::ConnectionLost),
+    )
+    .await;
+    let message = &failure(&r).message;
+    assert!(message.contains("before its answer was complete"), "{r:#?}");
+    assert!(!message.contains("cannot connect"), "{r:#?}");
+    assert!(message.contains("reset by peer"), "{r:#?}");
+    assert!(r.phases.connect_ms.is_some(), "{r:#?}");
 }
 
 #[tokio::test]

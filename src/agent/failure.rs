@@ -291,12 +291,19 @@ pub fn classify_transport(
     if let Some(net) = crate::net::failure(&links, authority) {
         let class = match net.class {
             NetClass::Timeout => ModelFailureClass::Timeout,
-            NetClass::Dns | NetClass::Tls | NetClass::Refused if !connect => {
+            NetClass::Dns | NetClass::Tls | NetClass::Refused | NetClass::Dropped if !connect => {
                 return broke(cause());
             }
             NetClass::Dns => ModelFailureClass::DnsError,
             NetClass::Tls => ModelFailureClass::TlsError,
             NetClass::Refused => ModelFailureClass::ConnectRefused,
+            // Reset while connecting (in the TLS handshake): no connection to speak of.
+            NetClass::Dropped => {
+                return ModelError::new(
+                    ModelFailureClass::ConnectRefused,
+                    format!("cannot connect to {authority}: {}", cause()),
+                );
+            }
         };
         return ModelError::new(class, net.message);
     }

@@ -25,7 +25,7 @@ pub const GARBAGE_LINE: &str = "demo-server: starting up (this line is not JSON)
 // The faults below HTTP replace the endpoint: one at a time, and nothing for HTTP to do.
 #[command(group(
     clap::ArgGroup::new("socket_fault")
-        .args(["http_hang", "http_hangup_mid_answer", "http_not_http"])
+        .args(["http_hang", "http_hangup_mid_answer", "http_reset_mid_answer", "http_not_http"])
         .conflicts_with_all(["http_status", "require_bearer", "http_401_on", "oauth"])
 ))]
 pub struct DemoServerArgs {
@@ -92,6 +92,10 @@ pub struct DemoServerArgs {
     /// the body, then close the connection.
     #[arg(long, requires = "http")]
     pub http_hangup_mid_answer: bool,
+    /// With --http: as --http-hangup-mid-answer, but end the connection with a reset (RST)
+    /// instead of a close.
+    #[arg(long, requires = "http")]
+    pub http_reset_mid_answer: bool,
     /// With --http: answer a request with a line that is not HTTP, then close the connection.
     #[arg(long, requires = "http")]
     pub http_not_http: bool,
@@ -144,6 +148,7 @@ impl DemoServerArgs {
         let socket = [
             (self.http_hang, SocketFault::Hang),
             (self.http_hangup_mid_answer, SocketFault::HangUpMidAnswer),
+            (self.http_reset_mid_answer, SocketFault::ResetMidAnswer),
             (self.http_not_http, SocketFault::NotHttp),
         ]
         .into_iter()
@@ -391,6 +396,7 @@ mod tests {
         for (flag, fault) in [
             ("--http-hang", SocketFault::Hang),
             ("--http-hangup-mid-answer", SocketFault::HangUpMidAnswer),
+            ("--http-reset-mid-answer", SocketFault::ResetMidAnswer),
             ("--http-not-http", SocketFault::NotHttp),
         ] {
             let args = parse(&[&http[..], &[flag]].concat())?;
@@ -407,6 +413,12 @@ mod tests {
             &["--http", "0", "--http-status", "200"],
             &["--http", "0", "--http-status", "600"],
             &["--http", "0", "--http-hang", "--http-not-http"],
+            &[
+                "--http",
+                "0",
+                "--http-hangup-mid-answer",
+                "--http-reset-mid-answer",
+            ],
             &[
                 "--http",
                 "0",

@@ -1,6 +1,6 @@
 //! HTTP faults of `demo-server --http` below HTTP itself: a server that reads a request and
-//! never answers, one that hangs up in the middle of its answer, one that answers with
-//! something that is not HTTP. They exist for the fault matrix (tests/faults.rs).
+//! never answers, one that hangs up (or resets the connection) in the middle of its answer,
+//! one that answers with something that is not HTTP. They exist for the fault matrix (tests/faults.rs).
 //!
 //! A plain accept loop over raw sockets, not hyper: hyper always answers well-formed HTTP, and
 //! these faults are exactly what it would never do.
@@ -18,6 +18,9 @@ pub enum SocketFault {
     /// Answer the first request with a 200 whose headers promise a JSON body, write part of
     /// it, then close the connection.
     HangUpMidAnswer,
+    /// The same answer cut short, then the connection reset (RST: a zero linger), as a server
+    /// that crashes mid-answer or a proxy that cuts it leaves it.
+    ResetMidAnswer,
     /// Answer the first request with a line that is not HTTP, then close the connection.
     NotHttp,
 }
@@ -49,7 +52,9 @@ async fn misbehave(mut stream: TcpStream, fault: SocketFault) -> io::Result<()> 
             while stream.read(&mut buf).await? != 0 {}
             return Ok(());
         }
-        SocketFault::HangUpMidAnswer => format!("{PROMISING_HEAD}{PARTIAL_BODY}"),
+        SocketFault::HangUpMidAnswer | SocketFault::ResetMidAnswer => {
+            format!("{PROMISING_HEAD}{PARTIAL_BODY}")
+        }
         SocketFault::NotHttp => NOT_HTTP.to_string(),
     };
     // The whole request is read first: closing a socket with unread input sends a reset, and
@@ -58,6 +63,12 @@ async fn misbehave(mut stream: TcpStream, fault: SocketFault) -> io::Result<()> 
         return Ok(());
     }
     stream.write_all(answer.as_bytes()).await?;
+    if fault == SocketFault::ResetMidAnswer {
+        // Let the client read what was sent first: a reset discards what it has not read.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        // Dropped with a zero linger, the socket ends with a reset.
+        return stream.set_zero_linger();
+    }
     stream.shutdown().await
 }
 

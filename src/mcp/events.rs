@@ -64,8 +64,11 @@ pub enum FailureClass {
     Deadline,
     ProtocolError,
     DuplicateName,
-    /// HTTP: nothing accepted the TCP connection (refused, unreachable, reset).
+    /// HTTP: nothing accepted the TCP connection (refused, unreachable).
     ConnectRefused,
+    /// HTTP: the server was reached, then dropped the connection before its answer was
+    /// complete (reset, or closed mid-answer).
+    ConnectionLost,
     /// HTTP: the host name did not resolve.
     DnsError,
     /// HTTP: the TLS handshake failed (certificate, protocol).
@@ -94,6 +97,7 @@ impl FailureClass {
             FailureClass::ProtocolError => "protocol_error",
             FailureClass::DuplicateName => "duplicate_name",
             FailureClass::ConnectRefused => "connect_refused",
+            FailureClass::ConnectionLost => "connection_lost",
             FailureClass::DnsError => "dns_error",
             FailureClass::TlsError => "tls_error",
             FailureClass::HttpStatus => "http_status",
@@ -115,6 +119,7 @@ impl FailureClass {
             | FailureClass::Deadline
             | FailureClass::ProtocolError
             | FailureClass::DuplicateName
+            | FailureClass::ConnectionLost
             | FailureClass::TlsError
             | FailureClass::HttpStatus
             | FailureClass::Timeout
@@ -152,6 +157,9 @@ impl FailureClass {
             }
             FailureClass::ConnectRefused => {
                 "nothing accepted the connection: check that the server is running and `url` has the right host and port"
+            }
+            FailureClass::ConnectionLost => {
+                "the server took the connection, then dropped it before its answer was complete: it may have crashed or restarted, or a proxy cut it; read the server's logs"
             }
             FailureClass::DnsError => {
                 "the host name in `url` did not resolve: check the spelling, or your DNS and network"

@@ -363,5 +363,10 @@ mod tests {
             &failed(FailureClass::HttpStatus)
         ));
         assert!(counts_as_crash(Stdio, &failed(FailureClass::Exited)));
+        // Reached, then dropped mid-answer: it is back, and broken.
+        assert!(counts_as_crash(
+            StreamableHttp,
+            &failed(FailureClass::ConnectionLost)
+        ));
     }
 }

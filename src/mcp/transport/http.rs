@@ -145,9 +145,16 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
             NetClass::Dns => FailureClass::DnsError,
             NetClass::Tls => FailureClass::TlsError,
             NetClass::Refused => FailureClass::ConnectRefused,
+            NetClass::Dropped => FailureClass::ConnectionLost,
             NetClass::Timeout => FailureClass::Timeout,
         };
         return fail(class, net.message);
+    }
+    if cut_short(&chain) {
+        return fail(
+            FailureClass::ConnectionLost,
+            format!("{authority} closed the connection before its answer was complete"),
+        );
     }
     if let Some(auth) = chain.iter().find_map(|e| match e.downcast_ref() {
         Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
@@ -188,7 +195,8 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
 /// connection to a server that died). Timeouts and error statuses do not count: that server
 /// is slow or erring, not gone.
 pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
-    let unreachable = classify(err, "").is_some_and(|f| f.class.is_unreachable());
+    let unreachable = classify(err, "")
+        .is_some_and(|f| f.class.is_unreachable() || f.class == FailureClass::ConnectionLost);
     let dropped = chain(err).iter().any(|e| {
         e.downcast_ref::<hyper::Error>()
             .is_some_and(|h| h.is_incomplete_message() || h.is_closed())
@@ -257,22 +265,29 @@ pub fn describe(err: &(dyn StdError + 'static), authority: &str) -> String {
 /// says only "error sending request" or "error decoding response body", which does not tell
 /// the operator that the server is at fault.
 fn broken_answer(links: &[&(dyn StdError + 'static)]) -> Option<String> {
+    if cut_short(links) {
+        return Some("closed the connection before its answer was complete".into());
+    }
     let hyper = links
         .iter()
         .find_map(|e| e.downcast_ref::<hyper::Error>())?;
-    // An incomplete message is a head cut short (or none at all); a body shorter than its
-    // headers promised is a body error caused by an unexpected EOF.
-    let cut_short = hyper.is_incomplete_message()
-        || links.iter().any(|e| {
-            e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
-        });
-    if cut_short {
-        return Some("closed the connection before its answer was complete".into());
-    }
     hyper
         .is_parse()
         .then(|| format!("answered with something that is not HTTP ({hyper})"))
+}
+
+/// Whether hyper found the server's answer cut short: an incomplete message is a head cut
+/// short (or none at all); a body shorter than its headers promised is a body error caused by
+/// an unexpected EOF.
+fn cut_short(links: &[&(dyn StdError + 'static)]) -> bool {
+    let Some(hyper) = links.iter().find_map(|e| e.downcast_ref::<hyper::Error>()) else {
+        return false;
+    };
+    hyper.is_incomplete_message()
+        || links.iter().any(|e| {
+            e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        })
 }
 
 /// What a request failed on, in words, when the OAuth client refused it (a login needed, more
