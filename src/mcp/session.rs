@@ -6,7 +6,7 @@
 //! Separate from the client because these are filled on the transport's reader task, before
 //! rmcp sees a message, and read by the client's requests.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -164,7 +164,18 @@ struct Route {
 
 /// Pending requests by progress token (a number or a string, as sent: a float matches none).
 #[derive(Default)]
-pub(crate) struct ProgressRoutes(Mutex<HashMap<NumberOrString, Route>>);
+pub(crate) struct ProgressRoutes(Mutex<Routes>);
+
+/// Tokens of requests that ended remembered, so late progress for them is known as such.
+const ENDED_KEPT: usize = 256;
+
+#[derive(Default)]
+struct Routes {
+    live: HashMap<NumberOrString, Route>,
+    /// The last `ENDED_KEPT` tokens whose requests ended (answered, cancelled, timed out): a
+    /// server that ignores a cancel and keeps reporting progress is not heard any more.
+    ended: VecDeque<NumberOrString>,
+}
 
 /// The token a notification names, as a route's key.
 fn token_key(token: &Value) -> Option<NumberOrString> {
@@ -184,13 +195,17 @@ impl ProgressRoutes {
     ) -> RouteGuard {
         let key = token.0.clone();
         let activity = Arc::new(Notify::new());
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(
-            key.clone(),
-            Route {
-                sink,
-                activity: activity.clone(),
-            },
-        );
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .live
+            .insert(
+                key.clone(),
+                Route {
+                    sink,
+                    activity: activity.clone(),
+                },
+            );
         RouteGuard {
             routes: self.clone(),
             key,
@@ -198,17 +213,23 @@ impl ProgressRoutes {
         }
     }
 
-    /// Hands `update` to the request that carried `token`; false when none is pending.
+    /// Hands `update` to the request that carried `token`, or drops it when that request has
+    /// ended (late progress of a cancelled call); false when the token is not one of ours.
     fn route(&self, token: &Value, update: ProgressUpdate) -> bool {
         let Some(key) = token_key(token) else {
             return false;
         };
-        let found = self
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .map(|r| (r.sink.clone(), r.activity.clone()));
+        let found = {
+            let routes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match routes.live.get(&key) {
+                Some(r) => Some((r.sink.clone(), r.activity.clone())),
+                None if routes.ended.contains(&key) => {
+                    tracing::debug!(?key, "progress for a request that ended: dropped");
+                    return true;
+                }
+                None => None,
+            }
+        };
         match found {
             Some((sink, activity)) => {
                 sink.report(update);
@@ -221,7 +242,7 @@ impl ProgressRoutes {
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).live.len()
     }
 }
 
@@ -241,11 +262,12 @@ impl RouteGuard {
 
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        self.routes
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.key);
+        let mut routes = self.routes.0.lock().unwrap_or_else(|e| e.into_inner());
+        routes.live.remove(&self.key);
+        if routes.ended.len() >= ENDED_KEPT {
+            routes.ended.pop_front();
+        }
+        routes.ended.push_back(self.key.clone());
     }
 }
 
@@ -325,5 +347,24 @@ mod tests {
         );
         drop(guard);
         assert_eq!(links.routes.len(), 0);
+        // Its request over (a cancelled call whose server goes on): its progress is dropped,
+        // not passed on as a notification nobody asked for; unknown tokens still go on.
+        tap.deliver(&note(
+            "notifications/progress",
+            json!({"progressToken": 7, "progress": 3}),
+        ));
+        tap.deliver(&note(
+            "notifications/progress",
+            json!({"progressToken": 9, "progress": 1}),
+        ));
+        assert_eq!(*got.lock().unwrap(), vec![2.0]);
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            vec![
+                "notifications/progress",
+                "notifications/tools/list_changed",
+                "notifications/progress"
+            ]
+        );
     }
 }
