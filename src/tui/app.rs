@@ -106,6 +106,8 @@ pub struct App {
     pub(super) call_sel: usize,
     /// Lines scrolled up from the bottom of the details pane's stderr.
     pub(super) details_scroll: usize,
+    /// The stderr lines the details pane showed last frame: a page, and how far it scrolls.
+    pub(super) details_shown: std::cell::Cell<usize>,
     pub(super) tool_filter: String,
     pub(super) filter_editing: bool,
     pub(super) modal: Option<Modal>,
@@ -201,6 +203,7 @@ impl App {
             tool_sel: 0,
             call_sel: 0,
             details_scroll: 0,
+            details_shown: std::cell::Cell::new(0),
             tool_filter: String::new(),
             filter_editing: false,
             modal: None,

@@ -293,7 +293,12 @@ impl App {
 
     fn page(&mut self, dir: isize) {
         match self.focus {
-            Pane::Servers | Pane::Details => self.scroll_details(-dir * PAGE as isize),
+            Pane::Servers | Pane::Details => {
+                // A page is what the pane shows (before its first frame: `PAGE`).
+                let shown = self.details_shown.get();
+                let page = if shown == 0 { PAGE } else { shown };
+                self.scroll_details(-dir * page as isize);
+            }
             Pane::Tools | Pane::Calls | Pane::Events | Pane::Resources | Pane::Prompts => {
                 for _ in 0..PAGE {
                     self.move_selection(dir);
@@ -303,10 +308,11 @@ impl App {
         }
     }
 
-    /// Scrolls the stderr tail: positive goes back in time.
+    /// Scrolls the stderr tail: positive goes back in time, no further than its first page.
     fn scroll_details(&mut self, lines: isize) {
         let total = self.selected_server().map_or(0, |s| s.stderr.len());
-        self.details_scroll = self.details_scroll.saturating_add_signed(lines).min(total);
+        let oldest = total.saturating_sub(self.details_shown.get().max(1));
+        self.details_scroll = self.details_scroll.saturating_add_signed(lines).min(oldest);
     }
 
     fn filter_key(&mut self, key: KeyEvent) {

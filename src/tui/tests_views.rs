@@ -243,10 +243,85 @@ fn a_long_summary_leaves_room_for_the_stderr_tail() {
         wide.contains("warning number 12") && wide.contains("trust: ignore"),
         "{wide}"
     );
-    for _ in 0..3 {
+    // A page is the lines shown, so the oldest is some pages up.
+    for _ in 0..10 {
+        draw(&app, SIZES[0]);
         app.on_key(super::fixtures::key(crossterm::event::KeyCode::PageUp));
     }
     let older = draw(&app, SIZES[0]);
     assert!(older.contains("stderr: lines 1-"), "{older}");
     assert!(older.contains("│ chatty: stderr line 1 "), "{older}");
+}
+
+/// PgUp and PgDn move the Details stderr tail by the lines it shows, and pressing PgUp past the
+/// oldest line costs nothing on the way back: the pages are the same going up and coming down.
+#[test]
+fn stderr_pages_are_the_lines_shown() {
+    use super::fixtures::key;
+    use crate::tui::state::ServerRow;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
+    row.set_report(ready("chatty", (1, 2, 3), Vec::new()));
+    for i in 1..=40 {
+        row.push_stderr(format!("chatty: stderr line {i}"));
+    }
+    app.servers.push(row);
+    app.server_sel = app.servers.len() - 1;
+    app.focus = Pane::Details;
+    for size in SIZES {
+        app.details_scroll = 0;
+        let screen = draw(&app, size);
+        let n = app.details_shown.get();
+        assert!(n > 1 && 2 * n < 40, "{n} lines shown: {screen}");
+        assert!(screen.contains(&format!("last {n} of 40")), "{screen}");
+        app.on_key(key(KeyCode::PageUp));
+        let screen = draw(&app, size);
+        let page = format!("stderr: lines {}-{} of 40", 40 - 2 * n + 1, 40 - n);
+        assert!(screen.contains(&page), "{page}: {screen}");
+        for _ in 0..40 {
+            app.on_key(key(KeyCode::PageUp));
+            draw(&app, size);
+        }
+        let screen = draw(&app, size);
+        assert!(screen.contains(&format!("lines 1-{n} of 40")), "{screen}");
+        app.on_key(key(KeyCode::PageDown));
+        let screen = draw(&app, size);
+        let page = format!("lines {}-{} of 40", n + 1, 2 * n);
+        assert!(screen.contains(&page), "{page}: {screen}");
+    }
+}
+
+/// More calls than the Calls pane holds: its title says how many are above and below, so a call
+/// that came below the fold is seen to have come.
+#[test]
+fn calls_below_the_fold_are_counted_in_the_title() {
+    use crate::runtime::RuntimeEvent;
+    let (mut app, _) = populated();
+    for id in 100..140 {
+        app.on_runtime_event(RuntimeEvent::CallStarted {
+            id,
+            tool: "mcp__notes__echo".into(),
+            arguments: serde_json::json!({"text": "x"}),
+            origin: Default::default(),
+        });
+    }
+    app.call_sel = 0;
+    app.focus = Pane::Calls;
+    for size in SIZES {
+        let screen = draw(&app, size);
+        let title = screen
+            .lines()
+            .find(|l| l.contains("┌ Calls "))
+            .unwrap_or_default();
+        assert!(title.contains("↓ ") && title.contains(" more"), "{title}");
+        assert!(!title.contains("↑ "), "{title}");
+    }
+    app.call_sel = app.calls.rows.len() - 1;
+    let screen = draw(&app, SIZES[0]);
+    let title = screen
+        .lines()
+        .find(|l| l.contains("┌ Calls "))
+        .unwrap_or_default();
+    assert!(title.contains("↑ ") && !title.contains("↓ "), "{title}");
 }

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::{cell, fit, pane_block, scroll_offset, spinner};
+use super::{cell, fit, more_rows, pane_block, scroll_offset, spinner};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
 use crate::tui::state::short_tool_name;
@@ -72,10 +72,16 @@ fn label(status: CallStatus) -> &'static str {
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let theme = app.theme;
     let running = app.calls.running();
+    let len = app.calls.rows.len();
+    // Rows that do not fit are said in the title, as the list scrolls with them: a new call
+    // below the fold is seen to have come.
+    let height = usize::from(area.height.saturating_sub(2));
+    let offset = scroll_offset(app.call_sel, height, len);
+    let more = more_rows(offset, height, len);
     let title = if running > 0 {
-        format!(" Calls {} · {running} running ", app.calls.rows.len())
+        format!(" Calls {len} · {more}{running} running ")
     } else {
-        format!(" Calls {} ", app.calls.rows.len())
+        format!(" Calls {len} {}", more.trim_end_matches("· "))
     };
     let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
@@ -91,8 +97,6 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         );
         return;
     }
-    let height = inner.height as usize;
-    let offset = scroll_offset(app.call_sel, height, app.calls.rows.len());
     // mark, id, tool, status, time, preview: the tool's own name (then its server) gets what a
     // preview can spare.
     let longest = app

@@ -245,6 +245,7 @@ fn render_tail(
         ..inner
     };
     if rest.height < 2 && total > 0 || rest.height == 0 {
+        app.details_shown.set(0);
         return;
     }
     let room = (rest.height as usize).saturating_sub(1);
@@ -253,6 +254,7 @@ fn render_tail(
             .min(total.saturating_sub(room.min(total))),
     );
     let start = end.saturating_sub(room);
+    app.details_shown.set(room.min(total));
     let mut tail = vec![Line::styled(
         if total == 0 {
             "stderr: (nothing)".to_string()

@@ -68,12 +68,20 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let len = log.rows.len();
     let selected = app.event_sel.unwrap_or(len - 1);
     let offset = scroll_offset(selected, height, len);
-    let server_w = log
-        .rows
+    // As wide as the longest server name, so the column stays put as the lines scroll (and
+    // wider where a line names a server no longer configured).
+    let server_w = app
+        .servers
         .iter()
-        .skip(offset)
-        .take(height)
-        .map(|r| r.server.chars().count())
+        .map(|s| s.name.as_str())
+        .chain(
+            log.rows
+                .iter()
+                .skip(offset)
+                .take(height)
+                .map(|r| r.server.as_str()),
+        )
+        .map(|name| name.chars().count())
         .max()
         .unwrap_or(0)
         .clamp(1, 16);

@@ -44,6 +44,23 @@ pub fn scroll_offset(selected: usize, height: usize, len: usize) -> usize {
     selected.saturating_sub(height - 1).min(max)
 }
 
+/// The rows of a list that do not fit, for its title: `↑ 2 more ↓ 1 more · ` (empty when all
+/// fit). `offset` is the first row shown, `shown` how many rows fit.
+pub fn more_rows(offset: usize, shown: usize, len: usize) -> String {
+    let below = len.saturating_sub(offset + shown);
+    let mut more = String::new();
+    if offset > 0 {
+        more.push_str(&format!("↑ {offset} more "));
+    }
+    if below > 0 {
+        more.push_str(&format!("↓ {below} more "));
+    }
+    if !more.is_empty() {
+        more.push_str("· ");
+    }
+    more
+}
+
 /// Cuts `s` to `width` characters with `…`.
 pub fn fit(s: &str, width: usize) -> String {
     crate::text::truncate(s, width)

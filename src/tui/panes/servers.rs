@@ -16,7 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{cell, fit, pane_block, scroll_offset, spinner};
+use super::{cell, fit, more_rows, pane_block, scroll_offset, spinner};
 use crate::runtime::{PhaseTimes, ServerStatus, StartPhase};
 use crate::tui::app::App;
 use crate::tui::state::ServerRow;
@@ -34,18 +34,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
     let shown = usize::from(area.height.saturating_sub(2));
     let offset = scroll_offset(app.server_sel, shown, app.servers.len());
-    let above = offset;
-    let below = app.servers.len().saturating_sub(offset + shown);
-    let mut more = String::new();
-    if above > 0 {
-        more.push_str(&format!("↑ {above} more "));
-    }
-    if below > 0 {
-        more.push_str(&format!("↓ {below} more "));
-    }
-    if !more.is_empty() {
-        more.push_str("· ");
-    }
+    let more = more_rows(offset, shown, app.servers.len());
     let block = pane_block(
         format!(
             " Servers {ready}/{enabled} ready · {}bars 0–{} · deadline {} ",
