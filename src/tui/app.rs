@@ -69,6 +69,17 @@ impl Pane {
             Pane::Conversation => "Conversation",
         }
     }
+
+    /// The title in a few letters, for a tab strip too narrow for the whole ones.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Pane::Servers => "Srv",
+            Pane::Details => "Det",
+            Pane::Resources => "Res",
+            Pane::Conversation => "Conv",
+            other => other.title(),
+        }
+    }
 }
 
 /// How serious a notice is.

@@ -325,3 +325,41 @@ fn calls_below_the_fold_are_counted_in_the_title() {
         .unwrap_or_default();
     assert!(title.contains("↑ ") && !title.contains("↓ "), "{title}");
 }
+
+/// On a narrow screen the Servers title drops its least needed parts whole (the deadline, then
+/// the bars' scale) instead of being cut mid-word, and the tab strip uses short titles so every
+/// tab stays in view.
+#[test]
+fn a_narrow_screen_drops_title_parts_whole_and_shortens_the_tabs() {
+    let (app, _) = populated();
+    for (width, deadline, bars) in [(80, true, true), (45, false, true), (30, false, false)] {
+        let screen = draw(&app, (width, 18));
+        let title = screen.lines().next().unwrap_or_default();
+        assert!(title.contains("Servers 2/4 ready"), "{title}");
+        assert_eq!(title.contains("deadline 40.0s"), deadline, "{title}");
+        assert_eq!(title.contains("deadline"), deadline, "{title}");
+        assert_eq!(title.contains("bars 0–"), bars, "{title}");
+    }
+    let tabs = |width| {
+        let screen = draw(&app, (width, 18));
+        let line = screen
+            .lines()
+            .find(|l| l.contains(" Tools "))
+            .unwrap_or_default();
+        line.to_string()
+    };
+    let wide = tabs(80);
+    assert!(
+        wide.contains(" Resources ") && wide.contains("Tab switches"),
+        "{wide}"
+    );
+    // The hint goes first, then the titles get short.
+    let narrower = tabs(55);
+    assert!(narrower.contains(" Resources  Prompts "), "{narrower}");
+    assert!(!narrower.contains("Tab switches"), "{narrower}");
+    let narrow = tabs(45);
+    assert!(
+        narrow.contains(" Det ") && narrow.contains(" Res  Prompts "),
+        "{narrow}"
+    );
+}

@@ -142,7 +142,13 @@ impl App {
     }
 
     /// A line of pane names, `shown` highlighted, then a hint.
+    /// The tab strip: whole titles and the hint where they fit, else whole titles alone, else
+    /// short ones (so on a narrow screen every tab, the shown one too, stays in view).
     fn render_tabs(&self, frame: &mut Frame, area: Rect, panes: &[Pane], shown: Pane, hint: &str) {
+        let width = usize::from(area.width);
+        let whole: usize = panes.iter().map(|p| p.title().chars().count() + 2).sum();
+        let hint_w = hint.chars().count() + 1;
+        let short = whole > width;
         let mut spans = Vec::new();
         for pane in panes {
             let style = if *pane == shown {
@@ -150,9 +156,16 @@ impl App {
             } else {
                 self.theme.dim()
             };
-            spans.push(Span::styled(format!(" {} ", pane.title()), style));
+            let title = if short {
+                pane.short_title()
+            } else {
+                pane.title()
+            };
+            spans.push(Span::styled(format!(" {title} "), style));
         }
-        spans.push(Span::styled(format!(" {hint}"), self.theme.dim()));
+        if whole + hint_w <= width {
+            spans.push(Span::styled(format!(" {hint}"), self.theme.dim()));
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
 

@@ -35,16 +35,23 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let shown = usize::from(area.height.saturating_sub(2));
     let offset = scroll_offset(app.server_sel, shown, app.servers.len());
     let more = more_rows(offset, shown, app.servers.len());
-    let block = pane_block(
-        format!(
-            " Servers {ready}/{enabled} ready · {}bars 0–{} · deadline {} ",
-            more,
-            crate::text::fmt_duration(Duration::from_millis(scale)),
-            crate::text::fmt_duration(app.deadline)
-        ),
-        focused,
-        theme,
+    // The title's parts by how much they matter: on a narrow screen the deadline goes first,
+    // then the bars' scale (the rows stay whole either way).
+    let head = format!(" Servers {ready}/{enabled} ready · {more}");
+    let bars = format!(
+        "bars 0–{}",
+        crate::text::fmt_duration(Duration::from_millis(scale))
     );
+    let deadline = format!("deadline {}", crate::text::fmt_duration(app.deadline));
+    let room = usize::from(area.width.saturating_sub(2));
+    let title = [
+        format!("{head}{bars} · {deadline} "),
+        format!("{head}{bars} "),
+    ]
+    .into_iter()
+    .find(|t| t.chars().count() <= room)
+    .unwrap_or_else(|| format!("{} ", head.trim_end_matches("· ").trim_end()));
+    let block = pane_block(title, focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if app.servers.is_empty() {
