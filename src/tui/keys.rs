@@ -151,7 +151,8 @@ impl App {
                 }
                 Pane::Servers => self.focus = Pane::Details,
                 Pane::Events => self.open_event(),
-                Pane::Details | Pane::Conversation => {}
+                Pane::Details => self.open_details(),
+                Pane::Conversation => {}
             },
             KeyCode::Char('d') if self.focus == Pane::Tools => self.open_tool_about(),
             KeyCode::Char('c') if matches!(self.focus, Pane::Servers | Pane::Details) => {

@@ -1,5 +1,5 @@
 //! What opens a modal over the panes from a key: a server's instructions and how it is
-//! started, the whole of an Events line, a tool's description, the ledger of rules and
+//! started, its whole Details, the whole of an Events line, a tool's description, the ledger of rules and
 //! approvals, the trust preview.
 
 use super::app::App;
@@ -26,6 +26,14 @@ impl App {
                 )))
             }
             None => self.notify(Level::Info, format!("{server} gave no instructions")),
+        }
+    }
+
+    /// Enter on Details: the selected server's whole summary and stderr tail, scrollable (the
+    /// pane cuts a long summary on a small screen).
+    pub(super) fn open_details(&mut self) {
+        if let Some((title, text)) = super::panes::details::whole_text(self) {
+            self.modal = Some(Modal::Text(TextView::of_text(title, &text)));
         }
     }
 

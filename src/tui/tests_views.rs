@@ -363,3 +363,41 @@ fn a_narrow_screen_drops_title_parts_whole_and_shortens_the_tabs() {
         "{narrow}"
     );
 }
+
+/// Enter on Details shows the whole summary and the whole stderr tail: what a small screen cuts
+/// is still within reach.
+#[test]
+fn enter_on_details_shows_the_whole_summary_and_stderr() {
+    use super::fixtures::key;
+    use crate::tui::state::ServerRow;
+    use crossterm::event::KeyCode;
+    let (mut app, _) = populated();
+    let warnings = (1..=12)
+        .map(|i| format!("warning number {i} about this chatty server"))
+        .collect();
+    let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
+    row.set_report(ready("chatty", (1, 2, 3), warnings));
+    for i in 1..=30 {
+        row.push_stderr(format!("chatty: stderr line {i}"));
+    }
+    app.servers.push(row);
+    app.server_sel = app.servers.len() - 1;
+    app.focus = Pane::Details;
+    let pane = draw(&app, SIZES[0]);
+    assert!(
+        pane.contains("more summary lines (Enter shows them)"),
+        "{pane}"
+    );
+    app.on_key(key(KeyCode::Enter));
+    let Some(Modal::Text(view)) = &app.modal else {
+        panic!("no viewer: {:?}", app.modal.is_some());
+    };
+    let text = view.lines.join("\n");
+    assert!(
+        text.contains("warning number 12 about this chatty server"),
+        "{text}"
+    );
+    assert!(text.contains("stderr: 30 lines"), "{text}");
+    assert!(text.contains("│ chatty: stderr line 1\n"), "{text}");
+    assert!(text.contains("│ chatty: stderr line 30"), "{text}");
+}

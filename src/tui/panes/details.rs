@@ -44,6 +44,33 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     render_tail(app, s, frame, inner, lines, focused);
 }
 
+/// The selected server's summary and its whole stderr tail as plain text (Enter on Details: a
+/// viewer shows what the pane has no room for).
+pub fn whole_text(app: &App) -> Option<(String, String)> {
+    let s = app.selected_server()?;
+    let mut text: Vec<String> = summary(app, s)
+        .iter()
+        .map(|line| {
+            line.spans
+                .iter()
+                .map(|span| span.content.as_ref())
+                .collect()
+        })
+        .collect();
+    text.push(String::new());
+    if s.stderr.is_empty() {
+        text.push("stderr: (nothing)".into());
+    } else {
+        text.push(format!(
+            "stderr: {} line{}",
+            s.stderr.len(),
+            if s.stderr.len() == 1 { "" } else { "s" }
+        ));
+        text.extend(s.stderr.iter().map(|l| format!("│ {l}")));
+    }
+    Some((format!("Details: {}", s.name), text.join("\n")))
+}
+
 /// What the server said about itself, how it started or failed, and how it is run.
 fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
     let theme = app.theme;
@@ -214,9 +241,9 @@ fn render_tail(
                     wrapped - cut.height,
                     if wrapped - cut.height == 1 { "" } else { "s" },
                     if focused {
-                        "a taller window shows them"
+                        "Enter shows them"
                     } else {
-                        "focused, this pane grows"
+                        "focused, this pane grows; Enter shows all"
                     }
                 ),
                 theme.dim(),

@@ -134,6 +134,8 @@ fn pane_keys(app: &App) -> Keys {
             if server.is_some_and(ServerRow::can_login) {
                 k.push(("o", "login"));
             }
+            // Last: the pane says it where it cuts the summary.
+            k.push(("Enter", "view all"));
             k
         }
         Pane::Resources => match app.resources.selected_row() {
