@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::app::Pane;
+use super::app::{App, Pane};
 use super::fixtures::{populated, ready, server};
 use super::modals::trust::TrustPreview;
 use super::modals::Modal;
@@ -400,4 +400,31 @@ fn enter_on_details_shows_the_whole_summary_and_stderr() {
     assert!(text.contains("stderr: 30 lines"), "{text}");
     assert!(text.contains("│ chatty: stderr line 1\n"), "{text}");
     assert!(text.contains("│ chatty: stderr line 30"), "{text}");
+}
+
+/// A restart countdown keeps its column's width from `1.0s` down through `500ms` to `0ms`, so the
+/// bars beside it stay put instead of shifting as it counts.
+#[test]
+fn a_restart_countdown_keeps_the_bars_in_place() {
+    let (mut app, t0) = populated();
+    // The fixture schedules slow-start's restart 900 ms in, with a 1 s delay.
+    let bars_at = |app: &App| {
+        let screen = draw(app, SIZES[0]);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("slow-start"))
+            .unwrap_or_default()
+            .to_string();
+        assert!(row.contains("restart in"), "{row}");
+        row.chars().position(|c| c == '▕')
+    };
+    let mut seen = Vec::new();
+    for ms in [900, 1_400, 1_850, 1_899] {
+        app.set_now(t0 + std::time::Duration::from_millis(ms));
+        seen.push(bars_at(&app));
+    }
+    assert!(
+        seen.iter().all(|at| at.is_some() && *at == seen[0]),
+        "{seen:?}"
+    );
 }

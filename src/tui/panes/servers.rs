@@ -221,7 +221,13 @@ fn status_of(app: &App, s: &ServerRow) -> (String, String, Style) {
                     let left = delay.saturating_sub(app.now.saturating_duration_since(at));
                     (
                         spinner(app.now.saturating_duration_since(at)).to_string(),
-                        format!("restart in {}", crate::text::fmt_duration(left)),
+                        // As wide as it was when the countdown began: the column (and the
+                        // bars beside it) keeps its width as `1.2s` becomes `900ms`.
+                        format!(
+                            "{:<width$}",
+                            format!("restart in {}", crate::text::fmt_duration(left)),
+                            width = "restart in ".len() + countdown_width(delay)
+                        ),
                         theme.warn(),
                     )
                 }
@@ -462,4 +468,14 @@ fn waterfall(bar: Option<Bar>, scale: u64, width: usize, theme: Theme) -> Vec<Sp
     );
     spans.push(Span::styled("▏", theme.dim()));
     spans
+}
+
+/// The widest a countdown from `delay` gets: its own text, or `999ms` on the way below a second.
+fn countdown_width(delay: Duration) -> usize {
+    let own = crate::text::fmt_duration(delay).chars().count();
+    if delay >= Duration::from_secs(1) {
+        own.max("999ms".len())
+    } else {
+        own
+    }
 }
