@@ -422,6 +422,20 @@ async fn cancelling_a_call_the_server_never_answers_ends_it_at_once() {
     assert!(took < Duration::from_secs(1), "{took:?}");
     assert_eq!(out.status, CallStatus::Cancelled);
     assert!(!live.runtime.cancel_call(out.id), "no longer running");
+    // The server ignores the cancel and goes on reporting progress every 100 ms: that is not
+    // passed on as notifications tied to nothing.
+    let progress = || live.events_of("call_progress").len();
+    // What was reported before the cancel has been read by now.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let before = progress();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let stray: Vec<Value> = live
+        .events_of("notification")
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(stray.is_empty(), "{stray:#?}");
+    assert_eq!(progress(), before, "progress of a call that ended");
     live.close().await;
 }
 
