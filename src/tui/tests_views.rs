@@ -212,24 +212,31 @@ fn help_scrolls_no_further_than_its_end() {
     assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll + 10 == last));
 }
 
-/// A server whose summary is longer than the Details pane still shows its stderr tail there
-/// (the summary says how much it lost; focused at 140×40 the pane grows to show it), and the
-/// scroll keys reach older stderr.
-#[test]
-fn a_long_summary_leaves_room_for_the_stderr_tail() {
+/// The populated console with one more server, `chatty`, selected in a focused Details pane:
+/// `warnings` warnings from its start and `stderr` lines on stderr.
+fn chatty(warnings: usize, stderr: usize) -> App {
     use crate::tui::state::ServerRow;
     let (mut app, _) = populated();
-    let warnings = (1..=12)
+    let warnings = (1..=warnings)
         .map(|i| format!("warning number {i} about this chatty server"))
         .collect();
     let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
     row.set_report(ready("chatty", (1, 2, 3), warnings));
-    for i in 1..=20 {
+    for i in 1..=stderr {
         row.push_stderr(format!("chatty: stderr line {i}"));
     }
     app.servers.push(row);
     app.server_sel = app.servers.len() - 1;
     app.focus = Pane::Details;
+    app
+}
+
+/// A server whose summary is longer than the Details pane still shows its stderr tail there
+/// (the summary says how much it lost; focused at 140×40 the pane grows to show it), and the
+/// scroll keys reach older stderr.
+#[test]
+fn a_long_summary_leaves_room_for_the_stderr_tail() {
+    let mut app = chatty(12, 20);
     snapshot("details_long_summary", &app);
     for size in SIZES {
         let screen = draw(&app, size);
@@ -258,17 +265,8 @@ fn a_long_summary_leaves_room_for_the_stderr_tail() {
 #[test]
 fn stderr_pages_are_the_lines_shown() {
     use super::fixtures::key;
-    use crate::tui::state::ServerRow;
     use crossterm::event::KeyCode;
-    let (mut app, _) = populated();
-    let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
-    row.set_report(ready("chatty", (1, 2, 3), Vec::new()));
-    for i in 1..=40 {
-        row.push_stderr(format!("chatty: stderr line {i}"));
-    }
-    app.servers.push(row);
-    app.server_sel = app.servers.len() - 1;
-    app.focus = Pane::Details;
+    let mut app = chatty(0, 40);
     for size in SIZES {
         app.details_scroll = 0;
         let screen = draw(&app, size);
@@ -369,20 +367,8 @@ fn a_narrow_screen_drops_title_parts_whole_and_shortens_the_tabs() {
 #[test]
 fn enter_on_details_shows_the_whole_summary_and_stderr() {
     use super::fixtures::key;
-    use crate::tui::state::ServerRow;
     use crossterm::event::KeyCode;
-    let (mut app, _) = populated();
-    let warnings = (1..=12)
-        .map(|i| format!("warning number {i} about this chatty server"))
-        .collect();
-    let mut row = ServerRow::from_config(&server("chatty", AnnotationTrust::Ignore));
-    row.set_report(ready("chatty", (1, 2, 3), warnings));
-    for i in 1..=30 {
-        row.push_stderr(format!("chatty: stderr line {i}"));
-    }
-    app.servers.push(row);
-    app.server_sel = app.servers.len() - 1;
-    app.focus = Pane::Details;
+    let mut app = chatty(12, 30);
     let pane = draw(&app, SIZES[0]);
     assert!(
         pane.contains("more summary lines (Enter shows them)"),
