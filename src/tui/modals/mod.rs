@@ -170,10 +170,10 @@ pub fn wrap_styled(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> 
             } else {
                 0
             };
+            // A slice, not a walk from the start: a long line's rows cost their own length.
             let chunk = cells
-                .iter()
-                .skip(start + skip)
-                .take(row.chars().count() - skip);
+                .get(start + skip..start + row.chars().count())
+                .unwrap_or_default();
             let mut spans: Vec<Span<'static>> = Vec::new();
             let mut text = String::new();
             let mut style = None;
