@@ -141,7 +141,6 @@ impl App {
         }
     }
 
-    /// A line of pane names, `shown` highlighted, then a hint.
     /// The tab strip: whole titles and the hint where they fit, else whole titles alone, else
     /// short ones (so on a narrow screen every tab, the shown one too, stays in view).
     fn render_tabs(&self, frame: &mut Frame, area: Rect, panes: &[Pane], shown: Pane, hint: &str) {
@@ -180,30 +179,31 @@ impl App {
 
     /// "N calls still running: restart every server and cancel them?"
     fn render_restart_all(&self, frame: &mut Frame, area: Rect) {
-        let running = self.calls.running();
         self.render_running_question(
             frame,
             area,
             (" Restart every server? ", 70),
-            format!(
-                "{running} call{} still running: restart every server and cancel {}?",
-                if running == 1 { " is" } else { "s are" },
-                if running == 1 { "it" } else { "them" }
-            ),
+            "restart every server",
             &[("y", "restart all"), ("n/Esc", "back")],
         );
     }
 
-    /// A question over calls still running: `text`, then its keys.
+    /// "N calls still running: `doing` and cancel them?", then its keys.
     fn render_running_question(
         &self,
         frame: &mut Frame,
         area: Rect,
         (title, width): (&str, u16),
-        text: String,
+        doing: &str,
         keys: &[(&str, &str)],
     ) {
         let theme = self.theme;
+        let running = self.calls.running();
+        let text = format!(
+            "{running} call{} still running: {doing} and cancel {}?",
+            if running == 1 { " is" } else { "s are" },
+            if running == 1 { "it" } else { "them" }
+        );
         let rect = centered(area, 40, 20, width.min(area.width), 5.min(area.height));
         frame.render_widget(ratatui::widgets::Clear, rect);
         frame.render_widget(
@@ -221,16 +221,11 @@ impl App {
 
     /// "N calls still running: quit and cancel them?"
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
-        let running = self.calls.running();
         self.render_running_question(
             frame,
             area,
             (" Quit? ", 50),
-            format!(
-                "{running} call{} still running: quit and cancel {}?",
-                if running == 1 { " is" } else { "s are" },
-                if running == 1 { "it" } else { "them" }
-            ),
+            "quit",
             &[("y", "quit"), ("n/Esc", "stay")],
         );
     }
