@@ -188,7 +188,11 @@ fn main() -> ExitCode {
 /// between worker threads cost more than they give (`cargo bench -- call/demo`: sequential calls
 /// through the whole stack at 0.80x the bare pipe loop on one thread, 0.64x on the multi-thread
 /// runtime, same run). Blocking work goes to `spawn_blocking` as before.
-fn block_on(command: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+///
+/// The command runs as a task, not as the future `block_on` polls: on this runtime a task that
+/// wakes that future makes the scheduler poll the OS for events first (one more `epoll_wait` a
+/// wake-up: two a model turn of `run`), while waking a task is a push to its queue.
+fn block_on(command: impl std::future::Future<Output = ExitCode> + Send + 'static) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -199,7 +203,19 @@ fn block_on(command: impl std::future::Future<Output = ExitCode>) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(command);
+    let task = runtime.spawn(command);
+    let code = match runtime.block_on(task) {
+        Ok(code) => code,
+        Err(e) => match e.try_into_panic() {
+            // The panic hook has restored the terminal and said where; the process ends as a
+            // panic would have ended it.
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(e) => {
+                cli::output::error_line(&format!("error: the command was cancelled: {e}"));
+                ExitCode::from(1)
+            }
+        },
+    };
     // Anything still running (abandoned starts) is dropped here, which kills its process group.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code
