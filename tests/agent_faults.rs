@@ -8,7 +8,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use aimon_console::agent::wire::{Message, ToolChoice, ToolSpec};
+use aimon_console::agent::wire::{History, Message, ToolChoice, ToolList, ToolSpec};
 use aimon_console::agent::{
     HttpModelClient, ModelClient, ModelError, ModelEvent, ModelFailureClass,
 };
@@ -25,18 +25,18 @@ fn profile(base_url: &str, stream: bool) -> ModelProfile {
     p
 }
 
-fn prompt() -> Vec<Message> {
-    vec![Message::User {
+fn prompt() -> History {
+    History::from(vec![Message::User {
         content: "what is 2 plus 3".into(),
-    }]
+    }])
 }
 
-fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec {
+fn tools() -> ToolList {
+    ToolList::new(vec![ToolSpec {
         name: "mcp__notes__add".into(),
         description: "Add two numbers.".into(),
         parameters: json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
-    }]
+    }])
 }
 
 /// One request to `base_url`: its result, the events seen, and how long it took.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use aimon_console::agent::conversation::MAX_REASON_BYTES;
 use aimon_console::agent::start::start_runtime;
 use aimon_console::agent::stream::ModelReply;
-use aimon_console::agent::wire::{Message, ToolChoice};
+use aimon_console::agent::wire::{History, Message, ToolChoice, ToolList};
 use aimon_console::agent::{
     AgentEvent, Conversation, ConversationSettings, HttpModelClient, ModelClient, ModelError,
     ModelFailureClass, PromptOutcome,
@@ -161,12 +161,12 @@ async fn ask(profile: &ModelProfile) -> Result<ModelReply, ModelError> {
         aimon_console::config::ModelEndpoint::Command { .. } => unreachable!("url profiles"),
     };
     let client = HttpModelClient::new(profile, &url).expect("client");
-    let prompt = [Message::User {
+    let prompt = History::from(vec![Message::User {
         content: "hi".into(),
-    }];
+    }]);
     tokio::time::timeout(
         Duration::from_secs(60),
-        client.complete(&prompt, &[], ToolChoice::Auto, &|_| {}),
+        client.complete(&prompt, &ToolList::default(), ToolChoice::Auto, &|_| {}),
     )
     .await
     .expect("the request ends within a minute")

@@ -14,14 +14,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aimon_console::agent::transcript::Transcript;
-use aimon_console::agent::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
+use aimon_console::agent::wire::{
+    History, Message, RequestOptions, ToolChoice, ToolList, ToolSpec,
+};
 use aimon_console::agent::{Conversation, ConversationSettings, HttpModelClient};
 use aimon_console::config::ModelProfile;
 use aimon_console::runtime::AgentRuntime;
 use serde_json::Value;
 
 use crate::report::{CallStats, Row};
-use crate::{bare, stack, ServerCmd};
+use crate::{agent_body, bare, stack, ServerCmd};
 
 /// Model turns per conversation (the history grows within one, as it does for real).
 const TURNS: u32 = 50;
@@ -167,8 +169,7 @@ fn bare_conversation(
         } else {
             ToolChoice::Auto
         };
-        let body = serde_json::to_vec(&request_body(&messages, tools, choice, options))
-            .map_err(std::io::Error::other)?;
+        let body = agent_body::bare_body(&messages, tools, choice, options)?;
         let answer = model.post(&body)?;
         let call = &answer["choices"][0]["message"]["tool_calls"][0];
         let arguments: Value =
@@ -221,13 +222,27 @@ async fn our_conversation(
         tx,
         transcript,
     );
-    let report = conversation
-        .prompt("go", tokio_util::sync::CancellationToken::new())
-        .await;
+    let report = in_task(async move {
+        conversation
+            .prompt("go", tokio_util::sync::CancellationToken::new())
+            .await
+    })
+    .await;
     assert_eq!(report.turns, TURNS, "{report:?}");
     assert_eq!(report.tool_failures, 0, "{report:?}");
-    drop(conversation);
     let _ = drain.await;
+}
+
+/// Runs `work` as a task, as the product runs a command (`main.rs`) or the console a
+/// conversation: on a current-thread runtime a task that wakes the future `block_on` polls
+/// costs the scheduler an `epoll_wait` first, a wake-up the product does not pay.
+async fn in_task<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
+    match tokio::spawn(work).await {
+        Ok(v) => v,
+        Err(e) => panic!("bench task: {e}"),
+    }
 }
 
 /// CPU time (user + system) this process has used so far, all threads.
@@ -282,18 +297,18 @@ async fn part_rows(
 ) -> Vec<Row> {
     use aimon_console::agent::ModelClient;
     let messages = history(25);
+    // The product's side holds its history and tool list serialized as they were made.
+    let (held, offered) = (
+        Arc::new(History::from(messages.clone())),
+        Arc::new(ToolList::new(tools.to_vec())),
+    );
     let mut rows = Vec::new();
     let (mut ours, mut limit) = (CallStats::default(), CallStats::default());
     let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..5 {
         let (t, c) = (Instant::now(), cpu_now());
         for _ in 0..n {
-            let body = match serde_json::to_vec(&request_body(
-                &messages,
-                tools,
-                ToolChoice::Auto,
-                options,
-            )) {
+            let body = match agent_body::bare_body(&messages, tools, ToolChoice::Auto, options) {
                 Ok(b) => b,
                 Err(e) => panic!("body: {e}"),
             };
@@ -304,14 +319,18 @@ async fn part_rows(
         limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
         limit_cpu += cpu_now() - c;
         let (t, c) = (Instant::now(), cpu_now());
-        for _ in 0..n {
-            if let Err(e) = client
-                .complete(&messages, tools, ToolChoice::Auto, &|_| {})
-                .await
-            {
-                panic!("complete: {e}");
+        let (client, held, offered) = (client.clone(), held.clone(), offered.clone());
+        in_task(async move {
+            for _ in 0..n {
+                if let Err(e) = client
+                    .complete(&held, &offered, ToolChoice::Auto, &|_| {})
+                    .await
+                {
+                    panic!("complete: {e}");
+                }
             }
-        }
+        })
+        .await;
         ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
         ours_cpu += cpu_now() - c;
     }
@@ -345,18 +364,22 @@ async fn part_rows(
         limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
         limit_cpu += cpu_now() - c;
         let (t, c) = (Instant::now(), cpu_now());
-        for _ in 0..n {
-            runtime
-                .call_from(
-                    "mcp__srv__echo",
-                    arguments.clone(),
-                    tokio_util::sync::CancellationToken::new(),
-                    aimon_console::runtime::CallOrigin::Agent {
-                        reason: "bench".into(),
-                    },
-                )
-                .await;
-        }
+        let (runtime, arguments) = (runtime.clone(), arguments.clone());
+        in_task(async move {
+            for _ in 0..n {
+                runtime
+                    .call_from(
+                        "mcp__srv__echo",
+                        arguments.clone(),
+                        tokio_util::sync::CancellationToken::new(),
+                        aimon_console::runtime::CallOrigin::Agent {
+                            reason: "bench".into(),
+                        },
+                    )
+                    .await;
+            }
+        })
+        .await;
         ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
         ours_cpu += cpu_now() - c;
     }
@@ -490,5 +513,6 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
     ]
     .into_iter()
     .chain(parts)
+    .chain(agent_body::rows(200))
     .collect()
 }

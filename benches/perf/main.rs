@@ -26,6 +26,7 @@
 //! `AIMON_BENCH_SCALE` (default 1) multiplies every call count.
 
 mod agent;
+mod agent_body;
 mod agent_stream;
 mod bare;
 mod http;

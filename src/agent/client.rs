@@ -17,7 +17,7 @@ use hyper::body::Bytes;
 use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::http::{Http, Response};
 use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
-use super::wire::{request_body, Message, RequestOptions, ToolChoice, ToolSpec};
+use super::wire::{request_body, History, RequestOptions, ToolChoice, ToolList};
 use crate::config::ModelProfile;
 
 /// Retries of a 429 or a 5xx before the request fails.
@@ -51,12 +51,12 @@ pub enum ModelEvent {
 /// Something that answers a conversation: the OpenAI-compatible endpoint, over HTTP.
 #[async_trait::async_trait]
 pub trait ModelClient: Send + Sync {
-    /// One model turn: the answer to `messages` with `tools` on offer (`choice` says whether
+    /// One model turn: the answer to `history` with `tools` on offer (`choice` says whether
     /// it may call them). Dropping the future drops the request.
     async fn complete(
         &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
+        history: &History,
+        tools: &ToolList,
         choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError>;
@@ -345,16 +345,13 @@ impl Body {
 impl ModelClient for HttpModelClient {
     async fn complete(
         &self,
-        messages: &[Message],
-        tools: &[ToolSpec],
+        history: &History,
+        tools: &ToolList,
         choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
         // Made once; each attempt sends it without a copy.
-        let body = Bytes::from(
-            serde_json::to_vec(&request_body(messages, tools, choice, &self.options))
-                .unwrap_or_default(),
-        );
+        let body = Bytes::from(request_body(history, tools, choice, &self.options));
         let mut attempt = 0;
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {

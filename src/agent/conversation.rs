@@ -27,7 +27,7 @@ use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
 use super::tool_text::tool_content;
 use super::transcript::{now_ms, Record, Transcript};
-use super::wire::{Message, ToolCall, ToolChoice, ToolSpec, Usage};
+use super::wire::{History, Message, ToolCall, ToolChoice, ToolList, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, HookRun};
 use crate::tool::registry::ToolSnapshot;
@@ -46,7 +46,7 @@ pub struct Conversation {
     client: Arc<dyn ModelClient>,
     settings: ConversationSettings,
     /// The system prompt first, then the conversation.
-    messages: Vec<Message>,
+    history: History,
     events: UnboundedSender<AgentEvent>,
     transcript: Option<Transcript>,
     /// The tool list of the last turn, made again only when the registry changed (the snapshot
@@ -59,13 +59,13 @@ struct OfferedTools {
     snapshot: ToolSnapshot,
     /// Per tool of `snapshot`, in its order: whether it could not be called (its server down).
     down: Vec<bool>,
-    specs: Arc<[ToolSpec]>,
+    specs: Arc<ToolList>,
 }
 
 impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Conversation")
-            .field("messages", &self.messages.len())
+            .field("messages", &self.history.messages().len())
             .field("settings", &self.settings)
             .finish()
     }
@@ -105,7 +105,7 @@ impl Conversation {
         events: UnboundedSender<AgentEvent>,
         transcript: Option<Transcript>,
     ) -> Self {
-        let mut messages = Vec::with_capacity(history.len() + 1);
+        let mut messages = History::default();
         messages.push(Message::System {
             content: settings.system_prompt.clone(),
         });
@@ -114,7 +114,7 @@ impl Conversation {
             runtime,
             client,
             settings,
-            messages,
+            history: messages,
             events,
             transcript,
             tools: None,
@@ -123,7 +123,7 @@ impl Conversation {
 
     /// The messages so far, the system prompt first.
     pub fn messages(&self) -> &[Message] {
-        &self.messages
+        self.history.messages()
     }
 
     /// The transcript's session id, if one is written.
@@ -174,7 +174,7 @@ impl Conversation {
                 Message::System { .. } | Message::Tool { .. } => continue,
             };
             self.record(record);
-            self.messages.push(message);
+            self.history.push(message);
         }
         self.sync();
     }
@@ -183,7 +183,7 @@ impl Conversation {
     /// running calls are cancelled (their servers are sent `notifications/cancelled`); the
     /// conversation can take the next prompt afterwards.
     pub async fn prompt(&mut self, text: &str, cancel: CancellationToken) -> PromptReport {
-        self.messages.push(Message::User {
+        self.history.push(Message::User {
             content: text.to_string(),
         });
         self.record(Record::Prompt {
@@ -214,7 +214,7 @@ impl Conversation {
             let specs = self.tool_specs();
             self.emit(AgentEvent::TurnStarted {
                 turn,
-                tools: specs.iter().map(|s| s.name.clone()).collect(),
+                tools: specs.specs().iter().map(|s| s.name.clone()).collect(),
             });
             self.sync();
             let started = Instant::now();
@@ -246,7 +246,7 @@ impl Conversation {
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
-                    reply = self.client.complete(&self.messages, &specs, choice, &forward) => Some(reply),
+                    reply = self.client.complete(&self.history, &specs, choice, &forward) => Some(reply),
                 }
             };
             let reply = match reply {
@@ -290,7 +290,7 @@ impl Conversation {
             let ModelReply {
                 text, tool_calls, ..
             } = reply;
-            self.messages.push(Message::Assistant {
+            self.history.push(Message::Assistant {
                 content: text.clone(),
                 tool_calls: tool_calls.clone(),
             });
@@ -315,7 +315,7 @@ impl Conversation {
                     reason: reason.to_string(),
                 });
             }
-            let offered: HashSet<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            let offered: HashSet<&str> = specs.specs().iter().map(|s| s.name.as_str()).collect();
             let results = if last {
                 // Asked to answer in words, it called tools anyway: none is run.
                 let not_run = "not run: the agent reached max_turns before this call";
@@ -386,7 +386,7 @@ impl Conversation {
                     status: result.status,
                     content: result.content.clone(),
                 });
-                self.messages.push(Message::Tool {
+                self.history.push(Message::Tool {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
@@ -412,7 +412,7 @@ impl Conversation {
     /// The tools as the model sees them this turn: the registry's now, less those that cannot
     /// be called (their server down: a call would only fail), the list made again only if
     /// either changed since the last turn.
-    fn tool_specs(&mut self) -> Arc<[ToolSpec]> {
+    fn tool_specs(&mut self) -> Arc<ToolList> {
         let snapshot = self.runtime.tool_snapshot();
         let down = |tool: &Arc<dyn Tool>| tool.unavailable().is_some();
         if let Some(held) = &self.tools {
@@ -423,7 +423,7 @@ impl Conversation {
             }
         }
         let down: Vec<bool> = snapshot.values().map(down).collect();
-        let specs: Arc<[ToolSpec]> = snapshot
+        let specs: Vec<ToolSpec> = snapshot
             .values()
             .zip(&down)
             .filter(|(_, down)| !**down)
@@ -436,6 +436,7 @@ impl Conversation {
                 }
             })
             .collect();
+        let specs = Arc::new(ToolList::new(specs));
         self.tools = Some(OfferedTools {
             snapshot,
             down,

@@ -8,7 +8,7 @@
 
 use super::client::{HttpModelClient, ModelClient};
 use super::failure::ModelError;
-use super::wire::{Message, ToolChoice};
+use super::wire::{Message, ToolChoice, ToolList};
 use crate::runtime::{SamplingAsk, SamplingRole};
 
 /// What the model answered.
@@ -47,7 +47,12 @@ pub fn messages(ask: &SamplingAsk) -> Vec<Message> {
 pub async fn sample(client: &HttpModelClient, ask: &SamplingAsk) -> Result<Sampled, ModelError> {
     let client = client.limited(ask.max_tokens, ask.temperature.map(f64::from));
     let reply = client
-        .complete(&messages(ask), &[], ToolChoice::None, &|_| {})
+        .complete(
+            &messages(ask).into(),
+            &ToolList::default(),
+            ToolChoice::None,
+            &|_| {},
+        )
         .await?;
     Ok(Sampled {
         text: reply.text,

@@ -129,56 +129,111 @@ pub struct RequestOptions {
     pub max_tokens: Option<u32>,
 }
 
-/// The JSON body of a `POST …/chat/completions`, serialized straight from the history (no
-/// copy of it as a `Value` first). With tools, `tool_choice: "auto"` is sent
-/// although it is the standard's default: llama-cpp-python's `chatml-function-calling` ignores
-/// the tools without it. (That server answers a *streamed* `auto` request with an empty body,
-/// which the client reports as `bad_stream`, hint `stream: false`.)
-pub fn request_body<'a>(
-    messages: &'a [Message],
-    tools: &'a [ToolSpec],
-    choice: ToolChoice,
-    options: &'a RequestOptions,
-) -> RequestBody<'a> {
-    let offered = !tools.is_empty();
-    RequestBody {
-        model: &options.model,
-        messages,
-        stream: options.stream,
-        tools: offered.then_some(WireTools(tools)),
-        tool_choice: offered.then_some(match choice {
-            ToolChoice::Auto => "auto",
-            ToolChoice::None => "none",
-        }),
-        stream_options: options.stream.then_some(StreamOptions {
-            include_usage: true,
-        }),
-        temperature: options.temperature,
-        max_tokens: options.max_tokens,
+/// The messages of a conversation with their wire JSON. Each message is serialized once, when
+/// it is added, and a request copies those bytes: serializing the whole history again for every
+/// turn was a quarter of a turn's CPU, and grew with the conversation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct History {
+    messages: Vec<Message>,
+    /// The messages' JSON objects, comma-separated: the inside of the `messages` array.
+    json: Vec<u8>,
+}
+
+impl History {
+    pub fn push(&mut self, message: Message) {
+        let start = self.json.len();
+        if start > 0 {
+            self.json.push(b',');
+        }
+        // Strings and `Value`s into a Vec: serializing cannot fail.
+        let _ = serde_json::to_writer(&mut self.json, &message);
+        self.messages.push(message);
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
     }
 }
 
-/// A request body, as [`request_body`] makes it: serialize it (`serde_json::to_vec`).
-#[derive(Debug, Serialize)]
-pub struct RequestBody<'a> {
-    model: &'a str,
-    messages: &'a [Message],
-    stream: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<WireTools<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_choice: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    stream_options: Option<StreamOptions>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_tokens: Option<u32>,
+impl From<Vec<Message>> for History {
+    fn from(messages: Vec<Message>) -> Self {
+        let mut history = History::default();
+        history.extend(messages);
+        history
+    }
 }
 
-#[derive(Debug, Serialize)]
-struct StreamOptions {
-    include_usage: bool,
+impl Extend<Message> for History {
+    fn extend<I: IntoIterator<Item = Message>>(&mut self, messages: I) {
+        for message in messages {
+            self.push(message);
+        }
+    }
+}
+
+/// A turn's tools with their wire JSON (the `tools` array), serialized once when the list is
+/// made: a conversation offers the same list turn after turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolList {
+    specs: Vec<ToolSpec>,
+    json: Vec<u8>,
+}
+
+impl ToolList {
+    pub fn new(specs: Vec<ToolSpec>) -> Self {
+        // Strings and `Value`s into a Vec: serializing cannot fail.
+        let json = serde_json::to_vec(&WireTools(&specs)).unwrap_or_default();
+        ToolList { specs, json }
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+}
+
+/// The JSON body of a `POST …/chat/completions`: the history's and the tools' JSON as made
+/// when they were added, around the options. With tools, `tool_choice: "auto"` is sent
+/// although it is the standard's default: llama-cpp-python's `chatml-function-calling` ignores
+/// the tools without it. (That server answers a *streamed* `auto` request with an empty body,
+/// which the client reports as `bad_stream`, hint `stream: false`.)
+pub fn request_body(
+    history: &History,
+    tools: &ToolList,
+    choice: ToolChoice,
+    options: &RequestOptions,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(history.json.len() + tools.json.len() + 256);
+    // Strings and numbers into a Vec: serializing cannot fail.
+    out.extend_from_slice(b"{\"model\":");
+    let _ = serde_json::to_writer(&mut out, &options.model);
+    out.extend_from_slice(b",\"messages\":[");
+    out.extend_from_slice(&history.json);
+    out.extend_from_slice(if options.stream {
+        b"],\"stream\":true"
+    } else {
+        b"],\"stream\":false"
+    });
+    if !tools.specs.is_empty() {
+        out.extend_from_slice(b",\"tools\":");
+        out.extend_from_slice(&tools.json);
+        out.extend_from_slice(match choice {
+            ToolChoice::Auto => b",\"tool_choice\":\"auto\"",
+            ToolChoice::None => b",\"tool_choice\":\"none\"",
+        });
+    }
+    if options.stream {
+        out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
+    }
+    if let Some(temperature) = options.temperature {
+        out.extend_from_slice(b",\"temperature\":");
+        let _ = serde_json::to_writer(&mut out, &temperature);
+    }
+    if let Some(max_tokens) = options.max_tokens {
+        out.extend_from_slice(b",\"max_tokens\":");
+        let _ = serde_json::to_writer(&mut out, &max_tokens);
+    }
+    out.push(b'}');
+    out
 }
 
 /// The tools as the wire has them: `{"type": "function", "function": {name, description,
@@ -332,47 +387,97 @@ mod tests {
         assert_eq!(text_only, json!({"role": "assistant", "content": "hi"}));
     }
 
+    fn body(
+        history: &History,
+        tools: &ToolList,
+        choice: ToolChoice,
+        options: &RequestOptions,
+    ) -> Value {
+        serde_json::from_slice(&request_body(history, tools, choice, options)).unwrap()
+    }
+
     #[test]
     fn the_body_carries_tools_as_given_and_asks_for_usage_when_streaming() {
-        let tools = vec![ToolSpec {
+        let tools = ToolList::new(vec![ToolSpec {
             name: "mcp__s__echo".into(),
-            description: "Echo.".into(),
+            description: "Echo \"this\".".into(),
             parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-        }];
+        }]);
         let options = RequestOptions {
-            model: "m".into(),
+            model: "m\"1".into(),
             stream: true,
             temperature: Some(0.2),
-            max_tokens: None,
+            max_tokens: Some(7),
         };
-        let user = [Message::User {
+        let user = History::from(vec![Message::User {
             content: "hi".into(),
-        }];
-        let body =
-            serde_json::to_value(request_body(&user, &tools, ToolChoice::Auto, &options)).unwrap();
+        }]);
         assert_eq!(
-            body["tools"][0]["function"]["parameters"],
-            tools[0].parameters
+            body(&user, &tools, ToolChoice::Auto, &options),
+            json!({
+                "model": "m\"1",
+                "messages": [{"role": "user", "content": "hi"}],
+                "stream": true,
+                "tools": [{"type": "function", "function": {"name": "mcp__s__echo",
+                    "description": "Echo \"this\".", "parameters": tools.specs()[0].parameters}}],
+                "tool_choice": "auto",
+                "stream_options": {"include_usage": true},
+                "temperature": 0.2,
+                "max_tokens": 7,
+            })
         );
-        assert_eq!(body["stream_options"], json!({"include_usage": true}));
-        assert_eq!(body["temperature"], json!(0.2));
-        assert_eq!(body["tool_choice"], "auto");
-        assert!(body.get("max_tokens").is_none());
-        let last =
-            serde_json::to_value(request_body(&user, &tools, ToolChoice::None, &options)).unwrap();
+        let last = body(&user, &tools, ToolChoice::None, &options);
         assert_eq!(last["tool_choice"], "none");
-        let plain = serde_json::to_value(request_body(
-            &[],
-            &[],
+        let plain = body(
+            &History::default(),
+            &ToolList::default(),
             ToolChoice::Auto,
             &RequestOptions {
                 stream: false,
+                temperature: None,
+                max_tokens: None,
                 ..options
             },
-        ))
-        .unwrap();
-        assert!(plain.get("tools").is_none() && plain.get("stream_options").is_none());
-        assert!(plain.get("tool_choice").is_none());
+        );
+        assert_eq!(
+            plain,
+            json!({"model": "m\"1", "messages": [], "stream": false})
+        );
+    }
+
+    #[test]
+    fn the_history_sends_each_message_as_serialized_when_it_was_added() {
+        let messages = vec![
+            Message::System {
+                content: "sys".into(),
+            },
+            Message::User {
+                content: "line\nnext \u{1F600}".into(),
+            },
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "t".into(),
+                    arguments: "{\"a\":1}".into(),
+                }],
+            },
+            Message::Tool {
+                tool_call_id: "c1".into(),
+                content: "ok".into(),
+            },
+        ];
+        let mut history = History::from(messages[..2].to_vec());
+        history.extend(messages[2..].iter().cloned());
+        assert_eq!(history.messages(), &messages[..]);
+        let options = RequestOptions {
+            model: "m".into(),
+            stream: false,
+            temperature: None,
+            max_tokens: None,
+        };
+        let sent = body(&history, &ToolList::default(), ToolChoice::Auto, &options);
+        assert_eq!(sent["messages"], serde_json::to_value(&messages).unwrap());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use super::profile::profile_choice;
 use crate::agent::start::{start_model, start_runtime};
 use crate::agent::stream::ModelReply;
 use crate::agent::transcript::{self, Transcript};
-use crate::agent::wire::{Message, ToolChoice, ToolSpec};
+use crate::agent::wire::{History, ToolChoice, ToolList};
 use crate::agent::{
     Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, ModelFailureClass,
     PromptOutcome, PromptReport,
@@ -198,8 +198,8 @@ struct Unavailable(ModelError);
 impl ModelClient for Unavailable {
     async fn complete(
         &self,
-        _messages: &[Message],
-        _tools: &[ToolSpec],
+        _history: &History,
+        _tools: &ToolList,
         _choice: ToolChoice,
         _events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
