@@ -165,15 +165,20 @@ fn a_long_argument_is_shown_whole_and_scrolling_stops_at_its_end() {
     );
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
     snapshot("approval_long_arguments", &app);
-    // At 140×40 the value fits: nothing to scroll.
+    // At 140×40 the value fits: nothing to scroll, and the footer does not offer it.
+    let footer = |screen: &str| screen.lines().last().unwrap_or_default().to_string();
     let wide = draw(&app, SIZES[1]);
     assert!(wide.contains("END-OF-BODY"), "{wide}");
     assert_eq!(app.scroll_limit.get(), 0);
-    // At 80×24 it does not: End shows its end, and ↓ goes no further.
+    assert!(!footer(&wide).contains("scroll"), "{wide}");
+    // At 80×24 it does not: the footer (under the modal, not covered) offers ↑↓; End shows
+    // its end, and ↓ goes no further.
     let narrow = draw(&app, SIZES[0]);
     assert!(!narrow.contains("END-OF-BODY"), "{narrow}");
     let last = app.scroll_limit.get();
     assert!(last > 0, "{narrow}");
+    assert!(footer(&narrow).contains("y allow once"), "{narrow}");
+    assert!(footer(&narrow).contains("↑↓ scroll"), "{narrow}");
     app.on_key(key(KeyCode::End));
     let end = draw(&app, SIZES[0]);
     assert!(end.contains("END-OF-BODY"), "{end}");

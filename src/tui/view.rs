@@ -30,9 +30,11 @@ impl App {
         } else {
             self.render_compact(frame, body);
         }
+        // Modals take the body: the notice and the keys stay in view under the tallest, and
+        // the footer, drawn after, knows how far what the modal shows can scroll.
+        self.render_modal(frame, body);
         panes::footer::render_notice(self, frame, notice);
         panes::footer::render(self, frame, notice, footer);
-        self.render_modal(frame, area);
     }
 
     fn render_large(&self, frame: &mut Frame, area: Rect) {

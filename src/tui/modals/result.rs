@@ -12,13 +12,12 @@ use crate::tui::theme::Theme;
 /// Draws the call in `area`; returns how far it can scroll.
 pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme: Theme) -> u16 {
     frame.render_widget(Clear, area);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.focus_border())
-        .title(format!(
-            " Call #{} {}  (Esc closes, ↑↓ scroll) ",
-            call.id, call.tool
-        ));
+    let block = |keys: &str| {
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(theme.focus_border())
+            .title(format!(" Call #{} {}  ({keys}) ", call.id, call.tool))
+    };
     let mut lines = vec![
         Line::from(vec![
             Span::raw("status: "),
@@ -39,9 +38,18 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
     lines.push(Line::styled("result:", theme.dim()));
     lines.extend(call.result.lines().map(|l| Line::raw(format!("  {l}"))));
     let result = Paragraph::new(lines)
-        .block(block)
+        .block(block(""))
         .wrap(Wrap { trim: false });
     let last = super::scroll_limit(result.line_count(area.width), area.height);
-    frame.render_widget(result.scroll((scroll.min(last), 0)), area);
+    // Scrolling is offered only when there is more to see.
+    let keys = if last > 0 {
+        "Esc closes, ↑↓ scroll"
+    } else {
+        "Esc closes"
+    };
+    frame.render_widget(
+        result.block(block(keys)).scroll((scroll.min(last), 0)),
+        area,
+    );
     last
 }

@@ -41,7 +41,10 @@ fn modal_keys(app: &App) -> Keys {
         if request.session_approval_allowed() {
             k.push(("a", "allow for session"));
         }
-        k.extend([("A", "always"), ("n/Esc", "deny"), ("↑↓", "scroll")]);
+        k.extend([("A", "always"), ("n/Esc", "deny")]);
+        if app.scroll_limit.get() > 0 {
+            k.push(("↑↓", "scroll"));
+        }
         return k;
     }
     if let Some(first) = app.elicitations.front() {
@@ -75,7 +78,11 @@ fn modal_keys(app: &App) -> Keys {
             return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")]
         }
         Some(Modal::Help { .. }) | Some(Modal::Result { .. }) => {
-            return vec![("↑↓", "scroll"), ("Esc", "close")];
+            return if app.scroll_limit.get() > 0 {
+                vec![("↑↓", "scroll"), ("Esc", "close")]
+            } else {
+                vec![("Esc", "close")]
+            };
         }
         None => {}
     }
