@@ -365,6 +365,11 @@ fn a_narrow_screen_drops_title_parts_whole_and_shortens_the_tabs() {
         narrow.contains(" Det ") && narrow.contains(" Res  Prompts "),
         "{narrow}"
     );
+    // Narrower still: the tabs around the shown one, the others marked as left out.
+    let tiny = tabs(30);
+    assert!(tiny.contains(" Tools ") && tiny.contains('›'), "{tiny}");
+    assert!(!tiny.contains(" Prompts"), "{tiny}");
+    assert!(tiny.trim_matches('"').chars().count() <= 30, "{tiny}");
 }
 
 /// Enter on Details shows the whole summary and the whole stderr tail: what a small screen cuts

@@ -150,19 +150,28 @@ impl App {
         let whole: usize = panes.iter().map(|p| p.title().chars().count() + 2).sum();
         let hint_w = hint.chars().count() + 1;
         let short = whole > width;
+        let titles: Vec<&str> = panes
+            .iter()
+            .map(|p| if short { p.short_title() } else { p.title() })
+            .collect();
+        let widths: Vec<usize> = titles.iter().map(|t| t.chars().count() + 2).collect();
+        // Still too wide: the tabs around the shown one, `‹` and `›` where some are left out.
+        let at = panes.iter().position(|p| *p == shown).unwrap_or(0);
+        let (from, to) = tab_window(&widths, at, width);
         let mut spans = Vec::new();
-        for pane in panes {
+        if from > 0 {
+            spans.push(Span::styled("‹", self.theme.dim()));
+        }
+        for (pane, title) in panes.iter().zip(&titles).take(to).skip(from) {
             let style = if *pane == shown {
                 self.theme.key()
             } else {
                 self.theme.dim()
             };
-            let title = if short {
-                pane.short_title()
-            } else {
-                pane.title()
-            };
             spans.push(Span::styled(format!(" {title} "), style));
+        }
+        if to < panes.len() {
+            spans.push(Span::styled("›", self.theme.dim()));
         }
         if whole + hint_w <= width {
             spans.push(Span::styled(format!(" {hint}"), self.theme.dim()));
@@ -355,5 +364,60 @@ impl App {
                 theme,
             ),
         }
+    }
+}
+
+/// The tabs `from..to` to show in `width` columns: all of them if they fit, else as many as
+/// fit around tab `at` (growing to the right first), with a column for each `‹`/`›` that marks
+/// tabs left out.
+fn tab_window(widths: &[usize], at: usize, width: usize) -> (usize, usize) {
+    let total: usize = widths.iter().sum();
+    if total <= width || widths.is_empty() {
+        return (0, widths.len());
+    }
+    let at = at.min(widths.len() - 1);
+    let (mut from, mut to) = (at, at + 1);
+    let mut used = widths[at];
+    let fits = |used: usize, from: usize, to: usize| {
+        used + usize::from(from > 0) + usize::from(to < widths.len()) <= width
+    };
+    loop {
+        let mut grew = false;
+        if to < widths.len() && fits(used + widths[to], from, to + 1) {
+            used += widths[to];
+            to += 1;
+            grew = true;
+        }
+        if from > 0 && fits(used + widths[from - 1], from - 1, to) {
+            from -= 1;
+            used += widths[from];
+            grew = true;
+        }
+        if !grew {
+            return (from, to);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tab_tests {
+    use super::tab_window;
+
+    #[test]
+    fn tabs_that_do_not_fit_are_a_window_around_the_shown_one() {
+        let widths = [6, 5, 7, 7, 8, 5, 9];
+        assert_eq!(tab_window(&widths, 3, 80), (0, 7));
+        // 40 columns: the shown tab and its neighbours, a column kept for each marker.
+        let (from, to) = tab_window(&widths, 0, 40);
+        assert_eq!(from, 0);
+        assert!(widths[..to].iter().sum::<usize>() < 40 && to < 7);
+        let (from, to) = tab_window(&widths, 6, 40);
+        assert_eq!(to, 7);
+        assert!(widths[from..].iter().sum::<usize>() < 40 && from > 0);
+        let (from, to) = tab_window(&widths, 3, 20);
+        assert!(from <= 3 && 3 < to, "{from}..{to}");
+        assert!(widths[from..to].iter().sum::<usize>() + 2 <= 20);
+        // Narrower than the shown tab itself: it is still the one shown.
+        assert_eq!(tab_window(&widths, 4, 3), (4, 5));
     }
 }
