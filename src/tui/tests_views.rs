@@ -372,6 +372,45 @@ fn a_narrow_screen_drops_title_parts_whole_and_shortens_the_tabs() {
     assert!(tiny.trim_matches('"').chars().count() <= 30, "{tiny}");
 }
 
+/// On a narrow pane a server row drops whole columns (tool count, then the waterfall) and cuts
+/// the name last; a time is never cut at the edge (`8m` for `8ms`).
+#[test]
+fn a_narrow_servers_pane_drops_whole_columns_never_cuts_a_time() {
+    let (app, _) = populated();
+    let row = |width| {
+        let screen = draw(&app, (width, 18));
+        // The second server's row, under the title.
+        screen
+            .lines()
+            .nth(2)
+            .unwrap_or_default()
+            .trim_matches('"')
+            .to_string()
+    };
+    let wide = row(80);
+    assert!(
+        wide.contains("7ms") && wide.contains("2 tools") && wide.contains('▕'),
+        "{wide}"
+    );
+    // The tool count goes first, the waterfall (narrowed) stays.
+    let narrow = row(56);
+    assert!(
+        narrow.contains(" 7ms│") || narrow.contains(" 7ms "),
+        "{narrow}"
+    );
+    assert!(
+        !narrow.contains("tools") && narrow.contains('▕'),
+        "{narrow}"
+    );
+    // Then the waterfall, then the name is cut: the time is still whole.
+    for width in [34, 30, 26] {
+        let tiny = row(width);
+        assert!(tiny.contains(" 7ms"), "{width}: {tiny}");
+        assert!(!tiny.contains('▕'), "{width}: {tiny}");
+        assert!(tiny.chars().count() <= width as usize, "{width}: {tiny}");
+    }
+}
+
 /// Enter on Details shows the whole summary and the whole stderr tail: what a small screen cuts
 /// is still within reach.
 #[test]

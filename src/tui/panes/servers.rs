@@ -137,12 +137,16 @@ fn badges(s: &ServerRow) -> Vec<(String, String)> {
 /// The widths of a row's columns, fitted to the pane so that the badges show: the waterfall
 /// narrows first (down to 6 cells), then badges take their short form (`! 1 warning`), then the
 /// trust column goes (Details says it); what still does not fit is cut with `…`. A row whose
-/// badges fit long shows them long.
+/// badges fit long shows them long. On a pane too narrow even for that the badges, then the
+/// tool count (the Tools pane has it), then the waterfall (the time beside it says how long)
+/// go, then the name is cut (to 4 cells), then the status: the time is shown whole or not at
+/// all (cut at the edge, `15m` for `15ms`, it would say something else).
 struct Columns {
     name: usize,
     status: usize,
-    /// Waterfall cells (its two edges apart).
+    /// Waterfall cells (its two edges apart); 0: no waterfall.
     fall: usize,
+    tools: bool,
     trust: bool,
     /// Columns left for the badges.
     badges: usize,
@@ -177,15 +181,34 @@ impl Columns {
                     name,
                     status,
                     fall,
+                    tools: true,
                     trust,
                     badges: room - fall - 2 - trust_w,
                 };
             }
         }
+        // No badges; then no tool count; then no waterfall, the name cut to what is left.
+        let without_tools = width.saturating_sub(fixed - 10);
+        let (fall, tools) = if room >= 8 {
+            (6, true)
+        } else if without_tools >= 8 {
+            ((without_tools - 2).min(16), false)
+        } else {
+            (0, false)
+        };
+        // Mark, name, status, time left: the name cut down to 4 cells, then the status.
+        let (name, status) = if fall == 0 {
+            let rest = 2 + 1 + 1 + 6;
+            let status = status.min(width.saturating_sub(rest + 4)).max(1);
+            (name.min(width.saturating_sub(rest + status)).max(4), status)
+        } else {
+            (name, status)
+        };
         Columns {
             name,
             status,
-            fall: 6,
+            fall,
+            tools,
             trust: false,
             badges: room.saturating_sub(8),
         }
@@ -284,12 +307,16 @@ fn row(
         Span::styled(cell(&status, columns.status), status_style),
         Span::raw(" "),
     ];
-    spans.extend(waterfall(bar(s, app.now), scale, columns.fall, theme));
+    if columns.fall > 0 {
+        spans.extend(waterfall(bar(s, app.now), scale, columns.fall, theme));
+    }
     spans.push(Span::raw(format!(
         " {:>5}",
         elapsed.map_or(String::new(), crate::text::fmt_duration)
     )));
-    spans.push(Span::raw(format!(" {:>3} tools", s.tool_count())));
+    if columns.tools {
+        spans.push(Span::raw(format!(" {:>3} tools", s.tool_count())));
+    }
     if columns.trust {
         spans.push(Span::styled(
             format!("  {:<6}", s.trust.as_str()),
