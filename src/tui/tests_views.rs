@@ -411,6 +411,29 @@ fn a_narrow_servers_pane_drops_whole_columns_never_cuts_a_time() {
     }
 }
 
+/// On a narrow Tools pane the names are cut, then DESTR goes: the effect is always whole.
+#[test]
+fn a_narrow_tools_pane_shows_each_effect_whole() {
+    let (mut app, _) = populated();
+    app.set_focus(Pane::Tools);
+    for (width, destr) in [(80, true), (40, true), (30, true), (26, false)] {
+        let screen = draw(&app, (width, 24));
+        let rows: Vec<&str> = screen
+            .lines()
+            .filter(|l| l.contains("mcp__"))
+            .filter(|l| !l.contains(" calls it "))
+            .collect();
+        assert!(!rows.is_empty(), "{screen}");
+        for row in &rows {
+            assert!(
+                row.contains("MUTATING") || row.contains("read-only"),
+                "{width}: {row}"
+            );
+        }
+        assert_eq!(screen.contains("DESTR"), destr, "{width}: {screen}");
+    }
+}
+
 /// Enter on Details shows the whole summary and the whole stderr tail: what a small screen cuts
 /// is still within reach.
 #[test]

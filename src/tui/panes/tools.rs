@@ -64,20 +64,28 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         return;
     }
     let wide = inner.width >= 70;
+    // A narrow pane cuts the names (the line under the table has the selected one whole), then
+    // drops DESTR, so that the effect shows whole.
+    let width = usize::from(inner.width);
+    let destr = wide || width >= 8 + 20;
     let name_w = tools
         .iter()
         .map(|t| t.name.chars().count())
         .max()
         .unwrap_or(4)
-        .clamp(8, if wide { 36 } else { 30 });
+        .clamp(8, if wide { 36 } else { 30 })
+        .min(width.saturating_sub(if destr { 20 } else { 13 }))
+        .max(8);
     // Header, rows, and one line describing the selected tool.
     let header = if wide {
         format!(
             "  {}  SIDE EFFECT  DESTR  TRUST   WHY",
             cell("TOOL", name_w)
         )
-    } else {
+    } else if destr {
         format!("  {}  EFFECT     DESTR", cell("TOOL", name_w))
+    } else {
+        format!("  {}  EFFECT", cell("TOOL", name_w))
     };
     frame.render_widget(
         Paragraph::new(Line::styled(header, theme.dim())),
@@ -111,16 +119,18 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 Span::styled(cell(&t.name, name_w), name_style),
                 Span::raw("  "),
                 Span::styled(cell(effect, if wide { 11 } else { 9 }), effect_style),
-                Span::raw("  "),
-                Span::styled(
+            ];
+            if destr {
+                spans.push(Span::raw("  "));
+                spans.push(Span::styled(
                     cell(if destructive { "yes" } else { "no" }, 5),
                     if destructive {
                         theme.bad()
                     } else {
                         Style::default()
                     },
-                ),
-            ];
+                ));
+            }
             if wide {
                 let trust = t.trust.map_or("local", |tr| tr.as_str());
                 let why_w = (inner.width as usize).saturating_sub(name_w + 32);
