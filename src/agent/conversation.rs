@@ -105,16 +105,16 @@ impl Conversation {
         events: UnboundedSender<AgentEvent>,
         transcript: Option<Transcript>,
     ) -> Self {
-        let mut messages = History::default();
-        messages.push(Message::System {
+        let mut held = History::default();
+        held.push(Message::System {
             content: settings.system_prompt.clone(),
         });
-        messages.extend(history);
+        held.extend(history);
         Conversation {
             runtime,
             client,
             settings,
-            history: messages,
+            history: held,
             events,
             transcript,
             tools: None,
