@@ -314,13 +314,13 @@ impl App {
                 *scroll,
                 theme,
             )),
-            Modal::Trust(preview) => modals::trust::render(
+            Modal::Trust(preview) => self.scroll_limit.set(modals::trust::render(
                 frame,
                 centered(area, 70, 60, 80.min(area.width), 18.min(area.height)),
                 preview,
                 &self.config_path.display().to_string(),
                 theme,
-            ),
+            )),
             Modal::Editor(editor) => editor.render(
                 frame,
                 centered(area, 70, 60, 76.min(area.width), 16.min(area.height)),

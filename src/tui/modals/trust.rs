@@ -60,7 +60,13 @@ pub fn traits_label(traits: (SideEffectLevel, DestructiveBehavior)) -> String {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &str, theme: Theme) {
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    preview: &TrustPreview,
+    config: &str,
+    theme: Theme,
+) -> u16 {
     frame.render_widget(Clear, area);
     let block = Block::default()
         .borders(Borders::ALL)
@@ -156,4 +162,5 @@ pub fn render(frame: &mut Frame, area: Rect, preview: &TrustPreview, config: &st
         keys.push(("↑↓/PgUp/PgDn", more.as_str()));
     }
     super::choices_line(frame, inner, keys_line(&keys, theme));
+    max_scroll
 }

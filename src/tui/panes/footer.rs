@@ -66,11 +66,11 @@ fn modal_keys(app: &App) -> Keys {
         }
         Some(Modal::Editor(editor)) => return editor.keys(),
         Some(Modal::Trust(_)) => {
-            return vec![
-                ("y/Enter", "write"),
-                ("n/Esc", "cancel"),
-                ("↑↓/PgUp/PgDn", "scroll"),
-            ]
+            let mut k = vec![("y/Enter", "write"), ("n/Esc", "cancel")];
+            if app.scroll_limit.get() > 0 {
+                k.push(("↑↓/PgUp/PgDn", "scroll"));
+            }
+            return k;
         }
         Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
         Some(Modal::RestartAll) => return vec![("y", "restart all"), ("n/Esc", "back")],
