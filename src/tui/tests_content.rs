@@ -191,6 +191,26 @@ fn resources_and_prompts_panes() {
     snapshot("resources_failed", &empty);
 }
 
+/// On a narrow pane a long server name gives way: the URI keeps room to tell rows apart.
+#[test]
+fn a_narrow_resources_pane_keeps_room_for_the_uri() {
+    let (mut app, _) = populated();
+    content(
+        &mut app,
+        ContentEvent::ResourcesListed {
+            server: "notes-trusted".into(),
+            result: Ok(listing("notes-trusted")),
+        },
+    );
+    app.set_focus(Pane::Resources);
+    let screen = super::tests::draw(&app, (40, 24));
+    let rows: Vec<&str> = screen.lines().filter(|l| l.contains("demo:")).collect();
+    assert!(!rows.is_empty(), "{screen}");
+    for row in rows {
+        assert!(row.contains("demo://"), "{screen}");
+    }
+}
+
 #[test]
 fn details_show_capabilities_and_instructions() {
     let mut app = with_content();

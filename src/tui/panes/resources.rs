@@ -102,7 +102,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .map(|r| r.server.chars().count())
         .max()
         .unwrap_or(6)
-        .clamp(6, 16);
+        .clamp(6, 16)
+        // A narrow pane shares its width: the URI keeps a fifth at least.
+        .min((width / 5).max(6));
     let name_w = (width / 4).clamp(8, 28);
     let mime_w = if width >= 90 { 14 } else { 0 };
     let uri_w = width.saturating_sub(4 + server_w + 2 + name_w + 2 + mime_w + 2);
