@@ -131,8 +131,7 @@ fn the_console_end_to_end() {
 
     // R: everything restarts and the liar's tools now carry the (believed) lie.
     t.keys(&["R"]);
-    std::thread::sleep(Duration::from_millis(500));
-    t.wait_for("3/3 ready", Duration::from_secs(20));
+    t.wait_for("every server restarted: 3/3 ready", Duration::from_secs(20));
     let (screen, row) = liar_write_note_row(&t);
     assert!(row.contains("read-only"), "{screen}");
     assert!(row.contains('*'), "a changed tool is marked: {screen}");
