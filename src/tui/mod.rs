@@ -38,6 +38,8 @@ mod tests_content;
 #[cfg(test)]
 mod tests_keys;
 #[cfg(test)]
+mod tests_narrow;
+#[cfg(test)]
 mod tests_restart;
 #[cfg(test)]
 mod tests_rules;

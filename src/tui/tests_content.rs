@@ -36,7 +36,7 @@ fn resource(server: &str, uri: &str, name: &str, mime: &str, size: Option<u64>) 
     }
 }
 
-fn listing(server: &str) -> ResourceListing {
+pub(super) fn listing(server: &str) -> ResourceListing {
     ResourceListing {
         resources: vec![
             resource(server, "demo://readme", "README", "text/markdown", None),
@@ -109,7 +109,7 @@ async fn answered(rx: tokio::sync::oneshot::Receiver<ElicitationAnswer>) -> Elic
         .expect("answered, not dropped")
 }
 
-fn content(app: &mut App, event: ContentEvent) -> Vec<Effect> {
+pub(super) fn content(app: &mut App, event: ContentEvent) -> Vec<Effect> {
     app.on_app_event(AppEvent::Content(event))
 }
 
@@ -189,26 +189,6 @@ fn resources_and_prompts_panes() {
         },
     );
     snapshot("resources_failed", &empty);
-}
-
-/// On a narrow pane a long server name gives way: the URI keeps room to tell rows apart.
-#[test]
-fn a_narrow_resources_pane_keeps_room_for_the_uri() {
-    let (mut app, _) = populated();
-    content(
-        &mut app,
-        ContentEvent::ResourcesListed {
-            server: "notes-trusted".into(),
-            result: Ok(listing("notes-trusted")),
-        },
-    );
-    app.set_focus(Pane::Resources);
-    let screen = super::tests::draw(&app, (40, 24));
-    let rows: Vec<&str> = screen.lines().filter(|l| l.contains("demo:")).collect();
-    assert!(!rows.is_empty(), "{screen}");
-    for row in rows {
-        assert!(row.contains("demo://"), "{screen}");
-    }
 }
 
 #[test]
