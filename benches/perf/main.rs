@@ -13,8 +13,9 @@
 //! - `call/http`: the same sequential path over Streamable HTTP on loopback (`demo-server
 //!   --http`), beside a bare loop of hand-written HTTP/1.1 POSTs on one kept-alive socket.
 //! - `agent`: the agent loop's cost per turn (demo model answering at once with one tool call,
-//!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn; the
-//!   console (in tmux) drawing a stream of 20,000 tokens a second: its CPU and slowest frame.
+//!   the demo server) beside a bare loop of one HTTP POST and one JSON-RPC call per turn; a
+//!   long conversation's request body as held against serialized whole; the console (in tmux)
+//!   drawing a stream of 20,000 tokens a second: its CPU and slowest frame.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools beside 0 servers; of `check` with
 //!   one server listing 100,000 tools in pages of 1,000.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
