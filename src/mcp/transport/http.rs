@@ -191,9 +191,9 @@ pub fn classify(err: &(dyn StdError + 'static), authority: &str) -> Option<HttpF
 }
 
 /// Whether a failed HTTP exchange means the server is gone: it could not be reached (refused,
-/// reset, unreachable, DNS), or it dropped the connection without answering (a kept-alive
-/// connection to a server that died). Timeouts and error statuses do not count: that server
-/// is slow or erring, not gone.
+/// unreachable, DNS), or it dropped the connection (`connection_lost`: reset, or closed before
+/// its answer was complete; or a kept-alive connection closed by a server that died).
+/// Timeouts and error statuses do not count: that server is slow or erring, not gone.
 pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
     let unreachable = classify(err, "")
         .is_some_and(|f| f.class.is_unreachable() || f.class == FailureClass::ConnectionLost);

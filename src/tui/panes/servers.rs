@@ -187,7 +187,8 @@ impl Columns {
                 };
             }
         }
-        // No badges; then no tool count; then no waterfall, the name cut to what is left.
+        // The narrowest waterfall, the badges cut to what is left; then no tool count; then no
+        // waterfall.
         let without_tools = width.saturating_sub(fixed - 10);
         let (fall, tools) = if room >= 8 {
             (6, true)
