@@ -65,7 +65,7 @@ struct OfferedTools {
 impl std::fmt::Debug for Conversation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Conversation")
-            .field("messages", &self.history.messages().len())
+            .field("messages", &self.history.len())
             .field("settings", &self.settings)
             .finish()
     }
@@ -121,8 +121,8 @@ impl Conversation {
         }
     }
 
-    /// The messages so far, the system prompt first.
-    pub fn messages(&self) -> &[Message] {
+    /// The messages so far, the system prompt first (read back from the request JSON held).
+    pub fn messages(&self) -> Vec<Message> {
         self.history.messages()
     }
 

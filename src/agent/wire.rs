@@ -129,29 +129,47 @@ pub struct RequestOptions {
     pub max_tokens: Option<u32>,
 }
 
-/// The messages of a conversation with their wire JSON. Each message is serialized once, when
+/// The messages of a conversation as their wire JSON. Each message is serialized once, when
 /// it is added, and a request copies those bytes: serializing the whole history again for every
-/// turn was a quarter of a turn's CPU, and grew with the conversation.
+/// turn was a quarter of a turn's CPU, and grew with the conversation. Only the JSON is kept (a
+/// long conversation with large tool results is held once, not twice); [`messages`] reads it
+/// back.
+///
+/// [`messages`]: History::messages
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct History {
-    messages: Vec<Message>,
+    /// How many messages `json` holds.
+    len: usize,
     /// The messages' JSON objects, comma-separated: the inside of the `messages` array.
     json: Vec<u8>,
 }
 
 impl History {
     pub fn push(&mut self, message: Message) {
-        let start = self.json.len();
-        if start > 0 {
+        if !self.json.is_empty() {
             self.json.push(b',');
         }
         // Strings and `Value`s into a Vec: serializing cannot fail.
         let _ = serde_json::to_writer(&mut self.json, &message);
-        self.messages.push(message);
+        self.len += 1;
     }
 
-    pub fn messages(&self) -> &[Message] {
-        &self.messages
+    /// How many messages the conversation has.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The messages, read back from their JSON (they read back as they were pushed).
+    pub fn messages(&self) -> Vec<Message> {
+        let mut array = Vec::with_capacity(self.json.len() + 2);
+        array.push(b'[');
+        array.extend_from_slice(&self.json);
+        array.push(b']');
+        serde_json::from_slice(&array).unwrap_or_default()
     }
 }
 
@@ -469,7 +487,8 @@ mod tests {
         ];
         let mut history = History::from(messages[..2].to_vec());
         history.extend(messages[2..].iter().cloned());
-        assert_eq!(history.messages(), &messages[..]);
+        assert_eq!(history.messages(), messages);
+        assert_eq!(history.len(), messages.len());
         let options = RequestOptions {
             model: "m".into(),
             stream: false,
