@@ -290,10 +290,8 @@ impl Conversation {
             let ModelReply {
                 text, tool_calls, ..
             } = reply;
-            self.history.push(Message::Assistant {
-                content: text.clone(),
-                tool_calls: tool_calls.clone(),
-            });
+            self.history
+                .push(Message::assistant(text.clone(), tool_calls.clone()));
             if tool_calls.is_empty() {
                 self.turn_end(turn).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });

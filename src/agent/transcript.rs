@@ -405,10 +405,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
             } => {
                 close(&mut out, &mut open);
                 open = tool_calls.iter().map(|c| c.id.clone()).collect();
-                out.push(Message::Assistant {
-                    content: text.clone(),
-                    tool_calls: tool_calls.clone(),
-                });
+                out.push(Message::assistant(text.clone(), tool_calls.clone()));
             }
             Record::ToolResult {
                 call_id, content, ..

@@ -31,8 +31,10 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
             text: "Saving.".into(),
             tool_calls: vec![
                 call.clone(),
+                // Cut short: the transcript keeps it, the model is sent `{}`.
                 ToolCall {
                     id: "c2".into(),
+                    arguments: "{\"title\": \"a".into(),
                     ..call.clone()
                 },
             ],
@@ -72,6 +74,14 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
     let (_, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
     let messages = messages(&records);
     assert_eq!(messages.len(), 4, "{messages:?}");
+    assert!(
+        matches!(&messages[1], Message::Assistant { tool_calls, .. } if tool_calls[0].arguments == "{}" && tool_calls[1].arguments == "{}"),
+        "{messages:?}"
+    );
+    assert!(
+        matches!(&records[2], Record::Assistant { tool_calls, .. } if tool_calls[1].arguments == "{\"title\": \"a"),
+        "{records:?}"
+    );
     assert!(
         matches!(&messages[3], Message::Tool { tool_call_id, content } if tool_call_id == "c2" && content.contains("no result"))
     );

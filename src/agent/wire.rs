@@ -33,6 +33,25 @@ pub enum Message {
     },
 }
 
+impl Message {
+    /// A model's answer as the history keeps it: each call's arguments as the model wrote them
+    /// when they are JSON, `{}` when they are not (empty, or cut short at `max_tokens`). The
+    /// model hears of its bad arguments in that call's result; an endpoint that reads the
+    /// history's calls back as JSON (llama.cpp's server) would refuse every later request of
+    /// the conversation, and of a resumed one. The transcript keeps what the model wrote.
+    pub fn assistant(content: String, mut tool_calls: Vec<ToolCall>) -> Message {
+        for call in &mut tool_calls {
+            if serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_err() {
+                call.arguments = "{}".to_string();
+            }
+        }
+        Message::Assistant {
+            content,
+            tool_calls,
+        }
+    }
+}
+
 /// A tool call the model asked for. `arguments` is the JSON text the model wrote (it may not
 /// be JSON at all: that goes back to the model as an error).
 #[derive(Debug, Clone, PartialEq)]

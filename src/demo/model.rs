@@ -173,6 +173,23 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             "an assistant message has content null (send \"\")",
         );
     }
+    // As llama.cpp's server does, reading the history's calls back as JSON.
+    if request["messages"].as_array().is_some_and(|m| {
+        m.iter()
+            .filter(|m| m["role"] == "assistant")
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .any(|call| {
+                call["function"]["arguments"]
+                    .as_str()
+                    .is_some_and(|a| serde_json::from_str::<Value>(a).is_err())
+            })
+    }) {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Failed to parse tool call arguments as JSON (an assistant message's tool call)",
+        );
+    }
     let reply = answer(&request, &shared.rules);
     let model = request["model"]
         .as_str()
