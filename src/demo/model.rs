@@ -173,7 +173,8 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             "an assistant message has content null (send \"\")",
         );
     }
-    // As llama.cpp's server does, reading the history's calls back as JSON.
+    // As llama.cpp's `llama-server` does (ggml-org/llama.cpp#25510), reading the history's calls
+    // back as JSON.
     if request["messages"].as_array().is_some_and(|m| {
         m.iter()
             .filter(|m| m["role"] == "assistant")
