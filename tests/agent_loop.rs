@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aimon_console::agent::start::start_runtime;
+use aimon_console::agent::wire::Message;
 use aimon_console::agent::{
     AgentEvent, Conversation, ConversationSettings, HttpModelClient, PromptOutcome, ToolCallStatus,
 };
@@ -284,7 +285,7 @@ async fn made_up_tools_bad_json_and_schema_failures_go_back_to_the_model() {
         .conversation
         .messages()
         .iter()
-        .filter(|m| matches!(m, aimon_console::agent::wire::Message::Tool { .. }))
+        .filter(|m| matches!(m, Message::Tool { .. }))
         .count();
     assert_eq!(tool_messages, 5);
     close(s).await;
@@ -399,5 +400,51 @@ async fn a_cancel_while_the_model_streams_drops_the_request() {
         report
     };
     assert_eq!(report.outcome, PromptOutcome::Cancelled);
+    // The prompt got no answer: the history is as it was (the system prompt alone).
+    assert_eq!(
+        s.conversation.messages().len(),
+        1,
+        "{:?}",
+        s.conversation.messages()
+    );
+    close(s).await;
+}
+
+#[tokio::test]
+async fn a_prompt_the_model_failed_leaves_no_user_message_behind() {
+    // The first request gets a 401 (not retried), the next ones an answer.
+    let mut s = setup("failed-prompt", &["--status", "401", "--times", "1"]).await;
+    let first = s
+        .conversation
+        .prompt("what is 1 plus 1", CancellationToken::new())
+        .await;
+    assert!(
+        matches!(first.outcome, PromptOutcome::ModelFailed(_)),
+        "{first:?}"
+    );
+    let second = s
+        .conversation
+        .prompt("hello", CancellationToken::new())
+        .await;
+    assert!(
+        matches!(second.outcome, PromptOutcome::Answered { .. }),
+        "{second:?}"
+    );
+    // System, the second prompt, its answer: never two user messages in a row.
+    let roles: Vec<&str> = s
+        .conversation
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::System { .. } => "system",
+            Message::User { .. } => "user",
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+        })
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
+    assert!(
+        matches!(&s.conversation.messages()[1], Message::User { content } if content == "hello")
+    );
     close(s).await;
 }

@@ -183,6 +183,10 @@ impl Conversation {
     /// running calls are cancelled (their servers are sent `notifications/cancelled`); the
     /// conversation can take the next prompt afterwards.
     pub async fn prompt(&mut self, text: &str, cancel: CancellationToken) -> PromptReport {
+        // A prompt the model never answered leaves the history as it was: kept, the next
+        // prompt would follow it as a second user message in a row, which the chat templates
+        // that want user and assistant to alternate (Mistral's, Gemma's) refuse.
+        let unanswered = self.history.mark();
         self.history.push(Message::User {
             content: text.to_string(),
         });
@@ -249,6 +253,9 @@ impl Conversation {
                     reply = self.client.complete(&self.history, &specs, choice, &forward) => Some(reply),
                 }
             };
+            if turn == 1 && !matches!(reply, Some(Ok(_))) {
+                self.history.truncate(unanswered);
+            }
             let reply = match reply {
                 None => {
                     return self.stop(

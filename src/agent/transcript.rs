@@ -379,11 +379,14 @@ pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
 }
 
 /// The conversation the records hold, as messages for the model (without the system prompt).
-/// A tool call whose result was never written gets one saying so, so the conversation stays
-/// well formed.
+/// A tool call whose result was never written gets one saying so, and a prompt that stopped
+/// before any answer is left out (as the live conversation leaves it), so the conversation
+/// stays well formed.
 pub fn messages(records: &[Record]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut open: Vec<String> = Vec::new();
+    // Where the last prompt's message is, until an answer to it comes.
+    let mut unanswered: Option<usize> = None;
     let close = |out: &mut Vec<Message>, open: &mut Vec<String>| {
         for id in open.drain(..) {
             out.push(Message::Tool {
@@ -396,6 +399,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
         match record {
             Record::Prompt { text, .. } => {
                 close(&mut out, &mut open);
+                unanswered = Some(out.len());
                 out.push(Message::User {
                     content: text.clone(),
                 });
@@ -404,6 +408,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
                 text, tool_calls, ..
             } => {
                 close(&mut out, &mut open);
+                unanswered = None;
                 open = tool_calls.iter().map(|c| c.id.clone()).collect();
                 out.push(Message::assistant(text.clone(), tool_calls.clone()));
             }
@@ -423,8 +428,12 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
             | Record::ToolCall { .. }
             | Record::Approval { .. }
             | Record::Hook { .. }
-            | Record::Answer { .. }
-            | Record::Stopped { .. } => {}
+            | Record::Answer { .. } => {}
+            Record::Stopped { .. } => {
+                if let Some(at) = unanswered.take() {
+                    out.truncate(at);
+                }
+            }
         }
     }
     close(&mut out, &mut open);

@@ -120,3 +120,54 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
         .collect();
     assert_eq!(prompts, vec![prompt("café"), prompt("after")]);
 }
+
+#[test]
+fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
+    let prompt = |text: &str| Record::Prompt {
+        at_ms: 1,
+        text: text.into(),
+    };
+    let records = [
+        prompt("first"),
+        Record::Stopped {
+            reason: "model_failed".into(),
+            message: "connect_refused".into(),
+        },
+        prompt("again"),
+        Record::Assistant {
+            turn: 1,
+            text: "Hello.".into(),
+            tool_calls: Vec::new(),
+            finish_reason: Some("stop".into()),
+            usage: None,
+            latency_ms: 1,
+        },
+        Record::Answer {
+            text: "Hello.".into(),
+        },
+        // Stopped after an answer (max_turns, a cancel in a later turn): the prompt stays.
+        prompt("more"),
+        Record::Assistant {
+            turn: 1,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: None,
+            latency_ms: 1,
+        },
+        Record::Stopped {
+            reason: "cancelled".into(),
+            message: "cancelled by the operator".into(),
+        },
+    ];
+    let messages = messages(&records);
+    let users: Vec<&str> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::User { content } => Some(content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["again", "more"], "{messages:?}");
+    assert_eq!(messages.len(), 4, "{messages:?}");
+}

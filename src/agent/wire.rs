@@ -173,6 +173,22 @@ impl History {
         self.len += 1;
     }
 
+    /// Where the history ends now, for [`truncate`](History::truncate).
+    pub fn mark(&self) -> HistoryMark {
+        HistoryMark {
+            len: self.len,
+            bytes: self.json.len(),
+        }
+    }
+
+    /// Drops what was pushed since `mark` was taken.
+    pub fn truncate(&mut self, mark: HistoryMark) {
+        if mark.bytes <= self.json.len() {
+            self.json.truncate(mark.bytes);
+            self.len = mark.len;
+        }
+    }
+
     /// How many messages the conversation has.
     pub fn len(&self) -> usize {
         self.len
@@ -190,6 +206,13 @@ impl History {
         array.push(b']');
         serde_json::from_slice(&array).unwrap_or_default()
     }
+}
+
+/// A point in a [`History`] to go back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryMark {
+    len: usize,
+    bytes: usize,
 }
 
 impl From<Vec<Message>> for History {
@@ -505,6 +528,7 @@ mod tests {
             },
         ];
         let mut history = History::from(messages[..2].to_vec());
+        let mark = history.mark();
         history.extend(messages[2..].iter().cloned());
         assert_eq!(history.messages(), messages);
         assert_eq!(history.len(), messages.len());
@@ -516,6 +540,9 @@ mod tests {
         };
         let sent = body(&history, &ToolList::default(), ToolChoice::Auto, &options);
         assert_eq!(sent["messages"], serde_json::to_value(&messages).unwrap());
+        history.truncate(mark);
+        assert_eq!(history.messages(), messages[..2]);
+        assert_eq!(history.len(), 2);
     }
 
     #[test]
