@@ -17,6 +17,9 @@ pub struct InputBox {
     /// The history entry shown (Up/Down), if any; `draft` holds what was being written.
     recall: Option<usize>,
     draft: Option<Vec<String>>,
+    /// Entries edited while shown, as they were left: shown so again until a prompt is sent
+    /// (as readline does), so walking the history never loses what was typed.
+    edits: std::collections::HashMap<usize, Vec<String>>,
 }
 
 impl Default for InputBox {
@@ -28,6 +31,7 @@ impl Default for InputBox {
             history: Vec::new(),
             recall: None,
             draft: None,
+            edits: std::collections::HashMap::new(),
         }
     }
 }
@@ -64,11 +68,6 @@ impl InputBox {
         self.lines.iter().all(|l| l.trim().is_empty())
     }
 
-    fn edited(&mut self) {
-        self.recall = None;
-        self.draft = None;
-    }
-
     fn line_len(&self) -> usize {
         self.lines[self.row].chars().count()
     }
@@ -85,7 +84,6 @@ impl InputBox {
         let at = byte_at(line, self.col);
         line.insert(at, c);
         self.col += 1;
-        self.edited();
     }
 
     /// Pasted text: line breaks kept (`\r\n` and `\r` as one), tabs as spaces, other control
@@ -108,7 +106,6 @@ impl InputBox {
         self.lines.insert(self.row + 1, rest);
         self.row += 1;
         self.col = 0;
-        self.edited();
     }
 
     pub fn backspace(&mut self) {
@@ -123,7 +120,6 @@ impl InputBox {
             self.col = self.line_len();
             self.lines[self.row].push_str(&line);
         }
-        self.edited();
     }
 
     pub fn delete(&mut self) {
@@ -135,7 +131,6 @@ impl InputBox {
             let next = self.lines.remove(self.row + 1);
             self.lines[self.row].push_str(&next);
         }
-        self.edited();
     }
 
     pub fn left(&mut self) {
@@ -177,10 +172,22 @@ impl InputBox {
             Some(0) => return,
             Some(i) => i - 1,
         };
-        if self.recall.is_none() {
-            self.draft = Some(self.lines.clone());
-        }
+        self.leave();
         self.show(next);
+    }
+
+    /// Keeps what the box shows before another entry replaces it: the draft, or an entry's
+    /// edit.
+    fn leave(&mut self) {
+        match self.recall {
+            None => self.draft = Some(self.lines.clone()),
+            Some(i) if self.history[i].split('\n').ne(self.lines.iter().map(String::as_str)) => {
+                self.edits.insert(i, self.lines.clone());
+            }
+            Some(i) => {
+                self.edits.remove(&i);
+            }
+        }
     }
 
     /// Down: the line below, or (on the last line) the next prompt in the history, then what
@@ -194,6 +201,7 @@ impl InputBox {
         let Some(i) = self.recall else {
             return;
         };
+        self.leave();
         if i + 1 < self.history.len() {
             self.show(i + 1);
         } else {
@@ -205,7 +213,10 @@ impl InputBox {
     }
 
     fn show(&mut self, i: usize) {
-        self.lines = self.history[i].split('\n').map(str::to_string).collect();
+        self.lines = match self.edits.get(&i) {
+            Some(edit) => edit.clone(),
+            None => self.history[i].split('\n').map(str::to_string).collect(),
+        };
         self.recall = Some(i);
         self.row = self.lines.len() - 1;
         self.col = self.line_len();
@@ -215,13 +226,15 @@ impl InputBox {
         self.lines = vec![String::new()];
         self.row = 0;
         self.col = 0;
-        self.edited();
     }
 
     /// Takes the text to send: it joins the history (unless it repeats the last entry) and the
-    /// box is emptied.
+    /// box is emptied; the draft and the entries' edits are dropped.
     pub fn take(&mut self) -> String {
         let text = self.text();
+        self.recall = None;
+        self.draft = None;
+        self.edits.clear();
         self.remember(&text);
         self.clear();
         text
@@ -234,6 +247,9 @@ impl InputBox {
         }
         if self.history.len() == HISTORY_KEEP {
             self.history.remove(0);
+            // The indices moved: an entry's edit would show on its neighbour.
+            self.edits.clear();
+            self.recall = self.recall.and_then(|i| i.checked_sub(1));
         }
         self.history.push(text.to_string());
     }
@@ -304,6 +320,26 @@ mod tests {
         assert_eq!(input.text(), "draft");
         input.down();
         assert_eq!(input.text(), "draft");
+        // Typing into a recalled entry loses neither it nor the draft.
+        input.up();
+        assert_eq!(input.text(), "second\nline");
+        input.insert_str(" X");
+        input.up();
+        input.up();
+        assert_eq!(input.text(), "first");
+        input.down();
+        assert_eq!(input.text(), "second\nline X");
+        input.down();
+        assert_eq!(input.text(), "draft");
+        // Sent, the edit is the newest entry and the entry edited is as it was.
+        input.up();
+        assert_eq!(input.take(), "second\nline X");
+        input.up();
+        input.up();
+        input.up();
+        assert_eq!(input.text(), "second\nline");
+        input.clear();
+        input.take();
         // Sending the same prompt twice keeps one entry.
         input.clear();
         input.insert_str("first");
@@ -312,6 +348,6 @@ mod tests {
         input.take();
         input.up();
         input.up();
-        assert_eq!(input.text(), "second\nline");
+        assert_eq!(input.text(), "second\nline X");
     }
 }
