@@ -203,8 +203,11 @@ impl App {
         Vec::new()
     }
 
+    /// Quits, or asks first when quitting would cancel something or lose what was typed:
+    /// calls running, the agent at work, a prompt being written.
     fn ask_quit(&mut self) -> Vec<Effect> {
-        if self.calls.running() > 0 && !matches!(self.modal, Some(Modal::Quit)) {
+        let at_stake = self.calls.running() > 0 || self.chat.busy() || !self.chat.input.is_blank();
+        if at_stake && !matches!(self.modal, Some(Modal::Quit)) {
             self.modal = Some(Modal::Quit);
             return Vec::new();
         }

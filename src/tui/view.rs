@@ -208,13 +208,25 @@ impl App {
         doing: &str,
         keys: &[(&str, &str)],
     ) {
-        let theme = self.theme;
         let running = self.calls.running();
         let text = format!(
             "{running} call{} still running: {doing} and cancel {}?",
             if running == 1 { " is" } else { "s are" },
             if running == 1 { "it" } else { "them" }
         );
+        self.render_question(frame, area, (title, width), text, keys);
+    }
+
+    /// A yes/no question in a small box over the screen.
+    fn render_question(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        (title, width): (&str, u16),
+        text: String,
+        keys: &[(&str, &str)],
+    ) {
+        let theme = self.theme;
         let rect = centered(area, 40, 20, width.min(area.width), 5.min(area.height));
         frame.render_widget(ratatui::widgets::Clear, rect);
         frame.render_widget(
@@ -230,15 +242,17 @@ impl App {
         );
     }
 
-    /// "N calls still running: quit and cancel them?"
+    /// "N calls still running: quit and cancel them?", or what else quitting would end.
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
-        self.render_running_question(
-            frame,
-            area,
-            (" Quit? ", 50),
-            "quit",
-            &[("y", "quit"), ("n/Esc", "stay")],
-        );
+        let keys = &[("y", "quit"), ("n/Esc", "stay")];
+        let text = if self.calls.running() > 0 {
+            return self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
+        } else if self.chat.busy() {
+            "The agent is at work: quit and cancel its turn?"
+        } else {
+            "Quit and lose the prompt you are writing?"
+        };
+        self.render_question(frame, area, (" Quit? ", 50), text.to_string(), keys);
     }
 
     fn render_waiting_or_modal(&self, frame: &mut Frame, area: Rect) {

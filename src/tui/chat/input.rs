@@ -181,7 +181,11 @@ impl InputBox {
     fn leave(&mut self) {
         match self.recall {
             None => self.draft = Some(self.lines.clone()),
-            Some(i) if self.history[i].split('\n').ne(self.lines.iter().map(String::as_str)) => {
+            Some(i)
+                if self.history[i]
+                    .split('\n')
+                    .ne(self.lines.iter().map(String::as_str)) =>
+            {
                 self.edits.insert(i, self.lines.clone());
             }
             Some(i) => {

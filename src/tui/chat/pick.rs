@@ -3,7 +3,8 @@
 //! picked to the prompt being written (its text is read and included when it is sent); `/` in
 //! an empty box opens a picker of the servers' prompts, then the prompt's argument form (the
 //! Prompts pane's), and sends it: its messages join the conversation and the model answers.
-//! Typing filters the list; Esc closes it and types the `@` or `/` itself.
+//! Typing filters the list; Esc closes it and types the `@` or `/` itself, and so do a space
+//! right after the key and Enter when nothing matches (what was typed is never lost).
 //!
 //! Separate from `keys.rs` because it is one flow with its own state and its own overlay.
 
@@ -162,6 +163,12 @@ impl App {
                     );
                 }
             }
+            // `@` or `/` then a space is text (`meet @ 5pm`), not a search.
+            KeyCode::Char(' ') if picker.filter.is_empty() => {
+                self.chat.content_picker = None;
+                self.chat.input.insert(picker.kind.key());
+                self.chat.input.insert(' ');
+            }
             KeyCode::Char(c) if !ctrl && !c.is_control() => {
                 let mut filter = picker.filter.clone();
                 filter.push(c);
@@ -177,8 +184,13 @@ impl App {
             KeyCode::Enter => {
                 let item = self.pick_items().get(picker.selected).cloned();
                 self.chat.content_picker = None;
-                if let Some(item) = item {
-                    return self.picked(picker.kind, item.row);
+                match item {
+                    Some(item) => return self.picked(picker.kind, item.row),
+                    // Nothing matches: what was typed goes back into the box, not lost.
+                    None => {
+                        self.chat.input.insert(picker.kind.key());
+                        self.chat.input.insert_str(&picker.filter);
+                    }
                 }
             }
             _ => {}
@@ -300,7 +312,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 ("Enter", "pick"),
                 ("↑↓", "move"),
                 ("type", "filter"),
-                ("Esc", "close"),
+                ("Esc", "as text"),
             ],
             theme,
         ),

@@ -348,3 +348,25 @@ fn a_list_change_during_a_prompt_waits_for_the_prompt_to_end() {
     ));
     assert!(boundary(&effects));
 }
+
+#[test]
+fn quitting_asks_first_while_a_prompt_is_written_or_the_agent_works() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _commands = ready(&mut app);
+    // Nothing at stake: Ctrl-C quits at once.
+    assert_eq!(app.on_key(ctrl('c')), vec![Effect::Quit]);
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _commands = ready(&mut app);
+    type_text(&mut app, "half a prompt");
+    assert!(app.on_key(ctrl('c')).is_empty());
+    assert!(draw(&app, (80, 24)).contains("Quit and lose the prompt you are writing?"));
+    app.on_key(key(KeyCode::Char('n')));
+    assert!(!app.should_quit());
+    assert_eq!(app.chat.input.text(), "half a prompt", "n keeps it");
+    // Sent, the agent at work: asked again, and y quits.
+    app.on_key(key(KeyCode::Enter));
+    assert!(app.chat.busy());
+    assert!(app.on_key(ctrl('c')).is_empty());
+    assert!(draw(&app, (80, 24)).contains("The agent is at work: quit and cancel its turn?"));
+    assert_eq!(app.on_key(key(KeyCode::Char('y'))), vec![Effect::Quit]);
+}

@@ -190,3 +190,25 @@ fn slash_runs_a_server_prompt_at_once_or_after_its_form() {
     assert!(app.chat.content_picker.is_none());
     assert_eq!(app.chat.input.text(), "a/b");
 }
+
+#[test]
+fn text_typed_into_a_picker_is_never_lost() {
+    let mut app = with_content();
+    // `@` then a space is text: the picker closes and both are typed.
+    type_text(&mut app, "meet @ 5pm");
+    assert!(app.chat.content_picker.is_none());
+    assert_eq!(app.chat.input.text(), "meet @ 5pm");
+    app.chat.input.clear();
+    // Enter with nothing matching types the key and the filter back instead of dropping them.
+    type_text(&mut app, "see @nothing-like-it");
+    assert!(app.chat.content_picker.is_some());
+    assert!(app.pick_items().is_empty());
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert!(app.chat.content_picker.is_none());
+    assert_eq!(app.chat.input.text(), "see @nothing-like-it");
+    // The next Enter sends it.
+    assert_eq!(
+        sent(&app.on_key(key(KeyCode::Enter))).0,
+        "see @nothing-like-it"
+    );
+}

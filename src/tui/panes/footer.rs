@@ -94,7 +94,7 @@ fn modal_keys(app: &App) -> Keys {
             ("Enter", "pick"),
             ("↑↓", "move"),
             ("type", "filter"),
-            ("Esc", "close"),
+            ("Esc", "as text"),
         ];
     }
     if app.filter_editing {
