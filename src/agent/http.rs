@@ -149,8 +149,10 @@ pub struct Direct {
     target: http::Uri,
     connect_timeout: Duration,
     /// The connection between requests; a request takes it (a second request at the same
-    /// time opens its own) and gives it back once the answer's head has come (a next
-    /// request on it then waits for that body to be read).
+    /// time opens its own) and gives it back once the answer's head has come. A request that
+    /// finds it still carrying that answer's body (a streamed answer can take minutes) opens
+    /// its own rather than wait behind it, where it could time out; the busy one closes when
+    /// its body ends.
     idle: Mutex<Option<SendRequest<Full<Bytes>>>>,
 }
 
@@ -205,7 +207,11 @@ impl Direct {
 
     async fn post(&self, headers: &HeaderMap, body: Bytes) -> Result<Response, HttpError> {
         let request = || self.request(headers, body.clone());
-        let kept = self.idle.lock().await.take();
+        let kept = self.idle.lock().await.take().filter(|kept| {
+            // Closed by the server while idle (`ready` says so at once) or ready: tried;
+            // still busy with an answer's body: left to finish it.
+            kept.is_ready() || kept.is_closed()
+        });
         let tried = match kept {
             Some(sender) => Some(Self::exchange(sender, request()).await),
             None => None,
@@ -315,6 +321,82 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert_eq!(connections.load(Ordering::SeqCst), 3);
+    }
+
+    /// A server that keeps its connections and answers every request (a head and the 2-byte
+    /// body `{}`) with `{"a":1}`, but for the very first: that one gets a chunked answer whose
+    /// body never ends when `hold_first` (a long streamed answer). Counts its connections.
+    async fn keep_alive_server(hold_first: bool) -> (String, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = connections.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let first = counted.fetch_add(1, Ordering::SeqCst) == 0;
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        while !request.ends_with(b"\r\n\r\n{}") {
+                            match socket.read(&mut buf).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => request.extend_from_slice(&buf[..n]),
+                            }
+                        }
+                        request.clear();
+                        if first && hold_first {
+                            let _ = socket
+                                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n")
+                                .await;
+                            std::future::pending::<()>().await;
+                        }
+                        let _ = socket
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n{\"a\":1}")
+                            .await;
+                    }
+                });
+            }
+        });
+        (format!("http://{address}/v1/chat/completions"), connections)
+    }
+
+    #[tokio::test]
+    async fn a_request_does_not_wait_behind_another_answers_body() {
+        let (url, connections) = keep_alive_server(true).await;
+        let http = Http::new(&url, Duration::from_secs(5)).unwrap();
+        // The first answer's head has come; its body goes on (never ends here).
+        let streaming = http
+            .post(&HeaderMap::new(), Bytes::from_static(b"{}"))
+            .await
+            .unwrap();
+        let second = tokio::time::timeout(
+            Duration::from_secs(5),
+            http.post(&HeaderMap::new(), Bytes::from_static(b"{}")),
+        )
+        .await
+        .expect("the second request waited behind the first answer's body")
+        .unwrap();
+        assert_eq!(second.status, StatusCode::OK);
+        let body: Vec<Bytes> = second.body.map(|b| b.unwrap()).collect().await;
+        assert_eq!(body.concat(), b"{\"a\":1}");
+        assert_eq!(connections.load(Ordering::SeqCst), 2);
+        drop(streaming);
+    }
+
+    #[tokio::test]
+    async fn requests_one_after_another_keep_one_connection() {
+        let (url, connections) = keep_alive_server(false).await;
+        let http = Http::new(&url, Duration::from_secs(5)).unwrap();
+        for _ in 0..5 {
+            let response = http
+                .post(&HeaderMap::new(), Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            let body: Vec<Bytes> = response.body.map(|b| b.unwrap()).collect().await;
+            assert_eq!(body.concat(), b"{\"a\":1}");
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
