@@ -414,7 +414,17 @@ fn finish(
                 }
             }
             let url = cx.keep(cx.expand(&field("base_url"), url))?;
-            if !(url.starts_with("http://") || url.starts_with("https://"))
+            if has_userinfo(&url) {
+                // Not quoted: the URL holds a secret.
+                cx.report(cx.error(
+                    ConfigErrorKind::Invalid,
+                    &field("base_url"),
+                    format!(
+                        "{}: a user name or password in the URL is not sent (and would be shown in errors): give the key as api_key, or a header under headers",
+                        field("base_url")
+                    ),
+                ));
+            } else if !(url.starts_with("http://") || url.starts_with("https://"))
                 || reqwest_url_invalid(&url)
             {
                 cx.report(cx.error(
@@ -484,6 +494,13 @@ fn finish(
 }
 
 /// Whether `url` is not a URL at all (no host, spaces).
+/// `http://user:pass@host/…`: credentials in the authority.
+pub(super) fn has_userinfo(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority.contains('@')
+}
+
 fn reqwest_url_invalid(url: &str) -> bool {
     http::Uri::try_from(url).map_or(true, |uri| uri.host().is_none_or(str::is_empty))
 }

@@ -282,6 +282,18 @@ fn a_bad_base_url_names_its_key() {
         report("agent:\n  base_url: http://\n  model: m\n"),
         "2:13: agent.base_url: \"http://\" must be an http:// or https:// URL"
     );
+    // Credentials in the URL: refused, and the URL (its password) not quoted.
+    let text = "agent:\n  base_url: http://me:s3cret@127.0.0.1:8080/v1\n  model: m\n";
+    let error = report(text);
+    assert_eq!(
+        error,
+        "2:13: agent.base_url: a user name or password in the URL is not sent (and would be shown in errors): give the key as api_key, or a header under headers"
+    );
+    assert!(!error.contains("s3cret"));
+    // An `@` past the authority is not a credential.
+    assert!(!crate::config::agent_load::has_userinfo(
+        "http://h:1/v1/a@b?x=@"
+    ));
 }
 
 #[test]
