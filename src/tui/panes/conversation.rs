@@ -297,8 +297,9 @@ fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'
             max,
             remaining,
         } => {
+            // The countdown first: cut to the width, the message gives way, not the wait.
             let text = format!(
-                "  ! model {class}: {message}; retrying in {} (attempt {attempt} of {max})",
+                "  ! retrying in {} (attempt {attempt} of {max}): model {class}: {message}",
                 crate::text::fmt_duration(*remaining)
             );
             vec![Line::styled(fit(&text, width), theme.warn())]
