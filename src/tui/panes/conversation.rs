@@ -463,15 +463,17 @@ pub fn footer_keys(app: &App) -> Vec<(&'static str, &'static str)> {
         keys.push(("Esc", "cancel turn"));
     }
     keys.extend([
-        ("Tab", "pane"),
-        ("F1", "help"),
         ("Ctrl-P", "profile"),
         ("Ctrl-N", "new"),
         ("↑↓", "history"),
         ("PgUp/PgDn", "scroll"),
-        ("Ctrl-C", "quit"),
     ]);
     keys
+}
+
+/// The keys that work anywhere and also while typing here (letters go to the input).
+pub fn global_keys() -> Vec<(&'static str, &'static str)> {
+    vec![("Tab", "pane"), ("F1", "help"), ("Ctrl-C", "quit")]
 }
 
 /// How an approval was given, in words.

@@ -170,8 +170,8 @@ fn pane_keys(app: &App) -> Keys {
 
 fn global_keys(app: &App) -> Keys {
     if app.focus == Pane::Conversation {
-        // The conversation's own list says which of these work while typing.
-        return Vec::new();
+        // Those that work while typing.
+        return super::conversation::global_keys();
     }
     vec![
         (
