@@ -95,7 +95,7 @@ fn tools_filter() {
     snapshot("tools_filter", &app);
 }
 
-fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
+pub(super) fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
     let why = format!("{} is mutating; policy.approval is ask_mutating", tool.name);
     ApprovalRequest::new(
         id,

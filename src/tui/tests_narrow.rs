@@ -132,3 +132,39 @@ fn a_narrow_resources_pane_keeps_room_for_the_uri() {
         assert!(row.contains("demo://"), "{screen}");
     }
 }
+
+/// On a short screen the approval keeps its choices, deny among them, and the start of the
+/// arguments in view; the head gives way. The footer ranks deny right after allow.
+#[test]
+fn a_short_screen_keeps_the_approvals_choices_and_arguments() {
+    let (mut app, _) = populated();
+    app.on_runtime_event(crate::runtime::RuntimeEvent::ApprovalRequested(
+        super::tests::approval(7, super::fixtures::ignored("notes", "write_note")),
+    ));
+    for (w, h) in [(40, 14), (60, 12), (80, 24)] {
+        let screen = draw(&app, (w, h));
+        assert!(
+            screen.contains("tool    mcp__notes__write_note"),
+            "{w}x{h}\n{screen}"
+        );
+        assert!(screen.contains("n/Esc deny"), "{w}x{h}\n{screen}");
+        let footer = screen.lines().last().unwrap_or_default();
+        assert!(
+            footer.contains("y allow once  n/Esc deny"),
+            "{w}x{h}: {footer}"
+        );
+        // What does not fit scrolls into view, the choices staying: the effect and the
+        // arguments are all reachable.
+        let mut seen = screen.clone();
+        for scroll in 1..=app.scroll_limit.get() {
+            app.approval_scroll = scroll;
+            let more = draw(&app, (w, h));
+            assert!(more.contains("n/Esc deny"), "{w}x{h} at {scroll}\n{more}");
+            seen.push_str(&more);
+        }
+        app.approval_scroll = 0;
+        for part in ["effect  MUTATING", "arguments:", "\"title\": \"groceries\""] {
+            assert!(seen.contains(part), "{w}x{h}: {part}\n{seen}");
+        }
+    }
+}

@@ -127,18 +127,15 @@ pub fn render(
     let width = super::centered(screen, 70, 0, 76.min(screen.width), 1)
         .width
         .saturating_sub(2);
-    let head = Paragraph::new(head).wrap(Wrap { trim: false });
+    let head_lines = head;
+    let head = Paragraph::new(head_lines.clone()).wrap(Wrap { trim: false });
     let head_h = count(head.line_count(width));
     let args = sanitize(
         &serde_json::to_string_pretty(&request.arguments).unwrap_or_default(),
         true,
     );
-    let args = Paragraph::new(
-        args.lines()
-            .map(|l| Line::raw(format!("  {l}")))
-            .collect::<Vec<_>>(),
-    )
-    .wrap(Wrap { trim: false });
+    let arg_lines: Vec<Line> = args.lines().map(|l| Line::raw(format!("  {l}"))).collect();
+    let args = Paragraph::new(arg_lines.clone()).wrap(Wrap { trim: false });
     let args_total = count(args.line_count(width));
     // On a narrow screen the choices take two rows or more.
     let choices_h = count(super::choice_rows(choices.clone(), width).len());
@@ -152,7 +149,25 @@ pub fn render(
     frame.render_widget(Clear, area);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let head_h = head_h.min(inner.height);
+    let room = inner.height.saturating_sub(choices_h);
+    if head_h + 1 + args_total.min(3) > room {
+        // Too short for the head beside the start of the arguments: the two scroll as one,
+        // the choices stay in view.
+        let mut body = head_lines;
+        body.push(Line::styled("arguments:", theme.dim()));
+        body.extend(arg_lines);
+        let body = Paragraph::new(body).wrap(Wrap { trim: false });
+        let last = count(body.line_count(width)).saturating_sub(room);
+        frame.render_widget(
+            body.scroll((scroll.min(last), 0)),
+            Rect {
+                height: room,
+                ..inner
+            },
+        );
+        super::choices_line(frame, inner, choices);
+        return last;
+    }
     frame.render_widget(
         head,
         Rect {

@@ -37,11 +37,12 @@ fn modal_keys(app: &App) -> Keys {
         if app.approval_confirm {
             return vec![("y", "always allow"), ("n/Esc", "back")];
         }
-        let mut k = vec![("y", "allow once")];
+        // Deny next to allow: a footer too narrow for every key cuts from the end.
+        let mut k = vec![("y", "allow once"), ("n/Esc", "deny")];
         if request.session_approval_allowed() {
             k.push(("a", "allow for session"));
         }
-        k.extend([("A", "always"), ("n/Esc", "deny")]);
+        k.push(("A", "always"));
         if app.scroll_limit.get() > 0 {
             k.push(("↑↓", "scroll"));
         }
