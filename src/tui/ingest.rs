@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::app::{tool_rows, App, Effect, Level};
 use super::state::{Down, EventKind, EventRow};
-use crate::runtime::ListKind;
+use crate::runtime::{CallOrigin, ListKind};
 use crate::runtime::{HookOutcome, HookRun, RuntimeEvent, ToolsDiff};
 use crate::runtime::{McpEvent, RequestOutcome, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
@@ -266,10 +266,11 @@ impl App {
                 id,
                 tool,
                 arguments,
-                ..
+                origin,
             } => {
                 let now = self.now;
-                self.calls.start(id, &tool, &arguments, now);
+                let by_agent = matches!(origin, CallOrigin::Agent { .. });
+                self.calls.start(id, &tool, &arguments, by_agent, now);
             }
             RuntimeEvent::CallStatus { id, status } => {
                 let now = self.now;

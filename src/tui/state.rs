@@ -259,6 +259,8 @@ pub struct CallRow {
     pub waited: Option<Duration>,
     /// The last progress the server reported: done, total (if known), message.
     pub progress: Option<(f64, Option<f64>, Option<String>)>,
+    /// Asked by the agent (else by the operator).
+    pub by_agent: bool,
 }
 
 /// Characters of a result kept for its one-line preview.
@@ -373,7 +375,7 @@ pub struct CallList {
 }
 
 impl CallList {
-    pub fn start(&mut self, id: u64, tool: &str, arguments: &Value, now: Instant) {
+    pub fn start(&mut self, id: u64, tool: &str, arguments: &Value, by_agent: bool, now: Instant) {
         if self.rows.len() >= CALLS_KEEP {
             if let Some(pos) = self.rows.iter().position(|r| r.status.is_final()) {
                 self.rows.remove(pos);
@@ -395,6 +397,7 @@ impl CallList {
             asked_at: None,
             waited: None,
             progress: None,
+            by_agent,
         });
     }
 

@@ -381,3 +381,51 @@ fn a_restart_countdown_keeps_the_bars_in_place() {
         "{seen:?}"
     );
 }
+
+/// A call the agent asked for is marked in Calls and its result view says who asked; one
+/// denied after a wait never ran, and its view does not say it did.
+#[test]
+fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
+    use crate::approval::CallOrigin;
+    use crate::runtime::{CallStatus, RuntimeEvent};
+    let (mut app, t0) = populated();
+    app.on_runtime_event(RuntimeEvent::CallStarted {
+        id: 50,
+        tool: "mcp__notes__write_note".into(),
+        arguments: serde_json::json!({"title": "t"}),
+        origin: CallOrigin::Agent {
+            reason: "saving".into(),
+        },
+    });
+    app.on_runtime_event(RuntimeEvent::CallStatus {
+        id: 50,
+        status: CallStatus::AwaitingApproval,
+    });
+    // Asked at 1.5 s (the fixture's now), denied at 17.2 s.
+    app.set_now(t0 + std::time::Duration::from_millis(17_200));
+    app.on_runtime_event(RuntimeEvent::CallFinished {
+        id: 50,
+        status: CallStatus::Denied,
+        result: crate::tool::ToolResult::error("denied by the operator"),
+        elapsed_ms: 15_700,
+    });
+    app.focus = Pane::Calls;
+    app.call_sel = app.calls.rows.len() - 1;
+    let screen = draw(&app, (80, 24));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("#50"))
+        .unwrap_or_default();
+    assert!(row.contains("agent · waited 15.7s"), "{row}");
+    app.modal = Some(Modal::Result {
+        call: 50,
+        scroll: 0,
+    });
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("denied   after waiting 15.7s for approval"),
+        "{screen}"
+    );
+    assert!(!screen.contains("ran "), "{screen}");
+    assert!(screen.contains("asked by: the agent"), "{screen}");
+}

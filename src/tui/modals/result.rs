@@ -5,6 +5,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::runtime::CallStatus;
 use crate::tui::panes::calls::status_style;
 use crate::tui::state::CallRow;
 use crate::tui::theme::Theme;
@@ -23,6 +24,15 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
             Span::raw("status: "),
             Span::styled(call.status.as_str(), status_style(call.status, theme)),
             Span::raw(match (call.elapsed, call.waited) {
+                // Answered no (or not at all): it never ran.
+                (Some(_), Some(w))
+                    if matches!(call.status, CallStatus::Denied | CallStatus::Refused) =>
+                {
+                    format!(
+                        "   after waiting {} for approval",
+                        crate::text::fmt_duration(w)
+                    )
+                }
                 (Some(_), Some(w)) => format!(
                     "   ran {} after waiting {} for approval",
                     crate::text::fmt_duration(call.run_time(call.started)),
@@ -32,6 +42,11 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
                 (None, _) => String::new(),
             }),
         ]),
+        Line::raw(if call.by_agent {
+            "asked by: the agent"
+        } else {
+            "asked by: you"
+        }),
         Line::styled("arguments:", theme.dim()),
     ];
     lines.extend(call.arguments.lines().map(|l| Line::raw(format!("  {l}"))));

@@ -133,12 +133,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             let (time, waited) = c.times(app.now);
             let preview_w = (inner.width as usize).saturating_sub(tool_w + 2 + 5 + 10 + 7);
             // Where the preview has room; the result view always says it.
-            let mut preview = match waited {
-                Some(w) if preview_w >= 30 => {
-                    format!("waited {} · ", crate::text::fmt_duration(w))
-                }
-                Some(_) | None => String::new(),
+            // Who asked, where the preview has room (the result view always says it; the
+            // Conversation names each of the agent's calls by its number).
+            let mut preview = if c.by_agent && preview_w >= 30 {
+                "agent · ".to_string()
+            } else {
+                String::new()
             };
+            if let Some(w) = waited.filter(|_| preview_w >= 30) {
+                preview.push_str(&format!("waited {} · ", crate::text::fmt_duration(w)));
+            }
             match (&c.progress, c.status.is_final()) {
                 (Some(p), false) => preview.push_str(&progress_text(
                     p,
