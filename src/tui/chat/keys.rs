@@ -54,11 +54,28 @@ impl App {
             KeyCode::End => input.end(),
             KeyCode::Up => input.up(),
             KeyCode::Down => input.down(),
+            // A page is the transcript's height less a row kept for context, from what the
+            // last frame showed (before the first: `PAGE`); never past the oldest row.
             KeyCode::PageUp => {
-                let most = self.chat.rows_estimate();
-                self.chat.scroll = (self.chat.scroll + PAGE).min(most);
+                let shown = self.chat.shown.get();
+                self.chat.scroll = if shown.height == 0 {
+                    (self.chat.scroll + PAGE).min(self.chat.rows_estimate())
+                } else if shown.at_oldest {
+                    shown.scroll
+                } else {
+                    shown.scroll + shown.height.saturating_sub(1).max(1)
+                };
             }
-            KeyCode::PageDown => self.chat.scroll = self.chat.scroll.saturating_sub(PAGE),
+            KeyCode::PageDown => {
+                let shown = self.chat.shown.get();
+                self.chat.scroll = if shown.height == 0 {
+                    self.chat.scroll.saturating_sub(PAGE)
+                } else {
+                    shown
+                        .scroll
+                        .saturating_sub(shown.height.saturating_sub(1).max(1))
+                };
+            }
             KeyCode::F(1) => self.modal = Some(Modal::Help { scroll: 0 }),
             _ => {}
         }

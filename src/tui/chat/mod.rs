@@ -148,6 +148,14 @@ pub struct Turn {
 }
 
 /// The conversation as the console holds it.
+/// What a frame of the transcript showed (see `ChatState::shown`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shown {
+    pub height: usize,
+    pub scroll: usize,
+    pub at_oldest: bool,
+}
+
 #[derive(Debug)]
 pub struct ChatState {
     /// The config's `agent:` section (`None`: no agent, no Conversation pane).
@@ -169,8 +177,11 @@ pub struct ChatState {
     pub dropped: u64,
     pub input: InputBox,
     pub turn: Option<Turn>,
-    /// Rows scrolled up from the newest.
+    /// Rows scrolled up from the newest (asked for; the frame clamps it at the oldest).
     pub scroll: usize,
+    /// What the last frame showed: the transcript's height, and how far up it was scrolled
+    /// (clamped), and whether that was as far as it goes. PgUp and PgDn page from it.
+    pub shown: std::cell::Cell<Shown>,
     /// The profile picker (Ctrl-P), its selection.
     pub picker: Option<usize>,
     /// The resource (`@`) or prompt (`/`) picker.
@@ -211,6 +222,7 @@ impl ChatState {
             input: InputBox::default(),
             turn: None,
             scroll: 0,
+            shown: std::cell::Cell::default(),
             picker: None,
             content_picker: None,
             attachments: Vec::new(),

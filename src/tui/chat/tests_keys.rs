@@ -285,12 +285,54 @@ fn a_long_answer_draws_only_its_tail() {
     );
     let screen = draw(&app, (140, 40));
     assert!(screen.contains("demo model, word by word"), "{screen}");
-    // PgUp scrolls back, PgDn returns.
+    // PgUp scrolls back a page (the transcript's height less a row), PgDn returns.
+    let height = app.chat.shown.get().height;
+    assert!(height > 5, "{height}");
     app.on_key(key(KeyCode::PageUp));
-    assert_eq!(app.chat.scroll, 10);
+    assert_eq!(app.chat.scroll, height - 1);
     assert!(draw(&app, (140, 40)).contains("rows up (PgDn goes back)"));
     app.on_key(key(KeyCode::PageDown));
     assert_eq!(app.chat.scroll, 0);
+}
+
+#[test]
+fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    type_text(&mut app, "count");
+    app.on_key(key(KeyCode::Enter));
+    let text: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+    for (w, h) in [(30, 20), (80, 24), (140, 40)] {
+        app.chat.scroll = 0;
+        draw(&app, (w, h));
+        let height = app.chat.shown.get().height;
+        // PgUp to the top: each a page, the last one no further than the oldest row.
+        let mut presses = 0;
+        while !app.chat.shown.get().at_oldest {
+            let before = app.chat.shown.get().scroll;
+            app.on_key(key(KeyCode::PageUp));
+            draw(&app, (w, h));
+            let after = app.chat.shown.get().scroll;
+            assert!(after > before && after - before < height, "{w}x{h}");
+            presses += 1;
+            assert!(presses < 100, "{w}x{h}: never reached the top");
+        }
+        let screen = draw(&app, (w, h));
+        assert!(
+            screen.contains("› count"),
+            "{w}x{h}: the prompt at the top\n{screen}"
+        );
+        // More PgUps stay there; the same number of PgDns comes back to the newest.
+        app.on_key(key(KeyCode::PageUp));
+        draw(&app, (w, h));
+        assert!(app.chat.shown.get().at_oldest);
+        for _ in 0..presses {
+            app.on_key(key(KeyCode::PageDown));
+            draw(&app, (w, h));
+        }
+        assert_eq!(app.chat.scroll, 0, "{w}x{h}");
+    }
 }
 
 #[test]

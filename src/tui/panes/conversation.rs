@@ -62,8 +62,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     .areas(inner);
 
     let height = transcript.height as usize;
-    let mut rows = tail_rows(app, width, height + chat.scroll);
+    // A row more than shown, to know whether any is left above.
+    let mut rows = tail_rows(app, width, height + chat.scroll + 1);
     let scroll = chat.scroll.min(rows.len().saturating_sub(height));
+    chat.shown.set(crate::tui::chat::Shown {
+        height,
+        scroll,
+        at_oldest: rows.len() <= height + scroll,
+    });
     rows.truncate(rows.len() - scroll);
     let first = rows.len().saturating_sub(height);
     let shown: Vec<Line> = rows.split_off(first);
