@@ -102,9 +102,14 @@ impl App {
     }
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
-        let servers_h = (self.servers.len() as u16 + 2)
+        let mut servers_h = (self.servers.len() as u16 + 2)
             .clamp(3, 10)
             .min(area.height / 2);
+        // A short screen gives the focused pane below the room: the servers shrink to a row
+        // (their title keeps the count) unless they are what is looked at.
+        if area.height < 20 && !matches!(self.focus, Pane::Servers | Pane::Details) {
+            servers_h = servers_h.min(3);
+        }
         let [servers, tabs, lower] = Layout::vertical([
             Constraint::Length(servers_h),
             Constraint::Length(1),

@@ -412,3 +412,18 @@ fn quitting_asks_first_while_a_prompt_is_written_or_the_agent_works() {
     assert!(draw(&app, (80, 24)).contains("The agent is at work: quit and cancel its turn?"));
     assert_eq!(app.on_key(key(KeyCode::Char('y'))), vec![Effect::Quit]);
 }
+
+#[test]
+fn on_a_short_screen_the_input_stays_in_view() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    type_text(&mut app, "visible text");
+    for h in [8, 10, 14] {
+        let screen = draw(&app, (100, h));
+        assert!(screen.contains("› visible text"), "100x{h}\n{screen}");
+    }
+    // The servers shrink to their title and a row; at 14 rows the transcript has room.
+    let screen = draw(&app, (100, 14));
+    assert!(screen.contains("Servers 0/4 ready"), "{screen}");
+    assert!(app.chat.shown.get().height >= 3, "{screen}");
+}

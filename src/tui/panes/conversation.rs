@@ -54,9 +54,11 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .len()
         .clamp(1, INPUT_ROWS)
         .min((inner.height as usize).saturating_sub(2).max(1)) as u16;
+    // Two rows or fewer: the input before the status line.
+    let status_h = u16::from(inner.height > 2);
     let [transcript, status, input_area] = Layout::vertical([
         Constraint::Min(0),
-        Constraint::Length(1),
+        Constraint::Length(status_h),
         Constraint::Length(input_h),
     ])
     .areas(inner);
