@@ -198,10 +198,7 @@ impl HttpModelClient {
         let status = response.status;
         if !status.is_success() {
             let retry_after = retry_after(&response.headers);
-            let body = self
-                .read_body(response, MAX_ERROR_BODY)
-                .await
-                .unwrap_or_default();
+            let body = self.read_head(response, MAX_ERROR_BODY).await;
             let text = String::from_utf8_lossy(&body);
             let error = ModelError::status(status.as_u16(), &text, MAX_RETRIES, &self.secrets);
             return Err(match status.as_u16() {
@@ -266,6 +263,20 @@ impl HttpModelClient {
                 }
             }
         }
+    }
+
+    /// An error answer's first `max` bytes: the message is at its start, and a long page (a
+    /// proxy's 502) still says something. What does not come in time, or at all, is left out.
+    async fn read_head(&self, response: Response, max: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut body = Body::new(response, self.timeout);
+        while let Ok(Some(bytes)) = body.next(&self.authority, "answer").await {
+            out.extend_from_slice(&bytes[..bytes.len().min(max - out.len())]);
+            if out.len() == max {
+                break;
+            }
+        }
+        out
     }
 
     /// A body, at most `max` bytes, each piece within `request_timeout` of the last and the
@@ -425,6 +436,44 @@ mod tests {
             HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&h), None);
+    }
+
+    /// A proxy's error page over the limit: its start is still quoted.
+    #[tokio::test]
+    async fn a_long_error_page_is_quoted_from_its_start() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0u8; 65536];
+            let _ = socket.read(&mut buf).await;
+            let page = format!("upstream model server is down{}", " ".repeat(200 * 1024));
+            let head = format!(
+                "HTTP/1.1 403 Forbidden\r\ncontent-length: {}\r\n\r\n",
+                page.len()
+            );
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(page.as_bytes()).await;
+        });
+        let url = format!("http://{address}/v1");
+        let mut profile = crate::config::ModelProfile::url("p", &url, "m");
+        profile.stream = false;
+        let client = HttpModelClient::new(&profile, &url).unwrap();
+        let error = client
+            .complete(
+                &History::default(),
+                &ToolList::default(),
+                ToolChoice::Auto,
+                &|_| {},
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            error.message.contains("upstream model server is down"),
+            "{}",
+            error.message
+        );
     }
 
     #[tokio::test(start_paused = true)]
