@@ -425,10 +425,12 @@ hooks:
         .expect("runtime");
     runtime.wait_started().await;
 
-    let runs = runtime.user_prompt_hooks("what is in my notes?").await;
+    let runs = runtime
+        .user_prompt_hooks("what is in my notes?", &CancellationToken::new())
+        .await;
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0].outcome, HookOutcome::Ran, "{runs:?}");
-    let runs = runtime.turn_end_hooks(1).await;
+    let runs = runtime.turn_end_hooks(1, &CancellationToken::new()).await;
     assert_eq!(
         runs[0].outcome,
         HookOutcome::Warning("exited with code 7".into())
@@ -471,4 +473,49 @@ hooks:
         }
     );
     assert!(wait_gone(&m, Duration::from_secs(3)).is_empty());
+}
+
+/// The prompt's cancel (Ctrl-C in `run`, Esc in the console) ends its `user_prompt` and
+/// `turn_end` hooks at once, their processes killed, rather than after their timeout.
+#[tokio::test]
+async fn a_cancelled_prompt_does_not_wait_for_its_hooks() {
+    let m = marker("hook-cancel");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = dir.path().join("started");
+    let cfg = write_config(&format!(
+        "mcp:\n  servers: []\nhooks:\n  - event: user_prompt\n    action: {{command: [sh, -c, 'echo {m} > {started}; exec sleep 60'], timeout: 60s}}\n  - event: turn_end\n    action: {{command: [sh, -c, 'exec sleep 60 {m}'], timeout: 60s}}\n",
+        started = started.display()
+    ));
+    let config = config::load(&cfg.path).expect("config loads");
+    let (events, _stream) = AgentRuntimeFactory::events();
+    let runtime = AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events)
+        .await
+        .expect("runtime");
+    let cancel = CancellationToken::new();
+    let cancelling = cancel.clone();
+    let started_file = started.clone();
+    tokio::spawn(async move {
+        while !started_file.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancelling.cancel();
+    });
+    let runs = tokio::time::timeout(
+        Duration::from_secs(10),
+        runtime.user_prompt_hooks("hi", &cancel),
+    )
+    .await
+    .expect("the cancel ended the hook, not its 60 s timeout");
+    assert_eq!(runs.len(), 1);
+    assert!(
+        matches!(&runs[0].outcome, HookOutcome::Warning(w) if w.contains("cancel")),
+        "{runs:?}"
+    );
+    // Already cancelled: the turn_end hook ends at once too.
+    let runs = tokio::time::timeout(Duration::from_secs(10), runtime.turn_end_hooks(1, &cancel))
+        .await
+        .expect("turn_end hooks end on the cancel");
+    assert!(runs.len() <= 1, "{runs:?}");
+    runtime.close().await;
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }

@@ -194,7 +194,7 @@ impl Conversation {
             at_ms: now_ms(),
             text: text.to_string(),
         });
-        for run in self.runtime.user_prompt_hooks(text).await {
+        for run in self.runtime.user_prompt_hooks(text, &cancel).await {
             self.record(Record::hook(&run, None, None));
         }
         let mut report = PromptReport {
@@ -300,7 +300,7 @@ impl Conversation {
             self.history
                 .push(Message::assistant(text.clone(), tool_calls.clone()));
             if tool_calls.is_empty() {
-                self.turn_end(turn).await;
+                self.turn_end(turn, &cancel).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });
                 self.record(Record::Answer { text: text.clone() });
                 self.sync();
@@ -403,7 +403,7 @@ impl Conversation {
                     "cancelled by the operator".into(),
                 );
             }
-            self.turn_end(turn).await;
+            self.turn_end(turn, &cancel).await;
             if last {
                 return self.stop(
                     report,
@@ -451,8 +451,8 @@ impl Conversation {
     }
 
     /// The end of model turn `turn` (its answer, or its calls done): the `turn_end` hooks.
-    async fn turn_end(&mut self, turn: u32) {
-        for run in self.runtime.turn_end_hooks(u64::from(turn)).await {
+    async fn turn_end(&mut self, turn: u32, cancel: &CancellationToken) {
+        for run in self.runtime.turn_end_hooks(u64::from(turn), cancel).await {
             self.record(Record::hook(&run, Some(turn), None));
         }
     }

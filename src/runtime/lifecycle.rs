@@ -380,28 +380,42 @@ impl AgentRuntime {
 
     /// The agent was given `prompt`: runs the `user_prompt` hooks (in order, each within its
     /// timeout) and returns their runs, which are also published as `HookRan` events.
-    pub async fn user_prompt_hooks(&self, prompt: &str) -> Vec<HookRun> {
-        let hooks = &self.executor.hooks;
-        hooks
-            .run_event(
-                HookEvent::UserPrompt,
-                &Subject::Prompt(prompt),
-                &hooks.stop_token(),
-            )
+    /// `cancel` (the prompt's) ends them at once, as the runtime closing does.
+    pub async fn user_prompt_hooks(
+        &self,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> Vec<HookRun> {
+        self.agent_hooks(HookEvent::UserPrompt, &Subject::Prompt(prompt), cancel)
             .await
     }
 
     /// The agent finished turn `turn` (counted from 1): runs the `turn_end` hooks, as
     /// [`user_prompt_hooks`](Self::user_prompt_hooks) does.
-    pub async fn turn_end_hooks(&self, turn: u64) -> Vec<HookRun> {
-        let hooks = &self.executor.hooks;
-        hooks
-            .run_event(
-                HookEvent::TurnEnd,
-                &Subject::Turn(turn),
-                &hooks.stop_token(),
-            )
+    pub async fn turn_end_hooks(&self, turn: u64, cancel: &CancellationToken) -> Vec<HookRun> {
+        self.agent_hooks(HookEvent::TurnEnd, &Subject::Turn(turn), cancel)
             .await
+    }
+
+    /// The hooks of one of the agent's events, until they end, the runtime closes or `cancel`.
+    async fn agent_hooks(
+        &self,
+        event: HookEvent,
+        subject: &Subject<'_>,
+        cancel: &CancellationToken,
+    ) -> Vec<HookRun> {
+        let hooks = &self.executor.hooks;
+        let token = hooks.stop_token();
+        let runs = hooks.run_event(event, subject, &token);
+        tokio::pin!(runs);
+        tokio::select! {
+            biased;
+            runs = &mut runs => runs,
+            () = cancel.cancelled() => {
+                token.cancel();
+                runs.await
+            }
+        }
     }
 
     /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
