@@ -282,3 +282,26 @@ async fn streamed_and_whole_answers_read_the_same() {
     assert!(streamed.usage.is_some_and(|u| u.total_tokens > 0));
     assert!(events.len() > 3, "text came in pieces: {events:?}");
 }
+
+/// An answer longer than `max_tokens` is cut there, as a model cuts it, with the finish reason
+/// `length`, streamed or not.
+#[tokio::test]
+async fn an_answer_past_max_tokens_ends_with_finish_reason_length() {
+    let (_model, url) = demo_model(&[]);
+    for stream in [false, true] {
+        let mut p = profile(&url, stream);
+        p.max_tokens = Some(4);
+        let (reply, _, _) = ask(p).await;
+        let reply = reply.expect("an answer");
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"), "{reply:?}");
+        assert!(reply.text.len() <= 16, "{reply:?}");
+        assert!(reply.tool_calls.is_empty(), "{reply:?}");
+        let mut p = profile(&url, stream);
+        p.max_tokens = Some(4096);
+        let (reply, _, _) = ask(p).await;
+        assert_ne!(
+            reply.expect("an answer").finish_reason.as_deref(),
+            Some("length")
+        );
+    }
+}

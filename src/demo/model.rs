@@ -191,7 +191,8 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             "Failed to parse tool call arguments as JSON (an assistant message's tool call)",
         );
     }
-    let reply = answer(&request, &shared.rules);
+    let mut reply = answer(&request, &shared.rules);
+    reply.limit(request["max_tokens"].as_u64());
     let model = request["model"]
         .as_str()
         .unwrap_or(DEMO_MODEL_NAME)
@@ -220,7 +221,9 @@ fn usage(request: &[u8], reply: &Answer) -> Value {
 }
 
 fn finish_reason(reply: &Answer) -> &'static str {
-    if reply.calls.is_empty() {
+    if reply.cut {
+        "length"
+    } else if reply.calls.is_empty() {
         "stop"
     } else {
         "tool_calls"

@@ -69,13 +69,15 @@ pub struct Rules {
 pub struct Answer {
     pub text: String,
     pub calls: Vec<(String, String)>,
+    /// Cut at the request's `max_tokens` (finish reason `length`).
+    pub cut: bool,
 }
 
 impl Answer {
     fn say(text: impl Into<String>) -> Answer {
         Answer {
             text: text.into(),
-            calls: Vec::new(),
+            ..Answer::default()
         }
     }
 
@@ -83,7 +85,26 @@ impl Answer {
         Answer {
             text: text.into(),
             calls: vec![(name, arguments)],
+            ..Answer::default()
         }
+    }
+
+    /// Stops at `max_tokens` (four bytes a token, as the usage counts), as a model does: a
+    /// text longer than that is cut there, its calls left out, and the answer is marked cut.
+    pub fn limit(&mut self, max_tokens: Option<u64>) {
+        let Some(max) = max_tokens.and_then(|m| usize::try_from(m.saturating_mul(4)).ok()) else {
+            return;
+        };
+        if self.text.len() <= max {
+            return;
+        }
+        let mut end = max;
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.truncate(end);
+        self.calls.clear();
+        self.cut = true;
     }
 }
 
@@ -156,6 +177,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
     let answered = messages.iter().filter(|m| role(m, "assistant")).count();
     if let Some(turn) = rules.script.as_ref().and_then(|s| s.get(answered)) {
         return Answer {
+            cut: false,
             text: turn.text.clone(),
             calls: turn
                 .tool_calls

@@ -133,6 +133,14 @@ impl Plain {
                 self.turn_text_shown = false;
                 String::new()
             }
+            AgentEvent::TurnEnded {
+                turn,
+                finish_reason: Some(reason),
+                ..
+            } if reason == "length" => {
+                self.mid_line = false;
+                format!("{newline}model: turn {turn} was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n")
+            }
             AgentEvent::TurnEnded { .. } | AgentEvent::RetryCountdown { .. } => String::new(),
             AgentEvent::ToolCall {
                 tool,
@@ -335,6 +343,18 @@ mod tests {
         });
         let mut plain = Plain::default();
         events.iter().map(|e| plain.line(e)).collect()
+    }
+
+    #[test]
+    fn an_answer_cut_at_the_token_limit_says_so() {
+        let mut plain = Plain::default();
+        let line = plain.line(&AgentEvent::TurnEnded {
+            turn: 2,
+            finish_reason: Some("length".into()),
+            usage: None,
+            latency: Duration::ZERO,
+        });
+        assert_eq!(line, "model: turn 2 was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n");
     }
 
     #[test]

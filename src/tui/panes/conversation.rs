@@ -293,10 +293,14 @@ fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'
                     u.prompt_tokens, u.completion_tokens
                 ));
             }
-            if let Some(reason) = finish_reason {
-                text.push_str(&format!(" · {reason}"));
+            let cut = finish_reason.as_deref() == Some("length");
+            match finish_reason {
+                Some(_) if cut => text.push_str(" · cut short at the token limit (length)"),
+                Some(reason) => text.push_str(&format!(" · {reason}")),
+                None => {}
             }
-            vec![Line::styled(fit(&text, width), theme.dim())]
+            let style = if cut { theme.warn() } else { theme.dim() };
+            vec![Line::styled(fit(&text, width), style)]
         }
         Entry::Retry {
             class,
