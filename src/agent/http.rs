@@ -276,57 +276,12 @@ mod tests {
 
     use super::*;
 
-    /// A server that answers one request a connection and then closes it (without saying so
-    /// in a header, as a server's idle timeout does), counting its connections.
-    async fn one_answer_a_connection() -> (String, Arc<AtomicUsize>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counted = connections.clone();
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
-                let mut request = Vec::new();
-                let mut buf = [0u8; 4096];
-                // The head and the 2-byte body `{}`.
-                while !request.ends_with(b"\r\n\r\n{}") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let _ = socket
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n{\"a\":1}")
-                    .await;
-            }
-        });
-        (format!("http://{address}/v1/chat/completions"), connections)
-    }
-
-    #[tokio::test]
-    async fn a_connection_the_server_closed_while_idle_is_made_again() {
-        let (url, connections) = one_answer_a_connection().await;
-        let http = Http::new(&url, Duration::from_secs(5)).unwrap();
-        assert!(matches!(http, Http::Direct(_)));
-        for _ in 0..3 {
-            let response = http
-                .post(&HeaderMap::new(), Bytes::from_static(b"{}"))
-                .await
-                .unwrap();
-            assert_eq!(response.status, StatusCode::OK);
-            assert_eq!(response.content_length(), Some(7));
-            let body: Vec<Bytes> = response.body.map(|b| b.unwrap()).collect().await;
-            assert_eq!(body.concat(), b"{\"a\":1}");
-            // The server closes the connection; the client sees it before the next request.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(connections.load(Ordering::SeqCst), 3);
-    }
-
-    /// A server that keeps its connections and answers every request (a head and the 2-byte
-    /// body `{}`) with `{"a":1}`, but for the very first: that one gets a chunked answer whose
-    /// body never ends when `hold_first` (a long streamed answer). Counts its connections.
-    async fn keep_alive_server(hold_first: bool) -> (String, Arc<AtomicUsize>) {
+    /// A server answering each request (a head and the 2-byte body `{}`) with `{"a":1}`,
+    /// counting its connections. `keep`: connections stay open for more requests; else each
+    /// is closed after one answer (without saying so in a header, as a server's idle timeout
+    /// does). `hold_first`: the very first request gets a chunked answer whose body never
+    /// ends (a long streamed answer).
+    async fn server(keep: bool, hold_first: bool) -> (String, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let connections = Arc::new(AtomicUsize::new(0));
@@ -354,6 +309,9 @@ mod tests {
                         let _ = socket
                             .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 7\r\n\r\n{\"a\":1}")
                             .await;
+                        if !keep {
+                            return;
+                        }
                     }
                 });
             }
@@ -362,8 +320,28 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_connection_the_server_closed_while_idle_is_made_again() {
+        let (url, connections) = server(false, false).await;
+        let http = Http::new(&url, Duration::from_secs(5)).unwrap();
+        assert!(matches!(http, Http::Direct(_)));
+        for _ in 0..3 {
+            let response = http
+                .post(&HeaderMap::new(), Bytes::from_static(b"{}"))
+                .await
+                .unwrap();
+            assert_eq!(response.status, StatusCode::OK);
+            assert_eq!(response.content_length(), Some(7));
+            let body: Vec<Bytes> = response.body.map(|b| b.unwrap()).collect().await;
+            assert_eq!(body.concat(), b"{\"a\":1}");
+            // The server closes the connection; the client sees it before the next request.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(connections.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
     async fn a_request_does_not_wait_behind_another_answers_body() {
-        let (url, connections) = keep_alive_server(true).await;
+        let (url, connections) = server(true, true).await;
         let http = Http::new(&url, Duration::from_secs(5)).unwrap();
         // The first answer's head has come; its body goes on (never ends here).
         let streaming = http
@@ -386,7 +364,7 @@ mod tests {
 
     #[tokio::test]
     async fn requests_one_after_another_keep_one_connection() {
-        let (url, connections) = keep_alive_server(false).await;
+        let (url, connections) = server(true, false).await;
         let http = Http::new(&url, Duration::from_secs(5)).unwrap();
         for _ in 0..5 {
             let response = http
