@@ -367,15 +367,7 @@ impl AgentRuntime {
         // per call (a spawn wakes another worker thread, a measurable cost on every call).
         let token = self.executor.all_calls.child_token();
         let call = self.executor.call(tool, arguments, token.clone(), origin);
-        tokio::pin!(call);
-        tokio::select! {
-            biased;
-            outcome = &mut call => outcome,
-            () = cancel.cancelled() => {
-                token.cancel();
-                call.await
-            }
-        }
+        forward_cancel(call, &cancel, &token).await
     }
 
     /// The agent was given `prompt`: runs the `user_prompt` hooks (in order, each within its
@@ -406,16 +398,7 @@ impl AgentRuntime {
     ) -> Vec<HookRun> {
         let hooks = &self.executor.hooks;
         let token = hooks.stop_token();
-        let runs = hooks.run_event(event, subject, &token);
-        tokio::pin!(runs);
-        tokio::select! {
-            biased;
-            runs = &mut runs => runs,
-            () = cancel.cancelled() => {
-                token.cancel();
-                runs.await
-            }
-        }
+        forward_cancel(hooks.run_event(event, subject, &token), cancel, &token).await
     }
 
     /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
@@ -504,4 +487,22 @@ pub fn trust_changes(
             })
         })
         .collect()
+}
+
+/// Runs `work`, which stops on `token`, to its end; `cancel` firing first cancels `token`, in
+/// the same task (no watcher task).
+async fn forward_cancel<T>(
+    work: impl std::future::Future<Output = T>,
+    cancel: &CancellationToken,
+    token: &CancellationToken,
+) -> T {
+    tokio::pin!(work);
+    tokio::select! {
+        biased;
+        done = &mut work => done,
+        () = cancel.cancelled() => {
+            token.cancel();
+            work.await
+        }
+    }
 }
