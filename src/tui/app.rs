@@ -147,6 +147,8 @@ pub struct App {
     /// Which of Conversation, Tools, Resources and Prompts the large layout shows (the last one
     /// focused).
     pub(super) lower_left: Pane,
+    /// The last frame had the large layout: Tab then moves among the panes on screen.
+    pub(super) large: std::cell::Cell<bool>,
     /// Servers' questions waiting for the operator, oldest first (after the approvals).
     pub(super) elicitations: VecDeque<ElicitationRequest>,
     /// The form of the first elicitation, when it is a form.
@@ -235,6 +237,7 @@ impl App {
                 Some(_) => Pane::Conversation,
                 None => Pane::Tools,
             },
+            large: std::cell::Cell::new(false),
             elicitations: VecDeque::new(),
             elicitation_form: None,
             samplings: VecDeque::new(),

@@ -215,14 +215,28 @@ impl App {
         vec![Effect::Quit]
     }
 
+    /// Tab / Shift-Tab. On the large layout, among the panes on screen: of Conversation,
+    /// Tools, Resources and Prompts (one place) only the one showing, so Tab from the
+    /// Conversation reaches Calls with the conversation still in view (their digits switch it).
     fn cycle_focus(&mut self, step: usize) {
         let mut i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
+        let shared = |p: Pane| {
+            matches!(
+                p,
+                Pane::Conversation | Pane::Tools | Pane::Resources | Pane::Prompts
+            )
+        };
         loop {
             i = (i + step) % Pane::ALL.len();
+            let pane = Pane::ALL[i];
             // No agent, no Conversation pane.
-            if Pane::ALL[i] != Pane::Conversation || self.chat.configured() {
-                break;
+            if pane == Pane::Conversation && !self.chat.configured() {
+                continue;
             }
+            if self.large.get() && shared(pane) && pane != self.lower_left {
+                continue;
+            }
+            break;
         }
         self.set_focus(Pane::ALL[i]);
     }

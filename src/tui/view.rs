@@ -25,7 +25,9 @@ impl App {
             Constraint::Length(1),
         ])
         .areas(area);
-        if area.width >= LARGE.0 && area.height >= LARGE.1 {
+        let large = area.width >= LARGE.0 && area.height >= LARGE.1;
+        self.large.set(large);
+        if large {
             self.render_large(frame, body);
         } else {
             self.render_compact(frame, body);

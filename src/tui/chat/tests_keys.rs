@@ -427,3 +427,32 @@ fn on_a_short_screen_the_input_stays_in_view() {
     assert!(screen.contains("Servers 0/4 ready"), "{screen}");
     assert!(app.chat.shown.get().height >= 3, "{screen}");
 }
+
+#[test]
+fn on_the_large_layout_tab_moves_among_the_panes_on_screen() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    draw(&app, (140, 40));
+    let mut order = Vec::new();
+    for _ in 0..5 {
+        app.on_key(key(KeyCode::Tab));
+        order.push(app.focus);
+    }
+    assert_eq!(
+        order,
+        [
+            Pane::Servers,
+            Pane::Details,
+            Pane::Calls,
+            Pane::Events,
+            Pane::Conversation
+        ]
+    );
+    // The conversation stayed in view all along; on the compact layout Tab visits every pane.
+    assert_eq!(app.lower_left, Pane::Conversation);
+    draw(&app, (80, 24));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus, Pane::Tools);
+}
