@@ -431,3 +431,57 @@ async fn the_loop_caps_each_reason_and_saturates_usage() {
     ));
     runtime.close().await;
 }
+
+/// A reply that did not stream reaches the drivers whole, as one text piece, however long: its
+/// calls' reasons are cut, its text is not.
+#[tokio::test]
+async fn a_whole_reply_reaches_the_drivers_whole() {
+    let text = "w".repeat(5000);
+    let json_answer = |body: serde_json::Value| {
+        let body = body.to_string();
+        write(format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    let calls = vec![json_answer(
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": text, "tool_calls": [
+            {"id": "c0", "type": "function", "function": {"name": "nope", "arguments": "{}"}}
+        ]}}]}),
+    )];
+    let answer = vec![json_answer(
+        json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "done"}}]}),
+    )];
+    let url = serve(vec![calls, answer]).await;
+    let (runtime_events, _stream) = AgentRuntimeFactory::events();
+    let runtime = start_runtime(
+        &config_of(Vec::new(), PolicyConfig::default()),
+        runtime_events,
+    )
+    .await
+    .expect("runtime");
+    let p = profile(&url, Duration::from_secs(10), false);
+    let client = Arc::new(HttpModelClient::new(&p, &url).expect("client"));
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConversationSettings {
+        system_prompt: "test".into(),
+        max_turns: 4,
+    };
+    let mut conversation =
+        Conversation::new(runtime.clone(), client, settings, Vec::new(), tx, None);
+    let report = conversation.prompt("go", CancellationToken::new()).await;
+    assert!(
+        matches!(report.outcome, PromptOutcome::Answered { .. }),
+        "{report:?}"
+    );
+    let mut texts = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::TextDelta { turn, text } = event {
+            texts.push((turn, text));
+        }
+    }
+    assert_eq!(texts, vec![(1, text), (2, "done".to_string())]);
+    runtime.close().await;
+}

@@ -222,11 +222,15 @@ impl Conversation {
             });
             self.sync();
             let started = Instant::now();
+            // Whether any of the reply's text came as it streamed.
+            let streamed = std::sync::atomic::AtomicBool::new(false);
             let reply = {
                 let events = self.events.clone();
+                let streamed = &streamed;
                 let forward = move |event: ModelEvent| {
                     let _ = events.send(match event {
                         ModelEvent::Piece(StreamPiece::Text(text)) => {
+                            streamed.store(true, std::sync::atomic::Ordering::Relaxed);
                             AgentEvent::TextDelta { turn, text }
                         }
                         ModelEvent::Piece(StreamPiece::ToolCall { .. }) => return,
@@ -280,6 +284,15 @@ impl Conversation {
                 sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
             }
             let latency = started.elapsed();
+            // A reply that did not stream (`stream: false`, or an endpoint that answered whole)
+            // comes to the drivers as one piece, whole: its text would otherwise reach them
+            // only as the calls' reasons, cut at `MAX_REASON_BYTES`.
+            if !streamed.into_inner() && !reply.text.is_empty() {
+                self.emit(AgentEvent::TextDelta {
+                    turn,
+                    text: reply.text.clone(),
+                });
+            }
             self.emit(AgentEvent::TurnEnded {
                 turn,
                 finish_reason: reply.finish_reason.clone(),
