@@ -107,13 +107,9 @@ fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
 /// What the text output has shown so far.
 #[derive(Debug, Default)]
 struct Plain {
-    /// The last text printed left its line open (streamed text).
+    /// The last text printed left its line open (the model's text, streamed or whole: a reply
+    /// that did not stream comes as one `TextDelta`).
     mid_line: bool,
-    /// Some of this model turn's text is out: streamed, or a whole reply's printed with its
-    /// first call or as the answer. A reply that was not streamed (`stream: false`, or an
-    /// endpoint that answered whole anyway) sends no `TextDelta`: its text is printed from the
-    /// `ToolCall` (its reason) or the `Answer`, once.
-    turn_text_shown: bool,
 }
 
 impl Plain {
@@ -125,13 +121,8 @@ impl Plain {
                 let text = sanitize(text, true);
                 if !text.is_empty() {
                     self.mid_line = !text.ends_with('\n');
-                    self.turn_text_shown = true;
                 }
                 text
-            }
-            AgentEvent::TurnStarted { .. } => {
-                self.turn_text_shown = false;
-                String::new()
             }
             AgentEvent::TurnEnded {
                 turn,
@@ -141,17 +132,15 @@ impl Plain {
                 self.mid_line = false;
                 format!("{newline}model: turn {turn} was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n")
             }
-            AgentEvent::TurnEnded { .. } | AgentEvent::RetryCountdown { .. } => String::new(),
+            AgentEvent::TurnStarted { .. }
+            | AgentEvent::TurnEnded { .. }
+            | AgentEvent::RetryCountdown { .. } => String::new(),
             AgentEvent::ToolCall {
-                tool,
-                arguments,
-                reason,
-                ..
+                tool, arguments, ..
             } => {
-                let said = self.whole_text(reason);
                 self.mid_line = false;
                 format!(
-                    "{newline}{said}→ {} {}\n",
+                    "{newline}→ {} {}\n",
                     safe_text(tool),
                     crate::text::sanitize_line(arguments, 300)
                 )
@@ -181,30 +170,12 @@ impl Plain {
                     crate::text::fmt_duration(*delay)
                 )
             }
-            AgentEvent::Answer { text } => {
-                let said = self.whole_text(text);
-                self.mid_line = false;
-                format!("{newline}{said}")
-            }
-            AgentEvent::Stopped { .. } => {
+            // Its text came as the turn's text.
+            AgentEvent::Answer { .. } | AgentEvent::Stopped { .. } => {
                 self.mid_line = false;
                 newline.to_string()
             }
         }
-    }
-
-    /// A whole reply's `text`, ending in a newline, unless this turn's text is out already
-    /// (streamed) or there is none.
-    fn whole_text(&mut self, text: &str) -> String {
-        if self.turn_text_shown || text.trim().is_empty() {
-            return String::new();
-        }
-        self.turn_text_shown = true;
-        let mut text = sanitize(text, true);
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text
     }
 }
 
@@ -298,7 +269,7 @@ mod tests {
     use crate::agent::ToolCallStatus;
 
     /// The plain text of a prompt with one call then an answer, its turns' text `streamed` as
-    /// deltas or not (then only in the call's reason and the answer, as with `stream: false`).
+    /// deltas or whole (as with `stream: false`).
     fn printed(streamed: bool) -> String {
         let said = "I will add 2 and 3.";
         let answer = "2 plus 3 is 5.";
@@ -308,11 +279,15 @@ mod tests {
                 turn,
                 tools: Vec::new(),
             });
-            if streamed {
-                for piece in text.split_inclusive(' ') {
-                    let text = piece.to_string();
-                    events.push(AgentEvent::TextDelta { turn, text });
-                }
+            // Streamed in pieces, or whole in one as the loop sends a reply that did not stream.
+            let pieces: Vec<&str> = if streamed {
+                text.split_inclusive(' ').collect()
+            } else {
+                vec![text]
+            };
+            for piece in pieces {
+                let text = piece.to_string();
+                events.push(AgentEvent::TextDelta { turn, text });
             }
             events.push(AgentEvent::TurnEnded {
                 turn,

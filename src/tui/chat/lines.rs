@@ -64,34 +64,28 @@ impl ChatState {
     pub fn on_agent_event(&mut self, event: AgentEvent, now: Instant) {
         match event {
             AgentEvent::TurnStarted { turn, .. } => {
-                self.model_text = (turn, false);
                 if let Some(t) = self.turn.as_mut() {
                     t.model_turn = turn;
                 }
             }
-            AgentEvent::TextDelta { turn, text } => {
-                if !text.is_empty() {
-                    self.model_text = (turn, true);
-                }
-                match self.entries.back_mut() {
-                    Some(Entry::Model {
-                        turn: t,
-                        text: block,
-                    }) if *t == turn => block.push(&text),
-                    _ => self.push(Entry::Model {
-                        turn,
-                        text: TextBlock::new(&text),
-                    }),
-                }
-            }
+            // The model's text, streamed or (a reply that did not stream) whole in one piece.
+            AgentEvent::TextDelta { turn, text } => match self.entries.back_mut() {
+                Some(Entry::Model {
+                    turn: t,
+                    text: block,
+                }) if *t == turn => block.push(&text),
+                _ => self.push(Entry::Model {
+                    turn,
+                    text: TextBlock::new(&text),
+                }),
+            },
             AgentEvent::ToolCall {
                 turn,
                 call_id,
                 tool,
                 arguments,
-                reason,
+                ..
             } => {
-                self.whole_text(turn, &reason);
                 let mut line = call_line(turn, &call_id, &tool, &arguments);
                 if let Some(at) = self.unmatched.iter().position(|(_, t)| *t == tool) {
                     if let Some((id, _)) = self.unmatched.remove(at) {
@@ -147,24 +141,12 @@ impl ChatState {
                 usage,
                 finish_reason: finish_reason.map(|r| sanitize(&r, false)),
             }),
-            AgentEvent::Answer { text } => self.whole_text(self.model_text.0, &text),
+            // Its text came as the turn's text.
+            AgentEvent::Answer { .. } => {}
             AgentEvent::Stopped { outcome, message } => {
                 self.stopped(&outcome, &message, now);
             }
         }
-    }
-
-    /// The text of a whole reply of model turn `turn` (a call's reason, or the answer), unless
-    /// the turn's text is on screen already (it streamed) or there is none.
-    fn whole_text(&mut self, turn: u32, text: &str) {
-        if self.model_text == (turn, true) || text.trim().is_empty() {
-            return;
-        }
-        self.model_text = (turn, true);
-        self.push(Entry::Model {
-            turn,
-            text: TextBlock::new(text),
-        });
     }
 
     fn stopped(&mut self, outcome: &crate::agent::PromptOutcome, message: &str, now: Instant) {

@@ -193,10 +193,6 @@ pub struct ChatState {
     unmatched: VecDeque<(u64, String)>,
     /// When each pending approval of the agent was asked, by runtime call id.
     pub asked: HashMap<u64, Instant>,
-    /// The model turn under way and whether its text is on screen: streamed, or for a reply
-    /// that was not streamed (`stream: false`), shown from its first call's reason or from
-    /// the answer, once.
-    model_text: (u32, bool),
     /// Why the profile in use continues the `--resume` session, until the session is shown.
     resumed_with: Option<String>,
 }
@@ -228,7 +224,6 @@ impl ChatState {
             attachments: Vec::new(),
             unmatched: VecDeque::new(),
             asked: HashMap::new(),
-            model_text: (0, false),
             resumed_with: None,
         }
     }

@@ -419,8 +419,8 @@ fn model_texts(chat: &super::ChatState) -> Vec<String> {
 }
 
 /// Two model turns as the loop reports them: the first says something and calls `add`, the
-/// second answers. `streamed`: the text came as deltas too (else only in the call's reason and
-/// the answer, as with `stream: false`).
+/// second answers. `streamed`: the text came as deltas (else whole, in one piece, as the loop
+/// sends a reply that did not stream).
 fn two_turns(chat: &mut super::ChatState, streamed: bool) {
     let now = Instant::now();
     let said = "(demo model) I will add 2 and 3.";
@@ -428,11 +428,14 @@ fn two_turns(chat: &mut super::ChatState, streamed: bool) {
     for (turn, text) in [(1, said), (2, answer)] {
         let tools = vec!["mcp__notes__add".to_string()];
         chat.on_agent_event(AgentEvent::TurnStarted { turn, tools }, now);
-        if streamed {
-            for piece in text.split_inclusive(' ') {
-                let text = piece.to_string();
-                chat.on_agent_event(AgentEvent::TextDelta { turn, text }, now);
-            }
+        let pieces: Vec<&str> = if streamed {
+            text.split_inclusive(' ').collect()
+        } else {
+            vec![text]
+        };
+        for piece in pieces {
+            let text = piece.to_string();
+            chat.on_agent_event(AgentEvent::TextDelta { turn, text }, now);
         }
         let ended = AgentEvent::TurnEnded {
             turn,
