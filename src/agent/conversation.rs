@@ -17,21 +17,18 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::join_all;
-use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use super::client::{ModelClient, ModelEvent};
 use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
-use super::tool_text::tool_content;
 use super::transcript::{now_ms, Record, Transcript};
-use super::wire::{History, Message, ToolCall, ToolChoice, ToolList, ToolSpec, Usage};
+use super::wire::{History, Message, ToolChoice, ToolList, ToolSpec, Usage};
 use crate::config::HookEvent;
-use crate::runtime::{AgentRuntime, CallOrigin, CallOutcome, HookRun};
+use crate::runtime::{AgentRuntime, CallOutcome, HookRun};
 use crate::tool::registry::ToolSnapshot;
-use crate::tool::{json_kind, Tool};
+use crate::tool::Tool;
 
 /// Settings of a conversation that come from its model profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -494,108 +491,10 @@ impl Conversation {
         report.outcome = outcome;
         report
     }
-
-    /// Runs the calls of one turn side by side; the results come back in call order.
-    async fn run_calls(
-        &self,
-        turn: u32,
-        calls: &[ToolCall],
-        offered: &HashSet<&str>,
-        reason: &str,
-        cancel: &CancellationToken,
-    ) -> Vec<CallResult> {
-        for call in calls {
-            self.emit(AgentEvent::ToolCall {
-                turn,
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments: call.arguments.clone(),
-                reason: reason.to_string(),
-            });
-        }
-        // Let a driver on this thread show the calls before their runtime events.
-        tokio::task::yield_now().await;
-        if let [call] = calls {
-            // The usual turn: one call, awaited where it is (no boxed slice of futures).
-            return vec![self.run_call(call, offered, reason, cancel).await];
-        }
-        join_all(
-            calls
-                .iter()
-                .map(|call| self.run_call(call, offered, reason, cancel)),
-        )
-        .await
-    }
-
-    async fn run_call(
-        &self,
-        call: &ToolCall,
-        offered: &HashSet<&str>,
-        reason: &str,
-        cancel: &CancellationToken,
-    ) -> CallResult {
-        let rejected = |status, content: String| CallResult {
-            status,
-            content,
-            outcome: None,
-        };
-        if !offered.contains(call.name.as_str()) {
-            let name = crate::text::sanitize_line(&call.name, 100);
-            // A tool left out because its server is down: the model is told why.
-            let down = self
-                .runtime
-                .tool_snapshot()
-                .get(call.name.as_str())
-                .and_then(|tool| tool.unavailable());
-            return rejected(
-                ToolCallStatus::UnknownTool,
-                match down {
-                    Some(why) => format!(
-                        "error: {name:?} is not in this turn's tool list: {why}; call only the tools you were given"
-                    ),
-                    None => format!(
-                        "error: there is no tool named {name:?} in this turn's tool list; call only the tools you were given"
-                    ),
-                },
-            );
-        }
-        let arguments: Value = if call.arguments.trim().is_empty() {
-            Value::Object(Default::default())
-        } else {
-            match serde_json::from_str(&call.arguments) {
-                Ok(v) => v,
-                Err(e) => {
-                    return rejected(
-                        ToolCallStatus::BadArguments,
-                        format!("error: the arguments are not valid JSON ({e}); send one JSON object that matches the tool's input schema"),
-                    )
-                }
-            }
-        };
-        if !arguments.is_object() {
-            return rejected(
-                ToolCallStatus::BadArguments,
-                format!(
-                    "error: the arguments must be a JSON object, not {}",
-                    json_kind(&arguments)
-                ),
-            );
-        }
-        let origin = CallOrigin::Agent {
-            reason: reason.to_string(),
-        };
-        let outcome = self
-            .runtime
-            .call_from(&call.name, arguments, cancel.child_token(), origin)
-            .await;
-        let (status, content) = tool_content(&outcome);
-        CallResult {
-            status,
-            content,
-            outcome: Some(outcome),
-        }
-    }
 }
+
+#[path = "conversation_calls.rs"]
+mod calls;
 
 #[cfg(test)]
 mod tests {

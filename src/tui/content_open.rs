@@ -1,13 +1,14 @@
-//! What Enter does on the Resources and Prompts panes: a resource is read into the viewer, a
-//! template or a prompt with arguments opens its form (with `completion/complete` where the
-//! server declared it), a prompt without arguments shows its messages.
+//! What Enter (and `s`) does on the Resources and Prompts panes: a resource is read into the
+//! viewer (`s` subscribes to it), a template or a prompt with arguments opens its form (with
+//! `completion/complete` where the server declared it), a prompt without arguments shows its
+//! messages.
 //!
 //! Separate from `content.rs`, which keeps the rows following the servers; this is the
 //! operator's side of the same panes.
 
 use std::collections::BTreeMap;
 
-use super::app::{App, Effect};
+use super::app::{App, Effect, Level};
 use super::content::{PromptRow, RowKind};
 use super::modals::form::{FormEditor, FormPurpose};
 use super::modals::viewer::ResourceView;
@@ -15,6 +16,25 @@ use super::modals::Modal;
 use crate::runtime::FormField;
 
 impl App {
+    /// `s` on a resource: subscribe to its updates, or stop.
+    pub(super) fn toggle_subscription(&mut self) -> Vec<Effect> {
+        let Some(row) = self.resources.selected_row() else {
+            return Vec::new();
+        };
+        if row.kind == RowKind::Template {
+            self.notify(
+                Level::Warn,
+                "a template is not a resource: Enter reads one, then s subscribes to it",
+            );
+            return Vec::new();
+        }
+        vec![Effect::Subscribe {
+            server: row.server.clone(),
+            uri: row.uri.clone(),
+            on: !row.subscribed,
+        }]
+    }
+
     /// Enter on the Resources pane: a resource is read in the viewer; a template opens its
     /// argument form.
     pub(super) fn open_resource(&mut self) -> Vec<Effect> {

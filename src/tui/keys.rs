@@ -253,25 +253,6 @@ impl App {
         }
     }
 
-    /// `s` on a resource: subscribe to its updates, or stop.
-    fn toggle_subscription(&mut self) -> Vec<Effect> {
-        let Some(row) = self.resources.selected_row() else {
-            return Vec::new();
-        };
-        if row.kind == super::content::RowKind::Template {
-            self.notify(
-                Level::Warn,
-                "a template is not a resource: Enter reads one, then s subscribes to it",
-            );
-            return Vec::new();
-        }
-        vec![Effect::Subscribe {
-            server: row.server.clone(),
-            uri: row.uri.clone(),
-            on: !row.subscribed,
-        }]
-    }
-
     fn move_selection(&mut self, delta: isize) {
         let step = |sel: usize, len: usize| -> usize {
             if len == 0 {

@@ -1,0 +1,119 @@
+//! A turn's tool calls: each checked against the turn's tool list and its arguments, then run
+//! through `AgentRuntime::call_from` (the one gate, ledger and events), side by side; what
+//! each gave, in call order.
+
+use std::collections::HashSet;
+
+use futures::future::join_all;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{CallResult, Conversation};
+use crate::agent::events::{AgentEvent, ToolCallStatus};
+use crate::agent::tool_text::tool_content;
+use crate::agent::wire::ToolCall;
+use crate::runtime::CallOrigin;
+use crate::tool::json_kind;
+
+impl Conversation {
+    /// Runs the calls of one turn side by side; the results come back in call order.
+    pub(super) async fn run_calls(
+        &self,
+        turn: u32,
+        calls: &[ToolCall],
+        offered: &HashSet<&str>,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> Vec<CallResult> {
+        for call in calls {
+            self.emit(AgentEvent::ToolCall {
+                turn,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                reason: reason.to_string(),
+            });
+        }
+        // Let a driver on this thread show the calls before their runtime events.
+        tokio::task::yield_now().await;
+        if let [call] = calls {
+            // The usual turn: one call, awaited where it is (no boxed slice of futures).
+            return vec![self.run_call(call, offered, reason, cancel).await];
+        }
+        join_all(
+            calls
+                .iter()
+                .map(|call| self.run_call(call, offered, reason, cancel)),
+        )
+        .await
+    }
+
+    async fn run_call(
+        &self,
+        call: &ToolCall,
+        offered: &HashSet<&str>,
+        reason: &str,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let rejected = |status, content: String| CallResult {
+            status,
+            content,
+            outcome: None,
+        };
+        if !offered.contains(call.name.as_str()) {
+            let name = crate::text::sanitize_line(&call.name, 100);
+            // A tool left out because its server is down: the model is told why.
+            let down = self
+                .runtime
+                .tool_snapshot()
+                .get(call.name.as_str())
+                .and_then(|tool| tool.unavailable());
+            return rejected(
+                ToolCallStatus::UnknownTool,
+                match down {
+                    Some(why) => format!(
+                        "error: {name:?} is not in this turn's tool list: {why}; call only the tools you were given"
+                    ),
+                    None => format!(
+                        "error: there is no tool named {name:?} in this turn's tool list; call only the tools you were given"
+                    ),
+                },
+            );
+        }
+        let arguments: Value = if call.arguments.trim().is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_str(&call.arguments) {
+                Ok(v) => v,
+                Err(e) => {
+                    return rejected(
+                        ToolCallStatus::BadArguments,
+                        format!("error: the arguments are not valid JSON ({e}); send one JSON object that matches the tool's input schema"),
+                    )
+                }
+            }
+        };
+        if !arguments.is_object() {
+            return rejected(
+                ToolCallStatus::BadArguments,
+                format!(
+                    "error: the arguments must be a JSON object, not {}",
+                    json_kind(&arguments)
+                ),
+            );
+        }
+        let origin = CallOrigin::Agent {
+            reason: reason.to_string(),
+        };
+        let outcome = self
+            .runtime
+            .call_from(&call.name, arguments, cancel.child_token(), origin)
+            .await;
+        let (status, content) = tool_content(&outcome);
+        CallResult {
+            status,
+            content,
+            outcome: Some(outcome),
+        }
+    }
+}
