@@ -138,6 +138,9 @@ impl Http {
     }
 }
 
+/// How long a request waits for the kept connection when it is not ready at once.
+const BUSY_WAIT: Duration = Duration::from_millis(5);
+
 /// One kept-alive HTTP/1.1 connection to a plain-HTTP endpoint.
 pub struct Direct {
     /// The host to connect to (a name, or an address as the URL wrote it) and its port.
@@ -150,9 +153,9 @@ pub struct Direct {
     connect_timeout: Duration,
     /// The connection between requests; a request takes it (a second request at the same
     /// time opens its own) and gives it back once the answer's head has come. A request that
-    /// finds it still carrying that answer's body (a streamed answer can take minutes) opens
-    /// its own rather than wait behind it, where it could time out; the busy one closes when
-    /// its body ends.
+    /// finds it still carrying that answer's body (a streamed answer can take minutes) waits
+    /// [`BUSY_WAIT`] at most, then opens its own rather than wait behind it, where it could time
+    /// out; the busy one closes when its body ends.
     idle: Mutex<Option<SendRequest<Full<Bytes>>>>,
 }
 
@@ -207,11 +210,18 @@ impl Direct {
 
     async fn post(&self, headers: &HeaderMap, body: Bytes) -> Result<Response, HttpError> {
         let request = || self.request(headers, body.clone());
-        let kept = self.idle.lock().await.take().filter(|kept| {
-            // Closed by the server while idle (`ready` says so at once) or ready: tried;
-            // still busy with an answer's body: left to finish it.
-            kept.is_ready() || kept.is_closed()
-        });
+        let kept = match self.idle.lock().await.take() {
+            // Not ready yet: free a moment later (its connection task has yet to run after
+            // the last body ended), or still busy with another answer's body, left to finish
+            // it rather than waited behind.
+            Some(mut kept) if !kept.is_ready() && !kept.is_closed() => {
+                tokio::time::timeout(BUSY_WAIT, kept.ready())
+                    .await
+                    .is_ok()
+                    .then_some(kept)
+            }
+            kept => kept,
+        };
         let tried = match kept {
             Some(sender) => Some(Self::exchange(sender, request()).await),
             None => None,

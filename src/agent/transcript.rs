@@ -380,8 +380,8 @@ pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
 
 /// The conversation the records hold, as messages for the model (without the system prompt).
 /// A tool call whose result was never written gets one saying so, and a prompt that stopped
-/// before any answer is left out (as the live conversation leaves it), so the conversation
-/// stays well formed.
+/// before any answer (or whose session ended before one, killed) is left out (as the live
+/// conversation leaves it), so the conversation stays well formed.
 pub fn messages(records: &[Record]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut open: Vec<String> = Vec::new();
@@ -423,8 +423,13 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
                     });
                 }
             }
+            // A session that ended (killed) or was left mid-prompt: that prompt got no answer.
+            Record::Resumed { .. } => {
+                if let Some(at) = unanswered.take() {
+                    out.truncate(at);
+                }
+            }
             Record::Session { .. }
-            | Record::Resumed { .. }
             | Record::ToolCall { .. }
             | Record::Approval { .. }
             | Record::Hook { .. }
@@ -435,6 +440,9 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
                 }
             }
         }
+    }
+    if let Some(at) = unanswered {
+        out.truncate(at);
     }
     close(&mut out, &mut open);
     out

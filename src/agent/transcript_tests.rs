@@ -110,7 +110,15 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
     assert_eq!(listed.len(), 1, "the session is listed");
     assert_eq!(listed[0].first_prompt, "café");
     let (mut t, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
-    assert_eq!(messages(&records).len(), 1);
+    // Read whole, the cut line skipped; the prompt the crash left unanswered is not sent again.
+    assert_eq!(
+        records
+            .iter()
+            .filter(|r| matches!(r, Record::Prompt { .. }))
+            .count(),
+        1
+    );
+    assert!(messages(&records).is_empty());
     t.append(&prompt("after")).unwrap();
     t.flush().unwrap();
     let prompts: Vec<Record> = read(t.path())
@@ -160,6 +168,15 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
             message: "cancelled by the operator".into(),
         },
     ];
+    let mut records = records.to_vec();
+    // A session killed mid-prompt (no stopped line), resumed, and killed again mid-prompt.
+    records.push(prompt("killed"));
+    records.push(Record::Resumed {
+        at_ms: 2,
+        profile: "demo".into(),
+        model: "demo".into(),
+    });
+    records.push(prompt("killed again"));
     let messages = messages(&records);
     let users: Vec<&str> = messages
         .iter()

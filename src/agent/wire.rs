@@ -35,13 +35,15 @@ pub enum Message {
 
 impl Message {
     /// A model's answer as the history keeps it: each call's arguments as the model wrote them
-    /// when they are JSON, `{}` when they are not (empty, or cut short at `max_tokens`). The
+    /// when they are a JSON object, `{}` when not (empty, cut short at `max_tokens`, an array). The
     /// model hears of its bad arguments in that call's result; an endpoint that reads the
     /// history's calls back as JSON (llama.cpp's server) would refuse every later request of
     /// the conversation, and of a resumed one. The transcript keeps what the model wrote.
     pub fn assistant(content: String, mut tool_calls: Vec<ToolCall>) -> Message {
         for call in &mut tool_calls {
-            if serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_err() {
+            let object =
+                serde_json::from_str::<Value>(&call.arguments).is_ok_and(|v| v.is_object());
+            if !object {
                 call.arguments = "{}".to_string();
             }
         }
@@ -155,7 +157,7 @@ pub struct RequestOptions {
 /// back.
 ///
 /// [`messages`]: History::messages
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct History {
     /// How many messages `json` holds.
     len: usize,
@@ -205,6 +207,15 @@ impl History {
         array.extend_from_slice(&self.json);
         array.push(b']');
         serde_json::from_slice(&array).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for History {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("History")
+            .field("messages", &self.len)
+            .field("json_bytes", &self.json.len())
+            .finish()
     }
 }
 

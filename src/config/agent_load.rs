@@ -493,7 +493,6 @@ fn finish(
     })
 }
 
-/// Whether `url` is not a URL at all (no host, spaces).
 /// `http://user:pass@host/…`: credentials in the authority.
 pub(super) fn has_userinfo(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
@@ -501,6 +500,7 @@ pub(super) fn has_userinfo(url: &str) -> bool {
     authority.contains('@')
 }
 
+/// Whether `url` is not a URL at all (no host, spaces).
 fn reqwest_url_invalid(url: &str) -> bool {
     http::Uri::try_from(url).map_or(true, |uri| uri.host().is_none_or(str::is_empty))
 }

@@ -396,6 +396,10 @@ impl AgentRuntime {
         subject: &Subject<'_>,
         cancel: &CancellationToken,
     ) -> Vec<HookRun> {
+        // Cancelled already: none starts (a quick one would still have done its work).
+        if cancel.is_cancelled() {
+            return Vec::new();
+        }
         let hooks = &self.executor.hooks;
         let token = hooks.stop_token();
         forward_cancel(hooks.run_event(event, subject, &token), cancel, &token).await

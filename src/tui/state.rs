@@ -261,6 +261,9 @@ pub struct CallRow {
     pub progress: Option<(f64, Option<f64>, Option<String>)>,
     /// Asked by the agent (else by the operator).
     pub by_agent: bool,
+    /// It was seen running (after its approval, for a call that waited for one; one denied,
+    /// refused or cancelled while it waited never ran).
+    pub ran: bool,
 }
 
 /// Characters of a result kept for its one-line preview.
@@ -284,6 +287,7 @@ impl CallRow {
                 }
             }
         }
+        self.ran |= status == CallStatus::Running;
         self.status = status;
     }
 
@@ -398,6 +402,7 @@ impl CallList {
             waited: None,
             progress: None,
             by_agent,
+            ran: false,
         });
     }
 

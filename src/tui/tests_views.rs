@@ -428,4 +428,32 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
     );
     assert!(!screen.contains("ran "), "{screen}");
     assert!(screen.contains("asked by: the agent"), "{screen}");
+    // Cancelled while it waited: it never ran either.
+    app.on_runtime_event(RuntimeEvent::CallStarted {
+        id: 51,
+        tool: "mcp__notes__write_note".into(),
+        arguments: serde_json::json!({"title": "t"}),
+        origin: Default::default(),
+    });
+    app.on_runtime_event(RuntimeEvent::CallStatus {
+        id: 51,
+        status: CallStatus::AwaitingApproval,
+    });
+    app.set_now(t0 + std::time::Duration::from_millis(20_200));
+    app.on_runtime_event(RuntimeEvent::CallFinished {
+        id: 51,
+        status: CallStatus::Cancelled,
+        result: crate::tool::ToolResult::error("cancelled while awaiting approval"),
+        elapsed_ms: 3_000,
+    });
+    app.modal = Some(Modal::Result {
+        call: 51,
+        scroll: 0,
+    });
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("cancelled   after waiting 3.0s for approval"),
+        "{screen}"
+    );
+    assert!(screen.contains("asked by: you"), "{screen}");
 }

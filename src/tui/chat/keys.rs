@@ -56,6 +56,7 @@ impl App {
             KeyCode::Down => input.down(),
             // A page is the transcript's height less a row kept for context, from what the
             // last frame showed (before the first: `PAGE`); never past the oldest row.
+            // Keys between two frames page on from each other (the frame clamps the last).
             KeyCode::PageUp => {
                 let shown = self.chat.shown.get();
                 self.chat.scroll = if shown.height == 0 {
@@ -65,6 +66,10 @@ impl App {
                 } else {
                     shown.scroll + shown.height.saturating_sub(1).max(1)
                 };
+                self.chat.shown.set(super::Shown {
+                    scroll: self.chat.scroll,
+                    ..shown
+                });
             }
             KeyCode::PageDown => {
                 let shown = self.chat.shown.get();
@@ -75,6 +80,11 @@ impl App {
                         .scroll
                         .saturating_sub(shown.height.saturating_sub(1).max(1))
                 };
+                self.chat.shown.set(super::Shown {
+                    scroll: self.chat.scroll,
+                    at_oldest: shown.at_oldest && self.chat.scroll == shown.scroll,
+                    ..shown
+                });
             }
             KeyCode::F(1) => self.modal = Some(Modal::Help { scroll: 0 }),
             _ => {}

@@ -332,6 +332,12 @@ fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
             draw(&app, (w, h));
         }
         assert_eq!(app.chat.scroll, 0, "{w}x{h}");
+        // Two PgUps before the next frame are two pages.
+        app.on_key(key(KeyCode::PageUp));
+        app.on_key(key(KeyCode::PageUp));
+        assert_eq!(app.chat.scroll, 2 * (height - 1), "{w}x{h}");
+        app.chat.scroll = 0;
+        draw(&app, (w, h));
     }
 }
 

@@ -5,7 +5,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::runtime::CallStatus;
 use crate::tui::panes::calls::status_style;
 use crate::tui::state::CallRow;
 use crate::tui::theme::Theme;
@@ -24,10 +23,8 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
             Span::raw("status: "),
             Span::styled(call.status.as_str(), status_style(call.status, theme)),
             Span::raw(match (call.elapsed, call.waited) {
-                // Answered no (or not at all): it never ran.
-                (Some(_), Some(w))
-                    if matches!(call.status, CallStatus::Denied | CallStatus::Refused) =>
-                {
+                // Answered no, not at all, or cancelled while it waited: it never ran.
+                (Some(_), Some(w)) if !call.ran => {
                     format!(
                         "   after waiting {} for approval",
                         crate::text::fmt_duration(w)
