@@ -353,6 +353,34 @@ async fn tool_calls_are_capped_in_number_and_in_name_size() {
     );
 }
 
+/// A conversation with the endpoint at `url` over a runtime without servers, and its events.
+async fn no_servers_loop(
+    url: &str,
+    stream: bool,
+) -> (
+    Arc<aimon_console::runtime::AgentRuntime>,
+    Conversation,
+    tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+) {
+    let (runtime_events, _stream) = AgentRuntimeFactory::events();
+    let runtime = start_runtime(
+        &config_of(Vec::new(), PolicyConfig::default()),
+        runtime_events,
+    )
+    .await
+    .expect("runtime");
+    runtime.wait_started().await;
+    let p = profile(url, Duration::from_secs(10), stream);
+    let client = Arc::new(HttpModelClient::new(&p, url).expect("client"));
+    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let settings = ConversationSettings {
+        system_prompt: "test".into(),
+        max_turns: 4,
+    };
+    let conversation = Conversation::new(runtime.clone(), client, settings, Vec::new(), tx, None);
+    (runtime, conversation, events)
+}
+
 #[tokio::test]
 async fn the_loop_caps_each_reason_and_saturates_usage() {
     let text = "r".repeat(512 * 1024);
@@ -377,28 +405,7 @@ async fn the_loop_caps_each_reason_and_saturates_usage() {
         write("data: [DONE]\n\n"),
     ];
     let url = serve(vec![calls, answer]).await;
-    let (runtime_events, _stream) = AgentRuntimeFactory::events();
-    let runtime = start_runtime(
-        &config_of(Vec::new(), PolicyConfig::default()),
-        runtime_events,
-    )
-    .await
-    .expect("runtime");
-    runtime.wait_started().await;
-    let p = profile(&url, Duration::from_secs(10), true);
-    let client = Arc::new(HttpModelClient::new(&p, &url).expect("client"));
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let mut conversation = Conversation::new(
-        runtime.clone(),
-        client,
-        ConversationSettings {
-            system_prompt: "test".into(),
-            max_turns: 4,
-        },
-        Vec::new(),
-        tx,
-        None,
-    );
+    let (runtime, mut conversation, mut events) = no_servers_loop(&url, true).await;
     let report = tokio::time::timeout(
         Duration::from_secs(60),
         conversation.prompt("go", CancellationToken::new()),
@@ -455,22 +462,7 @@ async fn a_whole_reply_reaches_the_drivers_whole() {
         "message": {"role": "assistant", "content": "done"}}]}),
     )];
     let url = serve(vec![calls, answer]).await;
-    let (runtime_events, _stream) = AgentRuntimeFactory::events();
-    let runtime = start_runtime(
-        &config_of(Vec::new(), PolicyConfig::default()),
-        runtime_events,
-    )
-    .await
-    .expect("runtime");
-    let p = profile(&url, Duration::from_secs(10), false);
-    let client = Arc::new(HttpModelClient::new(&p, &url).expect("client"));
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let settings = ConversationSettings {
-        system_prompt: "test".into(),
-        max_turns: 4,
-    };
-    let mut conversation =
-        Conversation::new(runtime.clone(), client, settings, Vec::new(), tx, None);
+    let (runtime, mut conversation, mut events) = no_servers_loop(&url, false).await;
     let report = conversation.prompt("go", CancellationToken::new()).await;
     assert!(
         matches!(report.outcome, PromptOutcome::Answered { .. }),

@@ -24,7 +24,7 @@ use super::client::{ModelClient, ModelEvent};
 use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
 use super::transcript::{now_ms, Record, Transcript};
-use super::wire::{History, Message, ToolChoice, ToolList, ToolSpec, Usage};
+use super::wire::{History, Message, ToolCall, ToolChoice, ToolList, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOutcome, HookRun};
 use crate::tool::registry::ToolSnapshot;
@@ -131,6 +131,19 @@ impl Conversation {
     fn emit(&self, event: AgentEvent) {
         // A driver that went away stops listening, not the loop.
         let _ = self.events.send(event);
+    }
+
+    /// The turn's calls as the model asked for them, each with the turn's stated reason.
+    fn emit_calls(&self, turn: u32, calls: &[ToolCall], reason: &str) {
+        for call in calls {
+            self.emit(AgentEvent::ToolCall {
+                turn,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+                reason: reason.to_string(),
+            });
+        }
     }
 
     fn record(&mut self, record: Record) {
@@ -334,15 +347,7 @@ impl Conversation {
             let results = if last {
                 // Asked to answer in words, it called tools anyway: none is run.
                 let not_run = "not run: the agent reached max_turns before this call";
-                for call in &tool_calls {
-                    self.emit(AgentEvent::ToolCall {
-                        turn,
-                        call_id: call.id.clone(),
-                        tool: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                        reason: reason.to_string(),
-                    });
-                }
+                self.emit_calls(turn, &tool_calls, &reason);
                 tool_calls
                     .iter()
                     .map(|_| CallResult {

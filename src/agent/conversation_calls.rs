@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{CallResult, Conversation};
-use crate::agent::events::{AgentEvent, ToolCallStatus};
+use crate::agent::events::ToolCallStatus;
 use crate::agent::tool_text::tool_content;
 use crate::agent::wire::ToolCall;
 use crate::runtime::CallOrigin;
@@ -25,15 +25,7 @@ impl Conversation {
         reason: &str,
         cancel: &CancellationToken,
     ) -> Vec<CallResult> {
-        for call in calls {
-            self.emit(AgentEvent::ToolCall {
-                turn,
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                arguments: call.arguments.clone(),
-                reason: reason.to_string(),
-            });
-        }
+        self.emit_calls(turn, calls, reason);
         // Let a driver on this thread show the calls before their runtime events.
         tokio::task::yield_now().await;
         if let [call] = calls {
