@@ -35,6 +35,9 @@ pub struct ModelReply {
     pub usage: Option<Usage>,
 }
 
+/// The finish reason of an answer cut at `max_tokens`.
+pub const CUT_AT_TOKEN_LIMIT: &str = "length";
+
 /// What arrived so far, reported while a streamed answer comes in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamPiece {

@@ -423,29 +423,27 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
                     });
                 }
             }
-            // A session that ended (killed) or was left mid-prompt: that prompt got no answer.
-            Record::Resumed { .. } => {
-                if let Some(at) = unanswered.take() {
-                    out.truncate(at);
-                }
+            // Stopped before an answer, or its session killed and resumed: no answer came.
+            Record::Resumed { .. } | Record::Stopped { .. } => {
+                drop_unanswered(&mut out, &mut unanswered);
             }
             Record::Session { .. }
             | Record::ToolCall { .. }
             | Record::Approval { .. }
             | Record::Hook { .. }
             | Record::Answer { .. } => {}
-            Record::Stopped { .. } => {
-                if let Some(at) = unanswered.take() {
-                    out.truncate(at);
-                }
-            }
         }
     }
-    if let Some(at) = unanswered {
-        out.truncate(at);
-    }
+    drop_unanswered(&mut out, &mut unanswered);
     close(&mut out, &mut open);
     out
+}
+
+/// Leaves out the prompt at `unanswered`, if it is still waiting for an answer.
+fn drop_unanswered(out: &mut Vec<Message>, unanswered: &mut Option<usize>) {
+    if let Some(at) = unanswered.take() {
+        out.truncate(at);
+    }
 }
 
 /// Every transcript in `dir`, oldest first.

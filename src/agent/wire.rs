@@ -41,8 +41,10 @@ impl Message {
     /// the conversation, and of a resumed one. The transcript keeps what the model wrote.
     pub fn assistant(content: String, mut tool_calls: Vec<ToolCall>) -> Message {
         for call in &mut tool_calls {
-            let object =
-                serde_json::from_str::<Value>(&call.arguments).is_ok_and(|v| v.is_object());
+            // An object: JSON that opens with `{` (checked without building a value; the call
+            // parses its arguments once more when it runs).
+            let object = call.arguments.trim_start().starts_with('{')
+                && serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_ok();
             if !object {
                 call.arguments = "{}".to_string();
             }

@@ -222,7 +222,7 @@ fn usage(request: &[u8], reply: &Answer) -> Value {
 
 fn finish_reason(reply: &Answer) -> &'static str {
     if reply.cut {
-        "length"
+        crate::agent::stream::CUT_AT_TOKEN_LIMIT
     } else if reply.calls.is_empty() {
         "stop"
     } else {

@@ -252,9 +252,11 @@ impl App {
     /// "N calls still running: quit and cancel them?", or what else quitting would end.
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
         let keys = &[("y", "quit"), ("n/Esc", "stay")];
-        let text = if self.calls.running() > 0 {
-            return self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
-        } else if self.chat.busy() {
+        if self.calls.running() > 0 {
+            self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
+            return;
+        }
+        let text = if self.chat.busy() {
             "The agent is at work: quit and cancel its turn?"
         } else {
             "Quit and lose the prompt you are writing?"

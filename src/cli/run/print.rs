@@ -128,7 +128,7 @@ impl Plain {
                 turn,
                 finish_reason: Some(reason),
                 ..
-            } if reason == "length" => {
+            } if reason == crate::agent::stream::CUT_AT_TOKEN_LIMIT => {
                 self.mid_line = false;
                 format!("{newline}model: turn {turn} was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n")
             }

@@ -293,7 +293,7 @@ fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'
                     u.prompt_tokens, u.completion_tokens
                 ));
             }
-            let cut = finish_reason.as_deref() == Some("length");
+            let cut = finish_reason.as_deref() == Some(crate::agent::stream::CUT_AT_TOKEN_LIMIT);
             match finish_reason {
                 Some(_) if cut => text.push_str(" · cut short at the token limit (length)"),
                 Some(reason) => text.push_str(&format!(" · {reason}")),
