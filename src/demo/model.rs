@@ -222,7 +222,8 @@ fn usage(request: &[u8], reply: &Answer) -> Value {
 
 fn finish_reason(reply: &Answer) -> &'static str {
     if reply.cut {
-        crate::agent::stream::CUT_AT_TOKEN_LIMIT
+        // The wire's word (the agent, a layer above, reads it as `CUT_AT_TOKEN_LIMIT`).
+        "length"
     } else if reply.calls.is_empty() {
         "stop"
     } else {
