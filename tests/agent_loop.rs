@@ -106,7 +106,7 @@ fn offered(events: &[AgentEvent], turn: u32) -> Vec<String> {
     events
         .iter()
         .find_map(|e| match e {
-            AgentEvent::TurnStarted { turn: t, tools } if *t == turn => Some(tools.clone()),
+            AgentEvent::TurnStarted { turn: t, tools } if *t == turn => Some(tools.to_vec()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no turn {turn} in {events:?}"))

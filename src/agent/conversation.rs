@@ -13,7 +13,6 @@
 //! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
 //! turn's list is an error the model is told about, whatever the registry holds by then.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -123,11 +122,6 @@ impl Conversation {
         self.history.messages()
     }
 
-    /// The transcript's session id, if one is written.
-    pub fn session_id(&self) -> Option<&str> {
-        self.transcript.as_ref().map(Transcript::id)
-    }
-
     fn emit(&self, event: AgentEvent) {
         // A driver that went away stops listening, not the loop.
         let _ = self.events.send(event);
@@ -228,7 +222,7 @@ impl Conversation {
             let specs = self.tool_specs();
             self.emit(AgentEvent::TurnStarted {
                 turn,
-                tools: specs.specs().iter().map(|s| s.name.clone()).collect(),
+                tools: specs.names().clone(),
             });
             self.sync();
             let started = Instant::now();
@@ -343,7 +337,6 @@ impl Conversation {
                     reason: reason.to_string(),
                 });
             }
-            let offered: HashSet<&str> = specs.specs().iter().map(|s| s.name.as_str()).collect();
             let results = if last {
                 // Asked to answer in words, it called tools anyway: none is run.
                 let not_run = "not run: the agent reached max_turns before this call";
@@ -358,7 +351,7 @@ impl Conversation {
                     .collect()
             } else {
                 self.sync();
-                self.run_calls(turn, &tool_calls, &offered, &reason, &cancel)
+                self.run_calls(turn, &tool_calls, &specs, &reason, &cancel)
                     .await
             };
             for (call, result) in tool_calls.iter().zip(results) {

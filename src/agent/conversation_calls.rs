@@ -2,8 +2,6 @@
 //! through `AgentRuntime::call_from` (the one gate, ledger and events), side by side; what
 //! each gave, in call order.
 
-use std::collections::HashSet;
-
 use futures::future::join_all;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -11,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CallResult, Conversation};
 use crate::agent::events::ToolCallStatus;
 use crate::agent::tool_text::tool_content;
-use crate::agent::wire::ToolCall;
+use crate::agent::wire::{ToolCall, ToolList};
 use crate::runtime::CallOrigin;
 use crate::tool::json_kind;
 
@@ -21,7 +19,7 @@ impl Conversation {
         &self,
         turn: u32,
         calls: &[ToolCall],
-        offered: &HashSet<&str>,
+        offered: &ToolList,
         reason: &str,
         cancel: &CancellationToken,
     ) -> Vec<CallResult> {
@@ -43,7 +41,7 @@ impl Conversation {
     async fn run_call(
         &self,
         call: &ToolCall,
-        offered: &HashSet<&str>,
+        offered: &ToolList,
         reason: &str,
         cancel: &CancellationToken,
     ) -> CallResult {
@@ -52,7 +50,7 @@ impl Conversation {
             content,
             outcome: None,
         };
-        if !offered.contains(call.name.as_str()) {
+        if !offered.offers(&call.name) {
             let name = crate::text::sanitize_line(&call.name, 100);
             // A tool left out because its server is down: the model is told why.
             let down = self

@@ -74,7 +74,10 @@ pub struct PromptReport {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
     /// A model turn begins; `tools` are the names the model is offered in it.
-    TurnStarted { turn: u32, tools: Vec<String> },
+    TurnStarted {
+        turn: u32,
+        tools: std::sync::Arc<[String]>,
+    },
     /// More of the model's text (unsanitized).
     TextDelta { turn: u32, text: String },
     /// The model asked for a tool call; `reason` is the text it wrote before (its stated

@@ -4,6 +4,8 @@
 //! Separate from the client because it is pure data: the loop builds messages, the client sends
 //! them, the demo model reads the same shapes from the other side.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -250,17 +252,30 @@ impl Extend<Message> for History {
 pub struct ToolList {
     specs: Vec<ToolSpec>,
     json: Vec<u8>,
+    /// The names, in order, as each turn's `TurnStarted` event carries them.
+    names: Arc<[String]>,
 }
 
 impl ToolList {
     pub fn new(specs: Vec<ToolSpec>) -> Self {
         // Strings and `Value`s into a Vec: serializing cannot fail.
         let json = serde_json::to_vec(&WireTools(&specs)).unwrap_or_default();
-        ToolList { specs, json }
+        let names = specs.iter().map(|s| s.name.clone()).collect();
+        ToolList { specs, json, names }
     }
 
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
+    }
+
+    pub fn names(&self) -> &Arc<[String]> {
+        &self.names
+    }
+
+    /// Whether a tool of this name is on the list (a scan: cheaper than a set for the few
+    /// calls of a turn).
+    pub fn offers(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
     }
 }
 

@@ -184,7 +184,7 @@ pub(super) fn agent_json(event: &AgentEvent) -> Value {
     let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     match event {
         AgentEvent::TurnStarted { turn, tools } => {
-            json!({"type": "turn_started", "turn": turn, "tools": tools})
+            json!({"type": "turn_started", "turn": turn, "tools": &tools[..]})
         }
         AgentEvent::TextDelta { turn, text } => {
             json!({"type": "text_delta", "turn": turn, "text": text})
@@ -277,7 +277,7 @@ mod tests {
         for (turn, text) in [(1, said), (2, answer)] {
             events.push(AgentEvent::TurnStarted {
                 turn,
-                tools: Vec::new(),
+                tools: Default::default(),
             });
             // Streamed in pieces, or whole in one as the loop sends a reply that did not stream.
             let pieces: Vec<&str> = if streamed {

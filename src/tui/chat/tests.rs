@@ -163,7 +163,7 @@ fn conversation() -> (App, Instant) {
         &mut app,
         AgentEvent::TurnStarted {
             turn: 1,
-            tools: vec![],
+            tools: Default::default(),
         },
     );
     for piece in ["(demo model) I will ", "save the note \"demo\"."] {
@@ -278,7 +278,7 @@ fn conversation() -> (App, Instant) {
         &mut app,
         AgentEvent::TurnStarted {
             turn: 1,
-            tools: vec![],
+            tools: Default::default(),
         },
     );
     let reason = "(demo model) Saving the plan, then waiting.";
@@ -426,7 +426,7 @@ fn two_turns(chat: &mut super::ChatState, streamed: bool) {
     let said = "(demo model) I will add 2 and 3.";
     let answer = "(demo model) 2 plus 3 is 5.";
     for (turn, text) in [(1, said), (2, answer)] {
-        let tools = vec!["mcp__notes__add".to_string()];
+        let tools = vec!["mcp__notes__add".to_string()].into();
         chat.on_agent_event(AgentEvent::TurnStarted { turn, tools }, now);
         let pieces: Vec<&str> = if streamed {
             text.split_inclusive(' ').collect()
