@@ -23,10 +23,10 @@ use aimon_console::runtime::AgentRuntime;
 use serde_json::Value;
 
 use crate::report::{CallStats, Row};
-use crate::{agent_body, bare, stack, ServerCmd};
+use crate::{agent_body, agent_clients, bare, stack, ServerCmd};
 
 /// Model turns per conversation (the history grows within one, as it does for real).
-const TURNS: u32 = 50;
+pub const TURNS: u32 = 50;
 
 /// `demo-model --loop-tools`, its base URL read from its first line.
 struct DemoModel {
@@ -441,17 +441,35 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
     if let Err(e) = bare_conversation(&mut bare_model, &mut bare_server, &tools, &options) {
         panic!("agent: bare loop failed: {e}");
     }
+    let echo = match runtime.tool_snapshot().get("mcp__srv__echo") {
+        Some(t) => t.clone(),
+        None => panic!("agent: no echo tool"),
+    };
+    let offered = Arc::new(ToolList::new(tools.clone()));
+    let clients_conversation = || {
+        let (client, echo, offered) = (whole.clone(), echo.clone(), offered.clone());
+        in_task(async move { agent_clients::conversation(&client, &echo, &offered).await })
+    };
+    clients_conversation().await;
     our_conversation(&runtime, &whole, transcripts.path()).await;
     our_conversation(&runtime, &streamed, transcripts.path()).await;
 
     let turns = conversations_per_round * TURNS as usize;
-    let (mut ours, mut ours_streamed, mut limit) = (
+    let (mut ours, mut ours_streamed, mut limit, mut clients) = (
+        CallStats::default(),
         CallStats::default(),
         CallStats::default(),
         CallStats::default(),
     );
-    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
+    let (mut ours_cpu, mut limit_cpu, mut clients_cpu) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
+        let (t, c) = (Instant::now(), cpu_now());
+        for _ in 0..conversations_per_round {
+            clients_conversation().await;
+        }
+        clients.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
+        clients_cpu += cpu_now() - c;
         let (t, c) = (Instant::now(), cpu_now());
         for _ in 0..conversations_per_round {
             if let Err(e) = bare_conversation(&mut bare_model, &mut bare_server, &tools, &options) {
@@ -487,6 +505,7 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
     let total = turns * rounds;
     let cpu_per_turn = |d: Duration| d.as_secs_f64() * 1e6 / total as f64;
     let reference = "bare loop: 1 HTTP POST + 1 JSON-RPC call a turn";
+    let through_clients = "the same turns through our 2 clients, no loop";
     vec![
         Row::new(
             "agent",
@@ -494,8 +513,22 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
             "turns/s",
             ours.per_sec(),
         )
-        .against(reference, limit.per_sec())
+        .against(through_clients, clients.per_sec())
         .at_least(0.9),
+        Row::new(
+            "agent",
+            &format!("{total} turns, 1 tool call each, stream: false"),
+            "turns/s",
+            ours.per_sec(),
+        )
+        .against(reference, limit.per_sec()),
+        Row::new(
+            "agent",
+            &format!("{total} turns through our 2 clients, no loop"),
+            "turns/s",
+            clients.per_sec(),
+        )
+        .against(reference, limit.per_sec()),
         Row::new(
             "agent",
             &format!("{total} turns, 1 tool call each, stream: true"),
@@ -510,6 +543,13 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
             cpu_per_turn(ours_cpu),
         )
         .against(reference, cpu_per_turn(limit_cpu)),
+        Row::new(
+            "agent",
+            "1 turn, stream: false",
+            "CPU us (this process)",
+            cpu_per_turn(ours_cpu),
+        )
+        .against(through_clients, cpu_per_turn(clients_cpu)),
     ]
     .into_iter()
     .chain(parts)

@@ -28,6 +28,7 @@
 
 mod agent;
 mod agent_body;
+mod agent_clients;
 mod agent_stream;
 mod bare;
 mod http;
