@@ -70,6 +70,7 @@ impl App {
                     scroll: self.chat.scroll,
                     ..shown
                 });
+                self.chat.hold_from_here();
             }
             KeyCode::PageDown => {
                 let shown = self.chat.shown.get();
@@ -85,6 +86,7 @@ impl App {
                     at_oldest: shown.at_oldest && self.chat.scroll == shown.scroll,
                     ..shown
                 });
+                self.chat.hold_from_here();
             }
             KeyCode::F(1) => self.modal = Some(Modal::Help { scroll: 0 }),
             _ => {}

@@ -156,6 +156,18 @@ pub struct Shown {
     pub at_oldest: bool,
 }
 
+/// While the transcript is scrolled up: the newest entry at the last frame (counted from the
+/// first entry ever, `dropped` included) and its rows then, at `width`; and the rows added
+/// below the view since the scroll was asked for, which the frame adds to it so that new text
+/// does not move what is being read (see `ChatState::held`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Held {
+    pub entries: u64,
+    pub rows: usize,
+    pub width: usize,
+    pub added: usize,
+}
+
 #[derive(Debug)]
 pub struct ChatState {
     /// The config's `agent:` section (`None`: no agent, no Conversation pane).
@@ -182,6 +194,8 @@ pub struct ChatState {
     /// What the last frame showed: the transcript's height, and how far up it was scrolled
     /// (clamped), and whether that was as far as it goes. PgUp and PgDn page from it.
     pub shown: std::cell::Cell<Shown>,
+    /// What keeps the view still while scrolled up (the frame keeps it).
+    pub held: std::cell::Cell<Held>,
     /// The profile picker (Ctrl-P), its selection.
     pub picker: Option<usize>,
     /// The resource (`@`) or prompt (`/`) picker.
@@ -219,6 +233,7 @@ impl ChatState {
             turn: None,
             scroll: 0,
             shown: std::cell::Cell::default(),
+            held: std::cell::Cell::default(),
             picker: None,
             content_picker: None,
             attachments: Vec::new(),
@@ -396,6 +411,13 @@ impl ChatState {
                 if prompts == 1 { "" } else { "s" }
             ),
         );
+    }
+
+    /// `scroll` was just set from what the last frame showed (PgUp, PgDn): the rows added
+    /// below since are in it now.
+    pub fn hold_from_here(&self) {
+        let held = self.held.get();
+        self.held.set(Held { added: 0, ..held });
     }
 
     /// An estimate of the rows everything takes at any sane width (the most PgUp scrolls).

@@ -342,6 +342,45 @@ fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
 }
 
 #[test]
+fn new_text_does_not_move_the_view_while_scrolled_up() {
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    let _rx = ready(&mut app);
+    type_text(&mut app, "count");
+    app.on_key(key(KeyCode::Enter));
+    let text: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+    draw(&app, (80, 24));
+    app.on_key(key(KeyCode::PageUp));
+    // The rows of the transcript on screen (the status line counts the rows below).
+    let read = |screen: &str| -> Vec<String> {
+        screen
+            .lines()
+            .filter(|l| l.contains("line "))
+            .map(str::to_string)
+            .collect()
+    };
+    let before = read(&draw(&app, (80, 24)));
+    assert!(!before.is_empty() && !before.iter().any(|l| l.contains("line 60")));
+    // The answer goes on below, a frame between deltas, then a turn of its own.
+    for i in 61..=90 {
+        let text = format!("line {i}\n");
+        agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+        draw(&app, (80, 24));
+    }
+    let text = "line 91, a second turn".to_string();
+    agent_event(&mut app, AgentEvent::TextDelta { turn: 2, text });
+    let screen = draw(&app, (80, 24));
+    assert_eq!(read(&screen), before, "{screen}");
+    // PgDn pages down from there, and comes to the newest.
+    for _ in 0..20 {
+        app.on_key(key(KeyCode::PageDown));
+        draw(&app, (80, 24));
+    }
+    assert_eq!(app.chat.scroll, 0);
+    assert!(draw(&app, (80, 24)).contains("line 91, a second turn"));
+}
+
+#[test]
 fn reports_of_an_old_agent_are_dropped() {
     let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
     let _rx = ready(&mut app);
