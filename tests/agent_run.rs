@@ -532,14 +532,38 @@ fn the_console_checks_model_and_resume_off_a_terminal_too() {
 /// endpoint's `request_timeout`, and not killed by the signal with its children left behind.
 #[test]
 fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
+    stopped_while_starting(&[libc::SIGINT], false);
+}
+
+/// The same for SIGTERM (`kill`, `timeout`, a cancelled CI job) and SIGHUP (the terminal
+/// closed): before, either killed `run` outright, its transcript without a `stopped` line.
+#[test]
+fn sigterm_or_sighup_while_the_servers_start_ends_the_run_cancelled() {
+    stopped_while_starting(&[libc::SIGTERM], false);
+    stopped_while_starting(&[libc::SIGHUP], false);
+}
+
+/// Started with SIGHUP ignored (`nohup`), `run` goes on through a SIGHUP; SIGTERM still
+/// stops it.
+#[test]
+fn under_nohup_a_sighup_is_ignored_and_sigterm_stops_the_run() {
+    stopped_while_starting(&[libc::SIGHUP, libc::SIGTERM], true);
+}
+
+/// Starts `run` on a hung server and a silent endpoint, sends `signals` in turn (a second
+/// apart), and checks that the last one (only) ended it `cancelled`, its children gone and
+/// the transcript saying why. `ignore_hup`: SIGHUP is ignored in `run` from the start.
+fn stopped_while_starting(signals: &[i32], ignore_hup: bool) {
+    use std::os::unix::process::CommandExt;
     let state = tempfile::tempdir().unwrap();
-    let m = common::marker("run-ctrl-c-start");
+    let m = common::marker("run-stop-start");
     // The model endpoint is a command that never says where it listens.
     let config = write_config(&format!(
         "mcp:\n  startup_budget: 60s\n  servers:\n{}agent:\n  default: main\n  models:\n    main:\n      command: sh\n      args: [-c, sleep 120]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      model: demo\n      request_timeout: 60s\n",
         common::demo_server("hung", &["--hang-init"], "", &m)
     ));
-    let mut child = Command::new(bin())
+    let mut command = Command::new(bin());
+    command
         .arg("--config")
         .arg(&config.path)
         .arg("--log-file")
@@ -549,9 +573,17 @@ fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run aimon-console");
+        .stderr(Stdio::piped());
+    if ignore_hup {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    let mut child = command.spawn().expect("run aimon-console");
     // The server is up and waiting in its handshake (which never ends), the endpoint waited for.
     let started = std::time::Instant::now();
     while common::processes_with(&m).len() < 2 {
@@ -564,9 +596,21 @@ fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let pid = i32::try_from(child.id()).expect("a pid");
-    // SAFETY: kill has no memory-safety preconditions.
+    let (last, before) = signals.split_last().expect("a signal");
+    for signal in before {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, *signal);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "signal {signal} ended the run"
+        );
+    }
+    // SAFETY: as above.
     unsafe {
-        libc::kill(pid, libc::SIGINT);
+        libc::kill(pid, *last);
     }
     // Well inside the 60 s start-up budget: only a run that waited for it misses this.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
@@ -576,13 +620,17 @@ fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "still running after Ctrl-C"
+            "still running after signal {last}"
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     let out = child.wait_with_output().expect("output");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(status.code(), Some(1), "{status:?}: {stderr}");
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "signal {last}: {status:?}: {stderr}"
+    );
     assert!(stderr.lines().any(|l| l == "cancelled"), "{stderr}");
     assert!(
         common::wait_gone(&m, std::time::Duration::from_secs(5)).is_empty(),

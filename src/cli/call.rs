@@ -154,9 +154,8 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
+        super::stop_asked().await;
+        on_ctrl_c.cancel();
     });
     let outcome = runtime.call(&args.tool, arguments, cancel).await;
     ctrl_c.abort();

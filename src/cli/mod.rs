@@ -67,3 +67,40 @@ pub fn no_such_server(config: &Config, name: &str) -> ExitCode {
     ));
     ExitCode::from(EXIT_CONFIG)
 }
+
+/// Resolves when this command is asked to stop: Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`,
+/// a CI job cancelled) or SIGHUP (its terminal went away). A signal ignored when the command
+/// started (`nohup`, a script's background job) stays ignored; one that cannot be listened
+/// for is left to its default.
+pub(crate) async fn stop_asked() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen = |kind: SignalKind| async move {
+        if ignored(kind.as_raw_value()) {
+            std::future::pending::<()>().await;
+        }
+        match signal(kind) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for a stop signal");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = listen(SignalKind::interrupt()) => {}
+        () = listen(SignalKind::terminate()) => {}
+        () = listen(SignalKind::hangup()) => {}
+    }
+}
+
+/// Whether signal `number` is set to be ignored (as `nohup` sets SIGHUP).
+fn ignored(number: libc::c_int) -> bool {
+    // SAFETY: with no new action, sigaction only writes the current one into `current`.
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(number, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
+}

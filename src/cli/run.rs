@@ -116,12 +116,12 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
             "model": profile.model,
         }));
     }
-    // From here on (the servers starting too), Ctrl-C ends the run `cancelled`.
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
+    // From here on (the servers starting too), Ctrl-C, SIGTERM or SIGHUP ends the run
+    // `cancelled`: its servers closed, why it stopped in the transcript.
+    let on_stop = cancel.clone();
+    let stop = tokio::spawn(async move {
+        super::stop_asked().await;
+        on_stop.cancel();
     });
     // A `command:` endpoint may take its `request_timeout` to start: Ctrl-C ends that wait too
     // (dropping its start stops its process).
@@ -178,7 +178,7 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         transcript,
     );
     let report = conversation.prompt(&args.prompt, cancel).await;
-    ctrl_c.abort();
+    stop.abort();
     // Dropping the conversation closes the agent events' channel for the printer.
     drop(conversation);
     drop(endpoint);

@@ -1,6 +1,6 @@
 //! `aimon-console watch [--json] [--exit-on-stdin-eof]`: start every server and print runtime
-//! events as they happen (one JSON object a line with `--json`) until Ctrl-C or SIGTERM, or
-//! until stdout closes. stdin is not read unless `--exit-on-stdin-eof` asks to stop when it
+//! events as they happen (one JSON object a line with `--json`) until Ctrl-C, SIGTERM or
+//! SIGHUP, or until stdout closes. stdin is not read unless `--exit-on-stdin-eof` asks to stop when it
 //! ends: under `nohup`, in CI and from `< /dev/null` stdin is at its end from the start, and a
 //! watcher that stopped at once there would look like one that saw nothing. For scripts and
 //! diagnosis without the console.
@@ -124,7 +124,7 @@ fn boundary(runtime: &Arc<AgentRuntime>) {
     });
 }
 
-/// Resolves on Ctrl-C or SIGTERM, and when `stdin_eof_stops`, when stdin reaches its end.
+/// Resolves on Ctrl-C, SIGTERM or SIGHUP, and when `stdin_eof_stops`, when stdin reaches its end.
 /// stdin is read on a plain thread: a blocking read parked in tokio's pool would hold up the
 /// runtime's shutdown.
 async fn stop_requested(stdin_eof_stops: bool) {
@@ -141,22 +141,8 @@ async fn stop_requested(stdin_eof_stops: bool) {
         });
         let _ = closed.await;
     };
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut term) => {
-                term.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
     tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
+        () = super::stop_asked() => {}
         () = stdin_closed => {}
     }
 }
