@@ -372,7 +372,14 @@ impl Context<'_> {
             .collect();
         let env = self.map(&field("env"), raw.env.unwrap_or_default());
         if let Some(url) = &url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
+            if super::agent_load::has_userinfo(url) {
+                // Not quoted: the URL holds a secret.
+                self.report(self.error(
+                    ConfigErrorKind::Invalid,
+                    &field("url"),
+                    "url: a user name or password in the URL would be shown on screen, in logs and in errors: give them as a header under headers (Authorization: Basic …), or use bearer_token".to_string(),
+                ));
+            } else if !(url.starts_with("http://") || url.starts_with("https://")) {
                 self.report(self.error(
                     ConfigErrorKind::Invalid,
                     &field("url"),

@@ -167,6 +167,20 @@ fn blank_command_or_url_counts_as_missing() {
 }
 
 #[test]
+fn a_server_url_with_credentials_is_a_located_error_that_does_not_quote_them() {
+    let err = load_text(
+        "mcp:\n  servers:\n    - name: r\n      transport: streamable_http\n      url: https://me:s3cret@h.example/mcp\n",
+    )
+    .expect_err("credentials in the url");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("/etc/aimon/cfg.yaml:5:12: url: a user name or password in the URL"),
+        "{text}"
+    );
+    assert!(!text.contains("s3cret"), "{text}");
+}
+
+#[test]
 fn keys_of_the_other_transport_are_located_errors() {
     let cases: &[(&str, &str)] = &[
         (
