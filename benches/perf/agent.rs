@@ -147,6 +147,27 @@ fn specs(runtime: &AgentRuntime) -> Vec<ToolSpec> {
         .collect()
 }
 
+/// A conversation's first two messages: the system prompt and the prompt.
+pub fn opening() -> Vec<Message> {
+    vec![
+        Message::System {
+            content: "bench".into(),
+        },
+        Message::User {
+            content: "go".into(),
+        },
+    ]
+}
+
+/// Whether turn `turn` may call tools: all but the last, which asks for the answer.
+pub fn choice_in(turn: u32) -> ToolChoice {
+    if turn == TURNS {
+        ToolChoice::None
+    } else {
+        ToolChoice::Auto
+    }
+}
+
 /// One conversation of [`TURNS`] turns by hand: build the body, POST it, read the tool call,
 /// make it over JSON-RPC, append both messages.
 fn bare_conversation(
@@ -155,21 +176,9 @@ fn bare_conversation(
     tools: &[ToolSpec],
     options: &RequestOptions,
 ) -> std::io::Result<()> {
-    let mut messages = vec![
-        Message::System {
-            content: "bench".into(),
-        },
-        Message::User {
-            content: "go".into(),
-        },
-    ];
+    let mut messages = opening();
     for turn in 1..=TURNS {
-        let choice = if turn == TURNS {
-            ToolChoice::None
-        } else {
-            ToolChoice::Auto
-        };
-        let body = agent_body::bare_body(&messages, tools, choice, options)?;
+        let body = agent_body::bare_body(&messages, tools, choice_in(turn), options)?;
         let answer = model.post(&body)?;
         let call = &answer["choices"][0]["message"]["tool_calls"][0];
         let arguments: Value =
@@ -259,14 +268,7 @@ fn cpu_now() -> Duration {
 /// A history as a conversation has it half way: `turns` rounds of an assistant call and its
 /// tool message after the prompt.
 fn history(turns: u32) -> Vec<Message> {
-    let mut messages = vec![
-        Message::System {
-            content: "bench".into(),
-        },
-        Message::User {
-            content: "go".into(),
-        },
-    ];
+    let mut messages = opening();
     for turn in 1..=turns {
         messages.push(Message::Assistant {
             content: format!("(demo model) Calling a tool again (round {turn})."),

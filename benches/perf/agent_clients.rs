@@ -8,31 +8,22 @@
 
 use std::sync::Arc;
 
-use aimon_console::agent::wire::{History, Message, ToolChoice, ToolList};
+use aimon_console::agent::wire::{History, Message, ToolList};
 use aimon_console::agent::{HttpModelClient, ModelClient};
 use aimon_console::tool::{Tool, ToolContext, ToolInput};
 use serde_json::Value;
 
-use crate::agent::TURNS;
+use crate::agent::{choice_in, opening, TURNS};
 
 /// One conversation of [`TURNS`] turns: the request made from the history, the answer's
 /// first tool call made through the tool, both messages appended.
 pub async fn conversation(client: &HttpModelClient, tool: &Arc<dyn Tool>, tools: &ToolList) {
-    let mut history = History::from(vec![
-        Message::System {
-            content: "bench".into(),
-        },
-        Message::User {
-            content: "go".into(),
-        },
-    ]);
+    let mut history = History::from(opening());
     for turn in 1..=TURNS {
-        let choice = if turn == TURNS {
-            ToolChoice::None
-        } else {
-            ToolChoice::Auto
-        };
-        let reply = match client.complete(&history, tools, choice, &|_| {}).await {
+        let reply = match client
+            .complete(&history, tools, choice_in(turn), &|_| {})
+            .await
+        {
             Ok(r) => r,
             Err(e) => panic!("clients loop: model: {e}"),
         };

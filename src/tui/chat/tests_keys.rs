@@ -295,14 +295,20 @@ fn a_long_answer_draws_only_its_tail() {
     assert_eq!(app.chat.scroll, 0);
 }
 
-#[test]
-fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
+/// A console whose agent was asked to "count" and answered 60 lines, in one piece.
+fn counted_to_sixty() -> (App, mpsc::UnboundedReceiver<super::AgentCommand>) {
     let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
-    let _rx = ready(&mut app);
+    let rx = ready(&mut app);
     type_text(&mut app, "count");
     app.on_key(key(KeyCode::Enter));
     let text: String = (1..=60).map(|i| format!("line {i}\n")).collect();
     agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+    (app, rx)
+}
+
+#[test]
+fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
+    let (mut app, _rx) = counted_to_sixty();
     for (w, h) in [(30, 20), (80, 24), (140, 40)] {
         app.chat.scroll = 0;
         draw(&app, (w, h));
@@ -343,12 +349,7 @@ fn pages_are_the_panes_height_and_stop_at_the_oldest_row() {
 
 #[test]
 fn new_text_does_not_move_the_view_while_scrolled_up() {
-    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
-    let _rx = ready(&mut app);
-    type_text(&mut app, "count");
-    app.on_key(key(KeyCode::Enter));
-    let text: String = (1..=60).map(|i| format!("line {i}\n")).collect();
-    agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+    let (mut app, _rx) = counted_to_sixty();
     draw(&app, (80, 24));
     app.on_key(key(KeyCode::PageUp));
     // The rows of the transcript on screen (the status line counts the rows below).
