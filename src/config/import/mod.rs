@@ -234,6 +234,52 @@ fn quoted(original: &str) -> String {
 }
 
 /// Makes one entry of `source`, or says why it cannot be one.
+/// A URL with a user name or password, which the config refuses (it would show on screen),
+/// becomes the URL without them and an `Authorization: Basic` header, so the server is still
+/// sent them. Beside an `Authorization` of its own, which one the server got is unclear: the
+/// server is not imported.
+fn move_credentials(source: &mut Source, notes: &mut Vec<String>) -> Result<(), String> {
+    use base64::Engine;
+    let Some((scheme, rest)) = source.url.as_deref().and_then(|u| u.split_once("://")) else {
+        return Ok(());
+    };
+    let (authority, tail) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return Ok(());
+    };
+    let authorized = source.bearer_token.is_some()
+        || source
+            .headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if authorized {
+        return Err(
+            "its url holds a user name or password and it sets Authorization too".to_string(),
+        );
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        decode(user),
+        decode(password)
+    ));
+    let url = format!("{scheme}://{host}{tail}");
+    source
+        .headers
+        .push(("Authorization".to_string(), format!("Basic {basic}")));
+    source.url = Some(url);
+    notes.push(
+        "the user name and password in its url are sent as an Authorization: Basic header (a url here may not hold them: it is shown on screen)"
+            .to_string(),
+    );
+    Ok(())
+}
+
 fn assemble(
     mut source: Source,
     vars: &Vars,
@@ -265,6 +311,9 @@ fn assemble(
     }
     if !stdio && source.url.is_none() {
         return Err(format!("type {transport} but no url"));
+    }
+    if !stdio {
+        move_credentials(&mut source, &mut notes)?;
     }
     // Fields of the other transport are not carried (the config refuses them).
     let other_side: Vec<&str> = if stdio {

@@ -109,6 +109,31 @@ fn claude_code_sample() {
 }
 
 #[test]
+fn credentials_in_a_url_become_a_basic_authorization_header() {
+    let text = r#"{"mcpServers": {
+      "kept": {"type": "http", "url": "https://me:p%40ss@h.example/mcp?x=1"},
+      "both": {"type": "http", "url": "https://me:pw@h.example/mcp", "headers": {"authorization": "Bearer t"}}
+    }}"#;
+    let import = read(Path::new("/p/.mcp.json"), text, None, &[]).unwrap();
+    // base64 of "me:p@ss".
+    assert_eq!(
+        import.servers[0].entry,
+        yaml("{name: kept, transport: streamable_http, url: 'https://h.example/mcp?x=1', headers: {Authorization: 'Basic bWU6cEBzcw=='}}")
+    );
+    assert!(import.servers[0]
+        .notes
+        .iter()
+        .any(|n| n.contains("Authorization: Basic")));
+    assert_eq!(
+        import.skipped,
+        vec![(
+            "both".to_string(),
+            "its url holds a user name or password and it sets Authorization too".to_string()
+        )]
+    );
+}
+
+#[test]
 fn vscode_sample() {
     let text = r#"{
   // Secrets are asked for once.
