@@ -233,12 +233,16 @@ fn quoted(original: &str) -> String {
     format!("{:?}", sanitize_line(original, 80))
 }
 
-/// Makes one entry of `source`, or says why it cannot be one.
 /// A URL with a user name or password, which the config refuses (it would show on screen),
 /// becomes the URL without them and an `Authorization: Basic` header, so the server is still
-/// sent them. Beside an `Authorization` of its own, which one the server got is unclear: the
-/// server is not imported.
-fn move_credentials(source: &mut Source, notes: &mut Vec<String>) -> Result<(), String> {
+/// sent them. Not imported: one that also sets `Authorization` (which one the server got is
+/// unclear), and one whose user name or password is a variable of its format (encoded, it
+/// could no longer be filled in).
+fn move_credentials(
+    source: &mut Source,
+    vars: &Vars,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
     use base64::Engine;
     let Some((scheme, rest)) = source.url.as_deref().and_then(|u| u.split_once("://")) else {
         return Ok(());
@@ -247,6 +251,17 @@ fn move_credentials(source: &mut Source, notes: &mut Vec<String>) -> Result<(), 
     let Some((userinfo, host)) = authority.rsplit_once('@') else {
         return Ok(());
     };
+    if userinfo.trim_matches(':').is_empty() {
+        // `https://@host`, `https://:@host`: nothing is sent for these.
+        source.url = Some(format!("{scheme}://{host}{tail}"));
+        return Ok(());
+    }
+    if !matches!(vars, Vars::Literal) && userinfo.contains('$') {
+        return Err(
+            "its url's user name or password is a variable: give an Authorization header instead"
+                .to_string(),
+        );
+    }
     let authorized = source.bearer_token.is_some()
         || source
             .headers
@@ -280,6 +295,7 @@ fn move_credentials(source: &mut Source, notes: &mut Vec<String>) -> Result<(), 
     Ok(())
 }
 
+/// Makes one entry of `source`, or says why it cannot be one.
 fn assemble(
     mut source: Source,
     vars: &Vars,
@@ -313,7 +329,7 @@ fn assemble(
         return Err(format!("type {transport} but no url"));
     }
     if !stdio {
-        move_credentials(&mut source, &mut notes)?;
+        move_credentials(&mut source, vars, &mut notes)?;
     }
     // Fields of the other transport are not carried (the config refuses them).
     let other_side: Vec<&str> = if stdio {

@@ -112,7 +112,9 @@ fn claude_code_sample() {
 fn credentials_in_a_url_become_a_basic_authorization_header() {
     let text = r#"{"mcpServers": {
       "kept": {"type": "http", "url": "https://me:p%40ss@h.example/mcp?x=1"},
-      "both": {"type": "http", "url": "https://me:pw@h.example/mcp", "headers": {"authorization": "Bearer t"}}
+      "both": {"type": "http", "url": "https://me:pw@h.example/mcp", "headers": {"authorization": "Bearer t"}},
+      "vars": {"type": "http", "url": "https://${USER}:${KEY}@h.example/mcp"},
+      "empty": {"type": "http", "url": "https://:@h.example/empty"}
     }}"#;
     let import = read(Path::new("/p/.mcp.json"), text, None, &[]).unwrap();
     // base64 of "me:p@ss".
@@ -124,12 +126,24 @@ fn credentials_in_a_url_become_a_basic_authorization_header() {
         .notes
         .iter()
         .any(|n| n.contains("Authorization: Basic")));
+    // Nothing to send: the url loses its empty user name and password, no header.
+    assert_eq!(
+        import.servers[1].entry,
+        yaml("{name: empty, transport: streamable_http, url: 'https://h.example/empty'}")
+    );
     assert_eq!(
         import.skipped,
-        vec![(
-            "both".to_string(),
-            "its url holds a user name or password and it sets Authorization too".to_string()
-        )]
+        vec![
+            (
+                "both".to_string(),
+                "its url holds a user name or password and it sets Authorization too".to_string()
+            ),
+            (
+                "vars".to_string(),
+                "its url's user name or password is a variable: give an Authorization header instead"
+                    .to_string()
+            )
+        ]
     );
 }
 
