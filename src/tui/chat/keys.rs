@@ -209,6 +209,7 @@ impl App {
         };
         self.chat.entries.clear();
         self.chat.scroll = 0;
+        self.chat.held.take();
         self.chat.note(NoteLevel::Info, note);
         if self.runtime().is_none() {
             return Vec::new();

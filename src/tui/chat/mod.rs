@@ -156,16 +156,20 @@ pub struct Shown {
     pub at_oldest: bool,
 }
 
-/// While the transcript is scrolled up: the newest entry at the last frame (counted from the
-/// first entry ever, `dropped` included) and its rows then, at `width`; and the rows added
-/// below the view since the scroll was asked for, which the frame adds to it so that new text
-/// does not move what is being read (see `ChatState::held`).
+/// While the transcript is scrolled up: how many entries there were at the last frame
+/// (counted from the first entry ever, `dropped` included), at `width`, and what was known of
+/// the newest one's rows then (a text entry's `lines`, the rows of all but its last line,
+/// its `rows` in all); and the rows added below the view since the scroll was asked for,
+/// which the frame adds to it so that new text does not move what is being read (see
+/// `ChatState::held`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Held {
     pub entries: u64,
-    pub rows: usize,
     pub width: usize,
     pub added: usize,
+    pub lines: usize,
+    pub settled: usize,
+    pub rows: usize,
 }
 
 #[derive(Debug)]

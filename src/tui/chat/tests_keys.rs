@@ -362,9 +362,15 @@ fn new_text_does_not_move_the_view_while_scrolled_up() {
     };
     let before = read(&draw(&app, (80, 24)));
     assert!(!before.is_empty() && !before.iter().any(|l| l.contains("line 60")));
-    // The answer goes on below, a frame between deltas, then a turn of its own.
+    // The answer goes on below, a frame between deltas: lines, then one long line that wraps
+    // as it grows; then a turn of its own.
     for i in 61..=90 {
         let text = format!("line {i}\n");
+        agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
+        draw(&app, (80, 24));
+    }
+    for _ in 0..60 {
+        let text = "and more words ".to_string();
         agent_event(&mut app, AgentEvent::TextDelta { turn: 1, text });
         draw(&app, (80, 24));
     }

@@ -19,7 +19,7 @@ use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
 use crate::tui::chat::wrap::{input_wrap, width as cells, wrap};
-use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, Held, NoteLevel, TextBlock};
+use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextBlock};
 use crate::tui::modals::{centered, choices_line};
 use crate::tui::theme::Theme;
 
@@ -64,7 +64,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     .areas(inner);
 
     let height = transcript.height as usize;
-    let asked = chat.scroll + held_rows(app, width);
+    let asked = chat.scroll + held::held_rows(app, width);
     // A row more than shown, to know whether any is left above.
     let mut rows = tail_rows(app, width, height + asked + 1);
     let scroll = asked.min(rows.len().saturating_sub(height));
@@ -270,46 +270,6 @@ fn tail_rows(app: &App, width: usize, need: usize) -> Vec<Line<'static>> {
     }
     out.reverse();
     out
-}
-
-/// The rows added below the view since the operator scrolled up (`ChatState::held`), kept
-/// up to date here: new text extends the transcript under what is being read instead of
-/// pushing it up. Following the newest (not scrolled), nothing is held or counted.
-fn held_rows(app: &App, width: usize) -> usize {
-    let chat = &app.chat;
-    if chat.scroll == 0 {
-        chat.held.set(Held::default());
-        return 0;
-    }
-    let entries = chat.dropped + chat.entries.len() as u64;
-    let rows_of = |index: usize| {
-        chat.entries.get(index).map_or(0, |entry| {
-            let blank = usize::from(matches!(entry, Entry::Prompt(_)) && index > 0);
-            entry_rows(app, entry, width, usize::MAX).len() + blank
-        })
-    };
-    let newest = chat.entries.len().saturating_sub(1);
-    let newest_rows = rows_of(newest);
-    let held = chat.held.get();
-    let mut added = held.added;
-    if held.width == width && held.entries > chat.dropped && held.entries <= entries {
-        // The entry that was the newest, as it is now, and every entry after it.
-        let was = (held.entries - chat.dropped - 1) as usize;
-        let was_rows = if was == newest {
-            newest_rows
-        } else {
-            rows_of(was)
-        };
-        added += was_rows.saturating_sub(held.rows);
-        added += (was + 1..chat.entries.len()).map(rows_of).sum::<usize>();
-    }
-    chat.held.set(Held {
-        entries,
-        rows: newest_rows,
-        width,
-        added,
-    });
-    added
 }
 
 /// An entry's rows (at most `need` of its last ones, for text).
@@ -596,3 +556,6 @@ pub fn render_picker(app: &App, frame: &mut Frame, area: Rect) {
         keys_line(&[("Enter", "use"), ("↑↓", "move"), ("Esc", "close")], theme),
     );
 }
+
+#[path = "conversation_held.rs"]
+mod held;
