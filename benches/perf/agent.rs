@@ -523,7 +523,9 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
             "turns/s",
             ours.per_sec(),
         )
-        .against(reference, limit.per_sec()),
+        .against(reference, limit.per_sec())
+        // Which reference the target means is open (issue 10): both verdicts are shown.
+        .at_least(0.9),
         Row::new(
             "agent",
             &format!("{total} turns through our 2 clients, no loop"),
