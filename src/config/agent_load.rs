@@ -495,9 +495,17 @@ fn finish(
 
 /// `http://user:pass@host/…`: credentials in the authority.
 pub(super) fn has_userinfo(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    authority.contains('@')
+    split_userinfo(url).is_some()
+}
+
+/// A URL with credentials in its authority, in three: what comes before them (`http://`), the
+/// credentials (`user:pass`), and what comes after the `@` (`host/…`).
+pub(super) fn split_userinfo(url: &str) -> Option<(&str, &str, &str)> {
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let rest = &url[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let at = authority.rfind('@')?;
+    Some((&url[..start], &authority[..at], &rest[at + 1..]))
 }
 
 /// Whether `url` is not a URL at all (no host, spaces).

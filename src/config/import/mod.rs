@@ -244,16 +244,17 @@ fn move_credentials(
     notes: &mut Vec<String>,
 ) -> Result<(), String> {
     use base64::Engine;
-    let Some((scheme, rest)) = source.url.as_deref().and_then(|u| u.split_once("://")) else {
+    let Some((scheme, userinfo, after)) = source
+        .url
+        .as_deref()
+        .and_then(crate::config::agent_load::split_userinfo)
+    else {
         return Ok(());
     };
-    let (authority, tail) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return Ok(());
-    };
+    let url = format!("{scheme}{after}");
     if userinfo.trim_matches(':').is_empty() {
         // `https://@host`, `https://:@host`: nothing is sent for these.
-        source.url = Some(format!("{scheme}://{host}{tail}"));
+        source.url = Some(url);
         return Ok(());
     }
     if !matches!(vars, Vars::Literal) && userinfo.contains('$') {
@@ -283,7 +284,6 @@ fn move_credentials(
         decode(user),
         decode(password)
     ));
-    let url = format!("{scheme}://{host}{tail}");
     source
         .headers
         .push(("Authorization".to_string(), format!("Basic {basic}")));
