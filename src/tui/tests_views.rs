@@ -389,26 +389,40 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
     use crate::approval::CallOrigin;
     use crate::runtime::{CallStatus, RuntimeEvent};
     let (mut app, t0) = populated();
-    app.on_runtime_event(RuntimeEvent::CallStarted {
-        id: 50,
-        tool: "mcp__notes__write_note".into(),
-        arguments: serde_json::json!({"title": "t"}),
-        origin: CallOrigin::Agent {
-            reason: "saving".into(),
-        },
-    });
-    app.on_runtime_event(RuntimeEvent::CallStatus {
-        id: 50,
-        status: CallStatus::AwaitingApproval,
-    });
+    // A call of `origin` that waited for approval, then ended `status` at `at_ms`.
+    let waited = |app: &mut App, id, origin, at_ms, status, why: &str, elapsed_ms| {
+        app.on_runtime_event(RuntimeEvent::CallStarted {
+            id,
+            tool: "mcp__notes__write_note".into(),
+            arguments: serde_json::json!({"title": "t"}),
+            origin,
+        });
+        app.on_runtime_event(RuntimeEvent::CallStatus {
+            id,
+            status: CallStatus::AwaitingApproval,
+        });
+        app.set_now(t0 + std::time::Duration::from_millis(at_ms));
+        app.on_runtime_event(RuntimeEvent::CallFinished {
+            id,
+            status,
+            result: crate::tool::ToolResult::error(why),
+            elapsed_ms,
+        });
+    };
     // Asked at 1.5 s (the fixture's now), denied at 17.2 s.
-    app.set_now(t0 + std::time::Duration::from_millis(17_200));
-    app.on_runtime_event(RuntimeEvent::CallFinished {
-        id: 50,
-        status: CallStatus::Denied,
-        result: crate::tool::ToolResult::error("denied by the operator"),
-        elapsed_ms: 15_700,
-    });
+    let agent = CallOrigin::Agent {
+        reason: "saving".into(),
+    };
+    let denied = "denied by the operator";
+    waited(
+        &mut app,
+        50,
+        agent,
+        17_200,
+        CallStatus::Denied,
+        denied,
+        15_700,
+    );
     app.focus = Pane::Calls;
     app.call_sel = app.calls.rows.len() - 1;
     let screen = draw(&app, (80, 24));
@@ -429,23 +443,17 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
     assert!(!screen.contains("ran "), "{screen}");
     assert!(screen.contains("asked by: the agent"), "{screen}");
     // Cancelled while it waited: it never ran either.
-    app.on_runtime_event(RuntimeEvent::CallStarted {
-        id: 51,
-        tool: "mcp__notes__write_note".into(),
-        arguments: serde_json::json!({"title": "t"}),
-        origin: Default::default(),
-    });
-    app.on_runtime_event(RuntimeEvent::CallStatus {
-        id: 51,
-        status: CallStatus::AwaitingApproval,
-    });
-    app.set_now(t0 + std::time::Duration::from_millis(20_200));
-    app.on_runtime_event(RuntimeEvent::CallFinished {
-        id: 51,
-        status: CallStatus::Cancelled,
-        result: crate::tool::ToolResult::error("cancelled while awaiting approval"),
-        elapsed_ms: 3_000,
-    });
+    let cancelled = "cancelled while awaiting approval";
+    let you = CallOrigin::default();
+    waited(
+        &mut app,
+        51,
+        you,
+        20_200,
+        CallStatus::Cancelled,
+        cancelled,
+        3_000,
+    );
     app.modal = Some(Modal::Result {
         call: 51,
         scroll: 0,
