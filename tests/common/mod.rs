@@ -1,7 +1,10 @@
 //! Shared helpers for the integration tests: the real binary, temporary configs, process scans.
 #![allow(dead_code)]
 
+pub mod peer;
 pub mod tmux;
+
+pub use peer::Peer;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -238,22 +241,22 @@ pub fn listening(mut child: Child) -> (Background, String) {
 /// llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`) with `model` on a
 /// free port, with `args` besides; returns it and its base URL once `/v1/models` answers 200
 /// (loading the model takes a few seconds; 120 s at most).
-pub fn llama_server(python: &Path, model: &Path, args: &[&str]) -> (Background, String) {
+pub fn llama_server(python: &Path, model: &Path, args: &[&str]) -> (Peer, String) {
     let port = free_port();
-    let child = Command::new(python)
-        .args(["-m", "llama_cpp.server", "--model"])
-        .arg(model)
-        .args(args)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start llama_cpp.server");
-    let server = Background(child);
+    let mut server = Peer::spawn(
+        "llama_cpp.server",
+        Command::new(python)
+            .args(["-m", "llama_cpp.server", "--model"])
+            .arg(model)
+            .args(args)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()]),
+    );
     let url = format!("http://127.0.0.1:{port}/v1");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
+        if let Some(death) = server.death() {
+            panic!("llama_cpp.server did not come up: {death}");
+        }
         if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
             use std::io::{Read, Write};
             let _ = stream.write_all(b"GET /v1/models HTTP/1.0\r\nHost: x\r\n\r\n");
