@@ -2,7 +2,7 @@
 //! keys), drawn by `render(&self)`. Work that takes time is not done here: handlers return
 //! `Effect`s that the event loop runs in the background (both messages are in `messages.rs`).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,16 +13,13 @@ use super::chat::ChatState;
 use super::content::{PromptsPane, ResourcesPane};
 pub use super::messages::{AppEvent, Effect};
 use super::modals::call::CallEditor;
-use super::modals::form::FormEditor;
 use super::modals::Modal;
-use super::sample::Sampling;
+use super::overlay::{Layer, Overlays};
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
-use crate::approval::ApprovalRequest;
 use crate::config::Config;
 use crate::runtime::startup_deadline;
 use crate::runtime::AgentRuntime;
-use crate::runtime::ElicitationRequest;
 use crate::runtime::ServerStatus;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 
@@ -110,7 +107,9 @@ pub struct App {
     pub(super) servers: Vec<ServerRow>,
     pub(super) tools: Vec<ToolRow>,
     pub(super) calls: super::state::CallList,
-    pub(super) approvals: VecDeque<ApprovalRequest>,
+    /// The views over the panes (approvals, servers' requests, dialogs, pickers) and which
+    /// one is on top.
+    pub(super) overlays: Overlays,
     pub(super) focus: Pane,
     pub(super) server_sel: usize,
     pub(super) tool_sel: usize,
@@ -121,18 +120,6 @@ pub struct App {
     pub(super) details_shown: std::cell::Cell<usize>,
     pub(super) tool_filter: String,
     pub(super) filter_editing: bool,
-    pub(super) modal: Option<Modal>,
-    /// Lines scrolled in the approval modal's arguments.
-    pub(super) approval_scroll: u16,
-    /// How far the scrolling modal drawn last (approval, help, a call's result) can scroll:
-    /// set while drawing, where the wrapped height is known; the scroll keys stop there.
-    pub(super) scroll_limit: std::cell::Cell<u16>,
-    /// `A` on a destructive tool: the modal asks once more before the rule is written.
-    pub(super) approval_confirm: bool,
-    /// `d` on a rule in the `L` list: the index it asked about; `d` again removes it.
-    pub(super) rule_removal: Option<usize>,
-    /// Keeps typing meant for something else from answering a question.
-    pub(super) guard: super::guard::KeyGuard,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
     /// Tool traits before the last restart-all, to highlight what changed as servers join.
@@ -149,13 +136,6 @@ pub struct App {
     pub(super) lower_left: Pane,
     /// The last frame had the large layout: Tab then moves among the panes on screen.
     pub(super) large: std::cell::Cell<bool>,
-    /// Servers' questions waiting for the operator, oldest first (after the approvals).
-    pub(super) elicitations: VecDeque<ElicitationRequest>,
-    /// The form of the first elicitation, when it is a form.
-    pub(super) elicitation_form: Option<FormEditor>,
-    /// Servers' sampling requests waiting for the operator, oldest first (after the
-    /// elicitations).
-    pub(super) samplings: VecDeque<Sampling>,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
     /// The arguments each tool was last called with from the editor, this session.
@@ -206,7 +186,7 @@ impl App {
                 .collect(),
             tools: Vec::new(),
             calls: CallList::default(),
-            approvals: VecDeque::new(),
+            overlays: Overlays::default(),
             // The conversation first when there is an agent to talk to.
             focus: match config.agent {
                 Some(_) => Pane::Conversation,
@@ -219,12 +199,6 @@ impl App {
             details_shown: std::cell::Cell::new(0),
             tool_filter: String::new(),
             filter_editing: false,
-            modal: None,
-            approval_scroll: 0,
-            scroll_limit: std::cell::Cell::new(0),
-            approval_confirm: false,
-            rule_removal: None,
-            guard: super::guard::KeyGuard::default(),
             notice: None,
             quit: false,
             previous_traits: HashMap::new(),
@@ -238,12 +212,37 @@ impl App {
                 None => Pane::Tools,
             },
             large: std::cell::Cell::new(false),
-            elicitations: VecDeque::new(),
-            elicitation_form: None,
-            samplings: VecDeque::new(),
             chat: ChatState::new(config.agent.as_ref()),
             last_arguments: HashMap::new(),
         }
+    }
+
+    /// Whether a view of kind `layer` is open.
+    pub(super) fn layer_open(&self, layer: Layer) -> bool {
+        let o = &self.overlays;
+        match layer {
+            Layer::ProfilePicker => self.chat.picker.is_some(),
+            Layer::ContentPicker => self.chat.content_picker.is_some(),
+            Layer::Modal => o.modal.is_some(),
+            Layer::Sampling => !o.samplings.is_empty(),
+            Layer::Elicitation => !o.elicitations.is_empty(),
+            Layer::Approval => !o.approvals.is_empty(),
+            Layer::Quit => o.quit_asked,
+        }
+    }
+
+    /// The view on top of the panes: drawn, given the keys and named in the footer.
+    pub(super) fn top_layer(&self) -> Option<Layer> {
+        self.overlays.top(|layer| self.layer_open(layer))
+    }
+
+    /// Puts what opened since the last handler on top of the stack, drops what closed.
+    pub(super) fn sync_overlays(&mut self) {
+        let open: Vec<Layer> = Layer::ALL
+            .into_iter()
+            .filter(|layer| self.layer_open(*layer))
+            .collect();
+        self.overlays.sync(|layer| open.contains(&layer));
     }
 
     pub fn set_now(&mut self, now: Instant) {
@@ -257,7 +256,7 @@ impl App {
 
     /// A key came from the terminal at `at` (before `on_key` takes it).
     pub fn key_came(&mut self, at: Instant) {
-        self.guard.key_came(at);
+        self.overlays.guard.key_came(at);
     }
 
     pub fn should_quit(&self) -> bool {
@@ -321,6 +320,13 @@ impl App {
 
     /// One event from the background work the loop runs; returns more work for the loop.
     pub fn on_app_event(&mut self, event: AppEvent) -> Vec<Effect> {
+        let effects = self.app_event(event);
+        self.sync_overlays();
+        effects
+    }
+
+    /// One event from the background work the loop runs; returns more work for the loop.
+    fn app_event(&mut self, event: AppEvent) -> Vec<Effect> {
         match event {
             AppEvent::Runtime(generation, event) => {
                 if generation == self.generation {
@@ -437,7 +443,7 @@ impl App {
                     if let Some(rt) = self.runtime() {
                         rt.gate().set_rules(rules);
                     }
-                    if matches!(self.modal, Some(Modal::Ledger { .. })) {
+                    if matches!(self.overlays.modal, Some(Modal::Ledger { .. })) {
                         self.open_ledger();
                     }
                     self.notify(Level::Info, done);
@@ -510,11 +516,11 @@ impl App {
         self.servers = servers;
         self.previous_traits = old_tools;
         self.tools.clear();
-        self.approvals.clear();
-        self.approval_confirm = false;
+        self.overlays.approvals.clear();
+        self.overlays.approval_confirm = false;
         // The old runtime's questions are declined as their requests drop.
-        self.elicitations.clear();
-        self.elicitation_form = None;
+        self.overlays.elicitations.clear();
+        self.overlays.elicitation_form = None;
         self.resources = Default::default();
         self.prompts = Default::default();
         self.chat.reconfigure(config.agent.as_ref());
@@ -540,7 +546,7 @@ impl App {
             return;
         };
         let last = self.last_arguments.get(&tool.name);
-        self.modal = Some(Modal::Editor(Box::new(CallEditor::new(
+        self.overlays.modal = Some(Modal::Editor(Box::new(CallEditor::new(
             &tool.name,
             &tool.description,
             tool.schema.to_value(),

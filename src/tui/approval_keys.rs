@@ -19,23 +19,23 @@ impl App {
             KeyCode::Char('y' | 'a' | 'A' | 'n') | KeyCode::Esc
         );
         if answers {
-            if let Err(why) = self.guard.answer(self.now) {
+            if let Err(why) = self.overlays.guard.answer(self.now) {
                 self.notify(Level::Warn, why);
                 return Vec::new();
             }
         }
-        if self.approval_confirm {
+        if self.overlays.approval_confirm {
             // `A` on a destructive tool: asked once more.
             match key.code {
                 KeyCode::Char('y') => return self.always_allow(),
-                KeyCode::Char('n') | KeyCode::Esc => self.approval_confirm = false,
+                KeyCode::Char('n') | KeyCode::Esc => self.overlays.approval_confirm = false,
                 _ => {}
             }
             return Vec::new();
         }
         let decision = match key.code {
             KeyCode::Char('y') => ApprovalDecision::AllowOnce,
-            KeyCode::Char('a') => match self.approvals.front() {
+            KeyCode::Char('a') => match self.overlays.approvals.front() {
                 Some(r) if r.session_approval_allowed() => ApprovalDecision::AllowForSession,
                 _ => {
                     self.notify(
@@ -48,23 +48,27 @@ impl App {
             KeyCode::Char('A') => return self.ask_always_allow(),
             KeyCode::Char('n') | KeyCode::Esc => ApprovalDecision::Deny,
             code => {
-                if let Some(to) = scrolled(self.approval_scroll, self.scroll_limit.get(), code) {
-                    self.approval_scroll = to;
+                if let Some(to) = scrolled(
+                    self.overlays.approval_scroll,
+                    self.overlays.scroll_limit.get(),
+                    code,
+                ) {
+                    self.overlays.approval_scroll = to;
                 }
                 return Vec::new();
             }
         };
-        if let Some(request) = self.approvals.pop_front() {
+        if let Some(request) = self.overlays.approvals.pop_front() {
             request.respond(decision);
         }
-        self.approval_scroll = 0;
+        self.overlays.approval_scroll = 0;
         Vec::new()
     }
 
     /// `A`: always allow the tool of the approval on screen. Refused when a rule already asks
     /// for it (an allow rule after it would never apply); a destructive tool asks once more.
     fn ask_always_allow(&mut self) -> Vec<Effect> {
-        let Some(request) = self.approvals.front() else {
+        let Some(request) = self.overlays.approvals.front() else {
             return Vec::new();
         };
         let matching = self
@@ -82,17 +86,17 @@ impl App {
             // Written since this question was asked (A on another one): nothing more to write.
             Some((index, rule)) if rule.decision == RuleDecision::Allow => {
                 let label = rule_label(index, &rule);
-                if let Some(request) = self.approvals.pop_front() {
+                if let Some(request) = self.overlays.approvals.pop_front() {
                     request.respond(ApprovalDecision::AllowOnce);
                 }
-                self.approval_scroll = 0;
+                self.overlays.approval_scroll = 0;
                 self.notify(Level::Info, format!("allowed: {label} already allows it"));
                 return Vec::new();
             }
             Some(_) | None => {}
         }
         if request.tool.destructive.is_destructive() {
-            self.approval_confirm = true;
+            self.overlays.approval_confirm = true;
             // A notice from before (`a` refused, say) would talk past the question now asked.
             self.notice = None;
             return Vec::new();
@@ -102,9 +106,9 @@ impl App {
 
     /// Allows this call, and asks the loop to write the rule that allows the tool from now on.
     fn always_allow(&mut self) -> Vec<Effect> {
-        self.approval_confirm = false;
-        self.approval_scroll = 0;
-        let Some(request) = self.approvals.pop_front() else {
+        self.overlays.approval_confirm = false;
+        self.overlays.approval_scroll = 0;
+        let Some(request) = self.overlays.approvals.pop_front() else {
             return Vec::new();
         };
         let tool = request.tool.name.clone();

@@ -259,7 +259,7 @@ impl App {
                 uri,
                 result,
             } => {
-                if let Some(Modal::Resource(view)) = &mut self.modal {
+                if let Some(Modal::Resource(view)) = &mut self.overlays.modal {
                     if view.server == server && view.uri == uri {
                         view.loaded(result);
                     }
@@ -272,7 +272,7 @@ impl App {
                 result,
             } => self.subscription_set(server, uri, on, result),
             ContentEvent::Completed { seq, result } => {
-                if let Some(Modal::Form(form)) = &mut self.modal {
+                if let Some(Modal::Form(form)) = &mut self.overlays.modal {
                     match result {
                         Ok(values) => form.completions(seq, values),
                         Err(e) => self.notify(
@@ -288,7 +288,7 @@ impl App {
                 name,
                 result,
             } => {
-                if let Some(Modal::Prompt(view)) = &mut self.modal {
+                if let Some(Modal::Prompt(view)) = &mut self.overlays.modal {
                     if view.source == Some((server, name)) {
                         view.prompt_got(result);
                     }
@@ -394,7 +394,7 @@ impl App {
         {
             row.updated = true;
         }
-        match &mut self.modal {
+        match &mut self.overlays.modal {
             Some(Modal::Resource(view)) if view.server == server && view.uri == uri => {
                 view.reloading();
                 vec![Effect::ReadResource {
@@ -471,7 +471,7 @@ impl App {
                 {
                     row.subscribed = on;
                 }
-                if let Some(Modal::Resource(view)) = &mut self.modal {
+                if let Some(Modal::Resource(view)) = &mut self.overlays.modal {
                     if view.server == server && view.uri == uri {
                         view.subscribed = on;
                     }

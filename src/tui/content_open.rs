@@ -51,7 +51,7 @@ impl App {
                 {
                     r.updated = false;
                 }
-                self.modal = Some(Modal::Resource(ResourceView::new(
+                self.overlays.modal = Some(Modal::Resource(ResourceView::new(
                     &row.server,
                     &row.uri,
                     &row.name,
@@ -79,7 +79,7 @@ impl App {
                     completable,
                 );
                 let effects = form.completion_request();
-                self.modal = Some(Modal::Form(Box::new(form)));
+                self.overlays.modal = Some(Modal::Form(Box::new(form)));
                 effects
             }
         }
@@ -126,7 +126,7 @@ impl App {
             completable,
         );
         let effects = form.completion_request();
-        self.modal = Some(Modal::Form(Box::new(form)));
+        self.overlays.modal = Some(Modal::Form(Box::new(form)));
         effects
     }
 
@@ -138,7 +138,7 @@ impl App {
         shown: &str,
         arguments: BTreeMap<String, String>,
     ) -> Vec<Effect> {
-        self.modal = Some(Modal::Prompt(super::modals::viewer::PromptView::new(
+        self.overlays.modal = Some(Modal::Prompt(super::modals::viewer::PromptView::new(
             &server, &name, shown,
         )));
         vec![Effect::GetPrompt {

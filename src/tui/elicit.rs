@@ -28,51 +28,54 @@ impl App {
         };
         let server = request.server.clone();
         self.event(&server, EventKind::Request, text);
-        self.elicitations.push_back(request);
+        self.overlays.elicitations.push_back(request);
         self.show_first_elicitation();
     }
 
     /// Drops requests the server withdrew or that were answered, and shows the first.
     pub(super) fn prune_elicitations(&mut self) {
-        let before = self.elicitations.front().map(|r| r.id);
-        self.elicitations.retain(ElicitationRequest::is_open);
-        if self.elicitations.front().map(|r| r.id) != before {
-            self.elicitation_form = None;
+        let before = self.overlays.elicitations.front().map(|r| r.id);
+        self.overlays
+            .elicitations
+            .retain(ElicitationRequest::is_open);
+        if self.overlays.elicitations.front().map(|r| r.id) != before {
+            self.overlays.elicitation_form = None;
             self.show_first_elicitation();
         }
     }
 
     /// Builds the form of the first request if it has none yet.
     fn show_first_elicitation(&mut self) {
-        let queued = self.elicitations.len();
-        match self.elicitations.front() {
-            Some(first) if self.elicitation_form.is_none() => {
+        let queued = self.overlays.elicitations.len();
+        match self.overlays.elicitations.front() {
+            Some(first) if self.overlays.elicitation_form.is_none() => {
                 if let ElicitationMode::Form { .. } = first.mode {
-                    self.elicitation_form = Some(form_for(first, queued));
+                    self.overlays.elicitation_form = Some(form_for(first, queued));
                 }
             }
             Some(_) => {
                 // The count in the title follows the queue.
-                if let (Some(form), Some(first)) =
-                    (self.elicitation_form.as_mut(), self.elicitations.front())
-                {
+                if let (Some(form), Some(first)) = (
+                    self.overlays.elicitation_form.as_mut(),
+                    self.overlays.elicitations.front(),
+                ) {
                     form.title = form_for(first, queued).title;
                 }
             }
-            None => self.elicitation_form = None,
+            None => self.overlays.elicitation_form = None,
         }
     }
 
     /// The first request was answered: the next one shows.
     fn next_elicitation(&mut self) {
-        self.elicitations.pop_front();
-        self.elicitation_form = None;
+        self.overlays.elicitations.pop_front();
+        self.overlays.elicitation_form = None;
         self.show_first_elicitation();
     }
 
     /// A key while a request waits.
     pub(super) fn elicitation_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(request) = self.elicitations.front().cloned() else {
+        let Some(request) = self.overlays.elicitations.front().cloned() else {
             return Vec::new();
         };
         let server = request.server.clone();
@@ -105,7 +108,7 @@ impl App {
                 _ => Vec::new(),
             },
             ElicitationMode::Form { .. } => {
-                let Some(form) = self.elicitation_form.as_mut() else {
+                let Some(form) = self.overlays.elicitation_form.as_mut() else {
                     return Vec::new();
                 };
                 match form.on_key(key) {

@@ -70,14 +70,21 @@ impl App {
         });
     }
 
+    /// One event from the runtime (what the servers, calls and approvals did).
+    pub fn on_runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
+        let effects = self.runtime_event(event);
+        self.sync_overlays();
+        effects
+    }
+
     /// One event from the runtime. Returns work for the loop (a turn boundary when a server's
     /// tools went stale while no call runs).
-    pub fn on_runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
+    fn runtime_event(&mut self, event: RuntimeEvent) -> Vec<Effect> {
         // A question a server withdrew (or gave up on) leaves the queue.
-        if !self.elicitations.is_empty() {
+        if !self.overlays.elicitations.is_empty() {
             self.prune_elicitations();
         }
-        if !self.samplings.is_empty() {
+        if !self.overlays.samplings.is_empty() {
             self.prune_samplings();
         }
         self.chat_observe(&event);
@@ -298,18 +305,18 @@ impl App {
                     );
                 }
                 // A call that ended while its approval was still queued (cancelled) drops out.
-                self.approvals.retain(|a| a.id != id);
+                self.overlays.approvals.retain(|a| a.id != id);
                 // The last call ended: a turn boundary, if a server's tools went stale meanwhile.
                 return self.boundary_if_stale();
             }
             // Shown on the call's line in the Conversation pane (`chat_observe`).
             RuntimeEvent::ApprovalAnswered { .. } => {}
             RuntimeEvent::ApprovalRequested(request) => {
-                if self.approvals.is_empty() {
-                    self.approval_scroll = 0;
-                    self.guard.question_came(self.now);
+                if self.overlays.approvals.is_empty() {
+                    self.overlays.approval_scroll = 0;
+                    self.overlays.guard.question_came(self.now);
                 }
-                self.approvals.push_back(request);
+                self.overlays.approvals.push_back(request);
             }
         }
         Vec::new()

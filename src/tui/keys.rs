@@ -10,6 +10,7 @@ use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;
 use super::modals::viewer::ViewOutcome;
 use super::modals::Modal;
+use super::overlay::Layer;
 use super::state::EventKind;
 use crate::agent::attach::PromptUse;
 use crate::approval::rule_label;
@@ -35,41 +36,31 @@ fn next_log_level(current: Option<LogLevel>) -> LogLevel {
 impl App {
     /// One key press. Returns the work for the event loop.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let effects = self.key(key);
+        self.sync_overlays();
+        effects
+    }
+
+    /// The key, given to the view on top (`overlay.rs` decides which), else to the panes.
+    fn key(&mut self, key: KeyEvent) -> Vec<Effect> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
         }
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
-        // The quit question is asked over anything else that waits, and answered first.
-        if matches!(self.modal, Some(Modal::Quit)) {
-            return self.modal_key(key, ctrl_c);
-        }
-        if !self.approvals.is_empty() {
-            if ctrl_c {
-                return self.ask_quit();
+        match self.top_layer() {
+            Some(Layer::Quit) => return self.quit_key(key, ctrl_c),
+            // Ctrl-C over an approval or a server's request asks to quit; they stay queued.
+            Some(Layer::Approval | Layer::Elicitation | Layer::Sampling) if ctrl_c => {
+                return self.ask_quit()
             }
-            return self.approval_key(key);
-        }
-        if !self.elicitations.is_empty() {
-            if ctrl_c {
-                return self.ask_quit();
-            }
-            return self.elicitation_key(key);
-        }
-        if !self.samplings.is_empty() {
-            if ctrl_c {
-                return self.ask_quit();
-            }
-            return self.sampling_key(key);
-        }
-        if self.modal.is_some() {
-            return self.modal_key(key, ctrl_c);
-        }
-        if self.chat.picker.is_some() {
-            return self.picker_key(key, ctrl_c);
-        }
-        if self.chat.content_picker.is_some() {
-            return self.content_picker_key(key, ctrl_c);
+            Some(Layer::Approval) => return self.approval_key(key),
+            Some(Layer::Elicitation) => return self.elicitation_key(key),
+            Some(Layer::Sampling) => return self.sampling_key(key),
+            Some(Layer::Modal) => return self.modal_key(key, ctrl_c),
+            Some(Layer::ProfilePicker) => return self.picker_key(key, ctrl_c),
+            Some(Layer::ContentPicker) => return self.content_picker_key(key, ctrl_c),
+            None => {}
         }
         if ctrl_c {
             return self.ask_quit();
@@ -87,7 +78,7 @@ impl App {
         self.notice = None;
         match key.code {
             KeyCode::Char('q') => return self.ask_quit(),
-            KeyCode::Char('?') => self.modal = Some(Modal::Help { scroll: 0 }),
+            KeyCode::Char('?') => self.overlays.modal = Some(Modal::Help { scroll: 0 }),
             KeyCode::Tab => self.cycle_focus(1),
             KeyCode::Char(c @ '1'..='7') => {
                 let index = c as usize - '1' as usize;
@@ -99,7 +90,9 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
             KeyCode::PageUp => self.page(-1),
             KeyCode::PageDown => self.page(1),
-            KeyCode::Char('R') if self.calls.running() > 0 => self.modal = Some(Modal::RestartAll),
+            KeyCode::Char('R') if self.calls.running() > 0 => {
+                self.overlays.modal = Some(Modal::RestartAll)
+            }
             KeyCode::Char('R') => return vec![Effect::RestartAll],
             KeyCode::Char('L') => self.open_ledger(),
             KeyCode::Char('t') if self.focus == Pane::Servers => self.open_trust_preview(),
@@ -143,7 +136,7 @@ impl App {
                 Pane::Tools => self.open_editor(),
                 Pane::Calls => {
                     if let Some(row) = self.calls.rows.get(self.call_sel) {
-                        self.modal = Some(Modal::Result {
+                        self.overlays.modal = Some(Modal::Result {
                             call: row.id,
                             scroll: 0,
                         });
@@ -207,8 +200,8 @@ impl App {
     /// calls running, the agent at work, a prompt being written.
     fn ask_quit(&mut self) -> Vec<Effect> {
         let at_stake = self.calls.running() > 0 || self.chat.busy() || !self.chat.input.is_blank();
-        if at_stake && !matches!(self.modal, Some(Modal::Quit)) {
-            self.modal = Some(Modal::Quit);
+        if at_stake && !self.overlays.quit_asked {
+            self.overlays.quit_asked = true;
             return Vec::new();
         }
         self.quit = true;
@@ -336,68 +329,80 @@ impl App {
         self.tool_sel = 0;
     }
 
+    /// The quit question: `y`, `q` or Ctrl-C again quit (a `y` in a burst of typing is not
+    /// taken), `n` or Esc stay.
+    fn quit_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Char('y' | 'q') => {
+                if let Err(why) = self.overlays.guard.confirm() {
+                    self.notify(Level::Warn, why);
+                    return Vec::new();
+                }
+                self.quit = true;
+                vec![Effect::Quit]
+            }
+            KeyCode::Char('c') if ctrl_c => {
+                self.quit = true;
+                vec![Effect::Quit]
+            }
+            KeyCode::Char('n') | KeyCode::Esc => {
+                self.overlays.quit_asked = false;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
         // Any key but `d` in the `L` list takes back its question about removing a rule.
-        if self.rule_removal.is_some() && !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete)
+        if self.overlays.rule_removal.is_some()
+            && !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete)
         {
-            self.rule_removal = None;
+            self.overlays.rule_removal = None;
             self.notice = None;
         }
         // A yes to quit, to restart everything or to write the trust is not taken from keys in
         // one burst with others (a paste, a sentence typed into the wrong pane).
         let confirms = matches!(
-            (&self.modal, key.code),
-            (Some(Modal::Quit), KeyCode::Char('y' | 'q'))
-                | (Some(Modal::RestartAll), KeyCode::Char('y' | 'R'))
+            (&self.overlays.modal, key.code),
+            (Some(Modal::RestartAll), KeyCode::Char('y' | 'R'))
                 | (Some(Modal::Trust(_)), KeyCode::Char('y') | KeyCode::Enter)
         );
         if confirms {
-            if let Err(why) = self.guard.confirm() {
+            if let Err(why) = self.overlays.guard.confirm() {
                 self.notify(Level::Warn, why);
                 return Vec::new();
             }
         }
-        let Some(modal) = self.modal.as_mut() else {
+        let Some(modal) = self.overlays.modal.as_mut() else {
             return Vec::new();
         };
         match modal {
             Modal::Editor(editor) => {
                 if ctrl_c {
-                    self.modal = None;
+                    self.overlays.modal = None;
                     return Vec::new();
                 }
                 match editor.on_key(key) {
                     EditorOutcome::Continue => {}
-                    EditorOutcome::Cancel => self.modal = None,
+                    EditorOutcome::Cancel => self.overlays.modal = None,
                     EditorOutcome::Submit(arguments) => {
                         let tool = editor.tool.clone();
                         self.last_arguments.insert(tool.clone(), arguments.clone());
-                        self.modal = None;
+                        self.overlays.modal = None;
                         self.set_focus(Pane::Calls);
                         self.call_sel = self.calls.rows.len();
                         return vec![Effect::Call { tool, arguments }];
                     }
                 }
             }
-            Modal::Quit => match key.code {
-                KeyCode::Char('y') | KeyCode::Char('q') => {
-                    self.quit = true;
-                    return vec![Effect::Quit];
-                }
-                KeyCode::Char('c') if ctrl_c => {
-                    self.quit = true;
-                    return vec![Effect::Quit];
-                }
-                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
-                _ => {}
-            },
             Modal::RestartAll => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('R') => {
-                    self.modal = None;
+                    self.overlays.modal = None;
                     return vec![Effect::RestartAll];
                 }
-                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
-                _ if ctrl_c => self.modal = None,
+                KeyCode::Char('n') | KeyCode::Esc => self.overlays.modal = None,
+                _ if ctrl_c => self.overlays.modal = None,
                 _ => {}
             },
             Modal::Trust(preview) => match key.code {
@@ -407,51 +412,51 @@ impl App {
                         trust: preview.to,
                         digest: self.config_digest,
                     };
-                    self.modal = None;
+                    self.overlays.modal = None;
                     return vec![effect];
                 }
-                KeyCode::Char('n') | KeyCode::Esc => self.modal = None,
-                _ if ctrl_c => self.modal = None,
+                KeyCode::Char('n') | KeyCode::Esc => self.overlays.modal = None,
+                _ if ctrl_c => self.overlays.modal = None,
                 code => {
                     preview.scroll_key(code);
                 }
             },
             Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
                 KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
-                    self.modal = None
+                    self.overlays.modal = None
                 }
-                _ if ctrl_c => self.modal = None,
+                _ if ctrl_c => self.overlays.modal = None,
                 code => {
-                    if let Some(to) = scrolled(*scroll, self.scroll_limit.get(), code) {
+                    if let Some(to) = scrolled(*scroll, self.overlays.scroll_limit.get(), code) {
                         *scroll = to;
                     }
                 }
             },
             Modal::Resource(view) => {
                 if ctrl_c {
-                    self.modal = None;
+                    self.overlays.modal = None;
                     return Vec::new();
                 }
                 match view.on_key(key) {
                     ViewOutcome::Continue => {}
-                    ViewOutcome::Close => self.modal = None,
+                    ViewOutcome::Close => self.overlays.modal = None,
                     ViewOutcome::Effect(effect) => return vec![effect],
                 }
             }
             Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => {
                 if ctrl_c || view.on_key(key) {
-                    self.modal = None;
+                    self.overlays.modal = None;
                 }
             }
             Modal::Form(form) => {
                 if ctrl_c {
-                    self.modal = None;
+                    self.overlays.modal = None;
                     return Vec::new();
                 }
                 match form.on_key(key) {
                     FormOutcome::Continue => {}
                     FormOutcome::Complete => return form.completion_request(),
-                    FormOutcome::Cancel | FormOutcome::Decline => self.modal = None,
+                    FormOutcome::Cancel | FormOutcome::Decline => self.overlays.modal = None,
                     FormOutcome::Submit(content) => {
                         let purpose = form.purpose.clone();
                         return self.form_sent(purpose, content);
@@ -479,8 +484,8 @@ impl App {
                     Some(LedgerRow::Rule { index, rule }) => {
                         let (index, label, decision) =
                             (*index, rule_label(*index, rule), rule.decision);
-                        if self.rule_removal != Some(index) {
-                            self.rule_removal = Some(index);
+                        if self.overlays.rule_removal != Some(index) {
+                            self.overlays.rule_removal = Some(index);
                             let then = match decision {
                                 RuleDecision::Deny => "the calls it denies would run again",
                                 RuleDecision::Allow => "the calls it allows would be asked again",
@@ -495,7 +500,7 @@ impl App {
                             );
                             return Vec::new();
                         }
-                        self.rule_removal = None;
+                        self.overlays.rule_removal = None;
                         self.notify(
                             Level::Info,
                             format!("removing {label} from the config file…"),
@@ -507,8 +512,10 @@ impl App {
                     }
                     None => {}
                 },
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('L') => self.modal = None,
-                _ if ctrl_c => self.modal = None,
+                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('L') => {
+                    self.overlays.modal = None
+                }
+                _ if ctrl_c => self.overlays.modal = None,
                 _ => {}
             },
         }
@@ -529,9 +536,9 @@ impl App {
             FormPurpose::Template { server, template } => {
                 let uri = crate::runtime::expand_template(&template, &values);
                 let shown = crate::text::sanitize_line(&uri, 200);
-                self.modal = Some(Modal::Resource(super::modals::viewer::ResourceView::new(
-                    &server, &uri, &shown, false,
-                )));
+                self.overlays.modal = Some(Modal::Resource(
+                    super::modals::viewer::ResourceView::new(&server, &uri, &shown, false),
+                ));
                 vec![Effect::ReadResource { server, uri }]
             }
             FormPurpose::Prompt {
@@ -539,7 +546,7 @@ impl App {
                 name,
                 into_conversation: true,
             } => {
-                self.modal = None;
+                self.overlays.modal = None;
                 self.send_to_agent(Some(PromptUse {
                     server,
                     name,
@@ -557,7 +564,7 @@ impl App {
             // Elicitation forms are answered from the queue, a call's form by the call editor:
             // never from here.
             FormPurpose::Elicitation { .. } | FormPurpose::Call { .. } => {
-                self.modal = None;
+                self.overlays.modal = None;
                 Vec::new()
             }
         }

@@ -23,6 +23,7 @@ mod login;
 mod messages;
 pub mod modals;
 mod open;
+pub mod overlay;
 pub mod panes;
 pub mod sample;
 pub mod state;
@@ -30,25 +31,7 @@ pub mod theme;
 mod view;
 
 #[cfg(test)]
-mod fixtures;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_content;
-#[cfg(test)]
-mod tests_keys;
-#[cfg(test)]
-mod tests_narrow;
-#[cfg(test)]
-mod tests_restart;
-#[cfg(test)]
-mod tests_rules;
-#[cfg(test)]
-mod tests_sampling;
-#[cfg(test)]
-mod tests_startup;
-#[cfg(test)]
-mod tests_views;
 
 use std::io::{self, Stdout};
 use std::process::ExitCode;

@@ -20,7 +20,7 @@ impl App {
         };
         match self.selected_instructions() {
             Some(text) => {
-                self.modal = Some(Modal::Instructions(TextView::of_text(
+                self.overlays.modal = Some(Modal::Instructions(TextView::of_text(
                     format!("{server} · instructions"),
                     &text,
                 )))
@@ -33,7 +33,7 @@ impl App {
     /// pane cuts a long summary on a small screen).
     pub(super) fn open_details(&mut self) {
         if let Some((title, text)) = super::panes::details::whole_text(self) {
-            self.modal = Some(Modal::Text(TextView::of_text(title, &text)));
+            self.overlays.modal = Some(Modal::Text(TextView::of_text(title, &text)));
         }
     }
 
@@ -54,7 +54,7 @@ impl App {
             row.server.clone()
         };
         let title = format!("{} · {from} · {word}", crate::text::fmt_duration(row.at));
-        self.modal = Some(Modal::Text(TextView::of_text(title, &row.text)));
+        self.overlays.modal = Some(Modal::Text(TextView::of_text(title, &row.text)));
     }
 
     /// `d` on a tool: its whole description, traits and input schema.
@@ -81,7 +81,7 @@ impl App {
             t.provenance,
             serde_json::to_string_pretty(&t.schema).unwrap_or_default()
         ));
-        self.modal = Some(Modal::Text(TextView::of_text(t.name.clone(), &text)));
+        self.overlays.modal = Some(Modal::Text(TextView::of_text(t.name.clone(), &text)));
     }
 
     /// `L`: the rules of the config file (they last) and the session approvals, each revocable.
@@ -97,13 +97,13 @@ impl App {
                 .chain(gate.ledger().into_iter().map(LedgerRow::Session))
                 .collect()
         });
-        let selected = match &self.modal {
+        let selected = match &self.overlays.modal {
             Some(Modal::Ledger { selected, .. }) => {
                 (*selected).min(entries.len().saturating_sub(1))
             }
             _ => 0,
         };
-        self.modal = Some(Modal::Ledger { entries, selected });
+        self.overlays.modal = Some(Modal::Ledger { entries, selected });
     }
 
     /// `t`: the preview of toggling the selected server's trust, computed from the tools as
@@ -130,7 +130,7 @@ impl App {
                     .is_some_and(|o: &ToolOrigin| o.server == name)
             })
             .count();
-        self.modal = Some(Modal::Trust(TrustPreview {
+        self.overlays.modal = Some(Modal::Trust(TrustPreview {
             server: name.clone(),
             from,
             to,
@@ -145,7 +145,7 @@ impl App {
         if let Some(s) = self.selected_server() {
             let title = format!("{} · how it is started", s.name);
             let text = s.launch.lines.join("\n");
-            self.modal = Some(Modal::Text(TextView::of_text(title, &text)));
+            self.overlays.modal = Some(Modal::Text(TextView::of_text(title, &text)));
         }
     }
 }

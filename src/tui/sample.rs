@@ -71,7 +71,7 @@ impl App {
         );
         let server = request.server.clone();
         self.event(&server, EventKind::Request, text);
-        self.samplings.push_back(Sampling {
+        self.overlays.samplings.push_back(Sampling {
             request,
             stage: SamplingStage::Review { problem: None },
             scroll: 0,
@@ -81,7 +81,7 @@ impl App {
     /// Drops requests the server withdrew or that were answered (a model still answering one
     /// is stopped).
     pub(super) fn prune_samplings(&mut self) {
-        self.samplings.retain_mut(|s| {
+        self.overlays.samplings.retain_mut(|s| {
             let open = s.request.is_open();
             if !open {
                 s.stop();
@@ -91,7 +91,7 @@ impl App {
     }
 
     fn next_sampling(&mut self) {
-        if let Some(mut first) = self.samplings.pop_front() {
+        if let Some(mut first) = self.overlays.samplings.pop_front() {
             first.stop();
         }
     }
@@ -101,7 +101,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let model_state = self.model_state();
-        let Some(first) = self.samplings.front_mut() else {
+        let Some(first) = self.overlays.samplings.front_mut() else {
             return Vec::new();
         };
         let server = first.request.server.clone();
@@ -184,7 +184,7 @@ impl App {
 
     /// Pasted text goes into the answer being edited.
     pub(super) fn sampling_paste(&mut self, text: &str) -> bool {
-        match self.samplings.front_mut().map(|s| &mut s.stage) {
+        match self.overlays.samplings.front_mut().map(|s| &mut s.stage) {
             Some(SamplingStage::Answer { editor, .. }) => {
                 editor.insert_str(text);
                 true
@@ -208,7 +208,12 @@ impl App {
 
     /// The model answered request `id` (or could not).
     pub(super) fn sampled(&mut self, id: u64, result: Result<Sampled, String>) {
-        let Some(sampling) = self.samplings.iter_mut().find(|s| s.request.id == id) else {
+        let Some(sampling) = self
+            .overlays
+            .samplings
+            .iter_mut()
+            .find(|s| s.request.id == id)
+        else {
             return;
         };
         // A stopped request's late answer is dropped.
@@ -237,7 +242,7 @@ impl App {
     /// Starts the model on request `id` (`Effect::Sample`): its answer comes back as
     /// `AppEvent::Sampled`.
     pub(super) fn run_sample(&self, id: u64, tx: &mpsc::Sender<AppEvent>) {
-        let Some(sampling) = self.samplings.iter().find(|s| s.request.id == id) else {
+        let Some(sampling) = self.overlays.samplings.iter().find(|s| s.request.id == id) else {
             return;
         };
         let SamplingStage::Asking { cancel, .. } = &sampling.stage else {

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::app::{App, Pane};
 use super::modals::{self, centered, Modal};
+use super::overlay::Layer;
 use super::panes;
 use crate::runtime::ElicitationMode;
 
@@ -186,12 +187,31 @@ impl App {
         frame.render_widget(Paragraph::new(Line::from(spans)), area);
     }
 
-    /// The modal on top: the quit question over anything else, then an approval, a server's
-    /// question or a sampling request, then a picker or the modal of the moment.
+    /// The view on top of the panes, as the overlay stack says (`overlay.rs`). The quit
+    /// question is a small box: the view under it stays in sight.
     fn render_modal(&self, frame: &mut Frame, area: Rect) {
-        self.render_waiting_or_modal(frame, area);
-        if matches!(self.modal, Some(Modal::Quit)) {
-            self.render_quit(frame, area);
+        let under_quit = |layer| layer != Layer::Quit && self.layer_open(layer);
+        match self.top_layer() {
+            Some(Layer::Quit) => {
+                if let Some(under) = self.overlays.top(under_quit) {
+                    self.render_layer(under, frame, area);
+                }
+                self.render_quit(frame, area);
+            }
+            Some(layer) => self.render_layer(layer, frame, area),
+            None => {}
+        }
+    }
+
+    fn render_layer(&self, layer: Layer, frame: &mut Frame, area: Rect) {
+        match layer {
+            Layer::Quit => self.render_quit(frame, area),
+            Layer::Approval => self.render_approval(frame, area),
+            Layer::Elicitation => self.render_elicitation(frame, area),
+            Layer::Sampling => self.render_sampling(frame, area),
+            Layer::Modal => self.render_dialog(frame, area),
+            Layer::ProfilePicker => panes::conversation::render_picker(self, frame, area),
+            Layer::ContentPicker => super::chat::pick::render(self, frame, area),
         }
     }
 
@@ -264,80 +284,82 @@ impl App {
         self.render_question(frame, area, (" Quit? ", 50), text.to_string(), keys);
     }
 
-    fn render_waiting_or_modal(&self, frame: &mut Frame, area: Rect) {
+    fn render_approval(&self, frame: &mut Frame, area: Rect) {
+        let Some(request) = self.overlays.approvals.front() else {
+            return;
+        };
         let theme = self.theme;
-        // A pending approval comes before anything else.
-        if let Some(request) = self.approvals.front() {
-            let turn = self.chat.line_by_runtime_id(request.id).map(|l| l.turn);
-            let asked = modals::asked::lines(request, self.asked_ago(request.id), turn, theme);
-            let last = modals::approval::render(
-                frame,
-                area,
-                request,
-                modals::approval::ApprovalView {
-                    queued: self.approvals.len(),
-                    scroll: self.approval_scroll,
-                    confirm: self.approval_confirm,
-                    asked,
-                },
-                theme,
-            );
-            self.scroll_limit.set(last);
+        let turn = self.chat.line_by_runtime_id(request.id).map(|l| l.turn);
+        let asked = modals::asked::lines(request, self.asked_ago(request.id), turn, theme);
+        let last = modals::approval::render(
+            frame,
+            area,
+            request,
+            modals::approval::ApprovalView {
+                queued: self.overlays.approvals.len(),
+                scroll: self.overlays.approval_scroll,
+                confirm: self.overlays.approval_confirm,
+                asked,
+            },
+            theme,
+        );
+        self.overlays.scroll_limit.set(last);
+    }
+
+    /// A server's question: its form, or its URL.
+    fn render_elicitation(&self, frame: &mut Frame, area: Rect) {
+        let Some(request) = self.overlays.elicitations.front() else {
             return;
-        }
-        if self.chat.picker.is_some() {
-            panes::conversation::render_picker(self, frame, area);
-            return;
-        }
-        if self.chat.content_picker.is_some() {
-            super::chat::pick::render(self, frame, area);
-            return;
-        }
-        // Then a server's question.
-        if let Some(request) = self.elicitations.front() {
-            let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
-            match (&self.elicitation_form, &request.mode) {
-                (Some(form), ElicitationMode::Form { .. }) => form.render(frame, rect, theme),
-                (_, _) => modals::elicitation::render_url(
-                    frame,
-                    rect,
-                    request,
-                    self.elicitations.len(),
-                    theme,
-                ),
-            }
-            return;
-        }
-        // Then a server's sampling request.
-        if let Some(first) = self.samplings.front() {
-            let rect = centered(area, 80, 80, 76.min(area.width), 20.min(area.height));
-            let model = self
-                .chat
-                .current_profile()
-                .map(|p| p.model.clone())
-                .unwrap_or_else(|| "no model".into());
-            modals::sampling::render(
+        };
+        let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
+        match (&self.overlays.elicitation_form, &request.mode) {
+            (Some(form), ElicitationMode::Form { .. }) => form.render(frame, rect, self.theme),
+            (_, _) => modals::elicitation::render_url(
                 frame,
                 rect,
-                first,
-                self.samplings.len(),
-                &model,
-                self.now,
-                theme,
-            );
-            return;
+                request,
+                self.overlays.elicitations.len(),
+                self.theme,
+            ),
         }
-        let Some(modal) = &self.modal else {
+    }
+
+    /// A server's sampling request.
+    fn render_sampling(&self, frame: &mut Frame, area: Rect) {
+        let Some(first) = self.overlays.samplings.front() else {
+            return;
+        };
+        let rect = centered(area, 80, 80, 76.min(area.width), 20.min(area.height));
+        let model = self
+            .chat
+            .current_profile()
+            .map(|p| p.model.clone())
+            .unwrap_or_else(|| "no model".into());
+        modals::sampling::render(
+            frame,
+            rect,
+            first,
+            self.overlays.samplings.len(),
+            &model,
+            self.now,
+            self.theme,
+        );
+    }
+
+    /// The dialog the operator opened.
+    fn render_dialog(&self, frame: &mut Frame, area: Rect) {
+        let theme = self.theme;
+        let Some(modal) = &self.overlays.modal else {
             return;
         };
         match modal {
-            Modal::Help { scroll } => self.scroll_limit.set(modals::help::render(
+            Modal::Help { scroll } => self.overlays.scroll_limit.set(modals::help::render(
                 frame,
                 centered(area, 60, 80, 80.min(area.width), 20.min(area.height)),
                 *scroll,
                 theme,
             )),
-            Modal::Trust(preview) => self.scroll_limit.set(modals::trust::render(
+            Modal::Trust(preview) => self.overlays.scroll_limit.set(modals::trust::render(
                 frame,
                 centered(area, 70, 60, 80.min(area.width), 18.min(area.height)),
                 preview,
@@ -351,7 +373,7 @@ impl App {
             ),
             Modal::Result { call, scroll } => {
                 if let Some(row) = self.calls.rows.iter().find(|r| r.id == *call) {
-                    self.scroll_limit.set(modals::result::render(
+                    self.overlays.scroll_limit.set(modals::result::render(
                         frame,
                         centered(area, 80, 80, 70.min(area.width), 14.min(area.height)),
                         row,
@@ -360,8 +382,6 @@ impl App {
                     ));
                 }
             }
-            // Drawn last, over whatever else waits (`render_modal`).
-            Modal::Quit => {}
             Modal::RestartAll => self.render_restart_all(frame, area),
             Modal::Resource(view) => view.render(
                 frame,

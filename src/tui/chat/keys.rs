@@ -44,7 +44,7 @@ impl App {
             KeyCode::Char('u') if ctrl => input.clear(),
             KeyCode::Char(c) if !ctrl && !alt => {
                 input.insert(c);
-                self.guard.typed(self.now);
+                self.overlays.guard.typed(self.now);
             }
             KeyCode::Backspace => input.backspace(),
             KeyCode::Delete => input.delete(),
@@ -88,24 +88,33 @@ impl App {
                 });
                 self.chat.hold_from_here();
             }
-            KeyCode::F(1) => self.modal = Some(Modal::Help { scroll: 0 }),
+            KeyCode::F(1) => self.overlays.modal = Some(Modal::Help { scroll: 0 }),
             _ => {}
         }
         Some(Vec::new())
     }
 
+    /// Pasted text (bracketed paste), for whatever takes typing now.
+    pub fn on_paste(&mut self, text: &str) {
+        self.paste(text);
+        self.sync_overlays();
+    }
+
     /// Pasted text goes into a sampling answer being edited, else into the input box when the
     /// Conversation pane has focus.
-    pub fn on_paste(&mut self, text: &str) {
-        if self.approvals.is_empty() && self.elicitations.is_empty() && self.sampling_paste(text) {
+    fn paste(&mut self, text: &str) {
+        if self.overlays.approvals.is_empty()
+            && self.overlays.elicitations.is_empty()
+            && self.sampling_paste(text)
+        {
             return;
         }
         if self.focus == crate::tui::app::Pane::Conversation
-            && self.approvals.is_empty()
-            && self.modal.is_none()
+            && self.overlays.approvals.is_empty()
+            && self.overlays.modal.is_none()
         {
             self.chat.input.insert_str(text);
-            self.guard.typed(self.now);
+            self.overlays.guard.typed(self.now);
         }
     }
 
@@ -137,7 +146,7 @@ impl App {
             AgentStatus::Off => return Vec::new(),
         };
         let text = self.chat.input.take();
-        self.guard.sent();
+        self.overlays.guard.sent();
         let attachments = std::mem::take(&mut self.chat.attachments);
         if !text.trim().is_empty() {
             self.chat

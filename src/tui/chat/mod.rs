@@ -18,11 +18,7 @@ pub mod task;
 pub mod wrap;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod tests_keys;
-#[cfg(test)]
-mod tests_pick;
+pub(in crate::tui) mod tests;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;

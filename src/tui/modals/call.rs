@@ -1,8 +1,8 @@
 //! The call editor: a tool's arguments as a form, one field per property of its input schema
 //! (its description, type, choices, required mark and default; a property no form field fits
 //! is typed as JSON), or as raw JSON (Ctrl-R switches, keeping what was typed). What is sent is
-//! checked against the schema first (leniently, DESIGN §3). It opens with the tool's last
-//! arguments of the session, if it was called before.
+//! checked against the schema first (leniently, docs/ARCHITECTURE.md §3). It opens with the
+//! tool's last arguments of the session, if it was called before.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -258,7 +258,7 @@ fn fill(form: &mut FormEditor, args: &Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::fixtures::{ctrl, key};
+    use crate::tui::tests::fixtures::{ctrl, key};
     use serde_json::json;
 
     /// mcp-server-fetch's `fetch`, as it lists it.

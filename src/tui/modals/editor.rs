@@ -1,6 +1,6 @@
 //! The raw JSON argument editor: a small multi-line JSON editor prefilled from the tool's input
-//! schema (or given arguments), checked (leniently, DESIGN §3) before the call is sent. The call
-//! editor (`call.rs`) switches to it from its form with Ctrl-R.
+//! schema (or given arguments), checked (leniently, docs/ARCHITECTURE.md §3) before the call is
+//! sent. The call editor (`call.rs`) switches to it from its form with Ctrl-R.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -250,7 +250,7 @@ impl ArgsEditor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::fixtures::key;
+    use crate::tui::tests::fixtures::key;
     use serde_json::json;
 
     fn schema() -> Value {

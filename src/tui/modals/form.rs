@@ -392,7 +392,7 @@ impl FormEditor {
 mod tests {
     use super::*;
     use crate::runtime::TextFormat;
-    use crate::tui::fixtures::{ctrl, key};
+    use crate::tui::tests::fixtures::{ctrl, key};
     use serde_json::json;
 
     fn form() -> FormEditor {

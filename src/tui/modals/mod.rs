@@ -1,6 +1,6 @@
-//! Modals: the dialogs drawn over the panes. The approval, elicitation and sampling modals are
-//! not here in `Modal`: pending approvals, then servers' elicitations, then their sampling
-//! requests, queue in the app and always come first.
+//! Modals: the dialogs drawn over the panes. `Modal` is the dialog the operator opened; the
+//! approval, elicitation and sampling views queue in the overlay stack (`tui/overlay.rs`),
+//! which decides which view is on top.
 
 pub mod approval;
 pub mod asked;
@@ -33,8 +33,6 @@ pub enum Modal {
     Editor(Box<call::CallEditor>),
     /// Enter on a call: its whole result.
     Result { call: u64, scroll: u16 },
-    /// `q` while calls run.
-    Quit,
     /// `R` while calls run: restarting every server cancels them.
     RestartAll,
     /// `L`: the rules of the config file and the approvals remembered for this session.

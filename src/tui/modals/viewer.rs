@@ -464,7 +464,7 @@ impl TextView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::fixtures::key;
+    use crate::tui::tests::fixtures::key;
 
     #[test]
     fn a_blob_is_saved_under_a_safe_name() {

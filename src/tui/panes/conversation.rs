@@ -99,7 +99,8 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         input.rows.into_iter().skip(top).take(visible).collect()
     };
     frame.render_widget(Paragraph::new(lines), input_area);
-    let modal_open = !app.approvals.is_empty() || app.modal.is_some() || chat.picker.is_some();
+    let modal_open =
+        !app.overlays.approvals.is_empty() || app.overlays.modal.is_some() || chat.picker.is_some();
     if focused && !modal_open {
         let x = input_area.x + (cursor_x as u16).min(input_area.width.saturating_sub(1));
         let y = input_area.y + (cursor_row - top) as u16;
@@ -176,7 +177,7 @@ fn status_line(app: &App, scroll: usize, width: usize) -> Line<'static> {
                 format!("model turn {}", turn.model_turn)
             };
             // Under an approval Esc answers it (deny): the turn goes on.
-            let keys = if app.approvals.is_empty() {
+            let keys = if app.overlays.approvals.is_empty() {
                 "Esc cancels"
             } else {
                 "waiting for your approval"

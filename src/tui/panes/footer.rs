@@ -10,6 +10,7 @@ use crate::runtime::ElicitationMode;
 use crate::tui::app::{App, Level, Pane};
 use crate::tui::content::RowKind;
 use crate::tui::modals::Modal;
+use crate::tui::overlay::Layer;
 use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
@@ -33,75 +34,86 @@ fn own_keys(app: &App) -> Result<Keys, Keys> {
 }
 
 fn modal_keys(app: &App) -> Keys {
-    if let Some(request) = app.approvals.front() {
-        if app.approval_confirm {
-            return vec![("y", "always allow"), ("n/Esc", "back")];
-        }
-        // Deny next to allow: a footer too narrow for every key cuts from the end.
-        let mut k = vec![("y", "allow once"), ("n/Esc", "deny")];
-        if request.session_approval_allowed() {
-            k.push(("a", "allow for session"));
-        }
-        k.push(("A", "always"));
-        if app.scroll_limit.get() > 0 {
-            k.push(("↑↓", "scroll"));
-        }
-        return k;
-    }
-    if let Some(first) = app.elicitations.front() {
-        return match (&first.mode, &app.elicitation_form) {
-            (ElicitationMode::Form { .. }, Some(form)) => form.keys(),
-            (ElicitationMode::Form { .. }, None) | (ElicitationMode::Url { .. }, _) => {
+    let o = &app.overlays;
+    match app.top_layer() {
+        Some(Layer::Quit) => vec![("y", "quit"), ("n/Esc", "stay")],
+        Some(Layer::Approval) => approval_keys(app),
+        Some(Layer::Elicitation) => match o.elicitations.front().map(|first| &first.mode) {
+            Some(ElicitationMode::Form { .. }) if o.elicitation_form.is_some() => o
+                .elicitation_form
+                .as_ref()
+                .map(|form| form.keys())
+                .unwrap_or_default(),
+            Some(ElicitationMode::Form { .. } | ElicitationMode::Url { .. }) | None => {
                 crate::tui::modals::elicitation::url_keys()
             }
-        };
-    }
-    if let Some(first) = app.samplings.front() {
-        return crate::tui::modals::sampling::keys(first);
-    }
-    match &app.modal {
-        Some(Modal::Resource(view)) => return view.keys(),
-        Some(Modal::Form(form)) => return form.keys(),
-        Some(Modal::Prompt(_) | Modal::Instructions(_) | Modal::Text(_)) => {
-            return vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")];
-        }
-        Some(Modal::Editor(editor)) => return editor.keys(),
-        Some(Modal::Trust(_)) => {
-            let mut k = vec![("y/Enter", "write"), ("n/Esc", "cancel")];
-            if app.scroll_limit.get() > 0 {
-                k.push(("↑↓/PgUp/PgDn", "scroll"));
-            }
-            return k;
-        }
-        Some(Modal::Quit) => return vec![("y", "quit"), ("n/Esc", "stay")],
-        Some(Modal::RestartAll) => return vec![("y", "restart all"), ("n/Esc", "back")],
-        Some(Modal::Ledger { .. }) => {
-            return vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")]
-        }
-        Some(Modal::Help { .. }) | Some(Modal::Result { .. }) => {
-            return if app.scroll_limit.get() > 0 {
-                vec![("↑↓", "scroll"), ("Esc", "close")]
-            } else {
-                vec![("Esc", "close")]
-            };
-        }
-        None => {}
-    }
-    if app.chat.picker.is_some() {
-        return vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")];
-    }
-    if app.chat.content_picker.is_some() {
-        return vec![
+        },
+        Some(Layer::Sampling) => o
+            .samplings
+            .front()
+            .map(crate::tui::modals::sampling::keys)
+            .unwrap_or_default(),
+        Some(Layer::Modal) => o
+            .modal
+            .as_ref()
+            .map(|m| dialog_keys(app, m))
+            .unwrap_or_default(),
+        Some(Layer::ProfilePicker) => vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")],
+        Some(Layer::ContentPicker) => vec![
             ("Enter", "pick"),
             ("↑↓", "move"),
             ("type", "filter"),
             ("Esc", "as text"),
-        ];
+        ],
+        None if app.filter_editing => vec![("Enter", "keep filter"), ("Esc", "clear")],
+        None => Vec::new(),
     }
-    if app.filter_editing {
-        return vec![("Enter", "keep filter"), ("Esc", "clear")];
+}
+
+/// The approval's keys (or those of `A`'s second question).
+fn approval_keys(app: &App) -> Keys {
+    let Some(request) = app.overlays.approvals.front() else {
+        return Vec::new();
+    };
+    if app.overlays.approval_confirm {
+        return vec![("y", "always allow"), ("n/Esc", "back")];
     }
-    Vec::new()
+    // Deny next to allow: a footer too narrow for every key cuts from the end.
+    let mut k = vec![("y", "allow once"), ("n/Esc", "deny")];
+    if request.session_approval_allowed() {
+        k.push(("a", "allow for session"));
+    }
+    k.push(("A", "always"));
+    if app.overlays.scroll_limit.get() > 0 {
+        k.push(("↑↓", "scroll"));
+    }
+    k
+}
+
+/// The keys of the dialog the operator opened.
+fn dialog_keys(app: &App, modal: &Modal) -> Keys {
+    let scrolls = app.overlays.scroll_limit.get() > 0;
+    match modal {
+        Modal::Resource(view) => view.keys(),
+        Modal::Form(form) => form.keys(),
+        Modal::Prompt(_) | Modal::Instructions(_) | Modal::Text(_) => {
+            vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")]
+        }
+        Modal::Editor(editor) => editor.keys(),
+        Modal::Trust(_) => {
+            let mut k = vec![("y/Enter", "write"), ("n/Esc", "cancel")];
+            if scrolls {
+                k.push(("↑↓/PgUp/PgDn", "scroll"));
+            }
+            k
+        }
+        Modal::RestartAll => vec![("y", "restart all"), ("n/Esc", "back")],
+        Modal::Ledger { .. } => vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")],
+        Modal::Help { .. } | Modal::Result { .. } if scrolls => {
+            vec![("↑↓", "scroll"), ("Esc", "close")]
+        }
+        Modal::Help { .. } | Modal::Result { .. } => vec![("Esc", "close")],
+    }
 }
 
 /// The focused pane's keys, each only where it applies to the selected row (a key that would

@@ -2,15 +2,15 @@
 //! its config errors, a restart counting down, `r` on a disabled server, a write refused
 //! because the file changed on disk. The fixtures are the snapshot tests' (`tests.rs`).
 
-use super::fixtures::{key, populated};
-use super::modals::Modal;
 use crate::runtime::RuntimeEvent;
+use crate::tui::modals::Modal;
+use crate::tui::tests::fixtures::{key, populated};
 
 /// `R` on a config with several mistakes: every one of them reaches Events, the notice says
 /// the first and how many more.
 #[test]
 fn every_config_error_of_a_refused_restart_is_shown() {
-    use super::app::AppEvent;
+    use crate::tui::app::AppEvent;
     let text = "mcp:\n  servers:\n    - name: a\n      comand: x\n      argz: []\n";
     let err = crate::config::load_str(std::path::Path::new("c.yaml"), text, &|_| None)
         .expect_err("two unknown keys");
@@ -37,37 +37,37 @@ fn every_config_error_of_a_refused_restart_is_shown() {
 
 #[test]
 fn restart_all_asks_first_while_calls_run() {
-    use super::app::Effect;
+    use crate::tui::app::Effect;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     assert!(app.calls.running() > 0);
     assert!(app.on_key(key(KeyCode::Char('R'))).is_empty());
-    assert!(matches!(app.modal, Some(Modal::RestartAll)));
-    let screen = super::tests::draw(&app, (80, 24));
+    assert!(matches!(app.overlays.modal, Some(Modal::RestartAll)));
+    let screen = crate::tui::tests::draw(&app, (80, 24));
     assert!(
         screen.contains("still running: restart every server and cancel them?"),
         "{screen}"
     );
     assert!(app.on_key(key(KeyCode::Esc)).is_empty());
-    assert!(app.modal.is_none());
+    assert!(app.overlays.modal.is_none());
     app.on_key(key(KeyCode::Char('R')));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
         vec![Effect::RestartAll]
     );
-    assert!(app.modal.is_none());
+    assert!(app.overlays.modal.is_none());
 }
 
 /// A restart counting down keeps frames coming (the countdown froze: nothing else moved).
 #[test]
 fn a_restart_counting_down_keeps_frames_coming() {
     use crate::runtime::McpEvent;
-    let mut app = super::app::App::new(
-        &super::fixtures::config(),
-        super::theme::Theme::plain(),
+    let mut app = crate::tui::app::App::new(
+        &crate::tui::tests::fixtures::config(),
+        crate::tui::theme::Theme::plain(),
         std::time::Instant::now(),
     );
-    let report = super::fixtures::ready_report("notes");
+    let report = crate::tui::tests::fixtures::ready_report("notes");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert!(!app.restart_counting_down());
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerDown {
@@ -87,7 +87,7 @@ fn a_restart_counting_down_keeps_frames_coming() {
     }));
     assert!(app.restart_counting_down());
     assert!(app.animating());
-    let report = super::fixtures::ready_report("notes");
+    let report = crate::tui::tests::fixtures::ready_report("notes");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert!(!app.restart_counting_down());
 }
@@ -97,7 +97,7 @@ fn a_restart_counting_down_keeps_frames_coming() {
 #[test]
 fn restarting_a_disabled_server_says_how_to_enable_it() {
     let (mut app, _) = populated();
-    let config = super::fixtures::config();
+    let config = crate::tui::tests::fixtures::config();
     let parked = config
         .mcp
         .servers
@@ -105,7 +105,7 @@ fn restarting_a_disabled_server_says_how_to_enable_it() {
         .find(|s| s.name == "parked")
         .expect("parked");
     let report = crate::runtime::ServerReport::disabled(parked);
-    app.on_app_event(super::app::AppEvent::ServerRestarted(report));
+    app.on_app_event(crate::tui::app::AppEvent::ServerRestarted(report));
     assert_eq!(
         app.notice.as_ref().map(|(_, t)| t.as_str()),
         Some("parked not started: its entry says enabled: false (`aimon-console enable parked`, then r)")
@@ -115,7 +115,7 @@ fn restarting_a_disabled_server_says_how_to_enable_it() {
 /// A write refused because the file changed on disk says how the console loads it again.
 #[test]
 fn a_file_changed_on_disk_says_r_loads_it_again() {
-    let why = super::write_failure(crate::config::WriteError::Changed {
+    let why = crate::tui::write_failure(crate::config::WriteError::Changed {
         path: "/home/op/aimon.yaml".into(),
     });
     assert_eq!(
@@ -128,7 +128,7 @@ fn a_file_changed_on_disk_says_r_loads_it_again() {
 #[test]
 fn restart_all_marks_the_stderr_tails_it_keeps() {
     let (mut app, _) = populated();
-    let broken = |app: &super::app::App| {
+    let broken = |app: &crate::tui::app::App| {
         app.servers
             .iter()
             .find(|s| s.name == "broken")
@@ -136,13 +136,17 @@ fn restart_all_marks_the_stderr_tails_it_keeps() {
             .unwrap_or_default()
     };
     assert_eq!(broken(&app), ["starting broken", "boom"]);
-    app.on_app_event(super::app::AppEvent::Restarting(
+    app.on_app_event(crate::tui::app::AppEvent::Restarting(
         1,
-        Ok(Box::new(super::fixtures::config())),
+        Ok(Box::new(crate::tui::tests::fixtures::config())),
     ));
     assert_eq!(
         broken(&app),
-        ["starting broken", "boom", super::app::RESTART_ALL_MARKER]
+        [
+            "starting broken",
+            "boom",
+            crate::tui::app::RESTART_ALL_MARKER
+        ]
     );
     // A server with nothing on stderr gets no marker.
     let notes = app

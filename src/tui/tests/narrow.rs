@@ -2,11 +2,11 @@
 //! tab showing, a start time, a tool's side effect, a resource's URI). The fixtures are
 //! `tests.rs`'s and `tests_content.rs`'s.
 
-use super::app::Pane;
-use super::content::ContentEvent;
-use super::fixtures::populated;
-use super::tests::draw;
-use super::tests_content::{content, listing};
+use crate::tui::app::Pane;
+use crate::tui::content::ContentEvent;
+use crate::tui::tests::draw;
+use crate::tui::tests::fixtures::populated;
+use crate::tui::tests::server_content::{content, listing};
 
 /// On a narrow screen the Servers title drops its least needed parts whole (the deadline, then
 /// the bars' scale) instead of being cut mid-word, and the tab strip uses short titles so every
@@ -139,7 +139,10 @@ fn a_narrow_resources_pane_keeps_room_for_the_uri() {
 fn a_short_screen_keeps_the_approvals_choices_and_arguments() {
     let (mut app, _) = populated();
     app.on_runtime_event(crate::runtime::RuntimeEvent::ApprovalRequested(
-        super::tests::approval(7, super::fixtures::ignored("notes", "write_note")),
+        crate::tui::tests::approval(
+            7,
+            crate::tui::tests::fixtures::ignored("notes", "write_note"),
+        ),
     ));
     for (w, h) in [(40, 14), (60, 12), (80, 24)] {
         let screen = draw(&app, (w, h));
@@ -156,13 +159,13 @@ fn a_short_screen_keeps_the_approvals_choices_and_arguments() {
         // What does not fit scrolls into view, the choices staying: the effect and the
         // arguments are all reachable.
         let mut seen = screen.clone();
-        for scroll in 1..=app.scroll_limit.get() {
-            app.approval_scroll = scroll;
+        for scroll in 1..=app.overlays.scroll_limit.get() {
+            app.overlays.approval_scroll = scroll;
             let more = draw(&app, (w, h));
             assert!(more.contains("n/Esc deny"), "{w}x{h} at {scroll}\n{more}");
             seen.push_str(&more);
         }
-        app.approval_scroll = 0;
+        app.overlays.approval_scroll = 0;
         for part in ["effect  MUTATING", "arguments:", "\"title\": \"groceries\""] {
             assert!(seen.contains(part), "{w}x{h}: {part}\n{seen}");
         }

@@ -1,33 +1,44 @@
 //! Snapshot tests of every pane and modal at 80×24 and 140×40 (ratatui TestBackend + insta),
 //! from the states `fixtures.rs` builds; `draw` and `snapshot` are shared with the other tests.
 
+pub(in crate::tui) mod fixtures;
+mod keys;
+mod narrow;
+mod overlays;
+mod restart;
+mod rules;
+pub(in crate::tui) mod sampling;
+pub(in crate::tui) mod server_content;
+mod startup;
+mod views;
+
 use std::time::{Duration, Instant};
 
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::json;
 
-use super::app::{App, Pane};
-use super::fixtures::{config, descriptor, ignored, populated, trusted_write_note};
-use super::modals::call::CallEditor;
-use super::modals::trust::TrustPreview;
-use super::modals::Modal;
-use super::state::ToolRow;
-use super::theme::Theme;
 use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::{McpEvent, RuntimeEvent, StartPhase, TraitChange};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+use crate::tui::app::{App, Pane};
+use crate::tui::modals::call::CallEditor;
+use crate::tui::modals::trust::TrustPreview;
+use crate::tui::modals::Modal;
+use crate::tui::state::ToolRow;
+use crate::tui::tests::fixtures::{config, descriptor, ignored, populated, trusted_write_note};
+use crate::tui::theme::Theme;
 
-pub(super) const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
+pub(in crate::tui) const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
 
-pub(super) fn draw(app: &App, (w, h): (u16, u16)) -> String {
+pub(in crate::tui) fn draw(app: &App, (w, h): (u16, u16)) -> String {
     let mut terminal = Terminal::new(TestBackend::new(w, h)).expect("test backend");
     terminal.draw(|f| app.render(f)).expect("draw");
     terminal.backend().to_string()
 }
 
-pub(super) fn snapshot(name: &str, app: &App) {
+pub(in crate::tui) fn snapshot(name: &str, app: &App) {
     for size in SIZES {
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), draw(app, size));
     }
@@ -95,7 +106,7 @@ fn tools_filter() {
     snapshot("tools_filter", &app);
 }
 
-pub(super) fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
+pub(in crate::tui) fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
     let why = format!("{} is mutating; policy.approval is ask_mutating", tool.name);
     ApprovalRequest::new(
         id,
@@ -130,7 +141,7 @@ fn queued_approvals() {
 #[test]
 fn trust_preview() {
     let (mut app, _) = populated();
-    app.modal = Some(Modal::Trust(TrustPreview {
+    app.overlays.modal = Some(Modal::Trust(TrustPreview {
         server: "notes".into(),
         from: AnnotationTrust::Ignore,
         to: AnnotationTrust::Trust,
@@ -159,7 +170,7 @@ fn trust_preview() {
     }));
     snapshot("trust_preview", &app);
     app.servers[0].restart_pending = Some(AnnotationTrust::Trust);
-    app.modal = None;
+    app.overlays.modal = None;
     snapshot("restart_pending", &app);
 }
 
@@ -174,7 +185,7 @@ fn argument_editor() {
     );
     editor.raw = true;
     editor.json.errors = vec!["/title: expected a string, got a number".into()];
-    app.modal = Some(Modal::Editor(Box::new(editor)));
+    app.overlays.modal = Some(Modal::Editor(Box::new(editor)));
     snapshot("editor", &app);
     // The form, as mcp-server-fetch's `fetch` asks for it: described, typed, required marked,
     // defaults filled in, optional fields without one present; a value typed in the first.
@@ -198,18 +209,18 @@ fn argument_editor() {
             crossterm::event::KeyModifiers::NONE,
         ));
     }
-    app.modal = Some(Modal::Editor(Box::new(editor)));
+    app.overlays.modal = Some(Modal::Editor(Box::new(editor)));
     snapshot("editor_form", &app);
 }
 
 #[test]
 fn result_help_and_quit() {
     let (mut app, _) = populated();
-    app.modal = Some(Modal::Result { call: 2, scroll: 0 });
+    app.overlays.modal = Some(Modal::Result { call: 2, scroll: 0 });
     snapshot("result", &app);
-    app.modal = Some(Modal::Help { scroll: 0 });
+    app.overlays.modal = Some(Modal::Help { scroll: 0 });
     snapshot("help", &app);
-    app.modal = Some(Modal::Quit);
+    app.overlays.quit_asked = true;
     snapshot("quit", &app);
 }
 

@@ -9,18 +9,18 @@ use std::collections::BTreeMap;
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use super::app::{App, AppEvent, Effect, Pane};
-use super::content::ContentEvent;
-use super::fixtures::populated;
-use super::fixtures::{ctrl, key};
-use super::modals::viewer::{ResourceView, TextView};
-use super::modals::Modal;
-use super::tests::{draw, snapshot};
 use crate::runtime::{
     Capabilities, ElicitationAnswer, ElicitationRequest, ListCapability, McpEvent, MessageRole,
     PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages, ResourceCapability,
     ResourceContent, ResourceInfo, ResourceListing, RuntimeEvent, TemplateInfo,
 };
+use crate::tui::app::{App, AppEvent, Effect, Pane};
+use crate::tui::content::ContentEvent;
+use crate::tui::modals::viewer::{ResourceView, TextView};
+use crate::tui::modals::Modal;
+use crate::tui::tests::fixtures::populated;
+use crate::tui::tests::fixtures::{ctrl, key};
+use crate::tui::tests::{draw, snapshot};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (140, 40)];
 
@@ -36,7 +36,7 @@ fn resource(server: &str, uri: &str, name: &str, mime: &str, size: Option<u64>) 
     }
 }
 
-pub(super) fn listing(server: &str) -> ResourceListing {
+pub(in crate::tui) fn listing(server: &str) -> ResourceListing {
     ResourceListing {
         resources: vec![
             resource(server, "demo://readme", "README", "text/markdown", None),
@@ -90,6 +90,7 @@ fn prompts(server: &str) -> Vec<PromptInfo> {
 fn focus_field(app: &mut App, name: &str) {
     for _ in 0..20 {
         let at = app
+            .overlays
             .elicitation_form
             .as_ref()
             .map(|f| f.fields[f.focus].name.clone());
@@ -109,7 +110,7 @@ async fn answered(rx: tokio::sync::oneshot::Receiver<ElicitationAnswer>) -> Elic
         .expect("answered, not dropped")
 }
 
-pub(super) fn content(app: &mut App, event: ContentEvent) -> Vec<Effect> {
+pub(in crate::tui) fn content(app: &mut App, event: ContentEvent) -> Vec<Effect> {
     app.on_app_event(AppEvent::Content(event))
 }
 
@@ -197,7 +198,7 @@ fn details_show_capabilities_and_instructions() {
     app.set_focus(Pane::Details);
     snapshot("ready_details", &app);
     app.on_key(key(KeyCode::Char('i')));
-    assert!(matches!(app.modal, Some(Modal::Instructions(_))));
+    assert!(matches!(app.overlays.modal, Some(Modal::Instructions(_))));
     snapshot("instructions", &app);
 }
 
@@ -232,7 +233,7 @@ fn reading_a_resource() {
     snapshot("resource_text", &app);
 
     // A blob: its type and size; w asks where to save it.
-    app.modal = None;
+    app.overlays.modal = None;
     app.on_key(key(KeyCode::Down));
     app.on_key(key(KeyCode::Enter));
     content(
@@ -259,7 +260,7 @@ fn reading_a_resource() {
 #[test]
 fn an_update_marks_the_row_and_reads_an_open_resource_again() {
     let mut app = with_content();
-    app.modal = Some(Modal::Resource(ResourceView::new(
+    app.overlays.modal = Some(Modal::Resource(ResourceView::new(
         "notes",
         "demo://notes/todo",
         "todo",
@@ -334,7 +335,7 @@ fn a_template_is_read_through_its_form_and_completions() {
             uri: "demo://notes/tea".into()
         }]
     );
-    assert!(matches!(&app.modal, Some(Modal::Resource(v)) if v.uri == "demo://notes/tea"));
+    assert!(matches!(&app.overlays.modal, Some(Modal::Resource(v)) if v.uri == "demo://notes/tea"));
 }
 
 #[test]
@@ -450,7 +451,7 @@ async fn an_elicitation_form_is_answered_and_checked_first() {
         answered(second_answer).await,
         ElicitationAnswer::Accept(None)
     );
-    assert!(app.elicitations.is_empty());
+    assert!(app.overlays.elicitations.is_empty());
 }
 
 #[tokio::test]
@@ -470,7 +471,7 @@ async fn a_withdrawn_or_declined_elicitation_leaves_the_queue() {
     drop(answer);
     // The next event finds the server gone from it.
     app.on_runtime_event(RuntimeEvent::EventsDropped { count: 0 });
-    assert!(app.elicitations.is_empty() && app.elicitation_form.is_none());
+    assert!(app.overlays.elicitations.is_empty() && app.overlays.elicitation_form.is_none());
 }
 
 #[test]
@@ -521,7 +522,7 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
         mime_type: Some(format!("{EVIL}text/plain")),
         text: format!("{EVIL}evil resource text\n{EVIL}"),
     }]));
-    app.modal = Some(Modal::Resource(view));
+    app.overlays.modal = Some(Modal::Resource(view));
     look(&app);
     let mut messages = TextView::new("notes", "summarize", "summarize");
     messages.prompt_got(Ok(PromptMessages {
@@ -532,9 +533,9 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
             content: json!({}),
         }],
     }));
-    app.modal = Some(Modal::Prompt(messages));
+    app.overlays.modal = Some(Modal::Prompt(messages));
     look(&app);
-    app.modal = None;
+    app.overlays.modal = None;
     let mut schema = elicitation_schema();
     schema["properties"]["name"]["title"] = json!(format!("{EVIL}Name"));
     let (form, _answer) =
@@ -552,7 +553,7 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
     look(&app);
     app.on_key(key(KeyCode::Esc));
     // A sampling request, then the model's answer to it.
-    let mut ask = super::tests_sampling::ask();
+    let mut ask = crate::tui::tests::sampling::ask();
     ask.system_prompt = Some(format!("{EVIL}evil system"));
     ask.messages[0].text = format!("{EVIL}evil sampling message");
     ask.tools[0].name = format!("{EVIL}evil tool");
@@ -561,8 +562,8 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
     let id = sampling.id;
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::SamplingRequested(sampling)));
     look(&app);
-    if let Some(first) = app.samplings.front_mut() {
-        first.stage = super::sample::SamplingStage::Asking {
+    if let Some(first) = app.overlays.samplings.front_mut() {
+        first.stage = crate::tui::sample::SamplingStage::Asking {
             cancel: Default::default(),
             since: app.now,
         };

@@ -8,9 +8,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::app::App;
-use super::state::ToolRow;
-use super::theme::Theme;
 use crate::config::{
     AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
 };
@@ -19,28 +16,31 @@ use crate::runtime::{
     ServerReport, ServerStatus, StartPhase, Timeline,
 };
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor, ToolOrigin, ToolResult};
+use crate::tui::app::App;
+use crate::tui::state::ToolRow;
+use crate::tui::theme::Theme;
 
 /// A key pressed alone (the key tests of every pane and modal use these two).
-pub(super) fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
+pub(in crate::tui) fn key(code: crossterm::event::KeyCode) -> crossterm::event::KeyEvent {
     crossterm::event::KeyEvent::new(code, crossterm::event::KeyModifiers::NONE)
 }
 
 /// Ctrl and a letter.
-pub(super) fn ctrl(c: char) -> crossterm::event::KeyEvent {
+pub(in crate::tui) fn ctrl(c: char) -> crossterm::event::KeyEvent {
     crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char(c),
         crossterm::event::KeyModifiers::CONTROL,
     )
 }
 
-pub(super) fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
+pub(in crate::tui) fn server(name: &str, trust: AnnotationTrust) -> ServerConfig {
     let mut server = ServerConfig::stdio(name, "demo", Vec::new());
     server.annotation_trust = trust;
     server.request_timeout = Duration::from_secs(10);
     server
 }
 
-pub(super) fn config() -> Config {
+pub(in crate::tui) fn config() -> Config {
     let mut parked = server("parked", AnnotationTrust::Ignore);
     parked.enabled = false;
     Config {
@@ -65,7 +65,11 @@ pub(super) fn config() -> Config {
     }
 }
 
-pub(super) fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) -> ServerReport {
+pub(in crate::tui) fn ready(
+    name: &str,
+    phases: (u64, u64, u64),
+    warnings: Vec<String>,
+) -> ServerReport {
     ServerReport {
         name: name.into(),
         transport: TransportKind::Stdio,
@@ -96,11 +100,11 @@ pub(super) fn ready(name: &str, phases: (u64, u64, u64), warnings: Vec<String>) 
 }
 
 /// A report of `name` ready, for tests elsewhere.
-pub(super) fn ready_report(name: &str) -> ServerReport {
+pub(in crate::tui) fn ready_report(name: &str) -> ServerReport {
     ready(name, (1, 2, 3), Vec::new())
 }
 
-pub(super) fn failed() -> ServerReport {
+pub(in crate::tui) fn failed() -> ServerReport {
     ServerReport {
         name: "broken".into(),
         transport: TransportKind::Stdio,
@@ -134,7 +138,7 @@ pub(super) fn failed() -> ServerReport {
     }
 }
 
-pub(super) fn descriptor(
+pub(in crate::tui) fn descriptor(
     server: &str,
     tool: &str,
     effect: SideEffectLevel,
@@ -163,7 +167,7 @@ pub(super) fn descriptor(
 }
 
 /// `notes-trusted`'s read-only `echo`, its annotations trusted.
-pub(super) fn trusted_echo() -> ToolDescriptor {
+pub(in crate::tui) fn trusted_echo() -> ToolDescriptor {
     descriptor(
         "notes-trusted",
         "echo",
@@ -175,7 +179,7 @@ pub(super) fn trusted_echo() -> ToolDescriptor {
 }
 
 /// `notes-trusted`'s mutating, not destructive `write_note`, its annotations trusted.
-pub(super) fn trusted_write_note() -> ToolDescriptor {
+pub(in crate::tui) fn trusted_write_note() -> ToolDescriptor {
     descriptor(
         "notes-trusted",
         "write_note",
@@ -186,7 +190,7 @@ pub(super) fn trusted_write_note() -> ToolDescriptor {
     )
 }
 
-pub(super) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
+pub(in crate::tui) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
     descriptor(
         server,
         tool,
@@ -198,7 +202,7 @@ pub(super) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
 }
 
 /// Servers ready and failed, tools listed, calls in every state, a clock at t0 + 4 s.
-pub(super) fn populated() -> (App, Instant) {
+pub(in crate::tui) fn populated() -> (App, Instant) {
     let t0 = Instant::now();
     let mut app = App::new(&config(), Theme::plain(), t0);
     let feed = |app: &mut App, e: McpEvent| app.on_runtime_event(RuntimeEvent::Mcp(e));

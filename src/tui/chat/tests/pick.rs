@@ -8,13 +8,13 @@ use std::time::Instant;
 
 use crossterm::event::KeyCode;
 
-use super::tests::{agent_config, ctrl, key, ready, type_text};
-use super::{ChatEffect, ChatEvent};
+use super::{agent_config, ctrl, key, ready, type_text};
 use crate::agent::attach::{Attachment, PromptUse};
 use crate::runtime::{
     MessageRole, PromptArgumentInfo, PromptInfo, ResourceInfo, ResourceListing, TemplateInfo,
 };
 use crate::tui::app::{App, AppEvent, Effect};
+use crate::tui::chat::{ChatEffect, ChatEvent};
 use crate::tui::content::ContentEvent;
 use crate::tui::modals::Modal;
 use crate::tui::tests::snapshot;
@@ -133,7 +133,7 @@ fn at_attaches_a_resource_that_goes_with_the_prompt() {
         },
     ));
     assert!(app.chat.entries.iter().any(|e| matches!(e,
-        super::Entry::Note { text, .. } if text == "@todo (notes) attached: text/plain, 12 B")));
+        crate::tui::chat::Entry::Note { text, .. } if text == "@todo (notes) attached: text/plain, 12 B")));
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn slash_runs_a_server_prompt_at_once_or_after_its_form() {
     app.on_key(key(KeyCode::Char('/')));
     type_text(&mut app, "summ");
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Form(_))));
+    assert!(matches!(app.overlays.modal, Some(Modal::Form(_))));
     type_text(&mut app, "todo");
     let (_, _, prompt) = sent(&app.on_key(ctrl('s')));
     assert_eq!(
@@ -180,7 +180,7 @@ fn slash_runs_a_server_prompt_at_once_or_after_its_form() {
             arguments: [("title".to_string(), "todo".to_string())].into(),
         })
     );
-    assert!(app.modal.is_none());
+    assert!(app.overlays.modal.is_none());
     // `/` inside text is a character.
     app.on_app_event(AppEvent::Agent(
         epoch,

@@ -10,10 +10,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
-use super::app::{App, AppEvent, Effect};
-use super::chat::{ChatEvent, ChatState};
-use super::fixtures::populated;
-use super::tests::snapshot;
 use crate::agent::sampling::Sampled;
 use crate::agent::HttpModelClient;
 use crate::config::{AgentConfig, ModelProfile};
@@ -21,6 +17,10 @@ use crate::runtime::{
     McpEvent, RuntimeEvent, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest,
     SamplingRole, SamplingTool,
 };
+use crate::tui::app::{App, AppEvent, Effect};
+use crate::tui::chat::{ChatEvent, ChatState};
+use crate::tui::tests::fixtures::populated;
+use crate::tui::tests::snapshot;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
@@ -30,7 +30,7 @@ fn ctrl(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
 }
 
-pub(super) fn ask() -> SamplingAsk {
+pub(in crate::tui) fn ask() -> SamplingAsk {
     SamplingAsk {
         messages: vec![
             SamplingMessage {
@@ -130,7 +130,11 @@ async fn approved_the_model_answers_and_the_edited_answer_goes_back_on_ctrl_s() 
     for c in " Twice.".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
-    assert!(app.samplings.front().is_some_and(|s| s.request.is_open()));
+    assert!(app
+        .overlays
+        .samplings
+        .front()
+        .is_some_and(|s| s.request.is_open()));
     app.on_key(ctrl('s'));
     assert_eq!(
         answered(answer).await,
@@ -141,7 +145,7 @@ async fn approved_the_model_answers_and_the_edited_answer_goes_back_on_ctrl_s() 
             edited: true,
         }
     );
-    assert!(app.samplings.is_empty());
+    assert!(app.overlays.samplings.is_empty());
     let events = app
         .events
         .rows
@@ -172,8 +176,8 @@ async fn rejected_or_failed_requests_and_no_model() {
         id,
         result: Err("connect_refused: nothing listens".into()),
     });
-    let problem = match &app.samplings.front().map(|s| &s.stage) {
-        Some(super::sample::SamplingStage::Review { problem }) => problem.clone(),
+    let problem = match &app.overlays.samplings.front().map(|s| &s.stage) {
+        Some(crate::tui::sample::SamplingStage::Review { problem }) => problem.clone(),
         other => panic!("{other:?}"),
     };
     assert_eq!(problem.as_deref(), Some("connect_refused: nothing listens"));
@@ -193,20 +197,20 @@ async fn rejected_or_failed_requests_and_no_model() {
         }),
     });
     assert!(matches!(
-        app.samplings.front().map(|s| &s.stage),
-        Some(super::sample::SamplingStage::Review { problem: Some(_) })
+        app.overlays.samplings.front().map(|s| &s.stage),
+        Some(crate::tui::sample::SamplingStage::Review { problem: Some(_) })
     ));
     // A request the server withdrew leaves the queue.
     drop(answer);
     app.on_runtime_event(RuntimeEvent::EventsDropped { count: 0 });
-    assert!(app.samplings.is_empty());
+    assert!(app.overlays.samplings.is_empty());
 
     // Without a model running, approving says why and asks nothing.
     let (mut app, _) = populated();
     let (_, _answer) = request(&mut app, ask());
     assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
     assert!(matches!(
-        app.samplings.front().map(|s| &s.stage),
-        Some(super::sample::SamplingStage::Review { problem: Some(p) }) if p.contains("no model is configured")
+        app.overlays.samplings.front().map(|s| &s.stage),
+        Some(crate::tui::sample::SamplingStage::Review { problem: Some(p) }) if p.contains("no model is configured")
     ));
 }

@@ -4,14 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use super::app::App;
-use super::tests::{draw, snapshot};
-use super::theme::Theme;
 use crate::config::{Config, ServerConfig};
 use crate::runtime::{
     ExitInfo, Failure, FailureClass, McpEvent, PhaseTimes, RuntimeEvent, ServerReport,
     ServerStatus, StartPhase, Timeline,
 };
+use crate::tui::app::App;
+use crate::tui::tests::{draw, snapshot};
+use crate::tui::theme::Theme;
 
 fn config() -> Config {
     let servers = ["fast", "slow", "hung", "missing", "starting", "waiting"]

@@ -7,17 +7,15 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
-use super::tests::{
-    agent_config, agent_event, ctrl, done, key, ready, started, tool_call, type_text,
-};
-use super::{AgentStatus, ChatEffect, ChatEvent, Entry};
+use super::{agent_config, agent_event, ctrl, done, key, ready, started, tool_call, type_text};
 use crate::agent::transcript::Record;
 use crate::agent::wire::ToolCall;
 use crate::agent::{AgentEvent, PromptOutcome, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tui::app::{App, AppEvent, Effect, Pane};
-use crate::tui::fixtures::config;
+use crate::tui::chat::{AgentStatus, ChatEffect, ChatEvent, Entry};
 use crate::tui::tests::draw;
+use crate::tui::tests::fixtures::config;
 use crate::tui::theme::Theme;
 
 #[test]
@@ -28,7 +26,7 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
     type_text(&mut app, "q?12");
     assert!(!app.should_quit(), "q is a letter here");
     assert_eq!(app.chat.input.text(), "q?12");
-    assert!(app.modal.is_none());
+    assert!(app.overlays.modal.is_none());
     app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
     type_text(&mut app, "x");
     assert_eq!(app.chat.input.text(), "q?12\nx");
@@ -46,7 +44,7 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:1/v1".into(),
-            client: super::tests::client("http://127.0.0.1:1/v1"),
+            client: super::client("http://127.0.0.1:1/v1"),
         },
     ));
     assert_eq!(
@@ -114,7 +112,7 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
     assert!(app.chat.session.is_none());
     assert_eq!(app.chat.entries.len(), 1, "{:?}", app.chat.entries);
     // The session left is named, and how to come back to it.
-    let screen = super::super::tests::draw(&app, (140, 40));
+    let screen = crate::tui::tests::draw(&app, (140, 40));
     assert!(
         screen.contains("the last one is session 20261201-101500-ab12"),
         "{screen}"
@@ -196,7 +194,7 @@ fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
             commands: tx,
             records,
             base_url: "http://x/v1".into(),
-            client: super::tests::client("http://x/v1"),
+            client: super::client("http://x/v1"),
         },
     ));
     let line = app.chat.entries.iter().find_map(|e| match e {
@@ -296,7 +294,7 @@ fn a_long_answer_draws_only_its_tail() {
 }
 
 /// A console whose agent was asked to "count" and answered 60 lines, in one piece.
-fn counted_to_sixty() -> (App, mpsc::UnboundedReceiver<super::AgentCommand>) {
+fn counted_to_sixty() -> (App, mpsc::UnboundedReceiver<crate::tui::chat::AgentCommand>) {
     let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
     let rx = ready(&mut app);
     type_text(&mut app, "count");
@@ -413,7 +411,7 @@ fn reports_of_an_old_agent_are_dropped() {
 #[test]
 fn a_list_change_during_a_prompt_waits_for_the_prompt_to_end() {
     use crate::runtime::{ListKind, RuntimeEvent};
-    use crate::tui::fixtures::populated;
+    use crate::tui::tests::fixtures::populated;
     let boundary = |effects: &[Effect]| effects.iter().any(|e| matches!(e, Effect::TurnBoundary));
     let (base, t0) = populated();
     let mut app = App::new(&agent_config(), Theme::plain(), t0);

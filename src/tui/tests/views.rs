@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use super::app::{App, Pane};
-use super::fixtures::{populated, ready, server};
-use super::modals::trust::TrustPreview;
-use super::modals::Modal;
-use super::tests::{draw, snapshot, SIZES};
 use crate::config::AnnotationTrust;
 use crate::runtime::TraitChange;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
+use crate::tui::app::{App, Pane};
+use crate::tui::modals::trust::TrustPreview;
+use crate::tui::modals::Modal;
+use crate::tui::tests::fixtures::{populated, ready, server};
+use crate::tui::tests::{draw, snapshot, SIZES};
 
 /// `t` on a server whose many tools change: the list scrolls, the file line stays in view.
 #[test]
@@ -29,7 +29,7 @@ fn trust_preview_scrolls() {
             provenance: "readOnlyHint=true, trusted".into(),
         })
         .collect();
-    app.modal = Some(Modal::Trust(TrustPreview {
+    app.overlays.modal = Some(Modal::Trust(TrustPreview {
         server: "notes".into(),
         from: AnnotationTrust::Ignore,
         to: AnnotationTrust::Trust,
@@ -41,7 +41,7 @@ fn trust_preview_scrolls() {
     app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
     app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
     app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
-    let Some(Modal::Trust(preview)) = &app.modal else {
+    let Some(Modal::Trust(preview)) = &app.overlays.modal else {
         panic!("the preview closed");
     };
     assert_eq!(preview.scroll, 17);
@@ -66,7 +66,7 @@ fn whole_lines_in_a_viewer() {
     app.set_focus(Pane::Events);
     app.on_key(key(KeyCode::Up));
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Text(_))));
+    assert!(matches!(app.overlays.modal, Some(Modal::Text(_))));
     snapshot("event_whole_line", &app);
     app.on_key(key(KeyCode::Esc));
     app.set_focus(Pane::Tools);
@@ -83,7 +83,7 @@ fn whole_lines_in_a_viewer() {
     cfg.cwd = Some(PathBuf::from("/srv"));
     cfg.env.insert("GITHUB_TOKEN".into(), "ghp_secret".into());
     cfg.env.insert("LOG_LEVEL".into(), "debug".into());
-    app.servers[0].launch = super::launch::Launch::of(&cfg);
+    app.servers[0].launch = crate::tui::launch::Launch::of(&cfg);
     app.set_focus(Pane::Servers);
     app.on_key(key(KeyCode::Char('c')));
     snapshot("server_command", &app);
@@ -133,7 +133,7 @@ fn servers_below_the_fold() {
 #[test]
 fn result_of_a_call_that_waited() {
     let (mut app, _) = populated();
-    app.modal = Some(Modal::Result { call: 1, scroll: 0 });
+    app.overlays.modal = Some(Modal::Result { call: 1, scroll: 0 });
     snapshot("result_waited", &app);
     for size in SIZES {
         let screen = draw(&app, size);
@@ -148,9 +148,9 @@ fn result_of_a_call_that_waited() {
 /// the arguments scroll no further than their last line.
 #[test]
 fn a_long_argument_is_shown_whole_and_scrolling_stops_at_its_end() {
-    use super::fixtures::{ignored, key};
     use crate::approval::ApprovalRequest;
     use crate::runtime::RuntimeEvent;
+    use crate::tui::tests::fixtures::{ignored, key};
     use crossterm::event::KeyCode;
     let body = format!(
         "rm -rf /important/data && {} END-OF-BODY",
@@ -169,13 +169,13 @@ fn a_long_argument_is_shown_whole_and_scrolling_stops_at_its_end() {
     let footer = |screen: &str| screen.lines().last().unwrap_or_default().to_string();
     let wide = draw(&app, SIZES[1]);
     assert!(wide.contains("END-OF-BODY"), "{wide}");
-    assert_eq!(app.scroll_limit.get(), 0);
+    assert_eq!(app.overlays.scroll_limit.get(), 0);
     assert!(!footer(&wide).contains("scroll"), "{wide}");
     // At 80×24 it does not: the footer (under the modal, not covered) offers ↑↓; End shows
     // its end, and ↓ goes no further.
     let narrow = draw(&app, SIZES[0]);
     assert!(!narrow.contains("END-OF-BODY"), "{narrow}");
-    let last = app.scroll_limit.get();
+    let last = app.overlays.scroll_limit.get();
     assert!(last > 0, "{narrow}");
     assert!(footer(&narrow).contains("y allow once"), "{narrow}");
     assert!(footer(&narrow).contains("↑↓ scroll"), "{narrow}");
@@ -185,36 +185,36 @@ fn a_long_argument_is_shown_whole_and_scrolling_stops_at_its_end() {
     for _ in 0..50 {
         app.on_key(key(KeyCode::Down));
     }
-    assert_eq!(app.approval_scroll, last);
+    assert_eq!(app.overlays.approval_scroll, last);
     app.on_key(key(KeyCode::Up));
-    assert_eq!(app.approval_scroll, last - 1);
+    assert_eq!(app.overlays.approval_scroll, last - 1);
     app.on_key(key(KeyCode::Home));
-    assert_eq!(app.approval_scroll, 0);
+    assert_eq!(app.overlays.approval_scroll, 0);
 }
 
 /// Help scrolls no further than its last line, and End reaches it.
 #[test]
 fn help_scrolls_no_further_than_its_end() {
-    use super::fixtures::key;
+    use crate::tui::tests::fixtures::key;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     app.on_key(key(KeyCode::Char('?')));
     let first = draw(&app, SIZES[0]);
-    let last = app.scroll_limit.get();
+    let last = app.overlays.scroll_limit.get();
     assert!(last > 0, "{first}");
     for _ in 0..500 {
         app.on_key(key(KeyCode::Down));
     }
-    assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll == last));
+    assert!(matches!(app.overlays.modal, Some(Modal::Help { scroll }) if scroll == last));
     let end = draw(&app, SIZES[0]);
-    let final_line = super::modals::help::HELP
+    let final_line = crate::tui::modals::help::HELP
         .trim_end()
         .lines()
         .last()
         .unwrap_or("");
     assert!(end.contains(final_line.trim()), "{end}");
     app.on_key(key(KeyCode::PageUp));
-    assert!(matches!(app.modal, Some(Modal::Help { scroll }) if scroll + 10 == last));
+    assert!(matches!(app.overlays.modal, Some(Modal::Help { scroll }) if scroll + 10 == last));
 }
 
 /// The populated console with one more server, `chatty`, selected in a focused Details pane:
@@ -258,7 +258,9 @@ fn a_long_summary_leaves_room_for_the_stderr_tail() {
     // A page is the lines shown, so the oldest is some pages up.
     for _ in 0..10 {
         draw(&app, SIZES[0]);
-        app.on_key(super::fixtures::key(crossterm::event::KeyCode::PageUp));
+        app.on_key(crate::tui::tests::fixtures::key(
+            crossterm::event::KeyCode::PageUp,
+        ));
     }
     let older = draw(&app, SIZES[0]);
     assert!(older.contains("stderr: lines 1-"), "{older}");
@@ -269,7 +271,7 @@ fn a_long_summary_leaves_room_for_the_stderr_tail() {
 /// oldest line costs nothing on the way back: the pages are the same going up and coming down.
 #[test]
 fn stderr_pages_are_the_lines_shown() {
-    use super::fixtures::key;
+    use crate::tui::tests::fixtures::key;
     use crossterm::event::KeyCode;
     let mut app = chatty(0, 40);
     for size in SIZES {
@@ -333,7 +335,7 @@ fn calls_below_the_fold_are_counted_in_the_title() {
 /// is still within reach.
 #[test]
 fn enter_on_details_shows_the_whole_summary_and_stderr() {
-    use super::fixtures::key;
+    use crate::tui::tests::fixtures::key;
     use crossterm::event::KeyCode;
     let mut app = chatty(12, 30);
     let pane = draw(&app, SIZES[0]);
@@ -342,8 +344,8 @@ fn enter_on_details_shows_the_whole_summary_and_stderr() {
         "{pane}"
     );
     app.on_key(key(KeyCode::Enter));
-    let Some(Modal::Text(view)) = &app.modal else {
-        panic!("no viewer: {:?}", app.modal.is_some());
+    let Some(Modal::Text(view)) = &app.overlays.modal else {
+        panic!("no viewer: {:?}", app.overlays.modal.is_some());
     };
     let text = view.lines.join("\n");
     assert!(
@@ -431,7 +433,7 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
         .find(|l| l.contains("#50"))
         .unwrap_or_default();
     assert!(row.contains("agent · waited 15.7s"), "{row}");
-    app.modal = Some(Modal::Result {
+    app.overlays.modal = Some(Modal::Result {
         call: 50,
         scroll: 0,
     });
@@ -454,7 +456,7 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
         cancelled,
         3_000,
     );
-    app.modal = Some(Modal::Result {
+    app.overlays.modal = Some(Modal::Result {
         call: 51,
         scroll: 0,
     });

@@ -4,13 +4,13 @@
 
 use serde_json::json;
 
-use super::app::Pane;
-use super::fixtures::{descriptor, ignored, key, populated, trusted_write_note};
-use super::modals::Modal;
 use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
+use crate::tui::app::Pane;
+use crate::tui::modals::Modal;
+use crate::tui::tests::fixtures::{descriptor, ignored, key, populated, trusted_write_note};
 
 #[test]
 fn quitting_asks_while_calls_run() {
@@ -18,13 +18,13 @@ fn quitting_asks_while_calls_run() {
     let (mut app, _) = populated();
     assert!(app.calls.running() > 0);
     assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
-    assert!(matches!(app.modal, Some(Modal::Quit)));
+    assert!(app.overlays.quit_asked);
     assert!(app.on_key(key(KeyCode::Esc)).is_empty());
-    assert!(app.modal.is_none() && !app.should_quit());
+    assert!(app.overlays.modal.is_none() && !app.should_quit());
     app.on_key(key(KeyCode::Char('q')));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
-        vec![super::app::Effect::Quit]
+        vec![crate::tui::app::Effect::Quit]
     );
     assert!(app.should_quit());
 }
@@ -42,7 +42,7 @@ async fn approval_keys_answer_the_request() {
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(second));
     // `a` is not offered for a destructive tool: nothing answered, the operator is told.
     app.on_key(key(KeyCode::Char('a')));
-    assert_eq!(app.approvals.len(), 2);
+    assert_eq!(app.overlays.approvals.len(), 2);
     assert!(app
         .notice
         .as_ref()
@@ -54,12 +54,12 @@ async fn approval_keys_answer_the_request() {
         second_reply.await.ok(),
         Some(ApprovalDecision::AllowForSession)
     );
-    assert!(app.approvals.is_empty());
+    assert!(app.overlays.approvals.is_empty());
 }
 
 #[test]
 fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
-    use super::app::AppEvent;
+    use crate::tui::app::AppEvent;
     let (mut app, _) = populated();
     app.on_app_event(AppEvent::TrustWritten {
         server: "notes".into(),
@@ -70,7 +70,7 @@ fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
     });
     assert!(app.servers[0].restart_pending.is_none());
     let (level, text) = app.notice.clone().unwrap();
-    assert_eq!(level, super::app::Level::Error);
+    assert_eq!(level, crate::tui::app::Level::Error);
     assert!(text.contains("changed on disk"));
     app.on_app_event(AppEvent::TrustWritten {
         server: "notes".into(),
@@ -88,7 +88,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     app.focus = Pane::Tools;
     app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings, both required
     app.on_key(key(KeyCode::Enter));
-    assert!(matches!(app.modal, Some(Modal::Editor(_))));
+    assert!(matches!(app.overlays.modal, Some(Modal::Editor(_))));
     let send = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
     // The fields come required first, by name: body, then title.
     for c in "b1".chars() {
@@ -101,7 +101,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     let effects = app.on_key(send);
     assert_eq!(
         effects,
-        vec![super::app::Effect::Call {
+        vec![crate::tui::app::Effect::Call {
             tool: "mcp__notes-trusted__echo".into(),
             arguments: json!({"body": "b1", "title": "t1"}),
         }]
@@ -110,17 +110,17 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     // The next call of the tool starts from these arguments.
     app.set_focus(Pane::Tools);
     app.on_key(key(KeyCode::Enter));
-    let Some(Modal::Editor(editor)) = &app.modal else {
+    let Some(Modal::Editor(editor)) = &app.overlays.modal else {
         panic!("no editor");
     };
     assert_eq!(editor.form.as_ref().unwrap().texts, vec!["b1", "t1"]);
-    super::tests::snapshot("editor_last_arguments", &app);
+    crate::tui::tests::snapshot("editor_last_arguments", &app);
 }
 
 #[tokio::test]
 async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
-    use super::app::Effect;
     use crate::approval::ApprovalDecision;
+    use crate::tui::app::Effect;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     let write = descriptor(
@@ -141,7 +141,7 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
         }]
     );
     assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
-    assert!(app.approvals.is_empty());
+    assert!(app.overlays.approvals.is_empty());
 
     // A destructive tool: asked once more; n goes back, y writes.
     let (request, reply) =
@@ -151,11 +151,15 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
     assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
     assert!(app.notice.is_some());
     assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
-    assert!(app.approval_confirm);
+    assert!(app.overlays.approval_confirm);
     assert!(app.notice.is_none(), "{:?}", app.notice);
     assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
-    assert!(!app.approval_confirm);
-    assert_eq!(app.approvals.len(), 1, "back to the question, not answered");
+    assert!(!app.overlays.approval_confirm);
+    assert_eq!(
+        app.overlays.approvals.len(),
+        1,
+        "back to the question, not answered"
+    );
     assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
@@ -165,17 +169,17 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
         }]
     );
     assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
-    assert!(!app.approval_confirm);
+    assert!(!app.overlays.approval_confirm);
 }
 
 #[test]
 fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
-    use super::app::{AppEvent, Effect, Level};
-    use super::modals::ledger::LedgerRow;
     use crate::config::ApprovalRule;
+    use crate::tui::app::{AppEvent, Effect, Level};
+    use crate::tui::modals::ledger::LedgerRow;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
-    app.modal = Some(Modal::Ledger {
+    app.overlays.modal = Some(Modal::Ledger {
         entries: vec![LedgerRow::Rule {
             index: 3,
             rule: ApprovalRule::allow_tool("bash"),
@@ -221,10 +225,10 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
 
 #[tokio::test]
 async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_rule_allows() {
-    use super::app::RuntimeState;
     use crate::approval::ApprovalDecision;
     use crate::config::{ApprovalRule, PolicyConfig, RuleDecision, ToolPattern};
     use crate::runtime::{AgentRuntimeFactory, RuntimeOptions};
+    use crate::tui::app::RuntimeState;
     use crossterm::event::KeyCode;
     use std::sync::Arc;
     let policy = PolicyConfig {
@@ -256,13 +260,13 @@ async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_ru
         ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(asked));
     assert!(app.on_key(key(KeyCode::Char('A'))).is_empty());
-    assert!(!app.approval_confirm, "not even asked once more");
-    assert_eq!(app.approvals.len(), 1, "the question stays");
+    assert!(!app.overlays.approval_confirm, "not even asked once more");
+    assert_eq!(app.overlays.approvals.len(), 1, "the question stays");
     assert!(app
         .notice
         .as_ref()
         .is_some_and(|(_, t)| t.starts_with("policy.rules[0] (tool mcp__notes__*) says ask")));
-    app.approvals.clear();
+    app.overlays.approvals.clear();
 
     let write = descriptor(
         "notes-trusted",
@@ -303,18 +307,18 @@ fn ctrl_u_empties_the_tool_filter() {
     }
     assert_eq!(app.tool_filter, "echo");
     assert!(app.filter_editing);
-    super::tests::snapshot("tools_filter_after_ctrl_u", &app);
+    crate::tui::tests::snapshot("tools_filter_after_ctrl_u", &app);
 }
 
 /// Progress notices end with what they wait for; manual restarts, trust writes and a crashed
 /// server's return are in Events.
 #[test]
 fn stale_notices_clear_and_actions_reach_events() {
-    use super::app::AppEvent;
     use crate::runtime::{CallStatus, McpEvent};
     use crate::tool::ToolResult;
+    use crate::tui::app::AppEvent;
     use crossterm::event::KeyCode;
-    let last_event = |app: &super::app::App| {
+    let last_event = |app: &crate::tui::app::App| {
         let row = app.events.rows.back().expect("an event");
         (row.server.clone(), row.text.clone())
     };
@@ -356,22 +360,28 @@ fn stale_notices_clear_and_actions_reach_events() {
         crashes: 1,
         restart: crate::config::RestartPolicy::OnFailure,
     }));
-    let report = super::fixtures::ready_report("notes");
+    let report = crate::tui::tests::fixtures::ready_report("notes");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert_eq!(last_event(&app), ("notes".into(), "ready again".into()));
 
     // R: the notice stays until every server has started again, then says how it went.
     app.on_app_event(AppEvent::Restarting(
         1,
-        Ok(Box::new(super::fixtures::config())),
+        Ok(Box::new(crate::tui::tests::fixtures::config())),
     ));
-    assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+    assert_eq!(
+        app.notice.as_ref().unwrap().1,
+        crate::tui::app::RESTARTING_ALL
+    );
     for name in ["notes", "notes-trusted", "broken"] {
-        let report = super::fixtures::ready_report(name);
+        let report = crate::tui::tests::fixtures::ready_report(name);
         app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
-        assert_eq!(app.notice.as_ref().unwrap().1, super::app::RESTARTING_ALL);
+        assert_eq!(
+            app.notice.as_ref().unwrap().1,
+            crate::tui::app::RESTARTING_ALL
+        );
     }
-    let report = super::fixtures::ready_report("slow-start");
+    let report = crate::tui::tests::fixtures::ready_report("slow-start");
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(report))));
     assert_eq!(
         app.notice.as_ref().unwrap().1,
@@ -387,8 +397,8 @@ fn stale_notices_clear_and_actions_reach_events() {
 /// goes back to the approval, a second Ctrl-C quits.
 #[test]
 fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
-    use super::fixtures::ctrl;
-    use super::tests::draw;
+    use crate::tui::tests::draw;
+    use crate::tui::tests::fixtures::ctrl;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     let (request, _) = ApprovalRequest::new(
@@ -402,15 +412,15 @@ fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
     let screen = draw(&app, (80, 24));
     assert!(screen.contains("Quit?"), "{screen}");
     app.on_key(key(KeyCode::Char('n')));
-    assert!(app.modal.is_none() && !app.should_quit());
-    assert_eq!(app.approvals.len(), 1, "the approval still waits");
+    assert!(app.overlays.modal.is_none() && !app.should_quit());
+    assert_eq!(app.overlays.approvals.len(), 1, "the approval still waits");
     let screen = draw(&app, (80, 24));
     assert!(
         screen.contains("Approval needed") && !screen.contains("Quit?"),
         "{screen}"
     );
     app.on_key(ctrl('c'));
-    assert_eq!(app.on_key(ctrl('c')), vec![super::app::Effect::Quit]);
+    assert_eq!(app.on_key(ctrl('c')), vec![crate::tui::app::Effect::Quit]);
 }
 
 /// The footer offers a key only where it applies to the selected row: `c cancel` for a call
@@ -421,8 +431,8 @@ fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
 fn footer_keys_follow_the_selected_row() {
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
-    let footer = |app: &super::app::App| {
-        let screen = super::tests::draw(app, (140, 40));
+    let footer = |app: &crate::tui::app::App| {
+        let screen = crate::tui::tests::draw(app, (140, 40));
         screen.lines().rev().take(2).collect::<Vec<_>>().join("\n")
     };
     app.focus = Pane::Calls;
@@ -493,7 +503,7 @@ fn on_a_narrow_screen_the_approval_choices_wrap_whole() {
         "policy.approval is ask_mutating".into(),
     );
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
-    let screen = super::tests::draw(&app, (60, 18));
+    let screen = crate::tui::tests::draw(&app, (60, 18));
     // Every choice is inside the modal, none cut at its edge.
     let modal: Vec<&str> = screen
         .lines()
@@ -523,7 +533,7 @@ fn a_yes_in_a_burst_of_keys_confirms_nothing() {
     let at = |ms| t0 + std::time::Duration::from_millis(ms);
     app.key_came(at(0));
     app.on_key(key(KeyCode::Char('q')));
-    assert!(matches!(app.modal, Some(Modal::Quit)));
+    assert!(app.overlays.quit_asked);
     app.key_came(at(5));
     assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
     assert!(!app.should_quit());
@@ -534,6 +544,6 @@ fn a_yes_in_a_burst_of_keys_confirms_nothing() {
     app.key_came(at(800));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
-        vec![super::app::Effect::Quit]
+        vec![crate::tui::app::Effect::Quit]
     );
 }

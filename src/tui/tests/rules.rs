@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::app::Pane;
-use super::fixtures::{descriptor, ignored, populated};
-use super::modals::ledger::LedgerRow;
-use super::modals::Modal;
-use super::tests::snapshot;
 use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
 use crate::config::{AnnotationTrust, ApprovalRule, RuleDecision, ToolPattern};
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
+use crate::tui::app::Pane;
+use crate::tui::modals::ledger::LedgerRow;
+use crate::tui::modals::Modal;
+use crate::tui::tests::fixtures::{descriptor, ignored, populated};
+use crate::tui::tests::snapshot;
 
 #[test]
 fn an_ask_rule_in_the_approval_modal_and_always_asked_once_more() {
@@ -29,7 +29,7 @@ fn an_ask_rule_in_the_approval_modal_and_always_asked_once_more() {
         ApprovalRequest::new(10, tool, json!({"title": "groceries"}), why).0,
     ));
     snapshot("approval_rule_asks", &confirm);
-    confirm.approval_confirm = true;
+    confirm.overlays.approval_confirm = true;
     snapshot("approval_always_confirm", &confirm);
 }
 
@@ -44,7 +44,7 @@ fn rules_and_session_approvals() {
         AnnotationTrust::Trust,
         "t",
     );
-    app.modal = Some(Modal::Ledger {
+    app.overlays.modal = Some(Modal::Ledger {
         entries: vec![
             LedgerRow::Rule {
                 index: 0,
@@ -69,7 +69,7 @@ fn rules_and_session_approvals() {
         selected: 1,
     });
     snapshot("ledger", &app);
-    app.modal = Some(Modal::Ledger {
+    app.overlays.modal = Some(Modal::Ledger {
         entries: Vec::new(),
         selected: 0,
     });

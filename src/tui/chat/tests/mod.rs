@@ -3,13 +3,15 @@
 //! clock; the keys' effects; a call tied to its row in Calls whichever event comes first;
 //! nothing the model writes reaching the terminal unsanitized.
 
+mod keys;
+mod pick;
+
 use std::time::{Duration, Instant};
 
 use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{AgentCommand, AgentStatus, ChatEffect, ChatEvent};
 use crate::agent::wire::Usage;
 use crate::agent::{
     AgentEvent, ModelError, ModelFailureClass, PromptOutcome, PromptReport, ToolCallStatus,
@@ -19,8 +21,9 @@ use crate::config::{AgentConfig, Config, ModelEndpoint, ModelProfile};
 use crate::runtime::{CallStatus, RuntimeEvent};
 use crate::tool::ToolResult;
 use crate::tui::app::{App, AppEvent, Pane};
-use crate::tui::fixtures::{config, populated, trusted_write_note};
-pub(super) use crate::tui::fixtures::{ctrl, key};
+use crate::tui::chat::{AgentCommand, AgentStatus, ChatEffect, ChatEvent};
+use crate::tui::tests::fixtures::{config, populated, trusted_write_note};
+pub(in crate::tui) use crate::tui::tests::fixtures::{ctrl, key};
 use crate::tui::tests::{draw, snapshot};
 use crate::tui::theme::Theme;
 
@@ -45,7 +48,7 @@ fn agent() -> AgentConfig {
     }
 }
 
-pub(super) fn agent_config() -> Config {
+pub(in crate::tui) fn agent_config() -> Config {
     Config {
         agent: Some(agent()),
         ..config()
@@ -53,19 +56,19 @@ pub(super) fn agent_config() -> Config {
 }
 
 /// A model client for `base_url` (nothing is sent unless a test asks).
-pub(super) fn client(base_url: &str) -> std::sync::Arc<crate::agent::HttpModelClient> {
+pub(in crate::tui) fn client(base_url: &str) -> std::sync::Arc<crate::agent::HttpModelClient> {
     let profile = ModelProfile::url("t", base_url, "demo");
     std::sync::Arc::new(crate::agent::HttpModelClient::new(&profile, base_url).unwrap())
 }
 
-pub(super) fn type_text(app: &mut App, text: &str) {
+pub(in crate::tui) fn type_text(app: &mut App, text: &str) {
     for c in text.chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
 }
 
 /// The agent of epoch 1 ready, its commands going to the returned receiver.
-pub(super) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentCommand> {
+pub(in crate::tui) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentCommand> {
     app.chat.restart("demo".into(), None);
     let (tx, rx) = mpsc::unbounded_channel();
     let epoch = app.chat.epoch;
@@ -75,7 +78,7 @@ pub(super) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentCommand> {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:41234/v1".into(),
-            client: super::tests::client("http://127.0.0.1:41234/v1"),
+            client: crate::tui::chat::tests::client("http://127.0.0.1:41234/v1"),
         },
     ));
     app.on_app_event(AppEvent::Agent(
@@ -85,12 +88,12 @@ pub(super) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentCommand> {
     rx
 }
 
-pub(super) fn agent_event(app: &mut App, event: AgentEvent) {
+pub(in crate::tui) fn agent_event(app: &mut App, event: AgentEvent) {
     let epoch = app.chat.epoch;
     app.on_app_event(AppEvent::Agent(epoch, ChatEvent::Event(event)));
 }
 
-pub(super) fn tool_call(
+pub(in crate::tui) fn tool_call(
     app: &mut App,
     turn: u32,
     call_id: &str,
@@ -110,7 +113,7 @@ pub(super) fn tool_call(
     );
 }
 
-pub(super) fn started(app: &mut App, id: u64, tool: &str, reason: &str) {
+pub(in crate::tui) fn started(app: &mut App, id: u64, tool: &str, reason: &str) {
     app.on_runtime_event(RuntimeEvent::CallStarted {
         id,
         tool: tool.into(),
@@ -322,7 +325,7 @@ fn conversation() -> (App, Instant) {
     (app, t0)
 }
 
-pub(super) fn done(app: &mut App) {
+pub(in crate::tui) fn done(app: &mut App) {
     let epoch = app.chat.epoch;
     app.on_app_event(AppEvent::Agent(
         epoch,
@@ -404,16 +407,16 @@ fn profile_picker() {
 }
 
 /// The model's text in the pane's entries, one string per `Model` entry.
-fn model_texts(chat: &super::ChatState) -> Vec<String> {
+fn model_texts(chat: &crate::tui::chat::ChatState) -> Vec<String> {
     chat.entries
         .iter()
         .filter_map(|e| match e {
-            super::Entry::Model { text, .. } => Some(text.lines.join("\n")),
-            super::Entry::Prompt(_)
-            | super::Entry::Call(_)
-            | super::Entry::Turn { .. }
-            | super::Entry::Retry { .. }
-            | super::Entry::Note { .. } => None,
+            crate::tui::chat::Entry::Model { text, .. } => Some(text.lines.join("\n")),
+            crate::tui::chat::Entry::Prompt(_)
+            | crate::tui::chat::Entry::Call(_)
+            | crate::tui::chat::Entry::Turn { .. }
+            | crate::tui::chat::Entry::Retry { .. }
+            | crate::tui::chat::Entry::Note { .. } => None,
         })
         .collect()
 }
@@ -421,7 +424,7 @@ fn model_texts(chat: &super::ChatState) -> Vec<String> {
 /// Two model turns as the loop reports them: the first says something and calls `add`, the
 /// second answers. `streamed`: the text came as deltas (else whole, in one piece, as the loop
 /// sends a reply that did not stream).
-fn two_turns(chat: &mut super::ChatState, streamed: bool) {
+fn two_turns(chat: &mut crate::tui::chat::ChatState, streamed: bool) {
     let now = Instant::now();
     let said = "(demo model) I will add 2 and 3.";
     let answer = "(demo model) 2 plus 3 is 5.";
@@ -470,7 +473,7 @@ fn a_whole_reply_is_shown_once_streamed_or_not() {
         "(demo model) 2 plus 3 is 5.",
     ];
     for streamed in [false, true] {
-        let mut chat = super::ChatState::new(Some(&agent()));
+        let mut chat = crate::tui::chat::ChatState::new(Some(&agent()));
         two_turns(&mut chat, streamed);
         assert_eq!(model_texts(&chat), expected, "streamed: {streamed}");
     }
@@ -525,7 +528,11 @@ async fn typing_on_does_not_answer_an_approval_that_pops_up() {
     for (at, c) in [(350, 'y'), (500, 'A'), (800, 'y')] {
         app.set_now(t0 + Duration::from_millis(at));
         app.on_key(key(KeyCode::Char(c)));
-        assert_eq!(app.approvals.len(), 1, "{c} at {at} ms answered it");
+        assert_eq!(
+            app.overlays.approvals.len(),
+            1,
+            "{c} at {at} ms answered it"
+        );
     }
     assert!(
         app.notice
@@ -537,6 +544,6 @@ async fn typing_on_does_not_answer_an_approval_that_pops_up() {
     // A pause, then an answer.
     app.set_now(t0 + Duration::from_millis(1_500));
     app.on_key(key(KeyCode::Char('y')));
-    assert!(app.approvals.is_empty());
+    assert!(app.overlays.approvals.is_empty());
     assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
 }
