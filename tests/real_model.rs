@@ -109,10 +109,16 @@ fn a_model_server_killed_mid_test_is_named_in_the_failure() {
         "the last lines of its output:",
         "Uvicorn running on http://127.0.0.1:",
     ] {
-        assert!(message.contains(expected), "{expected:?} not in:\n{message}");
+        assert!(
+            message.contains(expected),
+            "{expected:?} not in:\n{message}"
+        );
     }
     // The model error the run printed comes first: the peer's death is added to it, not put
     // in its place.
     let model_error = message.find("no tool call").expect("the run's own failure");
-    assert!(model_error < message.find("the peer").unwrap_or(0), "{message}");
+    assert!(
+        model_error < message.find("the peer").unwrap_or(0),
+        "{message}"
+    );
 }
