@@ -1,4 +1,5 @@
-//! aimon-console as a library: the layers of DESIGN §2, re-exported for the binary and the tests.
+//! aimon-console as a library: the layers of docs/ARCHITECTURE.md §2, re-exported for the binary
+//! and the tests.
 //!
 //! Dependencies point down only: `cli` → `runtime` → `approval` / `mcp` → `tool` → `config`.
 

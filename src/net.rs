@@ -7,8 +7,8 @@ use std::error::Error as StdError;
 use std::net::SocketAddr;
 use std::sync::Once;
 
-/// Installs rustls' `ring` provider as the process default, once (DESIGN §4: builds in about
-/// half the time of aws-lc). A provider installed earlier by someone else is kept.
+/// Installs rustls' `ring` provider as the process default, once (docs/ARCHITECTURE.md §4: builds
+/// in about half the time of aws-lc). A provider installed earlier by someone else is kept.
 pub fn install_tls_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

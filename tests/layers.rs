@@ -1,4 +1,4 @@
-//! The architecture as a test (DESIGN §2): dependencies point down only; the runtime is the one
+//! The architecture as a test (docs/ARCHITECTURE.md §2): dependencies point down only; the runtime is the one
 //! door (nothing in `tui/`, `cli/` or `agent/` names `crate::mcp`); and no two files inside a
 //! layer import each other in a circle. Reads the source tree: every path a file names
 //! (`use` declarations and paths in code) is resolved to the module file it lands in.

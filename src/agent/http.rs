@@ -102,7 +102,8 @@ impl Http {
                 idle: Mutex::new(None),
             }));
         }
-        // rustls' ring provider, as for MCP servers (DESIGN §4); an earlier one is kept.
+        // rustls' ring provider, as for MCP servers (docs/ARCHITECTURE.md §4); an earlier one is
+        // kept.
         crate::net::install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)

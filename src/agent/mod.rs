@@ -1,8 +1,9 @@
 //! The agent: a model drives the runtime. The OpenAI-compatible client, the loop of turns, and
 //! the conversation's transcript.
 //!
-//! Above `runtime/` and below `tui/` and `cli/` (DESIGN §2): the agent is one more caller of
-//! `AgentRuntime::call`, so its calls pass the same gate, ledger and events as an operator's.
+//! Above `runtime/` and below `tui/` and `cli/` (docs/ARCHITECTURE.md §2): the agent is one more
+//! caller of `AgentRuntime::call`, so its calls pass the same gate, ledger and events as an
+//! operator's.
 
 pub mod attach;
 pub mod client;

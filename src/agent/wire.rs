@@ -117,7 +117,7 @@ fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Er
 }
 
 /// A tool as the model sees it: the registry's safe name, and the description and input
-/// schema exactly as the server sent them (DESIGN §3).
+/// schema exactly as the server sent them (docs/ARCHITECTURE.md §3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
     pub name: String,

@@ -2,7 +2,7 @@
 //!
 //! An entry is keyed by the tool's name *and* a fingerprint of everything that was approved (side
 //! effect, destructiveness, input schema, description), so a tool that changes under the same
-//! name loses its approval (DESIGN §3). Destructive tools are never remembered.
+//! name loses its approval (docs/ARCHITECTURE.md §3). Destructive tools are never remembered.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;

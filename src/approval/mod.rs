@@ -1,10 +1,10 @@
 //! Approval: the side-effect ceiling, the approval policy, the session ledger and the gate.
 //!
-//! `gate.rs` decides (run, ask, deny or refuse) from a `ToolDescriptor` alone, never from where
-//! the tool came from (DESIGN §1), and from what `pre_tool_use` hooks said; `rules.rs` is how
-//! `policy.rules` and hook matches select tools; `ledger.rs` remembers session approvals keyed
-//! by a descriptor fingerprint; `request.rs` is the question the runtime sends to whoever
-//! answers approvals.
+//! `gate.rs` decides (run, ask, deny or refuse) from a `ToolDescriptor` alone, never from where the
+//! tool came from (docs/ARCHITECTURE.md §1), and from what `pre_tool_use` hooks said; `rules.rs` is
+//! how `policy.rules` and hook matches select tools; `ledger.rs` remembers session approvals keyed
+//! by a descriptor fingerprint; `request.rs` is the question the runtime sends to whoever answers
+//! approvals.
 
 mod gate;
 mod ledger;

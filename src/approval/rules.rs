@@ -1,8 +1,8 @@
 //! How `policy.rules` and the `match` of hooks select tools (a glob over the listed name, a
-//! server), and what a `pre_tool_use` hook can say to the gate. Apart from `gate.rs` because
-//! the runtime's hook runner matches tools the same way, and because matching is the one place
-//! that reads a descriptor's name and origin: display data that decisions never read for
-//! *trust* (DESIGN §1). A rule naming a tool is the operator's explicit choice, not trust.
+//! server), and what a `pre_tool_use` hook can say to the gate. Apart from `gate.rs` because the
+//! runtime's hook runner matches tools the same way, and because matching is the one place that
+//! reads a descriptor's name and origin: display data that decisions never read for *trust*
+//! (docs/ARCHITECTURE.md §1). A rule naming a tool is the operator's explicit choice, not trust.
 
 use crate::config::{ApprovalRule, ToolPattern};
 use crate::tool::ToolDescriptor;

@@ -229,7 +229,8 @@ impl TransportKind {
     }
 }
 
-/// How far a server's tool annotations are believed (DESIGN §3). `Ignore` is the default.
+/// How far a server's tool annotations are believed (docs/ARCHITECTURE.md §3). `Ignore` is the
+/// default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AnnotationTrust {

@@ -1,12 +1,12 @@
-//! The MCP client: `tools/list` over all pages (bad and duplicate entries skipped and named),
-//! and `tools/call` with a deadline that progress pushes back, a total cap and cancellation,
-//! each request bounded and failed at once when its answer cannot be read (DESIGN §4.5–8).
-//! The handshake (both eras) is in `client/handshake.rs`; what the client declares and answers
-//! is in `handler.rs`.
+//! The MCP client: `tools/list` over all pages (bad and duplicate entries skipped and named), and
+//! `tools/call` with a deadline that progress pushes back, a total cap and cancellation, each
+//! request bounded and failed at once when its answer cannot be read (docs/ARCHITECTURE.md §4.5–8).
+//! The handshake (both eras) is in `client/handshake.rs`; what the client declares and answers is
+//! in `handler.rs`.
 //!
 //! `McpClient` is the narrow interface `McpTool` and the manager use; `DefaultMcpClient` is the
 //! rmcp-backed implementation. Resources and prompts have interfaces of their own
-//! (`resources.rs`, `prompts.rs`), so this one does not grow (DESIGN §3).
+//! (`resources.rs`, `prompts.rs`), so this one does not grow (docs/ARCHITECTURE.md §3).
 
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]

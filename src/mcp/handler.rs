@@ -36,8 +36,8 @@ const NO_MODEL: &str = "no model configured (no `agent:` in its config)";
 /// What a client declares and how it behaves; the console uses the default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientOptions {
-    /// The handshake: `server/discover` (2026-07-28) first, for a bounded share of the
-    /// handshake timeout, then `initialize` (DESIGN §4.6); a server whose last good handshake
+    /// The handshake: `server/discover` (2026-07-28) first, for a bounded share of the handshake
+    /// timeout, then `initialize` (docs/ARCHITECTURE.md §4.6); a server whose last good handshake
     /// was `initialize` goes straight to it (the memory is shared by every start with these
     /// options).
     pub eras: EraMemory,

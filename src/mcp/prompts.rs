@@ -1,8 +1,8 @@
 //! `McpPromptClient`: a server's prompts (all pages) and `prompts/get` with arguments.
 //!
-//! An interface of its own beside `McpClient` and `McpResourceClient` (DESIGN §3), implemented
-//! for the rmcp-backed client over the same bounded request path as `tools/call`. Completions
-//! for prompt arguments are `McpResourceClient::complete` with a prompt target.
+//! An interface of its own beside `McpClient` and `McpResourceClient` (docs/ARCHITECTURE.md §3),
+//! implemented for the rmcp-backed client over the same bounded request path as `tools/call`.
+//! Completions for prompt arguments are `McpResourceClient::complete` with a prompt target.
 
 use rmcp::model::{
     ClientRequest, ContentBlock, GetPromptRequest, GetPromptRequestParams, JsonObject,

@@ -1,10 +1,10 @@
 //! `McpResourceClient`: a server's resources and resource templates (all pages), reading one,
 //! subscribing to its updates, and `completion/complete` for template and prompt arguments.
 //!
-//! An interface of its own beside `McpClient` (DESIGN §3: `McpClient` does not grow), implemented
-//! for the rmcp-backed client over the same bounded request path as `tools/call` (deadline,
-//! cancel). Subscriptions speak both eras: `resources/subscribe` to servers before 2026-07-28,
-//! one `subscriptions/listen` request carrying every subscribed URI to those after.
+//! An interface of its own beside `McpClient` (docs/ARCHITECTURE.md §3: `McpClient` does not grow),
+//! implemented for the rmcp-backed client over the same bounded request path as `tools/call`
+//! (deadline, cancel). Subscriptions speak both eras: `resources/subscribe` to servers before
+//! 2026-07-28, one `subscriptions/listen` request carrying every subscribed URI to those after.
 
 // Subscribe/unsubscribe are legacy (before 2026-07-28) in rmcp; the servers of today use them.
 #![allow(deprecated)]

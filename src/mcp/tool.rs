@@ -1,5 +1,5 @@
-//! `McpTool`: a remote tool as an ordinary `Tool` (DESIGN §1). It names the tool, carries the
-//! traits resolved once at registration, and delegates calls; every failure becomes a
+//! `McpTool`: a remote tool as an ordinary `Tool` (docs/ARCHITECTURE.md §1). It names the tool,
+//! carries the traits resolved once at registration, and delegates calls; every failure becomes a
 //! `ToolResult::error` (fail-safe execute).
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! `McpToolTraits::resolve`: the one place where a server's annotations and the operator's trust
-//! in that server become a tool's side-effect level and destructiveness (DESIGN §3).
+//! in that server become a tool's side-effect level and destructiveness (docs/ARCHITECTURE.md §3).
 //!
 //! Nothing else in the program interprets annotations; everything downstream reads the resolved
 //! traits on the `ToolDescriptor`.
@@ -19,7 +19,7 @@ pub struct McpToolTraits {
 }
 
 impl McpToolTraits {
-    /// Resolves the traits of one tool, exactly per DESIGN §3:
+    /// Resolves the traits of one tool, exactly per docs/ARCHITECTURE.md §3:
     ///
     /// - `Ignore`: `Mutating` + `Destructive`, as if there were no annotations.
     /// - `Trust`: `readOnlyHint` gives the level and `destructiveHint` the destructiveness, with

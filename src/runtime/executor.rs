@@ -1,6 +1,6 @@
 //! The call path: look the tool up, check its arguments, run the `pre_tool_use` hooks, ask the
 //! gate, wait for the operator when the gate says so, run the tool, run the `post_tool_use`
-//! hooks. Local and MCP tools go the same way (DESIGN §1).
+//! hooks. Local and MCP tools go the same way (docs/ARCHITECTURE.md §1).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,6 +1,6 @@
-//! Who creates what and who closes it (DESIGN §3 Lifecycle): the factory creates the manager
-//! and hands it to both the tool registration and the runtime; if building the runtime fails,
-//! the factory closes the manager itself; `AgentRuntime::close` closes a written-out list.
+//! Who creates what and who closes it (docs/ARCHITECTURE.md §3 Lifecycle): the factory creates the
+//! manager and hands it to both the tool registration and the runtime; if building the runtime
+//! fails, the factory closes the manager itself; `AgentRuntime::close` closes a written-out list.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;

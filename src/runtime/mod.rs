@@ -1,13 +1,13 @@
 //! The agent runtime: owns the tool registry, the MCP manager and the approval gate; runs calls
 //! through the gate; publishes every change as a `RuntimeEvent` for whoever drives it.
 //!
-//! The one door (DESIGN §2): the console, the headless commands and the agent reach servers,
-//! tools and their status only through this module; the status types of the MCP layer that
+//! The one door (docs/ARCHITECTURE.md §2): the console, the headless commands and the agent reach
+//! servers, tools and their status only through this module; the status types of the MCP layer that
 //! they show are re-exported below, so nothing above names `crate::mcp`.
 //!
-//! The factory and the close list (DESIGN §3 Lifecycle) are in `lifecycle.rs`; the call path
-//! is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh and its
-//! diff) in `turn.rs`, declarative hooks in `hooks/`, servers' resources and prompts in
+//! The factory and the close list (docs/ARCHITECTURE.md §3 Lifecycle) are in `lifecycle.rs`; the
+//! call path is in `executor.rs`, the event queue in `bus.rs`, turn boundaries (tool-list refresh
+//! and its diff) in `turn.rs`, declarative hooks in `hooks/`, servers' resources and prompts in
 //! `content.rs`.
 
 mod bus;

@@ -1,4 +1,5 @@
-//! The tool layer: the one `Tool` trait that local and MCP tools both implement (DESIGN §1).
+//! The tool layer: the one `Tool` trait that local and MCP tools both implement
+//! (docs/ARCHITECTURE.md §1).
 //!
 //! Nothing above this layer asks whether a tool is remote; everything it needs to decide or
 //! display is in the `ToolDescriptor`.
@@ -54,7 +55,7 @@ impl DestructiveBehavior {
     }
 }
 
-/// Where a tool came from, for display only. Decisions never read it (DESIGN §1).
+/// Where a tool came from, for display only. Decisions never read it (docs/ARCHITECTURE.md §1).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolOrigin {
     /// The server that serves the tool.
@@ -290,7 +291,7 @@ pub struct ToolContext {
     pub progress: ProgressSink,
 }
 
-/// A tool: local or remote, the rest of the program cannot tell (DESIGN §1).
+/// A tool: local or remote, the rest of the program cannot tell (docs/ARCHITECTURE.md §1).
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
     /// Everything needed to decide about and display this tool.

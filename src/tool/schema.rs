@@ -1,10 +1,11 @@
 //! A lenient JSON-Schema checker for tool arguments, and a defaults skeleton for argument editors.
 //!
-//! Schemas belong to the server (DESIGN §3): a keyword is enforced where present and nothing is
-//! assumed where it is absent. Only the common keywords are understood (`type`, `required`,
-//! `properties`, `additionalProperties`, `enum`, `const`, `items`, `prefixItems`, `minimum`,
-//! `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`, `maxLength`); everything
-//! else, `$ref` and the combinators included, is ignored. No schema, however odd, makes it panic.
+//! Schemas belong to the server (docs/ARCHITECTURE.md §3): a keyword is enforced where present and
+//! nothing is assumed where it is absent. Only the common keywords are understood (`type`,
+//! `required`, `properties`, `additionalProperties`, `enum`, `const`, `items`, `prefixItems`,
+//! `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `minLength`, `maxLength`);
+//! everything else, `$ref` and the combinators included, is ignored. No schema, however odd, makes
+//! it panic.
 
 use serde_json::{Map, Value};
 

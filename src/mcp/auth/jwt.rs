@@ -2,8 +2,8 @@
 //! client's private key, sent instead of a client secret.
 //!
 //! Signed with ring, which the build already has for rustls, instead of rmcp's
-//! `auth-client-credentials-jwt` (its jsonwebtoken would pull in aws-lc; DESIGN §4 keeps ring).
-//! Keys are PEM: PKCS#8 (EC P-256, EC P-384, RSA) or PKCS#1 (RSA).
+//! `auth-client-credentials-jwt` (its jsonwebtoken would pull in aws-lc; docs/ARCHITECTURE.md §4
+//! keeps ring). Keys are PEM: PKCS#8 (EC P-256, EC P-384, RSA) or PKCS#1 (RSA).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -147,7 +147,7 @@ impl DefaultMcpClient {
             Ok(Ok(service)) => service,
         };
         let peer = service.peer().clone();
-        // Timings and errors must be real: no cached answers (DESIGN §4.6).
+        // Timings and errors must be real: no cached answers (docs/ARCHITECTURE.md §4.6).
         peer.set_response_cache_config(rmcp::ClientCacheConfig::disabled())
             .await;
         let info = peer.peer_info();

@@ -1,6 +1,6 @@
 //! `McpClientManager`: starts every server at once, each under the one start-up deadline counted
 //! from its own start; a server joins the moment it is ready (its tools registered, resolved
-//! once, DESIGN §3) while the others still start; restarts, supervision and closing.
+//! once, docs/ARCHITECTURE.md §3) while the others still start; restarts, supervision and closing.
 //!
 //! `set.rs` is the one owner of which servers are ready (and of the reports); `launch.rs` runs
 //! the starts of a start-up (the queue, the deadline) and restarts by hand; `join.rs` is where a
@@ -32,7 +32,8 @@ use super::transport::stderr::StderrRing;
 use crate::config::ServerConfig;
 use crate::tool::ToolRegistry;
 
-/// Allowance for starting processes, added to the largest request timeout (DESIGN §3).
+/// Allowance for starting processes, added to the largest request timeout
+/// (docs/ARCHITECTURE.md §3).
 pub const STARTUP_SPAWN_ALLOWANCE: Duration = Duration::from_secs(30);
 /// How long abandoned starts may take to clean up during `close_all`.
 const ABANDONED_CLEANUP: Duration = Duration::from_secs(3);

@@ -1,5 +1,5 @@
-//! A manager's tools: registering what its ready servers listed (each tool's traits resolved
-//! once, DESIGN §3), listing a server's tools again at a turn boundary, and the per-server
+//! A manager's tools: registering what its ready servers listed (each tool's traits resolved once,
+//! docs/ARCHITECTURE.md §3), listing a server's tools again at a turn boundary, and the per-server
 //! requests that need a ready client (`logging/setLevel`).
 //!
 //! Separate from `launch.rs`, which owns the servers' lives (start, restart, join).

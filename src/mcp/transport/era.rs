@@ -1,6 +1,6 @@
-//! The handshake's two eras (DESIGN §4.6): `server/discover` (2026-07-28) gets a bounded share
-//! of the handshake timeout, then rmcp falls back to `initialize`; which era worked is kept per
-//! server ([`EraMemory`]) so that a restart goes straight to it.
+//! The handshake's two eras (docs/ARCHITECTURE.md §4.6): `server/discover` (2026-07-28) gets a
+//! bounded share of the handshake timeout, then rmcp falls back to `initialize`; which era worked
+//! is kept per server ([`EraMemory`]) so that a restart goes straight to it.
 //!
 //! rmcp's own probe (`ClientLifecycleMode::Auto`) waits a fixed 10 s for `server/discover`
 //! before it tries `initialize`: longer than the whole default handshake timeout, so a server

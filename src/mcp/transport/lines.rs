@@ -1,11 +1,11 @@
 //! Newline-delimited JSON-RPC framing over any pipe pair, as an rmcp `Transport` of ours.
 //!
-//! It owns what rmcp would hide: every stdout line is classified (message, blank, not JSON,
-//! not a message, over the size limit) and what is not a message is reported, not silently
-//! dropped: a line that is an answer nobody can read fails the request it answered at once
-//! (`unreadable.rs` finds which), anything else becomes a warning; notifications go to the tap
-//! in wire order before rmcp sees them (DESIGN §4.4); and the inbound side closes when the
-//! process exits even if a grandchild still holds stdout open.
+//! It owns what rmcp would hide: every stdout line is classified (message, blank, not JSON, not a
+//! message, over the size limit) and what is not a message is reported, not silently dropped: a
+//! line that is an answer nobody can read fails the request it answered at once (`unreadable.rs`
+//! finds which), anything else becomes a warning; notifications go to the tap in wire order before
+//! rmcp sees them (docs/ARCHITECTURE.md §4.4); and the inbound side closes when the process exits
+//! even if a grandchild still holds stdout open.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};

@@ -1,6 +1,6 @@
-//! Transports: how bytes reach a server (stdio pipes, Streamable HTTP, legacy SSE). Each one hands rmcp a `Transport` of ours, so that the
-//! wrapper points of DESIGN §4 (stderr, process group, exit watchdog, wire-order tap, framing
-//! checks) hold whatever rmcp does.
+//! Transports: how bytes reach a server (stdio pipes, Streamable HTTP, legacy SSE). Each one hands
+//! rmcp a `Transport` of ours, so that the wrapper points of docs/ARCHITECTURE.md §4 (stderr,
+//! process group, exit watchdog, wire-order tap, framing checks) hold whatever rmcp does.
 
 pub mod answers;
 pub mod discover;

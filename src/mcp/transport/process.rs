@@ -1,6 +1,6 @@
 //! A stdio server's process: spawned as a process-group leader with stderr piped into the ring,
-//! watched for exit (DESIGN §4 points 1–3), and killed as a whole group, together with the
-//! descendants that left the group (`reaper.rs`), when it is closed and when it dies.
+//! watched for exit (docs/ARCHITECTURE.md §4 points 1–3), and killed as a whole group, together
+//! with the descendants that left the group (`reaper.rs`), when it is closed and when it dies.
 //!
 //! Separate from the framing (`lines.rs`) because the process outlives no connection but the
 //! framing does not care what is on the other end of the pipe.
@@ -191,8 +191,9 @@ impl ServerProcess {
                 Ok(status) => ExitInfo::from_status(status),
                 Err(_) => ExitInfo::Code(-1),
             };
-            // The leader is gone: whatever it started in its group goes too (DESIGN §4.2), and
-            // what left the group, now orphaned to the console, by its mark.
+            // The leader is gone: whatever it started in its group goes too
+            // (docs/ARCHITECTURE.md §4.2), and what left the group, now orphaned to the console,
+            // by its mark.
             kill_group(pid, libc::SIGKILL);
             let escaped = reaper::descendants(None, &marked);
             reaper::kill(&escaped);

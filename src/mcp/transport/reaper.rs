@@ -1,7 +1,7 @@
 //! Nothing a stdio server started outlives the console, not even what left its process group.
 //!
-//! Killing a server's process group (DESIGN §4.2) misses a descendant that moved to a group or
-//! session of its own (`setsid`, a daemon's double fork). Three things catch those:
+//! Killing a server's process group (docs/ARCHITECTURE.md §4.2) misses a descendant that moved to a
+//! group or session of its own (`setsid`, a daemon's double fork). Three things catch those:
 //!
 //! - The console is a child subreaper (`PR_SET_CHILD_SUBREAPER`): an orphaned descendant is
 //!   re-parented to the console, not to init, so it stays in reach.

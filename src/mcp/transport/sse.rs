@@ -1,6 +1,6 @@
 //! The legacy HTTP+SSE transport (protocol 2024-11-05), for back-compat only: rmcp 3.x has none
-//! (DESIGN §4.7). GET the SSE URL, wait for the `endpoint` event, POST every message to that
-//! endpoint, read the server's messages from the stream.
+//! (docs/ARCHITECTURE.md §4.7). GET the SSE URL, wait for the `endpoint` event, POST every message
+//! to that endpoint, read the server's messages from the stream.
 //!
 //! Our own small `Transport` rather than a fork of rmcp's old one: it reuses the reqwest client of
 //! `http.rs` (timeouts, connect hook, classification) and the wire-order tap around it.

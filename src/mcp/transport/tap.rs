@@ -1,5 +1,5 @@
-//! Wire-order notification fan-out (DESIGN §4.4): every notification a server sends goes to the
-//! tap as the transport receives it, before rmcp hands it to a handler task of its own.
+//! Wire-order notification fan-out (docs/ARCHITECTURE.md §4.4): every notification a server sends
+//! goes to the tap as the transport receives it, before rmcp hands it to a handler task of its own.
 //!
 //! The stdio framing calls [`deliver`] from its reader; [`Tapped`] wraps any other transport
 //! (Streamable HTTP, legacy SSE) so that they all feed the same tap the same way.

@@ -1,7 +1,7 @@
-//! Declarative hooks (seed §7.1, DESIGN §3): the runner. On an event it runs every hook whose
-//! `match` fits, in config order, each bounded by its timeout, and publishes each run as a
-//! `RuntimeEvent::HookRan`. For `pre_tool_use` it reads the hooks' decisions and hands the
-//! gate what they said; the gate decides (`approval/gate.rs`).
+//! Declarative hooks (seed §7.1, docs/ARCHITECTURE.md §3): the runner. On an event it runs every
+//! hook whose `match` fits, in config order, each bounded by its timeout, and publishes each run as
+//! a `RuntimeEvent::HookRan`. For `pre_tool_use` it reads the hooks' decisions and hands the gate
+//! what they said; the gate decides (`approval/gate.rs`).
 //!
 //! Fail-soft: a timeout, a hook server that is down or missing, an error result, output that
 //! cannot be read, a program that cannot start — each is a warning on the event, and the call
