@@ -13,7 +13,8 @@ use aimon_console::runtime::{
 use aimon_console::tool::{
     DestructiveBehavior, SideEffectLevel, Tool, ToolContext, ToolDescriptor, ToolInput, ToolResult,
 };
-use aimon_console::tui::app::{App, AppEvent};
+use aimon_console::tui::app::App;
+use aimon_console::tui::messages::AppEvent;
 use aimon_console::tui::theme::Theme;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::chat::ChatState;
-use super::content::{PromptsPane, ResourcesPane};
-pub use super::messages::{AppEvent, Effect};
+use super::listing::{PromptsPane, ResourcesPane};
+use super::messages::{AppEvent, Effect, Level};
 use super::modals::call::CallEditor;
 use super::modals::Modal;
 use super::overlay::{Layer, Overlays};
@@ -77,14 +77,6 @@ impl Pane {
             other => other.title(),
         }
     }
-}
-
-/// How serious a notice is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Warn,
-    Error,
 }
 
 /// Where the runtime is.

@@ -5,8 +5,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Effect, Level};
+use super::app::App;
+
 use super::keys::scrolled;
+use super::messages::{Effect, Level};
 use crate::approval::{rule_label, ApprovalDecision};
 use crate::config::RuleDecision;
 

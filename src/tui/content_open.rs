@@ -8,8 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::app::{App, Effect, Level};
-use super::content::{PromptRow, RowKind};
+use super::app::App;
+
+use super::listing::{PromptRow, RowKind};
+use super::messages::{Effect, Level};
 use super::modals::form::{FormEditor, FormPurpose};
 use super::modals::viewer::ResourceView;
 use super::modals::Modal;

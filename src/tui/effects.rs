@@ -13,8 +13,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::app::AppEvent;
-use super::content::ContentEvent;
+use super::listing::ContentEvent;
+use super::messages::AppEvent;
 use crate::runtime::{AgentRuntime, CompletionTarget};
 
 /// Where the results go.

@@ -6,7 +6,9 @@
 
 use std::time::Duration;
 
-use super::app::{tool_rows, App, Effect, Level};
+use super::app::{tool_rows, App};
+
+use super::messages::{Effect, Level};
 use super::state::{Down, EventKind, EventRow};
 use crate::runtime::{CallOrigin, ListKind};
 use crate::runtime::{HookOutcome, HookRun, RuntimeEvent, ToolsDiff};

@@ -4,7 +4,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, Effect, Level, Pane};
+use super::app::{App, Pane};
+
+use super::messages::{Effect, Level};
 use super::modals::editor::EditorOutcome;
 use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;

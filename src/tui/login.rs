@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::app::{AppEvent, Level};
+use super::messages::{AppEvent, Level};
 use crate::config;
 use crate::runtime::{begin_login, AgentRuntime, Login};
 

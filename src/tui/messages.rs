@@ -1,5 +1,6 @@
 //! The two messages between the `App` and its event loop: the `Effect`s handlers return (work
-//! that takes time, run in the background) and the `AppEvent`s the loop feeds back.
+//! that takes time, run in the background) and the `AppEvent`s the loop feeds back; and the
+//! `Level` of a notice, which handlers everywhere set.
 //!
 //! Separate from `app.rs` (the state and its handlers): this is the contract between the two
 //! halves, which `mod.rs` and `effects.rs` run.
@@ -10,12 +11,19 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::app::Level;
 use super::chat::{ChatEffect, ChatEvent};
-use super::content::ContentEvent;
+use super::listing::ContentEvent;
 use crate::agent::sampling::Sampled;
 use crate::config::{AnnotationTrust, ApprovalRule, Config};
 use crate::runtime::{AgentRuntime, CompletionTarget, LogLevel, RuntimeEvent, ServerReport};
+
+/// How serious a notice is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
 
 /// Work for the event loop to run outside the handlers.
 #[derive(Debug, Clone, PartialEq)]

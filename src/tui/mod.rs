@@ -7,25 +7,26 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod answer_elicitation;
+pub mod answer_sampling;
 pub mod app;
 mod approval_keys;
 pub mod chat;
 mod content;
 mod content_open;
 mod effects;
-mod elicit;
 mod frame;
 mod guard;
 mod ingest;
 mod keys;
 pub mod launch;
+pub mod listing;
 mod login;
-mod messages;
+pub mod messages;
 pub mod modals;
 mod open;
 pub mod overlay;
 pub mod panes;
-pub mod sample;
 pub mod state;
 pub mod theme;
 mod view;
@@ -49,8 +50,10 @@ use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use self::app::{App, AppEvent, Effect};
+use self::app::App;
+
 use self::frame::FrameRequester;
+use self::messages::{AppEvent, Effect};
 use self::theme::Theme;
 use crate::config::{self, ApprovalRule, Config};
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};

@@ -3,7 +3,7 @@
 //! approvals, the trust preview.
 
 use super::app::App;
-use super::app::Level;
+use super::messages::Level;
 use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::TextView;

@@ -13,8 +13,8 @@ use std::collections::VecDeque;
 
 use super::guard::KeyGuard;
 use super::modals::form::FormEditor;
+use super::modals::sampling::Sampling;
 use super::modals::Modal;
-use super::sample::Sampling;
 use crate::approval::ApprovalRequest;
 use crate::runtime::ElicitationRequest;
 

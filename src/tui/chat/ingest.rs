@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use super::{AgentStatus, ChatEffect, ChatEvent, NoteLevel};
 use crate::runtime::{CallOrigin, MessageRole, RuntimeEvent};
-use crate::tui::app::{App, Effect, Level};
+use crate::tui::app::App;
+use crate::tui::messages::{Effect, Level};
 
 impl App {
     /// One report of the agent task of `epoch` (an older task's are dropped).

@@ -7,7 +7,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AgentStatus, ChatEffect, NoteLevel, Turn};
 use crate::agent::attach::PromptUse;
-use crate::tui::app::{App, Effect, Level};
+use crate::tui::app::App;
+use crate::tui::messages::{Effect, Level};
 use crate::tui::modals::Modal;
 
 /// Rows PgUp / PgDn scroll the transcript.

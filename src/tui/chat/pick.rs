@@ -16,8 +16,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::agent::attach::{Attachment, PromptUse};
-use crate::tui::app::{App, Effect, Level};
-use crate::tui::content::RowKind;
+use crate::tui::app::App;
+use crate::tui::listing::RowKind;
+use crate::tui::messages::{Effect, Level};
 use crate::tui::modals::{centered, choices_line};
 use crate::tui::panes::{fit, keys_line};
 

@@ -16,7 +16,8 @@ use crate::agent::transcript::{self, Transcript};
 use crate::agent::{AgentEvent, Conversation, ConversationSettings};
 use crate::config::ModelProfile;
 use crate::runtime::AgentRuntime;
-use crate::tui::app::{App, AppEvent};
+use crate::tui::app::App;
+use crate::tui::messages::AppEvent;
 
 /// Streamed text joined into one event at most this long (a fast stream costs the console one
 /// event per batch, not per token).

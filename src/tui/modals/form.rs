@@ -13,7 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use crate::runtime::{content_of, Choice, CompletionTarget, FieldKind, FormField};
-use crate::tui::app::Effect;
+use crate::tui::messages::Effect;
 
 /// What the form is for.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,17 +6,57 @@
 
 use std::time::Instant;
 
+use tokio_util::sync::CancellationToken;
+
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use serde_json::Value;
 
+use crate::runtime::SamplingRequest;
 use crate::runtime::{SamplingAsk, SamplingRole};
 use crate::text::{sanitize, sanitize_line};
+use crate::tui::chat::input::InputBox;
 use crate::tui::panes::keys_line;
-use crate::tui::sample::{Sampling, SamplingStage};
 use crate::tui::theme::Theme;
+
+/// Where one request is.
+#[derive(Debug)]
+pub enum SamplingStage {
+    /// Shown, waiting for the operator; `problem` says why the last try gave nothing.
+    Review { problem: Option<String> },
+    /// The model is answering; Esc stops it.
+    Asking {
+        cancel: CancellationToken,
+        since: Instant,
+    },
+    /// The model's answer, editable; it goes back only on Ctrl-S.
+    Answer {
+        editor: InputBox,
+        original: String,
+        model: String,
+        finish_reason: Option<String>,
+    },
+}
+
+/// A server's sampling request as the console holds it.
+#[derive(Debug)]
+pub struct Sampling {
+    pub request: SamplingRequest,
+    pub stage: SamplingStage,
+    /// Rows scrolled in the request.
+    pub scroll: u16,
+}
+
+impl Sampling {
+    /// Stops the model if it is answering.
+    pub(in crate::tui) fn stop(&mut self) {
+        if let SamplingStage::Asking { cancel, .. } = &self.stage {
+            cancel.cancel();
+        }
+    }
+}
 
 /// Characters of a tool's schema shown.
 const SCHEMA_CHARS: usize = 200;

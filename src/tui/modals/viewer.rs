@@ -13,7 +13,7 @@ use ratatui::Frame;
 
 use crate::runtime::{PromptMessages, ResourceContent};
 use crate::text::{sanitize, sanitize_line};
-use crate::tui::app::Effect;
+use crate::tui::messages::Effect;
 use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 

@@ -7,8 +7,9 @@ use ratatui::Frame;
 
 use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
-use crate::tui::app::{App, Level, Pane};
-use crate::tui::content::RowKind;
+use crate::tui::app::{App, Pane};
+use crate::tui::listing::RowKind;
+use crate::tui::messages::Level;
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 use crate::tui::state::ServerRow;

@@ -10,7 +10,7 @@ use ratatui::Frame;
 
 use super::{cell, fit, pane_block, scroll_offset};
 use crate::tui::app::App;
-use crate::tui::content::{Listing, RowKind};
+use crate::tui::listing::{Listing, RowKind};
 use crate::tui::theme::Theme;
 
 /// What the panes say about listings under way or failed: `a listing…`, `b: failed`.

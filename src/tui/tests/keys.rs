@@ -24,7 +24,7 @@ fn quitting_asks_while_calls_run() {
     app.on_key(key(KeyCode::Char('q')));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
-        vec![crate::tui::app::Effect::Quit]
+        vec![crate::tui::messages::Effect::Quit]
     );
     assert!(app.should_quit());
 }
@@ -59,7 +59,7 @@ async fn approval_keys_answer_the_request() {
 
 #[test]
 fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
-    use crate::tui::app::AppEvent;
+    use crate::tui::messages::AppEvent;
     let (mut app, _) = populated();
     app.on_app_event(AppEvent::TrustWritten {
         server: "notes".into(),
@@ -70,7 +70,7 @@ fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
     });
     assert!(app.servers[0].restart_pending.is_none());
     let (level, text) = app.notice.clone().unwrap();
-    assert_eq!(level, crate::tui::app::Level::Error);
+    assert_eq!(level, crate::tui::messages::Level::Error);
     assert!(text.contains("changed on disk"));
     app.on_app_event(AppEvent::TrustWritten {
         server: "notes".into(),
@@ -101,7 +101,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     let effects = app.on_key(send);
     assert_eq!(
         effects,
-        vec![crate::tui::app::Effect::Call {
+        vec![crate::tui::messages::Effect::Call {
             tool: "mcp__notes-trusted__echo".into(),
             arguments: json!({"body": "b1", "title": "t1"}),
         }]
@@ -120,7 +120,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
 #[tokio::test]
 async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
     use crate::approval::ApprovalDecision;
-    use crate::tui::app::Effect;
+    use crate::tui::messages::Effect;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     let write = descriptor(
@@ -175,7 +175,7 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
 #[test]
 fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
     use crate::config::ApprovalRule;
-    use crate::tui::app::{AppEvent, Effect, Level};
+    use crate::tui::messages::{AppEvent, Effect, Level};
     use crate::tui::modals::ledger::LedgerRow;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
@@ -316,7 +316,7 @@ fn ctrl_u_empties_the_tool_filter() {
 fn stale_notices_clear_and_actions_reach_events() {
     use crate::runtime::{CallStatus, McpEvent};
     use crate::tool::ToolResult;
-    use crate::tui::app::AppEvent;
+    use crate::tui::messages::AppEvent;
     use crossterm::event::KeyCode;
     let last_event = |app: &crate::tui::app::App| {
         let row = app.events.rows.back().expect("an event");
@@ -420,7 +420,10 @@ fn ctrl_c_over_an_approval_asks_to_quit_on_top_of_it() {
         "{screen}"
     );
     app.on_key(ctrl('c'));
-    assert_eq!(app.on_key(ctrl('c')), vec![crate::tui::app::Effect::Quit]);
+    assert_eq!(
+        app.on_key(ctrl('c')),
+        vec![crate::tui::messages::Effect::Quit]
+    );
 }
 
 /// The footer offers a key only where it applies to the selected row: `c cancel` for a call
@@ -544,6 +547,6 @@ fn a_yes_in_a_burst_of_keys_confirms_nothing() {
     app.key_came(at(800));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
-        vec![crate::tui::app::Effect::Quit]
+        vec![crate::tui::messages::Effect::Quit]
     );
 }

@@ -3,7 +3,7 @@
 //! `tests.rs`'s and `tests_content.rs`'s.
 
 use crate::tui::app::Pane;
-use crate::tui::content::ContentEvent;
+use crate::tui::listing::ContentEvent;
 use crate::tui::tests::draw;
 use crate::tui::tests::fixtures::populated;
 use crate::tui::tests::server_content::{content, listing};

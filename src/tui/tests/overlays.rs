@@ -9,9 +9,10 @@ use crossterm::event::KeyCode;
 
 use crate::approval::ApprovalRequest;
 use crate::runtime::{ElicitationRequest, McpEvent, RuntimeEvent, SamplingRequest};
-use crate::tui::app::{App, AppEvent};
+use crate::tui::app::App;
 use crate::tui::chat::tests::{agent_config, ready, type_text};
-use crate::tui::content::ContentEvent;
+use crate::tui::listing::ContentEvent;
+use crate::tui::messages::AppEvent;
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 use crate::tui::tests::fixtures::{ctrl, ignored, key};

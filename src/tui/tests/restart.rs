@@ -10,7 +10,7 @@ use crate::tui::tests::fixtures::{key, populated};
 /// the first and how many more.
 #[test]
 fn every_config_error_of_a_refused_restart_is_shown() {
-    use crate::tui::app::AppEvent;
+    use crate::tui::messages::AppEvent;
     let text = "mcp:\n  servers:\n    - name: a\n      comand: x\n      argz: []\n";
     let err = crate::config::load_str(std::path::Path::new("c.yaml"), text, &|_| None)
         .expect_err("two unknown keys");
@@ -37,7 +37,7 @@ fn every_config_error_of_a_refused_restart_is_shown() {
 
 #[test]
 fn restart_all_asks_first_while_calls_run() {
-    use crate::tui::app::Effect;
+    use crate::tui::messages::Effect;
     use crossterm::event::KeyCode;
     let (mut app, _) = populated();
     assert!(app.calls.running() > 0);
@@ -105,7 +105,7 @@ fn restarting_a_disabled_server_says_how_to_enable_it() {
         .find(|s| s.name == "parked")
         .expect("parked");
     let report = crate::runtime::ServerReport::disabled(parked);
-    app.on_app_event(crate::tui::app::AppEvent::ServerRestarted(report));
+    app.on_app_event(crate::tui::messages::AppEvent::ServerRestarted(report));
     assert_eq!(
         app.notice.as_ref().map(|(_, t)| t.as_str()),
         Some("parked not started: its entry says enabled: false (`aimon-console enable parked`, then r)")
@@ -136,7 +136,7 @@ fn restart_all_marks_the_stderr_tails_it_keeps() {
             .unwrap_or_default()
     };
     assert_eq!(broken(&app), ["starting broken", "boom"]);
-    app.on_app_event(crate::tui::app::AppEvent::Restarting(
+    app.on_app_event(crate::tui::messages::AppEvent::Restarting(
         1,
         Ok(Box::new(crate::tui::tests::fixtures::config())),
     ));

@@ -17,8 +17,9 @@ use crate::runtime::{
     McpEvent, RuntimeEvent, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest,
     SamplingRole, SamplingTool,
 };
-use crate::tui::app::{App, AppEvent, Effect};
+use crate::tui::app::App;
 use crate::tui::chat::{ChatEvent, ChatState};
+use crate::tui::messages::{AppEvent, Effect};
 use crate::tui::tests::fixtures::populated;
 use crate::tui::tests::snapshot;
 
@@ -177,7 +178,7 @@ async fn rejected_or_failed_requests_and_no_model() {
         result: Err("connect_refused: nothing listens".into()),
     });
     let problem = match &app.overlays.samplings.front().map(|s| &s.stage) {
-        Some(crate::tui::sample::SamplingStage::Review { problem }) => problem.clone(),
+        Some(crate::tui::modals::sampling::SamplingStage::Review { problem }) => problem.clone(),
         other => panic!("{other:?}"),
     };
     assert_eq!(problem.as_deref(), Some("connect_refused: nothing listens"));
@@ -198,7 +199,7 @@ async fn rejected_or_failed_requests_and_no_model() {
     });
     assert!(matches!(
         app.overlays.samplings.front().map(|s| &s.stage),
-        Some(crate::tui::sample::SamplingStage::Review { problem: Some(_) })
+        Some(crate::tui::modals::sampling::SamplingStage::Review { problem: Some(_) })
     ));
     // A request the server withdrew leaves the queue.
     drop(answer);
@@ -211,6 +212,6 @@ async fn rejected_or_failed_requests_and_no_model() {
     assert!(app.on_key(key(KeyCode::Char('y'))).is_empty());
     assert!(matches!(
         app.overlays.samplings.front().map(|s| &s.stage),
-        Some(crate::tui::sample::SamplingStage::Review { problem: Some(p) }) if p.contains("no model is configured")
+        Some(crate::tui::modals::sampling::SamplingStage::Review { problem: Some(p) }) if p.contains("no model is configured")
     ));
 }

@@ -14,8 +14,9 @@ use crate::runtime::{
     PromptArgumentInfo, PromptInfo, PromptMessageInfo, PromptMessages, ResourceCapability,
     ResourceContent, ResourceInfo, ResourceListing, RuntimeEvent, TemplateInfo,
 };
-use crate::tui::app::{App, AppEvent, Effect, Pane};
-use crate::tui::content::ContentEvent;
+use crate::tui::app::{App, Pane};
+use crate::tui::listing::ContentEvent;
+use crate::tui::messages::{AppEvent, Effect};
 use crate::tui::modals::viewer::{ResourceView, TextView};
 use crate::tui::modals::Modal;
 use crate::tui::tests::fixtures::populated;
@@ -563,7 +564,7 @@ fn server_text_cannot_reach_the_terminal_from_resources_prompts_or_questions() {
     app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::SamplingRequested(sampling)));
     look(&app);
     if let Some(first) = app.overlays.samplings.front_mut() {
-        first.stage = crate::tui::sample::SamplingStage::Asking {
+        first.stage = crate::tui::modals::sampling::SamplingStage::Asking {
             cancel: Default::default(),
             since: app.now,
         };

@@ -13,9 +13,10 @@ use crate::agent::attach::{Attachment, PromptUse};
 use crate::runtime::{
     MessageRole, PromptArgumentInfo, PromptInfo, ResourceInfo, ResourceListing, TemplateInfo,
 };
-use crate::tui::app::{App, AppEvent, Effect};
+use crate::tui::app::App;
 use crate::tui::chat::{ChatEffect, ChatEvent};
-use crate::tui::content::ContentEvent;
+use crate::tui::listing::ContentEvent;
+use crate::tui::messages::{AppEvent, Effect};
 use crate::tui::modals::Modal;
 use crate::tui::tests::snapshot;
 use crate::tui::theme::Theme;

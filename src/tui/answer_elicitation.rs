@@ -6,7 +6,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::app::{App, Effect, Level};
+use super::app::App;
+
+use super::messages::{Effect, Level};
 use super::modals::elicitation::form_for;
 use super::modals::form::FormOutcome;
 use super::state::EventKind;

@@ -8,57 +8,22 @@
 //! Separate from `keys.rs` and `ingest.rs` because it is one flow with its own queue and its
 //! own background work.
 
-use std::time::Instant;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::app::{App, AppEvent, Effect, Level};
+use super::app::App;
+
 use super::chat::input::InputBox;
 use super::chat::AgentStatus;
+use super::messages::{AppEvent, Effect, Level};
+use super::modals::sampling::{Sampling, SamplingStage};
 use super::state::EventKind;
 use crate::agent::sampling::{sample, Sampled};
 use crate::runtime::{stop_reason, SamplingRequest};
 
 /// Rows a page key scrolls the request.
 const PAGE: u16 = 10;
-
-/// Where one request is.
-#[derive(Debug)]
-pub enum SamplingStage {
-    /// Shown, waiting for the operator; `problem` says why the last try gave nothing.
-    Review { problem: Option<String> },
-    /// The model is answering; Esc stops it.
-    Asking {
-        cancel: CancellationToken,
-        since: Instant,
-    },
-    /// The model's answer, editable; it goes back only on Ctrl-S.
-    Answer {
-        editor: InputBox,
-        original: String,
-        model: String,
-        finish_reason: Option<String>,
-    },
-}
-
-/// A server's sampling request as the console holds it.
-#[derive(Debug)]
-pub struct Sampling {
-    pub request: SamplingRequest,
-    pub stage: SamplingStage,
-    /// Rows scrolled in the request.
-    pub scroll: u16,
-}
-
-impl Sampling {
-    fn stop(&mut self) {
-        if let SamplingStage::Asking { cancel, .. } = &self.stage {
-            cancel.cancel();
-        }
-    }
-}
 
 impl App {
     /// A server asks for a model's message: the request joins the queue.
