@@ -16,9 +16,8 @@ use super::agent::{
 };
 use super::context::Context;
 use super::error::ConfigErrorKind;
-use super::load::{is_blank, is_valid_server_name, relative_to};
-use super::raw::DurationText;
 use super::spans::{child_path, index_path};
+use super::values::{is_blank, is_valid_server_name, relative_to, DurationText};
 
 /// The `agent:` section as written: the keys of one profile (shared by every profile when
 /// `models` is given), `models` and `default`. No Debug: it holds the key before redaction.

@@ -12,8 +12,8 @@ use std::time::Duration;
 use super::duration::parse_duration;
 use super::error::{ConfigError, ConfigErrorKind};
 use super::expand::{expand, ExpandError};
-use super::raw::DurationText;
 use super::spans::{child_path, Position, Spans};
+use super::values::DurationText;
 
 /// Where the value at `node` starts; falls back to its parents, then to 1:1.
 pub(super) fn position_of(spans: &Spans, node: &str) -> Position {

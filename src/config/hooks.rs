@@ -14,10 +14,10 @@ use serde_json::{Map, Value};
 
 use super::context::Context;
 use super::error::ConfigErrorKind;
-use super::load::relative_to;
-use super::raw::DurationText;
 use super::rules::{configured, tool_pattern, ToolPattern};
 use super::spans::{child_path, index_path};
+use super::values::relative_to;
+use super::values::DurationText;
 
 /// How long a hook may take when its action gives no `timeout`.
 pub const DEFAULT_HOOK_TIMEOUT: Duration = Duration::from_secs(10);

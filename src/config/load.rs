@@ -8,7 +8,7 @@
 //! transport requirements, variables).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::agent_load::agent_config;
@@ -21,15 +21,13 @@ use super::rules::approval_rules;
 use super::schema;
 use super::spans::{child_path, index_path, Position, Spans};
 use super::syntax::syntax_error;
+use super::values::{is_blank, is_valid_server_name, relative_to, SERVER_NAME_RULE};
 use super::{
     Config, LocalTools, McpConfig, NotificationsConfig, PolicyConfig, ServerConfig, TransportKind,
 };
 
 /// `request_timeout` when the config gives none.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The rule a server name must follow, as shown in errors.
-pub const SERVER_NAME_RULE: &str = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$";
 
 /// Read the file at `path` and load it with the real environment. `${AIMON_CONSOLE}` is the
 /// `AIMON_CONSOLE` variable if set, else the running binary.
@@ -131,17 +129,6 @@ fn local_tools(raw: Option<Vec<LocalTool>>) -> LocalTools {
     tools
 }
 
-/// Whether a server name follows [`SERVER_NAME_RULE`].
-pub fn is_valid_server_name(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    let inner_ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-';
-    let end_ok = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    match (bytes.first(), bytes.last()) {
-        (Some(first), Some(last)) => end_ok(first) && end_ok(last) && bytes.iter().all(inner_ok),
-        _ => false,
-    }
-}
-
 /// The `file://` URI of an absolute path; bytes other than unreserved ones and `/` are
 /// percent-encoded.
 pub fn file_uri(path: &Path) -> String {
@@ -155,20 +142,6 @@ pub fn file_uri(path: &Path) -> String {
         }
     }
     uri
-}
-
-/// A missing or whitespace-only value.
-pub(super) fn is_blank(value: Option<&str>) -> bool {
-    value.is_none_or(|v| v.trim().is_empty())
-}
-
-/// `path` made absolute against `base`, without `.` components (`..` is kept: it may cross a
-/// symlink).
-pub(super) fn relative_to(base: &Path, path: &Path) -> PathBuf {
-    base.join(path)
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect()
 }
 
 /// A document with no content (empty, comments only, or a bare `~`/`null`) is an empty config.

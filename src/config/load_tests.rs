@@ -1,6 +1,8 @@
 //! Tests of `load.rs` on configs that load: the valid fixtures, defaults, `${VAR}` expansion,
 //! and durations. Configs that do not load, each error at its place, are in `load_errors_tests.rs`.
 
+use std::path::PathBuf;
+
 use std::collections::BTreeMap;
 
 use super::*;

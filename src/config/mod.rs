@@ -33,6 +33,7 @@ mod rules;
 mod schema;
 pub mod spans;
 mod syntax;
+mod values;
 mod write;
 
 pub use agent::{
@@ -44,13 +45,12 @@ pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
 pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
-pub use load::{
-    file_uri, is_valid_server_name, load, load_str, DEFAULT_REQUEST_TIMEOUT, SERVER_NAME_RULE,
-};
+pub use load::{file_uri, load, load_str, DEFAULT_REQUEST_TIMEOUT};
 pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, LOCAL_CONFIG_NAME};
 pub use rules::{add_rule, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
 pub use spans::{NodeSpan, Position, Spans};
+pub use values::{is_valid_server_name, SERVER_NAME_RULE};
 pub use write::{
     digest, set_server_enabled, set_server_trust, ConfigFile, TrustWriteError, WriteError, SERVERS,
 };

@@ -263,7 +263,7 @@ impl Context<'_> {
         }
         let key = match (key_file, private_key) {
             (Some(path), _) => {
-                let path = super::load::relative_to(base, Path::new(&path));
+                let path = super::values::relative_to(base, Path::new(&path));
                 if !path.is_file() {
                     return invalid(
                         "key_file",

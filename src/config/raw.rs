@@ -2,15 +2,14 @@
 //! checks and expands it into [`Config`](super::Config).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
 use super::agent_load::RawAgent;
 use super::hooks::RawHook;
 use super::rewake::RawNotifications;
 use super::rules::RawRule;
+use super::values::DurationText;
 use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, TransportKind};
 
 // No Debug on the raw types: they hold headers and tokens before redaction.
@@ -106,34 +105,4 @@ pub(super) struct RawPolicy {
 pub(super) enum LocalTool {
     Read,
     Bash,
-}
-
-/// A duration as written (`10s`, or a bare number of seconds), parsed after deserialization so
-/// the error can say which key it is.
-#[derive(Debug)]
-pub(super) struct DurationText(pub(super) String);
-
-impl<'de> Deserialize<'de> for DurationText {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = DurationText;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration such as 500ms, 10s, 2m or 1h")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationText, E> {
-                Ok(DurationText(v.to_string()))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_yaml::{Mapping, Value};
 
-use super::load::{is_valid_server_name, SERVER_NAME_RULE};
+use super::values::{is_valid_server_name, SERVER_NAME_RULE};
 use crate::text::sanitize_line;
 use vars::Vars;
 
