@@ -7,14 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::chat::ChatState;
-use super::listing::{PromptsPane, ResourcesPane};
 use super::messages::{AppEvent, Effect, Level};
 use super::modals::call::CallEditor;
 use super::modals::Modal;
 use super::overlay::{Layer, Overlays};
+use super::pane_state::{Pane, Panes, Placement};
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
 use crate::config::Config;
@@ -28,57 +26,6 @@ pub(super) const RESTARTING_ALL: &str = "restarting every server with the config
 /// The line a restart of every server (`R`) leaves in each server's stderr tail.
 pub(super) const RESTART_ALL_MARKER: &str = "──── restarted (R) ────";
 
-/// The panes, in Tab order (and the order of the keys 1–7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    Servers,
-    Details,
-    Tools,
-    Calls,
-    Events,
-    Resources,
-    Prompts,
-    /// The agent's conversation (only when an agent is configured).
-    Conversation,
-}
-
-impl Pane {
-    pub const ALL: [Pane; 8] = [
-        Pane::Servers,
-        Pane::Details,
-        Pane::Tools,
-        Pane::Calls,
-        Pane::Events,
-        Pane::Resources,
-        Pane::Prompts,
-        Pane::Conversation,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Servers => "Servers",
-            Pane::Details => "Details",
-            Pane::Tools => "Tools",
-            Pane::Calls => "Calls",
-            Pane::Events => "Events",
-            Pane::Resources => "Resources",
-            Pane::Prompts => "Prompts",
-            Pane::Conversation => "Conversation",
-        }
-    }
-
-    /// The title in a few letters, for a tab strip too narrow for the whole ones.
-    pub fn short_title(self) -> &'static str {
-        match self {
-            Pane::Servers => "Srv",
-            Pane::Details => "Det",
-            Pane::Resources => "Res",
-            Pane::Conversation => "Conv",
-            other => other.title(),
-        }
-    }
-}
-
 /// Where the runtime is.
 pub enum RuntimeState {
     Starting,
@@ -86,52 +33,42 @@ pub enum RuntimeState {
     Failed(String),
 }
 
-/// All UI state.
+/// The runtime the console shows and where it came from: the config file, the generation
+/// (each `R` starts a new one), the start-up deadline.
+pub struct Session {
+    pub config_path: PathBuf,
+    pub config_digest: u64,
+    pub deadline: Duration,
+    pub generation: u64,
+    pub runtime: RuntimeState,
+    /// When the console started: event times are shown from here.
+    pub started_at: Instant,
+    /// Tool traits before the last restart-all, to highlight what changed as servers join.
+    pub previous_traits: HashMap<String, Traits>,
+}
+
+/// What the console shares among its panes and overlays; each pane's own state is in `panes`,
+/// the views over the panes in `overlays`.
 pub struct App {
     pub(super) theme: Theme,
     /// "Now" for rendering (elapsed times, spinners); set by the loop before each draw.
     pub(super) now: Instant,
-    pub(super) config_path: PathBuf,
-    pub(super) config_digest: u64,
-    pub(super) deadline: Duration,
-    pub(super) generation: u64,
-    pub(super) runtime: RuntimeState,
+    pub(super) session: Session,
     pub(super) servers: Vec<ServerRow>,
     pub(super) tools: Vec<ToolRow>,
-    pub(super) calls: super::state::CallList,
+    pub(super) calls: CallList,
+    pub(super) events: EventLog,
     /// The views over the panes (approvals, servers' requests, dialogs, pickers) and which
     /// one is on top.
     pub(super) overlays: Overlays,
     pub(super) focus: Pane,
-    pub(super) server_sel: usize,
-    pub(super) tool_sel: usize,
-    pub(super) call_sel: usize,
-    /// Lines scrolled up from the bottom of the details pane's stderr.
-    pub(super) details_scroll: usize,
-    /// The stderr lines the details pane showed last frame: a page, and how far it scrolls.
-    pub(super) details_shown: std::cell::Cell<usize>,
-    pub(super) tool_filter: String,
-    pub(super) filter_editing: bool,
+    pub(super) placement: Placement,
+    /// Each pane's own selection, scroll and filter.
+    pub(super) panes: Panes,
     pub(super) notice: Option<(Level, String)>,
     pub(super) quit: bool,
-    /// Tool traits before the last restart-all, to highlight what changed as servers join.
-    pub(super) previous_traits: HashMap<String, Traits>,
-    /// When the console started: event times are shown from here.
-    pub(super) started_at: Instant,
-    pub(super) events: EventLog,
-    /// The selected Events line; `None` follows the newest.
-    pub(super) event_sel: Option<usize>,
-    pub(super) resources: ResourcesPane,
-    pub(super) prompts: PromptsPane,
-    /// Which of Conversation, Tools, Resources and Prompts the large layout shows (the last one
-    /// focused).
-    pub(super) lower_left: Pane,
-    /// The last frame had the large layout: Tab then moves among the panes on screen.
-    pub(super) large: std::cell::Cell<bool>,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
-    /// The arguments each tool was last called with from the editor, this session.
-    pub(super) last_arguments: HashMap<String, Value>,
 }
 
 /// A tool's two traits.
@@ -165,11 +102,15 @@ impl App {
         App {
             theme,
             now,
-            config_path: config.path.clone(),
-            config_digest: config.source_digest,
-            deadline: startup_deadline(&config.mcp.servers, config.mcp.startup_budget),
-            generation: 0,
-            runtime: RuntimeState::Starting,
+            session: Session {
+                config_path: config.path.clone(),
+                config_digest: config.source_digest,
+                deadline: startup_deadline(&config.mcp.servers, config.mcp.startup_budget),
+                generation: 0,
+                runtime: RuntimeState::Starting,
+                started_at: now,
+                previous_traits: HashMap::new(),
+            },
             servers: config
                 .mcp
                 .servers
@@ -178,34 +119,24 @@ impl App {
                 .collect(),
             tools: Vec::new(),
             calls: CallList::default(),
+            events: EventLog::default(),
             overlays: Overlays::default(),
             // The conversation first when there is an agent to talk to.
             focus: match config.agent {
                 Some(_) => Pane::Conversation,
                 None => Pane::Servers,
             },
-            server_sel: 0,
-            tool_sel: 0,
-            call_sel: 0,
-            details_scroll: 0,
-            details_shown: std::cell::Cell::new(0),
-            tool_filter: String::new(),
-            filter_editing: false,
+            placement: Placement {
+                lower_left: match config.agent {
+                    Some(_) => Pane::Conversation,
+                    None => Pane::Tools,
+                },
+                large: std::cell::Cell::new(false),
+            },
+            panes: Panes::default(),
             notice: None,
             quit: false,
-            previous_traits: HashMap::new(),
-            started_at: now,
-            events: EventLog::default(),
-            event_sel: None,
-            resources: ResourcesPane::default(),
-            prompts: PromptsPane::default(),
-            lower_left: match config.agent {
-                Some(_) => Pane::Conversation,
-                None => Pane::Tools,
-            },
-            large: std::cell::Cell::new(false),
             chat: ChatState::new(config.agent.as_ref()),
-            last_arguments: HashMap::new(),
         }
     }
 
@@ -256,15 +187,15 @@ impl App {
     }
 
     pub fn generation(&self) -> u64 {
-        self.generation
+        self.session.generation
     }
 
     pub fn config_path(&self) -> &PathBuf {
-        &self.config_path
+        &self.session.config_path
     }
 
     pub fn runtime(&self) -> Option<&Arc<AgentRuntime>> {
-        match &self.runtime {
+        match &self.session.runtime {
             RuntimeState::Ready(rt) => Some(rt),
             RuntimeState::Starting | RuntimeState::Failed(_) => None,
         }
@@ -276,7 +207,7 @@ impl App {
             .iter()
             .any(|s| s.status == ServerStatus::Starting)
             || self.calls.running() > 0
-            || matches!(self.runtime, RuntimeState::Starting)
+            || matches!(self.session.runtime, RuntimeState::Starting)
             || self.chat.busy()
             || self.restart_counting_down()
     }
@@ -298,12 +229,12 @@ impl App {
     pub(super) fn visible_tools(&self) -> Vec<&ToolRow> {
         self.tools
             .iter()
-            .filter(|t| t.matches(&self.tool_filter))
+            .filter(|t| t.matches(&self.panes.tools.filter))
             .collect()
     }
 
     pub(super) fn selected_server(&self) -> Option<&ServerRow> {
-        self.servers.get(self.server_sel)
+        self.servers.get(self.panes.servers.selected)
     }
 
     pub(super) fn server_mut(&mut self, name: &str) -> Option<&mut ServerRow> {
@@ -321,11 +252,11 @@ impl App {
     fn app_event(&mut self, event: AppEvent) -> Vec<Effect> {
         match event {
             AppEvent::Runtime(generation, event) => {
-                if generation == self.generation {
+                if generation == self.session.generation {
                     return self.on_runtime_event(event);
                 }
             }
-            AppEvent::RuntimeReady(generation, result) if generation == self.generation => {
+            AppEvent::RuntimeReady(generation, result) if generation == self.session.generation => {
                 match result {
                     Ok(runtime) => {
                         // Servers that finished before the runtime reached the console (their
@@ -345,15 +276,15 @@ impl App {
                         }
                         // Servers join one by one from now on: each refresh marks the tools
                         // whose traits differ from before the restart-all.
-                        self.tools = tool_rows(&runtime, &self.previous_traits);
-                        self.runtime = RuntimeState::Ready(runtime);
+                        self.tools = tool_rows(&runtime, &self.session.previous_traits);
+                        self.session.runtime = RuntimeState::Ready(runtime);
                         self.settle_restart_notice();
                         effects.extend(self.chat_runtime_ready());
                         return effects;
                     }
                     Err(e) => {
                         self.notify(Level::Error, format!("the runtime could not start: {e}"));
-                        self.runtime = RuntimeState::Failed(e);
+                        self.session.runtime = RuntimeState::Failed(e);
                     }
                 }
             }
@@ -376,7 +307,7 @@ impl App {
                 // Marked against the traits from before `r` (its tools may have been listed
                 // again already, as it became ready).
                 if let Some(runtime) = self.runtime().cloned() {
-                    self.tools = tool_rows(&runtime, &self.previous_traits);
+                    self.tools = tool_rows(&runtime, &self.session.previous_traits);
                 }
                 let (level, text) = match (&report_status, &failure) {
                     (ServerStatus::Ready, _) => (Level::Info, format!("{name} restarted: ready")),
@@ -405,7 +336,7 @@ impl App {
                 result,
             } => match result {
                 Ok(digest) => {
-                    self.config_digest = digest;
+                    self.session.config_digest = digest;
                     if let Some(row) = self.server_mut(&server) {
                         row.restart_pending = (row.trust != trust).then_some(trust);
                     }
@@ -431,7 +362,7 @@ impl App {
             AppEvent::Notice(level, text) => self.notify(level, text),
             AppEvent::RulesWritten { done, result } => match result {
                 Ok((digest, rules)) => {
-                    self.config_digest = digest;
+                    self.session.config_digest = digest;
                     if let Some(rt) = self.runtime() {
                         rt.gate().set_rules(rules);
                     }
@@ -506,24 +437,28 @@ impl App {
             }
         }
         self.servers = servers;
-        self.previous_traits = old_tools;
+        self.session.previous_traits = old_tools;
         self.tools.clear();
         self.overlays.approvals.clear();
         self.overlays.approval_confirm = false;
         // The old runtime's questions are declined as their requests drop.
         self.overlays.elicitations.clear();
         self.overlays.elicitation_form = None;
-        self.resources = Default::default();
-        self.prompts = Default::default();
+        self.panes.resources = Default::default();
+        self.panes.prompts = Default::default();
         self.chat.reconfigure(config.agent.as_ref());
-        self.config_path = config.path.clone();
-        self.config_digest = config.source_digest;
-        self.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);
-        self.generation = generation;
-        self.runtime = RuntimeState::Starting;
-        self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
-        self.tool_sel = 0;
-        self.details_scroll = 0;
+        self.session.config_path = config.path.clone();
+        self.session.config_digest = config.source_digest;
+        self.session.deadline = startup_deadline(&config.mcp.servers, config.mcp.startup_budget);
+        self.session.generation = generation;
+        self.session.runtime = RuntimeState::Starting;
+        self.panes.servers.selected = self
+            .panes
+            .servers
+            .selected
+            .min(self.servers.len().saturating_sub(1));
+        self.panes.tools.selected = 0;
+        self.panes.servers.details_scroll = 0;
         self.event("", EventKind::Supervisor, RESTARTING_ALL.to_string());
         self.notify(Level::Info, RESTARTING_ALL);
     }
@@ -532,12 +467,12 @@ impl App {
     pub(super) fn open_editor(&mut self) {
         let Some(tool) = self
             .visible_tools()
-            .get(self.tool_sel)
+            .get(self.panes.tools.selected)
             .map(|t| (*t).clone())
         else {
             return;
         };
-        let last = self.last_arguments.get(&tool.name);
+        let last = self.panes.tools.last_arguments.get(&tool.name);
         self.overlays.modal = Some(Modal::Editor(Box::new(CallEditor::new(
             &tool.name,
             &tool.description,

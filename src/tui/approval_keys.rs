@@ -121,7 +121,7 @@ impl App {
         );
         vec![Effect::AlwaysAllow {
             tool,
-            digest: self.config_digest,
+            digest: self.session.config_digest,
         }]
     }
 }

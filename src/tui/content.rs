@@ -103,13 +103,15 @@ impl App {
         }
         let caps = report.capabilities.clone().unwrap_or_default();
         if caps.resources.is_some() {
-            self.resources
+            self.panes
+                .resources
                 .listings
                 .insert(server.clone(), Listing::Loading);
             effects.push(Effect::ListResources {
                 server: server.clone(),
             });
             for row in self
+                .panes
                 .resources
                 .rows
                 .iter()
@@ -122,17 +124,18 @@ impl App {
                 });
             }
         } else {
-            self.resources.rows.retain(|r| r.server != server);
-            self.resources.listings.remove(&server);
+            self.panes.resources.rows.retain(|r| r.server != server);
+            self.panes.resources.listings.remove(&server);
         }
         if caps.prompts.is_some() {
-            self.prompts
+            self.panes
+                .prompts
                 .listings
                 .insert(server.clone(), Listing::Loading);
             effects.push(Effect::ListPrompts { server });
         } else {
-            self.prompts.rows.retain(|r| r.server != server);
-            self.prompts.listings.remove(&server);
+            self.panes.prompts.rows.retain(|r| r.server != server);
+            self.panes.prompts.listings.remove(&server);
         }
         effects
     }
@@ -141,12 +144,14 @@ impl App {
     pub(super) fn content_list_changed(&mut self, server: &str, resources: bool) -> Vec<Effect> {
         let server = server.to_string();
         if resources {
-            self.resources
+            self.panes
+                .resources
                 .listings
                 .insert(server.clone(), Listing::Loading);
             vec![Effect::ListResources { server }]
         } else {
-            self.prompts
+            self.panes
+                .prompts
                 .listings
                 .insert(server.clone(), Listing::Loading);
             vec![Effect::ListPrompts { server }]
@@ -156,6 +161,7 @@ impl App {
     /// `resources/updated`: the row is marked; an open view of it is read again.
     pub(super) fn resource_updated(&mut self, server: &str, uri: &str) -> Vec<Effect> {
         for row in self
+            .panes
             .resources
             .rows
             .iter_mut()
@@ -183,8 +189,11 @@ impl App {
         match result {
             Ok(listing) => {
                 let order = self.server_order();
-                self.resources.take(&server, listing, &order);
-                self.resources.listings.insert(server, Listing::Loaded);
+                self.panes.resources.take(&server, listing, &order);
+                self.panes
+                    .resources
+                    .listings
+                    .insert(server, Listing::Loaded);
             }
             Err(e) => {
                 let e = sanitize_line(&e, 300);
@@ -193,7 +202,10 @@ impl App {
                     EventKind::Notice,
                     format!("resources not listed: {e}"),
                 );
-                self.resources.listings.insert(server, Listing::Failed(e));
+                self.panes
+                    .resources
+                    .listings
+                    .insert(server, Listing::Failed(e));
             }
         }
     }
@@ -206,8 +218,8 @@ impl App {
         match result {
             Ok(prompts) => {
                 let order = self.server_order();
-                self.prompts.take(&server, prompts, &order);
-                self.prompts.listings.insert(server, Listing::Loaded);
+                self.panes.prompts.take(&server, prompts, &order);
+                self.panes.prompts.listings.insert(server, Listing::Loaded);
             }
             Err(e) => {
                 let e = sanitize_line(&e, 300);
@@ -216,7 +228,10 @@ impl App {
                     EventKind::Notice,
                     format!("prompts not listed: {e}"),
                 );
-                self.prompts.listings.insert(server, Listing::Failed(e));
+                self.panes
+                    .prompts
+                    .listings
+                    .insert(server, Listing::Failed(e));
             }
         }
     }
@@ -233,6 +248,7 @@ impl App {
         match result {
             Ok(()) => {
                 for row in self
+                    .panes
                     .resources
                     .rows
                     .iter_mut()

@@ -20,7 +20,7 @@ use crate::runtime::FormField;
 impl App {
     /// `s` on a resource: subscribe to its updates, or stop.
     pub(super) fn toggle_subscription(&mut self) -> Vec<Effect> {
-        let Some(row) = self.resources.selected_row() else {
+        let Some(row) = self.panes.resources.selected_row() else {
             return Vec::new();
         };
         if row.kind == RowKind::Template {
@@ -40,12 +40,13 @@ impl App {
     /// Enter on the Resources pane: a resource is read in the viewer; a template opens its
     /// argument form.
     pub(super) fn open_resource(&mut self) -> Vec<Effect> {
-        let Some(row) = self.resources.selected_row().cloned() else {
+        let Some(row) = self.panes.resources.selected_row().cloned() else {
             return Vec::new();
         };
         match row.kind {
             RowKind::Resource => {
                 if let Some(r) = self
+                    .panes
                     .resources
                     .rows
                     .iter_mut()
@@ -89,7 +90,7 @@ impl App {
 
     /// Enter on the Prompts pane: its argument form, or its messages when it takes none.
     pub(super) fn open_prompt(&mut self) -> Vec<Effect> {
-        let Some(row) = self.prompts.selected_row().cloned() else {
+        let Some(row) = self.panes.prompts.selected_row().cloned() else {
             return Vec::new();
         };
         if row.arguments.is_empty() {

@@ -63,7 +63,7 @@ impl App {
 
     /// Adds a line to the Events pane.
     pub(super) fn event(&mut self, server: &str, kind: EventKind, text: String) {
-        let at = self.now.saturating_duration_since(self.started_at);
+        let at = self.now.saturating_duration_since(self.session.started_at);
         self.events.push(EventRow {
             at,
             server: server.to_string(),
@@ -117,7 +117,7 @@ impl App {
                 // A server joins the moment it is ready: its tools are registered already.
                 if ready {
                     if let Some(runtime) = self.runtime().cloned() {
-                        self.tools = tool_rows(&runtime, &self.previous_traits);
+                        self.tools = tool_rows(&runtime, &self.session.previous_traits);
                     }
                 }
                 return content;

@@ -1,26 +1,22 @@
-//! Keys: what each key does, given what is on screen. A pending approval takes keys first
-//! (`approval_keys.rs`), then a server's elicitation, then its sampling request, then an open
-//! modal, then the filter line, then the focused pane.
+//! Keys: what each key does, given what is on screen. The view on top of the overlay stack
+//! (`overlay.rs`) takes the key first: an approval (`approval_keys.rs`), a server's question or
+//! sampling request, the quit question or a dialog (`dialog_keys.rs`), a picker; else the
+//! filter line, else the focused pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::{App, Pane};
+use super::app::App;
+
+use super::pane_state::Pane;
 
 use super::messages::{Effect, Level};
-use super::modals::editor::EditorOutcome;
-use super::modals::form::{FormOutcome, FormPurpose};
-use super::modals::ledger::LedgerRow;
-use super::modals::viewer::ViewOutcome;
 use super::modals::Modal;
 use super::overlay::Layer;
 use super::state::EventKind;
-use crate::agent::attach::PromptUse;
-use crate::approval::rule_label;
-use crate::config::RuleDecision;
 use crate::runtime::LogLevel;
 
 /// Rows a page key moves.
-const PAGE: usize = 10;
+pub(super) const PAGE: usize = 10;
 
 /// The level `l` asks for next: debug, info, warning, error, then debug again.
 fn next_log_level(current: Option<LogLevel>) -> LogLevel {
@@ -67,7 +63,7 @@ impl App {
         if ctrl_c {
             return self.ask_quit();
         }
-        if self.filter_editing {
+        if self.panes.tools.filter_editing {
             self.filter_key(key);
             return Vec::new();
         }
@@ -107,7 +103,7 @@ impl App {
                             .iter()
                             .filter(|t| t.server.as_deref() == Some(server.as_str())),
                     );
-                    self.previous_traits.extend(before);
+                    self.session.previous_traits.extend(before);
                     self.notify(Level::Info, format!("restarting {server}…"));
                     self.event(
                         &server,
@@ -118,13 +114,13 @@ impl App {
                 }
             }
             KeyCode::Char('/') if self.focus == Pane::Tools => {
-                self.tool_filter.clear();
-                self.tool_sel = 0;
-                self.filter_editing = true;
+                self.panes.tools.filter.clear();
+                self.panes.tools.selected = 0;
+                self.panes.tools.filter_editing = true;
             }
-            KeyCode::Esc if self.focus == Pane::Tools && !self.tool_filter.is_empty() => {
-                self.tool_filter.clear();
-                self.tool_sel = 0;
+            KeyCode::Esc if self.focus == Pane::Tools && !self.panes.tools.filter.is_empty() => {
+                self.panes.tools.filter.clear();
+                self.panes.tools.selected = 0;
             }
             KeyCode::Char('i') if matches!(self.focus, Pane::Servers | Pane::Details) => {
                 self.open_instructions()
@@ -137,7 +133,7 @@ impl App {
                 Pane::Prompts => return self.open_prompt(),
                 Pane::Tools => self.open_editor(),
                 Pane::Calls => {
-                    if let Some(row) = self.calls.rows.get(self.call_sel) {
+                    if let Some(row) = self.calls.rows.get(self.panes.calls.selected) {
                         self.overlays.modal = Some(Modal::Result {
                             call: row.id,
                             scroll: 0,
@@ -154,7 +150,7 @@ impl App {
                 self.open_launch()
             }
             KeyCode::Char('c') if self.focus == Pane::Calls => {
-                if let Some(row) = self.calls.rows.get(self.call_sel) {
+                if let Some(row) = self.calls.rows.get(self.panes.calls.selected) {
                     if row.cancellable() {
                         let id = row.id;
                         self.notify(Level::Info, super::ingest::cancelling(id));
@@ -191,7 +187,7 @@ impl App {
                 }
             }
             KeyCode::End | KeyCode::Char('G') if self.focus == Pane::Events => {
-                self.event_sel = None
+                self.panes.events.selected = None
             }
             _ => {}
         }
@@ -228,7 +224,7 @@ impl App {
             if pane == Pane::Conversation && !self.chat.configured() {
                 continue;
             }
-            if self.large.get() && shared(pane) && pane != self.lower_left {
+            if self.placement.large.get() && shared(pane) && pane != self.placement.lower_left {
                 continue;
             }
             break;
@@ -242,7 +238,7 @@ impl App {
         self.focus = pane;
         match pane {
             Pane::Tools | Pane::Resources | Pane::Prompts | Pane::Conversation => {
-                self.lower_left = pane
+                self.placement.lower_left = pane
             }
             Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {}
         }
@@ -258,27 +254,36 @@ impl App {
         };
         match self.focus {
             Pane::Servers => {
-                let before = self.server_sel;
-                self.server_sel = step(self.server_sel, self.servers.len());
-                if before != self.server_sel {
-                    self.details_scroll = 0;
+                let before = self.panes.servers.selected;
+                self.panes.servers.selected = step(self.panes.servers.selected, self.servers.len());
+                if before != self.panes.servers.selected {
+                    self.panes.servers.details_scroll = 0;
                 }
             }
             Pane::Details => self.scroll_details(-delta),
-            Pane::Tools => self.tool_sel = step(self.tool_sel, self.visible_tools().len()),
+            Pane::Tools => {
+                self.panes.tools.selected =
+                    step(self.panes.tools.selected, self.visible_tools().len())
+            }
             Pane::Resources => {
-                self.resources.selected = step(self.resources.selected, self.resources.rows.len())
+                self.panes.resources.selected = step(
+                    self.panes.resources.selected,
+                    self.panes.resources.rows.len(),
+                )
             }
             Pane::Prompts => {
-                self.prompts.selected = step(self.prompts.selected, self.prompts.rows.len())
+                self.panes.prompts.selected =
+                    step(self.panes.prompts.selected, self.panes.prompts.rows.len())
             }
-            Pane::Calls => self.call_sel = step(self.call_sel, self.calls.rows.len()),
+            Pane::Calls => {
+                self.panes.calls.selected = step(self.panes.calls.selected, self.calls.rows.len())
+            }
             Pane::Events => {
                 let len = self.events.rows.len();
-                let at = self.event_sel.unwrap_or(len.saturating_sub(1));
+                let at = self.panes.events.selected.unwrap_or(len.saturating_sub(1));
                 let next = step(at, len);
                 // Moving down past the newest line follows new lines again.
-                self.event_sel = (next + 1 < len || delta < 0).then_some(next);
+                self.panes.events.selected = (next + 1 < len || delta < 0).then_some(next);
             }
             // Its keys are its own (chat/keys.rs).
             Pane::Conversation => {}
@@ -289,7 +294,7 @@ impl App {
         match self.focus {
             Pane::Servers | Pane::Details => {
                 // A page is what the pane shows (before its first frame: `PAGE`).
-                let shown = self.details_shown.get();
+                let shown = self.panes.servers.details_shown.get();
                 let page = if shown == 0 { PAGE } else { shown };
                 self.scroll_details(-dir * page as isize);
             }
@@ -305,271 +310,35 @@ impl App {
     /// Scrolls the stderr tail: positive goes back in time, no further than its first page.
     fn scroll_details(&mut self, lines: isize) {
         let total = self.selected_server().map_or(0, |s| s.stderr.len());
-        let oldest = total.saturating_sub(self.details_shown.get().max(1));
-        self.details_scroll = self.details_scroll.saturating_add_signed(lines).min(oldest);
+        let oldest = total.saturating_sub(self.panes.servers.details_shown.get().max(1));
+        self.panes.servers.details_scroll = self
+            .panes
+            .servers
+            .details_scroll
+            .saturating_add_signed(lines)
+            .min(oldest);
     }
 
     fn filter_key(&mut self, key: KeyEvent) {
         match key.code {
-            KeyCode::Enter => self.filter_editing = false,
+            KeyCode::Enter => self.panes.tools.filter_editing = false,
             KeyCode::Esc => {
-                self.filter_editing = false;
-                self.tool_filter.clear();
+                self.panes.tools.filter_editing = false;
+                self.panes.tools.filter.clear();
             }
             KeyCode::Backspace => {
-                self.tool_filter.pop();
+                self.panes.tools.filter.pop();
             }
             // Ctrl-U empties it (as in a shell); other Ctrl keys type nothing.
             KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.tool_filter.clear()
+                self.panes.tools.filter.clear()
             }
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                self.tool_filter.push(c)
+                self.panes.tools.filter.push(c)
             }
             _ => {}
         }
-        self.tool_sel = 0;
-    }
-
-    /// The quit question: `y`, `q` or Ctrl-C again quit (a `y` in a burst of typing is not
-    /// taken), `n` or Esc stay.
-    fn quit_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
-        match key.code {
-            KeyCode::Char('y' | 'q') => {
-                if let Err(why) = self.overlays.guard.confirm() {
-                    self.notify(Level::Warn, why);
-                    return Vec::new();
-                }
-                self.quit = true;
-                vec![Effect::Quit]
-            }
-            KeyCode::Char('c') if ctrl_c => {
-                self.quit = true;
-                vec![Effect::Quit]
-            }
-            KeyCode::Char('n') | KeyCode::Esc => {
-                self.overlays.quit_asked = false;
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn modal_key(&mut self, key: KeyEvent, ctrl_c: bool) -> Vec<Effect> {
-        // Any key but `d` in the `L` list takes back its question about removing a rule.
-        if self.overlays.rule_removal.is_some()
-            && !matches!(key.code, KeyCode::Char('d') | KeyCode::Delete)
-        {
-            self.overlays.rule_removal = None;
-            self.notice = None;
-        }
-        // A yes to quit, to restart everything or to write the trust is not taken from keys in
-        // one burst with others (a paste, a sentence typed into the wrong pane).
-        let confirms = matches!(
-            (&self.overlays.modal, key.code),
-            (Some(Modal::RestartAll), KeyCode::Char('y' | 'R'))
-                | (Some(Modal::Trust(_)), KeyCode::Char('y') | KeyCode::Enter)
-        );
-        if confirms {
-            if let Err(why) = self.overlays.guard.confirm() {
-                self.notify(Level::Warn, why);
-                return Vec::new();
-            }
-        }
-        let Some(modal) = self.overlays.modal.as_mut() else {
-            return Vec::new();
-        };
-        match modal {
-            Modal::Editor(editor) => {
-                if ctrl_c {
-                    self.overlays.modal = None;
-                    return Vec::new();
-                }
-                match editor.on_key(key) {
-                    EditorOutcome::Continue => {}
-                    EditorOutcome::Cancel => self.overlays.modal = None,
-                    EditorOutcome::Submit(arguments) => {
-                        let tool = editor.tool.clone();
-                        self.last_arguments.insert(tool.clone(), arguments.clone());
-                        self.overlays.modal = None;
-                        self.set_focus(Pane::Calls);
-                        self.call_sel = self.calls.rows.len();
-                        return vec![Effect::Call { tool, arguments }];
-                    }
-                }
-            }
-            Modal::RestartAll => match key.code {
-                KeyCode::Char('y') | KeyCode::Char('R') => {
-                    self.overlays.modal = None;
-                    return vec![Effect::RestartAll];
-                }
-                KeyCode::Char('n') | KeyCode::Esc => self.overlays.modal = None,
-                _ if ctrl_c => self.overlays.modal = None,
-                _ => {}
-            },
-            Modal::Trust(preview) => match key.code {
-                KeyCode::Char('y') | KeyCode::Enter => {
-                    let effect = Effect::WriteTrust {
-                        server: preview.server.clone(),
-                        trust: preview.to,
-                        digest: self.config_digest,
-                    };
-                    self.overlays.modal = None;
-                    return vec![effect];
-                }
-                KeyCode::Char('n') | KeyCode::Esc => self.overlays.modal = None,
-                _ if ctrl_c => self.overlays.modal = None,
-                code => {
-                    preview.scroll_key(code);
-                }
-            },
-            Modal::Help { scroll } | Modal::Result { scroll, .. } => match key.code {
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') | KeyCode::Enter => {
-                    self.overlays.modal = None
-                }
-                _ if ctrl_c => self.overlays.modal = None,
-                code => {
-                    if let Some(to) = scrolled(*scroll, self.overlays.scroll_limit.get(), code) {
-                        *scroll = to;
-                    }
-                }
-            },
-            Modal::Resource(view) => {
-                if ctrl_c {
-                    self.overlays.modal = None;
-                    return Vec::new();
-                }
-                match view.on_key(key) {
-                    ViewOutcome::Continue => {}
-                    ViewOutcome::Close => self.overlays.modal = None,
-                    ViewOutcome::Effect(effect) => return vec![effect],
-                }
-            }
-            Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => {
-                if ctrl_c || view.on_key(key) {
-                    self.overlays.modal = None;
-                }
-            }
-            Modal::Form(form) => {
-                if ctrl_c {
-                    self.overlays.modal = None;
-                    return Vec::new();
-                }
-                match form.on_key(key) {
-                    FormOutcome::Continue => {}
-                    FormOutcome::Complete => return form.completion_request(),
-                    FormOutcome::Cancel | FormOutcome::Decline => self.overlays.modal = None,
-                    FormOutcome::Submit(content) => {
-                        let purpose = form.purpose.clone();
-                        return self.form_sent(purpose, content);
-                    }
-                }
-            }
-            Modal::Ledger { entries, selected } => match key.code {
-                KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *selected = (*selected + 1).min(entries.len().saturating_sub(1))
-                }
-                KeyCode::Char('d') | KeyCode::Delete => match entries.get(*selected) {
-                    Some(LedgerRow::Session(entry)) => {
-                        let name = entry.tool_name.clone();
-                        if let Some(rt) = self.runtime().cloned() {
-                            rt.gate().revoke(&name);
-                            self.notify(
-                                Level::Info,
-                                format!("revoked the session approval of {name}"),
-                            );
-                        }
-                        self.open_ledger();
-                    }
-                    // A rule is written in the config file: `d` asks, `d` again removes it.
-                    Some(LedgerRow::Rule { index, rule }) => {
-                        let (index, label, decision) =
-                            (*index, rule_label(*index, rule), rule.decision);
-                        if self.overlays.rule_removal != Some(index) {
-                            self.overlays.rule_removal = Some(index);
-                            let then = match decision {
-                                RuleDecision::Deny => "the calls it denies would run again",
-                                RuleDecision::Allow => "the calls it allows would be asked again",
-                                RuleDecision::Ask => "the policy decides its calls again",
-                            };
-                            self.notify(
-                                Level::Warn,
-                                format!(
-                                    "d again removes {label} ({} rule) from the config file: {then}",
-                                    decision.as_str()
-                                ),
-                            );
-                            return Vec::new();
-                        }
-                        self.overlays.rule_removal = None;
-                        self.notify(
-                            Level::Info,
-                            format!("removing {label} from the config file…"),
-                        );
-                        return vec![Effect::RemoveRule {
-                            index,
-                            digest: self.config_digest,
-                        }];
-                    }
-                    None => {}
-                },
-                KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('L') => {
-                    self.overlays.modal = None
-                }
-                _ if ctrl_c => self.overlays.modal = None,
-                _ => {}
-            },
-        }
-        Vec::new()
-    }
-
-    /// A template's or a prompt's form was sent: read the resource, or get the messages.
-    fn form_sent(
-        &mut self,
-        purpose: FormPurpose,
-        content: serde_json::Map<String, serde_json::Value>,
-    ) -> Vec<Effect> {
-        let values: std::collections::BTreeMap<String, String> = content
-            .into_iter()
-            .map(|(k, v)| (k, crate::runtime::value_text(&v)))
-            .collect();
-        match purpose {
-            FormPurpose::Template { server, template } => {
-                let uri = crate::runtime::expand_template(&template, &values);
-                let shown = crate::text::sanitize_line(&uri, 200);
-                self.overlays.modal = Some(Modal::Resource(
-                    super::modals::viewer::ResourceView::new(&server, &uri, &shown, false),
-                ));
-                vec![Effect::ReadResource { server, uri }]
-            }
-            FormPurpose::Prompt {
-                server,
-                name,
-                into_conversation: true,
-            } => {
-                self.overlays.modal = None;
-                self.send_to_agent(Some(PromptUse {
-                    server,
-                    name,
-                    arguments: values,
-                }))
-            }
-            FormPurpose::Prompt {
-                server,
-                name,
-                into_conversation: false,
-            } => {
-                let shown = crate::text::sanitize_line(&name, 100);
-                self.get_prompt(server, name, &shown, values)
-            }
-            // Elicitation forms are answered from the queue, a call's form by the call editor:
-            // never from here.
-            FormPurpose::Elicitation { .. } | FormPurpose::Call { .. } => {
-                self.overlays.modal = None;
-                Vec::new()
-            }
-        }
+        self.panes.tools.selected = 0;
     }
 }
 

@@ -41,7 +41,9 @@ impl App {
     pub(super) fn open_event(&mut self) {
         let len = self.events.rows.len();
         let Some(row) = self
-            .event_sel
+            .panes
+            .events
+            .selected
             .or(len.checked_sub(1))
             .and_then(|i| self.events.rows.get(i))
         else {
@@ -61,7 +63,7 @@ impl App {
     pub(super) fn open_tool_about(&mut self) {
         let Some(t) = self
             .visible_tools()
-            .get(self.tool_sel)
+            .get(self.panes.tools.selected)
             .map(|t| (*t).clone())
         else {
             return;

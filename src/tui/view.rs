@@ -7,9 +7,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{App, Pane};
+use super::app::App;
+
 use super::modals::{self, centered, Modal};
 use super::overlay::Layer;
+use super::pane_state::Pane;
 use super::panes;
 use crate::runtime::ElicitationMode;
 
@@ -27,7 +29,7 @@ impl App {
         ])
         .areas(area);
         let large = area.width >= LARGE.0 && area.height >= LARGE.1;
-        self.large.set(large);
+        self.placement.large.set(large);
         if large {
             self.render_large(frame, body);
         } else {
@@ -72,7 +74,7 @@ impl App {
                     Pane::Resources,
                     Pane::Prompts,
                 ],
-                self.lower_left,
+                self.placement.lower_left,
                 "(keys 8 3 6 7)",
             );
         } else {
@@ -80,13 +82,13 @@ impl App {
                 frame,
                 tabs,
                 &[Pane::Tools, Pane::Resources, Pane::Prompts],
-                self.lower_left,
+                self.placement.lower_left,
                 "(keys 3 6 7)",
             );
         }
         panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
         panes::details::render(self, frame, details, self.focus == Pane::Details);
-        match self.lower_left {
+        match self.placement.lower_left {
             Pane::Conversation => {
                 panes::conversation::render(self, frame, tools, self.focus == Pane::Conversation)
             }
@@ -363,7 +365,7 @@ impl App {
                 frame,
                 centered(area, 70, 60, 80.min(area.width), 18.min(area.height)),
                 preview,
-                &self.config_path.display().to_string(),
+                &self.session.config_path.display().to_string(),
                 theme,
             )),
             Modal::Editor(editor) => editor.render(
@@ -403,7 +405,7 @@ impl App {
                 centered(area, 80, 50, 76.min(area.width), 10.min(area.height)),
                 entries,
                 *selected,
-                &self.config_path.display().to_string(),
+                &self.session.config_path.display().to_string(),
                 theme,
             ),
         }

@@ -110,7 +110,7 @@ impl App {
         {
             return;
         }
-        if self.focus == crate::tui::app::Pane::Conversation
+        if self.focus == crate::tui::pane_state::Pane::Conversation
             && self.overlays.approvals.is_empty()
             && self.overlays.modal.is_none()
         {

@@ -77,6 +77,7 @@ impl App {
         };
         match picker.kind {
             PickKind::Resource => self
+                .panes
                 .resources
                 .rows
                 .iter()
@@ -91,6 +92,7 @@ impl App {
                 })
                 .collect(),
             PickKind::Prompt => self
+                .panes
                 .prompts
                 .rows
                 .iter()
@@ -204,7 +206,7 @@ impl App {
     fn picked(&mut self, kind: PickKind, row: usize) -> Vec<Effect> {
         match kind {
             PickKind::Resource => {
-                if let Some(r) = self.resources.rows.get(row) {
+                if let Some(r) = self.panes.resources.rows.get(row) {
                     let attachment = Attachment {
                         server: r.server.clone(),
                         uri: r.uri.clone(),
@@ -217,7 +219,7 @@ impl App {
                 Vec::new()
             }
             PickKind::Prompt => {
-                let Some(p) = self.prompts.rows.get(row).cloned() else {
+                let Some(p) = self.panes.prompts.rows.get(row).cloned() else {
                     return Vec::new();
                 };
                 if self.chat.busy() {
@@ -269,12 +271,13 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                 items.len(),
                 match picker.kind {
                     PickKind::Resource => app
+                        .panes
                         .resources
                         .rows
                         .iter()
                         .filter(|r| r.kind == RowKind::Resource)
                         .count(),
-                    PickKind::Prompt => app.prompts.rows.len(),
+                    PickKind::Prompt => app.panes.prompts.rows.len(),
                 }
             ),
             width,

@@ -76,7 +76,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     // Rows that do not fit are said in the title, as the list scrolls with them: a new call
     // below the fold is seen to have come.
     let height = usize::from(area.height.saturating_sub(2));
-    let offset = scroll_offset(app.call_sel, height, len);
+    let offset = scroll_offset(app.panes.calls.selected, height, len);
     let more = more_rows(offset, height, len);
     let title = if running > 0 {
         format!(" Calls {len} · {more}{running} running ")
@@ -123,7 +123,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
                 other => mark(other),
             };
             let style = status_style(c.status, theme);
-            let row_style = match (i == app.call_sel, focused) {
+            let row_style = match (i == app.panes.calls.selected, focused) {
                 (true, true) => theme.selected(),
                 (true, false) => theme.selected_unfocused(),
                 (false, _) => Style::default(),

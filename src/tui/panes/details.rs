@@ -272,20 +272,22 @@ fn render_tail(
         ..inner
     };
     if rest.height < 2 && total > 0 || rest.height == 0 {
-        app.details_shown.set(0);
+        app.panes.servers.details_shown.set(0);
         return;
     }
     let room = (rest.height as usize).saturating_sub(1);
     let end = total.saturating_sub(
-        app.details_scroll
+        app.panes
+            .servers
+            .details_scroll
             .min(total.saturating_sub(room.min(total))),
     );
     let start = end.saturating_sub(room);
-    app.details_shown.set(room.min(total));
+    app.panes.servers.details_shown.set(room.min(total));
     let mut tail = vec![Line::styled(
         if total == 0 {
             "stderr: (nothing)".to_string()
-        } else if app.details_scroll > 0 {
+        } else if app.panes.servers.details_scroll > 0 {
             format!(
                 "stderr: lines {}-{} of {total} (PgDn for newer)",
                 start + 1,

@@ -47,7 +47,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     if log.dropped_upstream > 0 {
         title.push_str(&format!("· {} dropped ", log.dropped_upstream));
     }
-    if app.event_sel.is_none() && focused {
+    if app.panes.events.selected.is_none() && focused {
         title.push_str("· following ");
     }
     let block = pane_block(title, focused, theme);
@@ -66,7 +66,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     let height = inner.height as usize;
     let len = log.rows.len();
-    let selected = app.event_sel.unwrap_or(len - 1);
+    let selected = app.panes.events.selected.unwrap_or(len - 1);
     let offset = scroll_offset(selected, height, len);
     // As wide as the longest server name, so the column stays put as the lines scroll (and
     // wider where a line names a server no longer configured).
@@ -94,7 +94,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .map(|(i, row)| {
             let (word, style) = tag(row.kind, theme);
             let text_w = (inner.width as usize).saturating_sub(server_w + 20);
-            let row_style = if app.event_sel == Some(i) && focused {
+            let row_style = if app.panes.events.selected == Some(i) && focused {
                 theme.selected()
             } else {
                 Style::default()

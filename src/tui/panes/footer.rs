@@ -7,11 +7,12 @@ use ratatui::Frame;
 
 use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::listing::RowKind;
 use crate::tui::messages::Level;
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
+use crate::tui::pane_state::Pane;
 use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
@@ -66,7 +67,7 @@ fn modal_keys(app: &App) -> Keys {
             ("type", "filter"),
             ("Esc", "as text"),
         ],
-        None if app.filter_editing => vec![("Enter", "keep filter"), ("Esc", "clear")],
+        None if app.panes.tools.filter_editing => vec![("Enter", "keep filter"), ("Esc", "clear")],
         None => Vec::new(),
     }
 }
@@ -159,7 +160,7 @@ fn pane_keys(app: &App) -> Keys {
             k.push(("Enter", "view all"));
             k
         }
-        Pane::Resources => match app.resources.selected_row() {
+        Pane::Resources => match app.panes.resources.selected_row() {
             Some(row) if row.kind == RowKind::Template => vec![("Enter", "fill in and read")],
             Some(row) if row.subscribed => vec![("Enter", "read"), ("s", "unsubscribe")],
             Some(_) => vec![("Enter", "read"), ("s", "subscribe")],
@@ -167,14 +168,14 @@ fn pane_keys(app: &App) -> Keys {
         },
         Pane::Prompts => vec![("Enter", "get")],
         Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
-        Pane::Calls => match app.calls.rows.get(app.call_sel) {
+        Pane::Calls => match app.calls.rows.get(app.panes.calls.selected) {
             Some(row) if row.cancellable() => vec![("Enter", "result"), ("c", "cancel")],
             Some(_) => vec![("Enter", "result")],
             None => Vec::new(),
         },
         Pane::Events => {
             let mut k = vec![("Enter", "whole line"), ("↑↓", "scroll")];
-            if app.event_sel.is_some() {
+            if app.panes.events.selected.is_some() {
                 k.push(("End", "follow"));
             }
             k

@@ -13,7 +13,7 @@ use crate::tui::app::App;
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let theme = app.theme;
-    let pane = &app.prompts;
+    let pane = &app.panes.prompts;
     let notes = listing_notes(&pane.listings);
     let title = format!(
         " Prompts {} {}",

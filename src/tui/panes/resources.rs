@@ -57,7 +57,7 @@ pub fn empty_line(
 
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let theme = app.theme;
-    let pane = &app.resources;
+    let pane = &app.panes.resources;
     let templates = pane
         .rows
         .iter()

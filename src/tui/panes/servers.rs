@@ -33,7 +33,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let scale = scale(app);
     // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
     let shown = usize::from(area.height.saturating_sub(2));
-    let offset = scroll_offset(app.server_sel, shown, app.servers.len());
+    let offset = scroll_offset(app.panes.servers.selected, shown, app.servers.len());
     let more = more_rows(offset, shown, app.servers.len());
     // The title's parts by how much they matter: on a narrow screen the deadline goes first,
     // then the bars' scale (the rows stay whole either way).
@@ -42,7 +42,10 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         "bars 0–{}",
         crate::text::fmt_duration(Duration::from_millis(scale))
     );
-    let deadline = format!("deadline {}", crate::text::fmt_duration(app.deadline));
+    let deadline = format!(
+        "deadline {}",
+        crate::text::fmt_duration(app.session.deadline)
+    );
     let room = usize::from(area.width.saturating_sub(2));
     let title = [
         format!("{head}{bars} · {deadline} "),
@@ -69,7 +72,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         .unwrap_or(4)
         .clamp(4, 24);
     let height = inner.height as usize;
-    let offset = scroll_offset(app.server_sel, height, app.servers.len());
+    let offset = scroll_offset(app.panes.servers.selected, height, app.servers.len());
     let rows: Vec<(usize, &ServerRow, String)> = app
         .servers
         .iter()
@@ -90,7 +93,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let lines: Vec<Line> = rows
         .iter()
         .map(|(i, s, _)| {
-            let selected = *i == app.server_sel;
+            let selected = *i == app.panes.servers.selected;
             row(app, s, selected, focused, &columns, scale)
         })
         .collect();

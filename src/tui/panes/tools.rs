@@ -14,7 +14,7 @@ use crate::tui::app::{App, RuntimeState};
 pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     let theme = app.theme;
     let tools = app.visible_tools();
-    let title = if app.tool_filter.is_empty() {
+    let title = if app.panes.tools.filter.is_empty() {
         format!(" Tools {} ", app.tools.len())
     } else {
         format!(" Tools {} of {} ", tools.len(), app.tools.len())
@@ -27,12 +27,16 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     let mut y = inner.y;
     let mut height = inner.height;
-    if app.filter_editing || !app.tool_filter.is_empty() {
-        let cursor = if app.filter_editing { "▏" } else { "" };
+    if app.panes.tools.filter_editing || !app.panes.tools.filter.is_empty() {
+        let cursor = if app.panes.tools.filter_editing {
+            "▏"
+        } else {
+            ""
+        };
         frame.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("/", theme.key()),
-                Span::raw(format!("{}{cursor}", app.tool_filter)),
+                Span::raw(format!("{}{cursor}", app.panes.tools.filter)),
             ])),
             Rect {
                 y,
@@ -48,7 +52,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             .servers
             .iter()
             .any(|s| s.status == crate::runtime::ServerStatus::Starting);
-        let text = match &app.runtime {
+        let text = match &app.session.runtime {
             RuntimeState::Starting => "waiting for the servers to start…",
             RuntimeState::Failed(_) => "no tools: the runtime did not start",
             RuntimeState::Ready(_) if app.tools.is_empty() && starting => {
@@ -96,14 +100,14 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         },
     );
     let rows_h = height.saturating_sub(3) as usize;
-    let offset = scroll_offset(app.tool_sel, rows_h, tools.len());
+    let offset = scroll_offset(app.panes.tools.selected, rows_h, tools.len());
     let lines: Vec<Line> = tools
         .iter()
         .enumerate()
         .skip(offset)
         .take(rows_h)
         .map(|(i, t)| {
-            let selected = i == app.tool_sel;
+            let selected = i == app.panes.tools.selected;
             let name_style = match (selected, focused) {
                 (true, true) => theme.selected(),
                 (true, false) => theme.selected_unfocused(),
@@ -148,7 +152,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
             ..inner
         },
     );
-    if let Some(t) = tools.get(app.tool_sel) {
+    if let Some(t) = tools.get(app.panes.tools.selected) {
         let raw = match &t.server {
             Some(server) => format!("{server} calls it {}", t.raw),
             None => "local tool".to_string(),

@@ -8,8 +8,8 @@ use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
-use crate::tui::app::Pane;
 use crate::tui::modals::Modal;
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::fixtures::{descriptor, ignored, key, populated, trusted_write_note};
 
 #[test]
@@ -78,7 +78,7 @@ fn a_refused_trust_write_is_reported_and_nothing_is_pending() {
         result: Ok(42),
     });
     assert_eq!(app.servers[0].restart_pending, Some(AnnotationTrust::Trust));
-    assert_eq!(app.config_digest, 42);
+    assert_eq!(app.session.config_digest, 42);
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let (mut app, _) = populated();
     app.focus = Pane::Tools;
-    app.tool_sel = 3; // mcp__notes-trusted__echo, schema: title + body strings, both required
+    app.panes.tools.selected = 3; // mcp__notes-trusted__echo, schema: title + body strings, both required
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.overlays.modal, Some(Modal::Editor(_))));
     let send = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
@@ -207,7 +207,7 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
         done: "removed policy.rules[3] from the config file".into(),
         result: Ok((77, Vec::new())),
     });
-    assert_eq!(app.config_digest, 77);
+    assert_eq!(app.session.config_digest, 77);
     assert_eq!(
         app.notice,
         Some((
@@ -219,7 +219,7 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
         done: String::new(),
         result: Err("changed on disk since it was loaded".into()),
     });
-    assert_eq!(app.config_digest, 77);
+    assert_eq!(app.session.config_digest, 77);
     assert!(matches!(app.notice, Some((Level::Error, _))));
 }
 
@@ -254,7 +254,7 @@ async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_ru
         .await
         .expect("runtime");
     let (mut app, _) = populated();
-    app.runtime = RuntimeState::Ready(Arc::new(runtime));
+    app.session.runtime = RuntimeState::Ready(Arc::new(runtime));
 
     let (asked, _reply) =
         ApprovalRequest::new(1, ignored("notes", "delete_note"), json!({}), "why".into());
@@ -299,14 +299,14 @@ fn ctrl_u_empties_the_tool_filter() {
     for c in "write".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
-    assert_eq!(app.tool_filter, "write");
+    assert_eq!(app.panes.tools.filter, "write");
     app.on_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
-    assert_eq!(app.tool_filter, "", "Ctrl-U is not a literal u");
+    assert_eq!(app.panes.tools.filter, "", "Ctrl-U is not a literal u");
     for c in "echo".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
-    assert_eq!(app.tool_filter, "echo");
-    assert!(app.filter_editing);
+    assert_eq!(app.panes.tools.filter, "echo");
+    assert!(app.panes.tools.filter_editing);
     crate::tui::tests::snapshot("tools_filter_after_ctrl_u", &app);
 }
 
@@ -324,7 +324,7 @@ fn stale_notices_clear_and_actions_reach_events() {
     };
     let (mut app, _) = populated();
     app.set_focus(Pane::Calls);
-    app.call_sel = 5; // #6, running
+    app.panes.calls.selected = 5; // #6, running
     app.on_key(key(KeyCode::Char('c')));
     assert_eq!(app.notice.as_ref().unwrap().1, "cancelling call #6…");
     app.on_runtime_event(RuntimeEvent::CallFinished {
@@ -451,15 +451,15 @@ fn footer_keys_follow_the_selected_row() {
         .iter()
         .position(|r| r.status.is_final())
         .expect("an ended call");
-    app.call_sel = running;
+    app.panes.calls.selected = running;
     assert!(footer(&app).contains("c cancel"), "{}", footer(&app));
-    app.call_sel = ended;
+    app.panes.calls.selected = ended;
     assert!(!footer(&app).contains("c cancel"), "{}", footer(&app));
 
     app.focus = Pane::Events;
-    app.event_sel = None;
+    app.panes.events.selected = None;
     assert!(!footer(&app).contains("End follow"), "{}", footer(&app));
-    app.event_sel = Some(0);
+    app.panes.events.selected = Some(0);
     assert!(footer(&app).contains("End follow"), "{}", footer(&app));
 
     app.focus = Pane::Servers;
@@ -468,7 +468,7 @@ fn footer_keys_follow_the_selected_row() {
         .iter()
         .position(|s| s.name == "notes")
         .expect("notes");
-    app.server_sel = notes;
+    app.panes.servers.selected = notes;
     // Up, but it did not say it logs.
     assert!(!footer(&app).contains("l log level"), "{}", footer(&app));
     if let Some(report) = app.servers[notes].report.as_mut() {
@@ -484,7 +484,7 @@ fn footer_keys_follow_the_selected_row() {
         .iter()
         .position(|s| s.name == "broken")
         .expect("the failed server");
-    app.server_sel = failed;
+    app.panes.servers.selected = failed;
     assert!(!footer(&app).contains("l log level"), "{}", footer(&app));
     assert!(app.on_key(key(KeyCode::Char('l'))).is_empty());
     assert!(

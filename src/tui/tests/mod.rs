@@ -1,6 +1,7 @@
 //! Snapshot tests of every pane and modal at 80×24 and 140×40 (ratatui TestBackend + insta),
 //! from the states `fixtures.rs` builds; `draw` and `snapshot` are shared with the other tests.
 
+pub(in crate::tui) mod elicitation;
 pub(in crate::tui) mod fixtures;
 mod keys;
 mod narrow;
@@ -22,10 +23,11 @@ use crate::approval::ApprovalRequest;
 use crate::config::AnnotationTrust;
 use crate::runtime::{McpEvent, RuntimeEvent, StartPhase, TraitChange};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::modals::call::CallEditor;
 use crate::tui::modals::trust::TrustPreview;
 use crate::tui::modals::Modal;
+use crate::tui::pane_state::Pane;
 use crate::tui::state::ToolRow;
 use crate::tui::tests::fixtures::{config, descriptor, ignored, populated, trusted_write_note};
 use crate::tui::theme::Theme;
@@ -77,14 +79,14 @@ fn starting() {
 fn servers_tools_and_calls() {
     let (mut app, _) = populated();
     app.focus = Pane::Tools;
-    app.tool_sel = 2;
+    app.panes.tools.selected = 2;
     snapshot("ready", &app);
 }
 
 #[test]
 fn failed_server_details() {
     let (mut app, _) = populated();
-    app.server_sel = 2;
+    app.panes.servers.selected = 2;
     app.focus = Pane::Details;
     snapshot("failed_details", &app);
 }
@@ -93,7 +95,7 @@ fn failed_server_details() {
 fn calls_pane() {
     let (mut app, _) = populated();
     app.focus = Pane::Calls;
-    app.call_sel = 3;
+    app.panes.calls.selected = 3;
     snapshot("calls", &app);
 }
 
@@ -101,8 +103,8 @@ fn calls_pane() {
 fn tools_filter() {
     let (mut app, _) = populated();
     app.focus = Pane::Tools;
-    app.filter_editing = true;
-    app.tool_filter = "write".into();
+    app.panes.tools.filter_editing = true;
+    app.panes.tools.filter = "write".into();
     snapshot("tools_filter", &app);
 }
 
@@ -239,7 +241,7 @@ fn server_text_cannot_reach_the_terminal() {
         AnnotationTrust::Ignore,
         "x\x1b]0;t\x07",
     )));
-    app.server_sel = 2;
+    app.panes.servers.selected = 2;
     for size in SIZES {
         let screen = draw(&app, size);
         assert!(!screen.contains('\x1b'), "{screen}");

@@ -2,8 +2,8 @@
 //! tab showing, a start time, a tool's side effect, a resource's URI). The fixtures are
 //! `tests.rs`'s and `tests_content.rs`'s.
 
-use crate::tui::app::Pane;
 use crate::tui::listing::ContentEvent;
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::draw;
 use crate::tui::tests::fixtures::populated;
 use crate::tui::tests::server_content::{content, listing};

@@ -10,9 +10,9 @@ use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
 use crate::config::{AnnotationTrust, ApprovalRule, RuleDecision, ToolPattern};
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
-use crate::tui::app::Pane;
 use crate::tui::modals::ledger::LedgerRow;
 use crate::tui::modals::Modal;
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::fixtures::{descriptor, ignored, populated};
 use crate::tui::tests::snapshot;
 

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use crate::config::AnnotationTrust;
 use crate::runtime::TraitChange;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::modals::trust::TrustPreview;
 use crate::tui::modals::Modal;
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::fixtures::{populated, ready, server};
 use crate::tui::tests::{draw, snapshot, SIZES};
 
@@ -231,7 +232,7 @@ fn chatty(warnings: usize, stderr: usize) -> App {
         row.push_stderr(format!("chatty: stderr line {i}"));
     }
     app.servers.push(row);
-    app.server_sel = app.servers.len() - 1;
+    app.panes.servers.selected = app.servers.len() - 1;
     app.focus = Pane::Details;
     app
 }
@@ -275,9 +276,9 @@ fn stderr_pages_are_the_lines_shown() {
     use crossterm::event::KeyCode;
     let mut app = chatty(0, 40);
     for size in SIZES {
-        app.details_scroll = 0;
+        app.panes.servers.details_scroll = 0;
         let screen = draw(&app, size);
-        let n = app.details_shown.get();
+        let n = app.panes.servers.details_shown.get();
         assert!(n > 1 && 2 * n < 40, "{n} lines shown: {screen}");
         assert!(screen.contains(&format!("last {n} of 40")), "{screen}");
         app.on_key(key(KeyCode::PageUp));
@@ -311,7 +312,7 @@ fn calls_below_the_fold_are_counted_in_the_title() {
             origin: Default::default(),
         });
     }
-    app.call_sel = 0;
+    app.panes.calls.selected = 0;
     app.focus = Pane::Calls;
     for size in SIZES {
         let screen = draw(&app, size);
@@ -322,7 +323,7 @@ fn calls_below_the_fold_are_counted_in_the_title() {
         assert!(title.contains("↓ ") && title.contains(" more"), "{title}");
         assert!(!title.contains("↑ "), "{title}");
     }
-    app.call_sel = app.calls.rows.len() - 1;
+    app.panes.calls.selected = app.calls.rows.len() - 1;
     let screen = draw(&app, SIZES[0]);
     let title = screen
         .lines()
@@ -426,7 +427,7 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
         15_700,
     );
     app.focus = Pane::Calls;
-    app.call_sel = app.calls.rows.len() - 1;
+    app.panes.calls.selected = app.calls.rows.len() - 1;
     let screen = draw(&app, (80, 24));
     let row = screen
         .lines()

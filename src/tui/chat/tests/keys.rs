@@ -12,9 +12,10 @@ use crate::agent::transcript::Record;
 use crate::agent::wire::ToolCall;
 use crate::agent::{AgentEvent, PromptOutcome, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::chat::{AgentStatus, ChatEffect, ChatEvent, Entry};
 use crate::tui::messages::{AppEvent, Effect};
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::draw;
 use crate::tui::tests::fixtures::config;
 use crate::tui::theme::Theme;
@@ -500,7 +501,7 @@ fn on_the_large_layout_tab_moves_among_the_panes_on_screen() {
         ]
     );
     // The conversation stayed in view all along; on the compact layout Tab visits every pane.
-    assert_eq!(app.lower_left, Pane::Conversation);
+    assert_eq!(app.placement.lower_left, Pane::Conversation);
     draw(&app, (80, 24));
     app.on_key(key(KeyCode::Tab));
     app.on_key(key(KeyCode::Tab));

@@ -20,9 +20,10 @@ use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest, CallOrigin}
 use crate::config::{AgentConfig, Config, ModelEndpoint, ModelProfile};
 use crate::runtime::{CallStatus, RuntimeEvent};
 use crate::tool::ToolResult;
-use crate::tui::app::{App, Pane};
+use crate::tui::app::App;
 use crate::tui::chat::{AgentCommand, AgentStatus, ChatEffect, ChatEvent};
 use crate::tui::messages::AppEvent;
+use crate::tui::pane_state::Pane;
 use crate::tui::tests::fixtures::{config, populated, trusted_write_note};
 pub(in crate::tui) use crate::tui::tests::fixtures::{ctrl, key};
 use crate::tui::tests::{draw, snapshot};

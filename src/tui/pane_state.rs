@@ -1,0 +1,121 @@
+//! What each pane remembers for itself (its selection, scroll and filter), apart from the rows
+//! it shows, which are shared (`state.rs`, `listing.rs`): the panes' own state, grouped so that
+//! `App` holds one field for all of it. Plain state: a pane's keys and drawing read and change
+//! it through `App`.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::listing::{PromptsPane, ResourcesPane};
+
+/// The panes, in Tab order (and the order of the keys 1–7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Servers,
+    Details,
+    Tools,
+    Calls,
+    Events,
+    Resources,
+    Prompts,
+    /// The agent's conversation (only when an agent is configured).
+    Conversation,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 8] = [
+        Pane::Servers,
+        Pane::Details,
+        Pane::Tools,
+        Pane::Calls,
+        Pane::Events,
+        Pane::Resources,
+        Pane::Prompts,
+        Pane::Conversation,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Servers => "Servers",
+            Pane::Details => "Details",
+            Pane::Tools => "Tools",
+            Pane::Calls => "Calls",
+            Pane::Events => "Events",
+            Pane::Resources => "Resources",
+            Pane::Prompts => "Prompts",
+            Pane::Conversation => "Conversation",
+        }
+    }
+
+    /// The title in a few letters, for a tab strip too narrow for the whole ones.
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Pane::Servers => "Srv",
+            Pane::Details => "Det",
+            Pane::Resources => "Res",
+            Pane::Conversation => "Conv",
+            other => other.title(),
+        }
+    }
+}
+
+/// The Servers pane and its Details.
+#[derive(Debug, Default)]
+pub struct ServersPane {
+    /// The selected server.
+    pub selected: usize,
+    /// Lines scrolled up from the bottom of the details pane's stderr.
+    pub details_scroll: usize,
+    /// The stderr lines the details pane showed last frame: a page, and how far it scrolls.
+    pub details_shown: Cell<usize>,
+}
+
+/// The Tools pane.
+#[derive(Debug, Default)]
+pub struct ToolsPane {
+    /// The selected row among those the filter shows.
+    pub selected: usize,
+    /// The filter line (`/`).
+    pub filter: String,
+    /// The filter line takes the keys.
+    pub filter_editing: bool,
+    /// The arguments each tool was last called with from the editor, this session.
+    pub last_arguments: HashMap<String, Value>,
+}
+
+/// The Calls pane.
+#[derive(Debug, Default)]
+pub struct CallsPane {
+    /// The selected call.
+    pub selected: usize,
+}
+
+/// The Events pane.
+#[derive(Debug, Default)]
+pub struct EventsPane {
+    /// The selected line; `None` follows the newest.
+    pub selected: Option<usize>,
+}
+
+/// Every pane's own state.
+#[derive(Debug, Default)]
+pub struct Panes {
+    pub servers: ServersPane,
+    pub tools: ToolsPane,
+    pub calls: CallsPane,
+    pub events: EventsPane,
+    pub resources: ResourcesPane,
+    pub prompts: PromptsPane,
+}
+
+/// Where the panes go on screen.
+#[derive(Debug)]
+pub struct Placement {
+    /// Which of Conversation, Tools, Resources and Prompts the large layout shows (the last one
+    /// focused).
+    pub lower_left: Pane,
+    /// The last frame had the large layout: Tab then moves among the panes on screen.
+    pub large: Cell<bool>,
+}
