@@ -362,3 +362,41 @@ fn the_graph_is_read_at_all() {
         );
     }
 }
+
+#[test]
+fn no_source_file_is_over_600_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut long = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let lines = std::fs::read_to_string(&path).expect("read").lines().count();
+                if lines > 600 {
+                    long.push(format!("{} ({lines} lines)", path.display()));
+                }
+            }
+        }
+    }
+    assert!(long.is_empty(), "split along a seam: {long:#?}");
+}
+
+#[test]
+fn the_console_app_holds_only_what_is_shared() {
+    // Each pane's own state is in `panes`, the views over the panes in `overlays`: `App` keeps
+    // what they share, at most 15 fields.
+    let modules = modules();
+    let app = &modules["tui::app"];
+    let start = app.find("pub struct App {").expect("struct App");
+    let body = &app[start..start + app[start..].find("\n}").expect("end of App")];
+    let fields: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("pub(super) ") && l.contains(':'))
+        .collect();
+    assert!(!fields.is_empty(), "no field of App read");
+    assert!(fields.len() <= 15, "App has {} fields: {fields:#?}", fields.len());
+}
