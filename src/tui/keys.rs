@@ -63,6 +63,15 @@ impl App {
         if ctrl_c {
             return self.ask_quit();
         }
+        // Alt-digit picks a pane from anywhere, the Conversation's input and the filter line
+        // too (there a plain digit is typed).
+        if key.modifiers.contains(KeyModifiers::ALT) {
+            if let Some(pane) = self.digit_pane(key.code) {
+                self.notice = None;
+                self.set_focus(pane);
+                return Vec::new();
+            }
+        }
         if self.panes.tools.filter_editing {
             self.filter_key(key);
             return Vec::new();
@@ -78,11 +87,11 @@ impl App {
             KeyCode::Char('q') => return self.ask_quit(),
             KeyCode::Char('?') => self.overlays.modal = Some(Modal::Help { scroll: 0 }),
             KeyCode::Tab => self.cycle_focus(1),
-            KeyCode::Char(c @ '1'..='7') => {
-                let index = c as usize - '1' as usize;
-                self.set_focus(Pane::ALL[index]);
+            code @ KeyCode::Char('1'..='8') => {
+                if let Some(pane) = self.digit_pane(code) {
+                    self.set_focus(pane);
+                }
             }
-            KeyCode::Char('8') if self.chat.configured() => self.set_focus(Pane::Conversation),
             KeyCode::BackTab => self.cycle_focus(Pane::ALL.len() - 1),
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
@@ -194,6 +203,15 @@ impl App {
         Vec::new()
     }
 
+    /// The pane a digit picks: 1–7 Servers … Prompts, 8 the Conversation (with an agent).
+    fn digit_pane(&self, code: KeyCode) -> Option<Pane> {
+        let KeyCode::Char(c @ '1'..='8') = code else {
+            return None;
+        };
+        let pane = Pane::ALL[c as usize - '1' as usize];
+        (pane != Pane::Conversation || self.chat.configured()).then_some(pane)
+    }
+
     /// Quits, or asks first when quitting would cancel something or lose what was typed:
     /// calls running, the agent at work, a prompt being written.
     fn ask_quit(&mut self) -> Vec<Effect> {
@@ -235,6 +253,10 @@ impl App {
     /// Focuses `pane`; Conversation, Tools, Resources and Prompts share a place in the large
     /// layout, which shows the last one focused.
     pub(super) fn set_focus(&mut self, pane: Pane) {
+        // Leaving Tools while its filter line is open keeps the filter, as Enter does.
+        if pane != Pane::Tools {
+            self.panes.tools.filter_editing = false;
+        }
         self.focus = pane;
         match pane {
             Pane::Tools | Pane::Resources | Pane::Prompts | Pane::Conversation => {

@@ -487,7 +487,7 @@ pub fn footer_keys(app: &App) -> Vec<(&'static str, &'static str)> {
 
 /// The keys that work anywhere and also while typing here (letters go to the input).
 pub fn global_keys() -> Vec<(&'static str, &'static str)> {
-    vec![("Tab", "pane"), ("F1", "help"), ("Ctrl-C", "quit")]
+    vec![("Tab/Alt-1-8", "pane"), ("F1", "help"), ("Ctrl-C", "quit")]
 }
 
 /// How an approval was given, in words.

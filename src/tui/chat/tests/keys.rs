@@ -20,6 +20,36 @@ use crate::tui::tests::draw;
 use crate::tui::tests::fixtures::config;
 use crate::tui::theme::Theme;
 
+/// Alt-digit picks a pane from the Conversation's input (a plain digit is typed there), and
+/// from the Tools filter line; the text typed stays where it was.
+#[test]
+fn alt_digit_switches_panes_from_the_input_and_a_plain_digit_is_typed() {
+    let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
+    type_text(&mut app, "ab3");
+    assert_eq!(
+        (app.focus, app.chat.input.text()),
+        (Pane::Conversation, "ab3".into())
+    );
+    app.on_key(alt('3'));
+    assert_eq!(app.focus, Pane::Tools);
+    app.on_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "no1");
+    assert_eq!(app.panes.tools.filter, "no1");
+    app.on_key(alt('8'));
+    assert_eq!(app.focus, Pane::Conversation);
+    assert_eq!(app.chat.input.text(), "ab3");
+    app.on_key(alt('4'));
+    assert_eq!(app.focus, Pane::Calls);
+    // Outside the input a plain digit picks too.
+    app.on_key(key(KeyCode::Char('5')));
+    assert_eq!(app.focus, Pane::Events);
+    // Without an agent there is no pane 8.
+    let mut plain = App::new(&config(), Theme::plain(), Instant::now());
+    plain.on_key(alt('8'));
+    assert_eq!(plain.focus, Pane::Servers);
+}
+
 #[test]
 fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
     let mut app = App::new(&agent_config(), Theme::plain(), Instant::now());
