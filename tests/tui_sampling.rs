@@ -191,3 +191,121 @@ fn at_attaches_a_resource_and_slash_runs_a_prompt_in_the_conversation() {
         "servers left behind"
     );
 }
+
+/// `config.example.yaml` with server-everything added and the demo model scripted: its first
+/// answer is text, its second calls `trigger-sampling-request`; every answer waits 3 s before
+/// its first word (time to open a picker while the agent works).
+fn example_with_everything(m: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let everything = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
+    let script = dir.join("script.json");
+    std::fs::write(
+        &script,
+        r#"[{"text": "Ready when you are."},
+            {"text": "Asking the server to sample.",
+             "tool_calls": [{"name": "trigger-sampling-request",
+                             "arguments": {"prompt": "say hi", "maxTokens": 20}}]}]"#,
+    )
+    .unwrap();
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml"),
+    )
+    .unwrap();
+    let entry = format!(
+        "  servers:\n    - name: everything\n      command: node\n      args: [{:?}, stdio]\n      env: {{AIMON_TEST_MARKER: {m}}}\n\n",
+        everything.display().to_string()
+    );
+    let demo = "args: [demo-model, --prefer-server, notes-trusted]";
+    assert!(
+        example.contains(demo),
+        "config.example.yaml's demo model changed"
+    );
+    let config = example.replacen("  servers:\n", &entry, 1).replacen(
+        demo,
+        &format!(
+            "args: [demo-model, --prefer-server, notes-trusted, --script, {:?}, --tokens-per-sec, \"50\", --chunk-delay-ms, \"3000\"]",
+            script.display().to_string()
+        ),
+        1,
+    );
+    let path = dir.join("aimon.yaml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// The overlay stack in a real terminal, on the example config: Alt-3 shows Tools from the
+/// Conversation's input; with the `@` picker open, the agent's call asks for approval and then
+/// server-everything's sampling request arrives: each shows on top of the picker and takes its
+/// keys (`y`), and once answered the picker is back with what was typed in it.
+#[test]
+fn requests_arriving_over_the_at_picker_go_on_top_and_the_picker_comes_back() {
+    let m = marker("tui-overlays");
+    let dir = tempfile::tempdir().unwrap();
+    let config = example_with_everything(&m, dir.path());
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
+        dir.path().display(),
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(30));
+    t.wait_for("7/7 ready", Duration::from_secs(30));
+
+    // From the Conversation's input, Alt-3 shows Tools and Alt-8 comes back.
+    t.keys(&["M-3"]);
+    t.wait_for("mcp__everything__echo", Duration::from_secs(5));
+    t.keys(&["M-8"]);
+    t.wait_for("Tab/Alt-1-8 pane", Duration::from_secs(5));
+
+    t.text("hello");
+    t.keys(&["Enter"]);
+    t.wait_for("Ready when you are.", Duration::from_secs(15));
+    t.text("go");
+    t.keys(&["Enter"]);
+    // While the model thinks, the `@` picker, filtered.
+    t.text("@");
+    t.wait_for("Attach a resource (@)", Duration::from_secs(5));
+    t.text("feat");
+    t.wait_for("@features.md", Duration::from_secs(5));
+
+    // The call asks: the approval is drawn over the picker and its keys are the footer's.
+    let screen = t.wait_for("Approval needed", Duration::from_secs(15));
+    assert!(!screen.contains("Attach a resource (@)"), "{screen}");
+    assert!(screen.contains("y allow once"), "{screen}");
+    // Keys typed just before a question are not taken as its answer: a pause first.
+    std::thread::sleep(Duration::from_millis(1500));
+    t.keys(&["y"]);
+
+    // Then the server's sampling request, over the picker too; `y` reaches it.
+    let screen = t.wait_for(
+        "everything asks for a model's message",
+        Duration::from_secs(15),
+    );
+    assert!(!screen.contains("Attach a resource (@)"), "{screen}");
+    assert!(screen.contains("y/Enter ask the model"), "{screen}");
+    std::thread::sleep(Duration::from_millis(1500));
+    t.keys(&["y"]);
+    t.wait_for("answer of demo", Duration::from_secs(15));
+    t.keys(&["C-s"]);
+
+    // Answered: the picker is back with its filter.
+    let screen = t.wait_for("Attach a resource (@)", Duration::from_secs(10));
+    assert!(screen.contains("@feat"), "{screen}");
+    assert!(screen.contains("@features.md"), "{screen}");
+    t.wait_for("(demo model)", Duration::from_secs(15));
+
+    // Esc keeps what was typed in the picker as text in the input.
+    t.keys(&["Escape"]);
+    t.wait_for("› @feat", Duration::from_secs(5));
+    t.keys(&["C-c"]);
+    t.wait_for("Quit?", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["y"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert!(
+        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        "servers left behind"
+    );
+}
