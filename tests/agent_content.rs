@@ -4,7 +4,6 @@
 //! operator's view of the same call (its result text) still shows the embedded text.
 
 mod common;
-#[allow(dead_code)] // this test uses the npm peers only
 mod peers;
 
 use std::sync::Arc;

@@ -7,7 +7,6 @@
 //! one, a headless command (`call`) rejects the request: nobody is there to approve it.
 
 mod common;
-#[allow(dead_code)] // the Python MCP peer is not used here
 mod peers;
 
 use std::sync::{Arc, Mutex};

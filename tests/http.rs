@@ -4,7 +4,6 @@
 //! token never showing in `check` output or the log file.
 
 mod common;
-#[allow(dead_code)] // this test uses the npm peers only
 mod peers;
 
 use std::net::TcpStream;

@@ -6,7 +6,6 @@
 //! clarification asked through elicitation on the way, and a cancel).
 
 mod common;
-#[allow(dead_code)] // the Python peer is not used here
 mod peers;
 
 use std::collections::BTreeMap;

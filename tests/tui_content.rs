@@ -6,7 +6,6 @@
 //! instructions, resource text, prompt messages, question) reaching the terminal.
 
 mod common;
-#[allow(dead_code)] // the Python peer is not used here
 mod peers;
 
 use std::time::Duration;

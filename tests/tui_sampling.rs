@@ -8,7 +8,6 @@
 //! and `/` runs its `simple-prompt` (the message shown, the model answering).
 
 mod common;
-#[allow(dead_code)] // the Python peer is not used here
 mod peers;
 
 use std::time::Duration;
