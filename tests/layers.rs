@@ -374,7 +374,10 @@ fn no_source_file_is_over_600_lines() {
             if path.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let lines = std::fs::read_to_string(&path).expect("read").lines().count();
+                let lines = std::fs::read_to_string(&path)
+                    .expect("read")
+                    .lines()
+                    .count();
                 if lines > 600 {
                     long.push(format!("{} ({lines} lines)", path.display()));
                 }
@@ -398,5 +401,9 @@ fn the_console_app_holds_only_what_is_shared() {
         .filter(|l| l.starts_with("pub(super) ") && l.contains(':'))
         .collect();
     assert!(!fields.is_empty(), "no field of App read");
-    assert!(fields.len() <= 15, "App has {} fields: {fields:#?}", fields.len());
+    assert!(
+        fields.len() <= 15,
+        "App has {} fields: {fields:#?}",
+        fields.len()
+    );
 }

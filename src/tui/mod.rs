@@ -12,6 +12,7 @@ pub mod answer_sampling;
 pub mod app;
 mod approval_keys;
 pub mod chat;
+mod commands;
 mod content;
 mod content_open;
 mod dialog_keys;

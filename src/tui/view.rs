@@ -358,6 +358,7 @@ impl App {
             Modal::Help { scroll } => self.overlays.scroll_limit.set(modals::help::render(
                 frame,
                 centered(area, 60, 80, 80.min(area.width), 20.min(area.height)),
+                super::commands::help_text(),
                 *scroll,
                 theme,
             )),

@@ -469,27 +469,6 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
     ])
 }
 
-/// The footer's keys while the Conversation pane has focus (its input takes letters, so the
-/// console's own keys are the ones with Ctrl, F1 and Tab).
-pub fn footer_keys(app: &App) -> Vec<(&'static str, &'static str)> {
-    let mut keys = vec![("Enter", "send"), ("Alt-Enter", "new line")];
-    if app.chat.busy() {
-        keys.push(("Esc", "cancel turn"));
-    }
-    keys.extend([
-        ("Ctrl-P", "profile"),
-        ("Ctrl-N", "new"),
-        ("↑↓", "history"),
-        ("PgUp/PgDn", "scroll"),
-    ]);
-    keys
-}
-
-/// The keys that work anywhere and also while typing here (letters go to the input).
-pub fn global_keys() -> Vec<(&'static str, &'static str)> {
-    vec![("Tab/Alt-1-8", "pane"), ("F1", "help"), ("Ctrl-C", "quit")]
-}
-
 /// How an approval was given, in words.
 pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
     let what = match decision {

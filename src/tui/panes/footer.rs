@@ -5,15 +5,12 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::config::TransportKind;
 use crate::runtime::ElicitationMode;
 use crate::tui::app::App;
-use crate::tui::listing::RowKind;
+use crate::tui::commands::{self, Context};
 use crate::tui::messages::Level;
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
-use crate::tui::pane_state::Pane;
-use crate::tui::state::ServerRow;
 
 type Keys = Vec<(&'static str, &'static str)>;
 
@@ -119,88 +116,20 @@ fn dialog_keys(app: &App, modal: &Modal) -> Keys {
 }
 
 /// The focused pane's keys, each only where it applies to the selected row (a key that would
-/// only answer "not for this one" is not offered).
+/// only answer "not for this one" is not offered): from the pane's command list.
 fn pane_keys(app: &App) -> Keys {
-    match app.focus {
-        Pane::Conversation => super::conversation::footer_keys(app),
-        Pane::Servers => {
-            let server = app.selected_server();
-            let mut k = vec![
-                ("t", "trust"),
-                ("r", "restart"),
-                ("R", "all"),
-                ("c", "command"),
-            ];
-            if server.is_some_and(|s| s.cannot_log().is_none()) {
-                k.push(("l", "log level"));
-            }
-            if server.is_some_and(ServerRow::has_instructions) {
-                k.push(("i", "instructions"));
-            }
-            k
-        }
-        // `i` works here too; the pane says so beside the instructions.
-        Pane::Details => {
-            let server = app.selected_server();
-            let mut k = Vec::new();
-            if server.is_some_and(|s| s.transport == TransportKind::Stdio) {
-                k.push(("PgUp/PgDn", "stderr"));
-            }
-            k.extend([("r", "restart"), ("c", "command")]);
-            if server.is_some_and(ServerRow::has_instructions) {
-                k.push(("i", "instructions"));
-            }
-            if server.is_some_and(|s| s.cannot_log().is_none()) {
-                k.push(("l", "log level"));
-            }
-            if server.is_some_and(ServerRow::can_login) {
-                k.push(("o", "login"));
-            }
-            // Last: the pane says it where it cuts the summary.
-            k.push(("Enter", "view all"));
-            k
-        }
-        Pane::Resources => match app.panes.resources.selected_row() {
-            Some(row) if row.kind == RowKind::Template => vec![("Enter", "fill in and read")],
-            Some(row) if row.subscribed => vec![("Enter", "read"), ("s", "unsubscribe")],
-            Some(_) => vec![("Enter", "read"), ("s", "subscribe")],
-            None => Vec::new(),
-        },
-        Pane::Prompts => vec![("Enter", "get")],
-        Pane::Tools => vec![("Enter", "call"), ("d", "describe"), ("/", "filter")],
-        Pane::Calls => match app.calls.rows.get(app.panes.calls.selected) {
-            Some(row) if row.cancellable() => vec![("Enter", "result"), ("c", "cancel")],
-            Some(_) => vec![("Enter", "result")],
-            None => Vec::new(),
-        },
-        Pane::Events => {
-            let mut k = vec![("Enter", "whole line"), ("↑↓", "scroll")];
-            if app.panes.events.selected.is_some() {
-                k.push(("End", "follow"));
-            }
-            k
-        }
-    }
+    commands::footer(app, Context::Pane(app.focus))
 }
 
 fn global_keys(app: &App) -> Keys {
-    if app.focus == Pane::Conversation {
-        // Those that work while typing.
-        return super::conversation::global_keys();
+    let mut keys = commands::footer(app, commands::global_context(app.focus));
+    // Without an agent there is no pane 8.
+    if !app.chat.configured() {
+        for key in keys.iter_mut().filter(|(k, _)| *k == "Tab/1-8") {
+            key.0 = "Tab/1-7";
+        }
     }
-    vec![
-        (
-            if app.chat.configured() {
-                "Tab/1-8"
-            } else {
-                "Tab/1-7"
-            },
-            "pane",
-        ),
-        ("L", "approvals"),
-        ("q", "quit"),
-        ("?", "help"),
-    ]
+    keys
 }
 
 /// The footer on the bottom line, `area`; with no notice to show, the line above it (`spare`)

@@ -203,8 +203,13 @@ pub(in crate::tui) fn ignored(server: &str, tool: &str) -> ToolDescriptor {
 
 /// Servers ready and failed, tools listed, calls in every state, a clock at t0 + 4 s.
 pub(in crate::tui) fn populated() -> (App, Instant) {
+    populated_with(&config())
+}
+
+/// [`populated`] with another config (one with an agent).
+pub(in crate::tui) fn populated_with(config: &Config) -> (App, Instant) {
     let t0 = Instant::now();
-    let mut app = App::new(&config(), Theme::plain(), t0);
+    let mut app = App::new(config, Theme::plain(), t0);
     let feed = |app: &mut App, e: McpEvent| app.on_runtime_event(RuntimeEvent::Mcp(e));
     feed(
         &mut app,

@@ -1,6 +1,7 @@
 //! Snapshot tests of every pane and modal at 80×24 and 140×40 (ratatui TestBackend + insta),
 //! from the states `fixtures.rs` builds; `draw` and `snapshot` are shared with the other tests.
 
+mod commands;
 pub(in crate::tui) mod elicitation;
 pub(in crate::tui) mod fixtures;
 mod keys;

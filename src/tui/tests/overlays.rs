@@ -147,7 +147,8 @@ fn every_pair_of_overlays_agrees_on_which_is_on_top_in_both_orders() {
                 first,
                 Layer::Approval | Layer::Elicitation | Layer::Sampling
             );
-            if !arrives && !(second == Layer::Quit && request_first) {
+            let quit_over_request = second == Layer::Quit && request_first;
+            if !(arrives || quit_over_request) {
                 continue;
             }
             let case = format!("{first:?} then {second:?}");

@@ -95,6 +95,13 @@ pub(in crate::tui) fn content(app: &mut App, event: ContentEvent) -> Vec<Effect>
 /// The populated console with notes' capabilities, instructions, resources and prompts.
 pub(in crate::tui) fn with_content() -> App {
     let (mut app, _) = populated();
+    add_content(&mut app);
+    app
+}
+
+/// Gives notes its capabilities and instructions, lists its resources and prompts, and
+/// subscribes to one resource.
+pub(in crate::tui) fn add_content(app: &mut App) {
     if let Some(row) = app.servers.iter_mut().find(|s| s.name == "notes") {
         if let Some(report) = row.report.as_mut() {
             report.capabilities = Some(Capabilities {
@@ -119,21 +126,21 @@ pub(in crate::tui) fn with_content() -> App {
         }
     }
     content(
-        &mut app,
+        app,
         ContentEvent::ResourcesListed {
             server: "notes".into(),
             result: Ok(listing("notes")),
         },
     );
     content(
-        &mut app,
+        app,
         ContentEvent::PromptsListed {
             server: "notes".into(),
             result: Ok(prompts("notes")),
         },
     );
     content(
-        &mut app,
+        app,
         ContentEvent::Subscribed {
             server: "notes".into(),
             uri: "demo://notes/todo".into(),
@@ -146,7 +153,6 @@ pub(in crate::tui) fn with_content() -> App {
         uri: "demo://notes/todo".into(),
     });
     app.notice = None;
-    app
 }
 
 #[test]
