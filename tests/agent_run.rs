@@ -574,6 +574,7 @@ fn stopped_while_starting(signals: &[i32], ignore_hup: bool) {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    common::default_signals(&mut command);
     if ignore_hup {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {

@@ -160,7 +160,7 @@ fn slow_shows_progress_events_of_its_call() {
 fn ctrl_c_cancels_a_call_the_server_never_answers_within_a_second() {
     let m = marker("never");
     let cfg = live_yaml(&m, "");
-    let mut child = Command::new(bin())
+    let mut child = common::default_signals(&mut Command::new(bin()))
         .arg("--config")
         .arg(&cfg.path)
         .arg("--log-file")
@@ -500,7 +500,7 @@ async fn the_log_level_is_set_per_server() {
 fn watch_streams_events_until_stdin_closes_when_asked_to() {
     let m = marker("watch");
     let cfg = live_yaml(&m, "");
-    let mut child = Command::new(bin())
+    let mut child = common::default_signals(&mut Command::new(bin()))
         .arg("--config")
         .arg(&cfg.path)
         .arg("--log-file")

@@ -273,3 +273,20 @@ pub fn llama_server(python: &Path, model: &Path, args: &[&str]) -> (Peer, String
         std::thread::sleep(Duration::from_millis(250));
     }
 }
+
+/// Starts `cmd`'s process with SIGINT, SIGQUIT, SIGTERM and SIGHUP at their defaults, as a
+/// terminal's foreground job has them, whatever the test runner inherited: a script's
+/// background job (`cargo test &`) inherits SIGINT ignored, and aimon-console keeps a signal
+/// it inherited as ignored, so a test that sends one would wait in vain.
+pub fn default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
+                libc::signal(signal, libc::SIG_DFL);
+            }
+            Ok(())
+        })
+    }
+}

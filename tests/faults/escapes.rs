@@ -65,7 +65,7 @@ fn a_setsid_grandchild_is_gone_after_the_console_quits() {
     use std::io::{BufRead, BufReader};
     let m = marker("setsid-watch");
     let config = config_beside_a_good_server(&m, &["--setsid-grandchild", "600"]);
-    let mut watch = std::process::Command::new(bin())
+    let mut watch = default_signals(&mut std::process::Command::new(bin()))
         .arg("--config")
         .arg(&config.path)
         .arg("--log-file")
