@@ -37,6 +37,18 @@ agent:
     )
 }
 
+/// Starts the console on `config` in `t`, its state and log under `dir`.
+fn open_console(t: &Tmux, dir: &std::path::Path, config: &std::path::Path) {
+    t.text(&format!(
+        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
+        dir.display(),
+        bin(),
+        config.display(),
+        dir.join("log").display()
+    ));
+    t.keys(&["Enter"]);
+}
+
 /// Calls trigger-sampling-request from the Tools pane with `prompt`. (The window is wide so
 /// that the Events pane shows its lines whole.)
 fn trigger(t: &Tmux, prompt: &str) {
@@ -59,14 +71,7 @@ fn a_sampling_request_is_answered_by_the_demo_model_after_approval() {
     let config = dir.path().join("aimon.yaml");
     std::fs::write(&config, config_text(&m)).unwrap();
     let t = Tmux::start(dir.path(), 240, 40);
-    t.text(&format!(
-        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
-        dir.path().display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
+    open_console(&t, dir.path(), &config);
     t.wait_for("1/1 ready", Duration::from_secs(30));
     t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(20));
     // Out of the Conversation input, to the Tools pane.
@@ -133,14 +138,7 @@ fn at_attaches_a_resource_and_slash_runs_a_prompt_in_the_conversation() {
     let config = dir.path().join("aimon.yaml");
     std::fs::write(&config, config_text(&m)).unwrap();
     let t = Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
-        dir.path().display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
+    open_console(&t, dir.path(), &config);
     t.wait_for("1/1 ready", Duration::from_secs(30));
     t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(20));
 
@@ -241,14 +239,7 @@ fn requests_arriving_over_the_at_picker_go_on_top_and_the_picker_comes_back() {
     let dir = tempfile::tempdir().unwrap();
     let config = example_with_everything(&m, dir.path());
     let t = Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "env XDG_STATE_HOME={} {} --config {} --log-file {}",
-        dir.path().display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
+    open_console(&t, dir.path(), &config);
     t.wait_for("ready · http://127.0.0.1:", Duration::from_secs(30));
     t.wait_for("7/7 ready", Duration::from_secs(30));
 

@@ -7,6 +7,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+use aimon_console::mcp::transport::process::ExitInfo;
+
 /// How many lines of the peer's stderr a failure quotes.
 const TAIL_LINES: usize = 20;
 
@@ -98,30 +100,7 @@ pub fn message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(a panic without a message)".into())
 }
 
-/// "exit status 1", or "killed by signal 9 (SIGKILL)".
+/// "exit code 1", or "killed by signal 9 (SIGKILL)": as the console says it of a server.
 fn describe(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => format!("killed by signal {signal} ({})", signal_name(signal)),
-        (None, None) => format!("{status}"),
-    }
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        _ => "another signal",
-    }
+    ExitInfo::from(status).to_string()
 }

@@ -34,8 +34,8 @@ pub enum ExitInfo {
     Signal(i32),
 }
 
-impl ExitInfo {
-    fn from_status(status: ExitStatus) -> Self {
+impl From<ExitStatus> for ExitInfo {
+    fn from(status: ExitStatus) -> Self {
         use std::os::unix::process::ExitStatusExt;
         match (status.code(), status.signal()) {
             (Some(code), _) => ExitInfo::Code(code),
@@ -188,7 +188,7 @@ impl ServerProcess {
         let marked = mark.clone();
         tokio::spawn(async move {
             let info = match child.wait().await {
-                Ok(status) => ExitInfo::from_status(status),
+                Ok(status) => ExitInfo::from(status),
                 Err(_) => ExitInfo::Code(-1),
             };
             // The leader is gone: whatever it started in its group goes too
