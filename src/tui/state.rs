@@ -376,6 +376,10 @@ pub struct CallList {
     pub rows: VecDeque<CallRow>,
     /// Finished calls dropped to stay within `CALLS_KEEP`.
     pub dropped: u64,
+    /// The widest short tool name (`short_tool_name`) of the calls listed so far, in chars:
+    /// the Calls pane's tool column, kept as calls come so that a frame does not measure
+    /// every call (it never narrows: the column stays put).
+    pub tool_width: usize,
 }
 
 impl CallList {
@@ -386,9 +390,13 @@ impl CallList {
                 self.dropped += 1;
             }
         }
+        let tool = sanitize(tool, false);
+        self.tool_width = self
+            .tool_width
+            .max(short_tool_name(&tool).chars().count());
         self.rows.push_back(CallRow {
             id,
-            tool: sanitize(tool, false),
+            tool,
             arguments: sanitize(
                 &serde_json::to_string_pretty(arguments).unwrap_or_default(),
                 true,

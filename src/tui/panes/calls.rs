@@ -99,14 +99,9 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
     }
     // mark, id, tool, status, time, preview: the tool's own name (then its server) gets what a
     // preview can spare.
-    let longest = app
+    let tool_w = app
         .calls
-        .rows
-        .iter()
-        .map(|c| short_tool_name(&c.tool).chars().count())
-        .max()
-        .unwrap_or(8);
-    let tool_w = longest
+        .tool_width
         .min((inner.width as usize).saturating_sub(2 + 5 + 10 + 7 + 12))
         .max(8);
     let lines: Vec<Line> = app
