@@ -391,9 +391,7 @@ impl CallList {
             }
         }
         let tool = sanitize(tool, false);
-        self.tool_width = self
-            .tool_width
-            .max(short_tool_name(&tool).chars().count());
+        self.tool_width = self.tool_width.max(short_tool_name(&tool).chars().count());
         self.rows.push_back(CallRow {
             id,
             tool,
