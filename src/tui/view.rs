@@ -75,7 +75,12 @@ impl App {
                     Pane::Prompts,
                 ],
                 self.placement.lower_left,
-                "(keys 8 3 6 7)",
+                // In the Conversation's input a plain digit is typed: there it takes Alt.
+                if self.focus == Pane::Conversation {
+                    "(Alt-8 3 6 7)"
+                } else {
+                    "(keys 8 3 6 7)"
+                },
             );
         } else {
             self.render_tabs(
