@@ -41,6 +41,10 @@ pub enum When {
     Holding,
     /// The agent is at work.
     Busy,
+    /// The approval on screen may be given for the session (not a destructive tool).
+    SessionAllowed,
+    /// The view on screen has more than it shows (its scroll keys do something).
+    Scrolls,
     /// Not listed in the footer, only in the help.
     HelpOnly,
 }
@@ -62,6 +66,8 @@ pub enum Does {
     Edits,
     /// The conversation starts anew (its entries go; the session is left on disk).
     Clears,
+    /// The view on top closes (answered, cancelled or put away), showing the one below.
+    Closes,
 }
 
 /// One key of a pane, as the footer, the help and the key test know it.
@@ -109,13 +115,21 @@ const fn with(press: (KeyCode, KeyModifiers), typed: &'static str, command: Comm
     }
 }
 
-/// Where a list applies: a pane, anywhere outside the Conversation's input, or anywhere
-/// including it.
+/// Where a list applies: a pane, anywhere outside the Conversation's input, anywhere
+/// including it, or a view over the panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Context {
     Anywhere,
     WhileTyping,
     Pane(Pane),
+    /// The quit question, an approval, a server's URL request, a sampling request under
+    /// review, the pickers. (A form, the call editor, a viewer and a sampling answer name
+    /// their own keys, which change as they are used.)
+    Overlay(Layer),
+    /// `A` on a destructive tool: the approval asks once more.
+    ApprovalConfirm,
+    /// A server's question as a form (help only: the form's own keys are its footer).
+    ElicitationForm,
 }
 
 use Does::*;
@@ -312,6 +326,111 @@ const WHILE_TYPING: &[Command] = &[
     ),
 ];
 
+const QUIT: &[Command] = &[
+    cmd(Some(("y", "quit")), None, Always, Char('y'), Quits),
+    cmd(Some(("n/Esc", "stay")), None, Always, Esc, Closes),
+];
+
+const APPROVAL: &[Command] = &[
+    cmd(Some(("y", "allow once")), Some(("y", "allow once")), Always, Char('y'), Closes),
+    cmd(Some(("n/Esc", "deny")), Some(("n  Esc", "deny")), Always, Esc, Closes),
+    cmd(Some(("a", "allow for session")), Some(("a", "allow this tool until you quit or press R\n(not for a destructive tool)")), SessionAllowed, Char('a'), Closes),
+    cmd(Some(("A", "always")), Some(("A", "always allow it: a rule in the config file (asks once\nmore for a destructive tool)")), Always, Char('A'), Runs("AlwaysAllow")),
+    cmd(Some(("↑↓", "scroll")), Some(("↑ ↓  PgUp PgDn", "scroll the arguments (long values wrap, shown whole;\n\"lines 1–15 of 26\" says when there is more; Home End)\n(an agent's call says when it asked and its reason:\nthe text the model wrote just before the call)")), Scrolls, KeyCode::Down, Moves),
+];
+
+const APPROVAL_CONFIRM: &[Command] = &[
+    cmd(
+        Some(("y", "always allow")),
+        None,
+        Always,
+        Char('y'),
+        Runs("AlwaysAllow"),
+    ),
+    cmd(Some(("n/Esc", "back")), None, Always, Esc, Moves),
+];
+
+const ELICITATION_URL: &[Command] = &[
+    cmd(
+        Some(("o/Enter", "open (accept)")),
+        Some(("o  Enter", "a URL: open it (xdg-open) and accept")),
+        Always,
+        Char('o'),
+        Runs("OpenUrl"),
+    ),
+    cmd(
+        Some(("d", "decline")),
+        Some(("d", "a URL: decline")),
+        Always,
+        Char('d'),
+        Closes,
+    ),
+    cmd(
+        Some(("Esc", "cancel")),
+        Some(("Esc", "cancel")),
+        Always,
+        Esc,
+        Closes,
+    ),
+];
+
+const ELICITATION_FORM: &[Command] = &[
+    cmd(
+        None,
+        Some((
+            "↑ ↓  Tab",
+            "a form: field; Space / ← → for yes-no and choices",
+        )),
+        HelpOnly,
+        KeyCode::Down,
+        Moves,
+    ),
+    with(
+        (Char('s'), CTRL),
+        "",
+        cmd(
+            None,
+            Some((
+                "Ctrl-S",
+                "a form: accept (checked against its schema first)",
+            )),
+            HelpOnly,
+            Enter,
+            Closes,
+        ),
+    ),
+    with(
+        (Char('d'), CTRL),
+        "",
+        cmd(
+            None,
+            Some(("Ctrl-D", "a form: decline")),
+            HelpOnly,
+            Enter,
+            Closes,
+        ),
+    ),
+];
+
+const SAMPLING: &[Command] = &[
+    cmd(Some(("y/Enter", "ask the model")), Some(("y  Enter", "the agent's model answers (nothing is sent yet);\nthen type to edit the answer, Ctrl-S sends it, Ctrl-R\ngoes back to the request")), Always, Char('y'), Runs("Sample")),
+    cmd(Some(("n/Esc", "reject")), Some(("n  Esc", "reject: the server gets an error")), Always, Esc, Closes),
+    cmd(Some(("↑↓/PgUp/PgDn", "scroll")), Some(("↑ ↓  PgUp PgDn", "scroll the request")), Always, KeyCode::Down, Moves),
+];
+
+const PROFILE_PICKER: &[Command] = &[
+    cmd(Some(("Enter", "use")), None, Always, Enter, Closes),
+    cmd(Some(("↑↓", "move")), None, Always, KeyCode::Down, Moves),
+    cmd(Some(("Esc", "close")), None, Always, Esc, Closes),
+];
+
+const CONTENT_PICKER: &[Command] = &[
+    cmd(Some(("Enter", "pick")), None, Always, Enter, Closes),
+    cmd(Some(("↑↓", "move")), None, Always, KeyCode::Down, Moves),
+    cmd(Some(("type", "filter")), None, Always, Char('t'), Moves),
+    cmd(Some(("Esc", "as text")), None, Always, Esc, Closes),
+];
+
 /// The commands of `context`, in the order the footer and the help give them.
 pub fn commands(context: Context) -> &'static [Command] {
     match context {
@@ -325,6 +444,16 @@ pub fn commands(context: Context) -> &'static [Command] {
         Context::Pane(Pane::Resources) => RESOURCES,
         Context::Pane(Pane::Prompts) => PROMPTS,
         Context::Pane(Pane::Conversation) => CONVERSATION,
+        Context::Overlay(Layer::Quit) => QUIT,
+        Context::Overlay(Layer::Approval) => APPROVAL,
+        Context::ApprovalConfirm => APPROVAL_CONFIRM,
+        Context::Overlay(Layer::Elicitation) => ELICITATION_URL,
+        Context::ElicitationForm => ELICITATION_FORM,
+        Context::Overlay(Layer::Sampling) => SAMPLING,
+        Context::Overlay(Layer::ProfilePicker) => PROFILE_PICKER,
+        Context::Overlay(Layer::ContentPicker) => CONTENT_PICKER,
+        // The dialog the operator opened names its own keys (they change with what it shows).
+        Context::Overlay(Layer::Modal) => &[],
     }
 }
 
@@ -344,7 +473,7 @@ pub fn global_context(pane: Pane) -> Context {
 
 /// Every context, in the help's order (the keys that work while typing close the
 /// Conversation's section).
-pub const CONTEXTS: [(Context, &str); 10] = [
+pub const CONTEXTS: [(Context, &str); 18] = [
     (
         Context::Anywhere,
         "Anywhere (in the Conversation, letters and digits go to the input:\nthere Tab, Alt-1 … Alt-8, F1 and Ctrl-C still work)",
@@ -364,6 +493,20 @@ pub const CONTEXTS: [(Context, &str); 10] = [
         "Conversation (the agent: a model calling the tools through the same gate)",
     ),
     (Context::WhileTyping, ""),
+    (Context::Overlay(Layer::Approval), "Approval (shown when a call waits for you)"),
+    (Context::ApprovalConfirm, ""),
+    (
+        Context::Overlay(Layer::Elicitation),
+        "A server asks (elicitation; after approvals)",
+    ),
+    (Context::ElicitationForm, ""),
+    (
+        Context::Overlay(Layer::Sampling),
+        "A server asks for a model's message (sampling; with an agent configured)",
+    ),
+    (Context::Overlay(Layer::ProfilePicker), ""),
+    (Context::Overlay(Layer::ContentPicker), ""),
+    (Context::Overlay(Layer::Quit), ""),
 ];
 
 /// Whether `command` applies now, to what `app` has selected.
@@ -395,7 +538,19 @@ pub fn offered(app: &App, when: When) -> bool {
             .is_some_and(|r| r.cancellable()),
         Holding => app.panes.events.selected.is_some(),
         Busy => app.chat.busy(),
+        SessionAllowed => app
+            .overlays
+            .approvals
+            .front()
+            .is_some_and(|r| r.session_approval_allowed()),
+        Scrolls => app.overlays.scroll_limit.get() > 0,
     }
+}
+
+/// Every footer entry of `context`, whether it applies now or not (a view that draws its keys
+/// inside itself).
+pub fn keys_of(context: Context) -> Vec<(&'static str, &'static str)> {
+    commands(context).iter().filter_map(|c| c.footer).collect()
 }
 
 /// The footer's keys for `context` now.
@@ -407,7 +562,7 @@ pub fn footer(app: &App, context: Context) -> Vec<(&'static str, &'static str)> 
         .collect()
 }
 
-/// The help's text: every context's keys, then the overlays' and the words on screen.
+/// The help's text: every context's keys, then what the words on screen mean.
 pub fn help_text() -> &'static str {
     static TEXT: LazyLock<String> = LazyLock::new(|| {
         let mut text = String::from("aimon-console: keys\n");
@@ -424,12 +579,11 @@ pub fn help_text() -> &'static str {
                 }
             }
         }
-        text.push_str(OVERLAYS_AND_WORDS);
+        text.push_str(WORDS);
         text
     });
     &TEXT
 }
 
-/// The views over the panes name their keys on their own lines; here they are together with
-/// what the words on screen mean.
-const OVERLAYS_AND_WORDS: &str = include_str!("../../assets/help_overlays.txt");
+/// What the words on screen mean, after the keys.
+const WORDS: &str = include_str!("../../assets/help_words.txt");

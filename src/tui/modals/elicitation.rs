@@ -11,6 +11,8 @@ use ratatui::Frame;
 use super::form::{FormEditor, FormPurpose};
 use crate::runtime::{ElicitationMode, ElicitationRequest};
 use crate::text::{sanitize, sanitize_line};
+use crate::tui::commands::{self, Context};
+use crate::tui::overlay::Layer;
 use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
 
@@ -36,15 +38,6 @@ pub fn form_for(request: &ElicitationRequest, queued: usize) -> FormEditor {
         FormPurpose::Elicitation { id: request.id },
         false,
     )
-}
-
-/// The keys of a URL request.
-pub fn url_keys() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("o/Enter", "open (accept)"),
-        ("d", "decline"),
-        ("Esc", "cancel"),
-    ]
 }
 
 /// Draws a URL request.
@@ -95,5 +88,12 @@ pub fn render_url(
             ..inner
         },
     );
-    super::choices_line(frame, inner, keys_line(&url_keys(), theme));
+    super::choices_line(
+        frame,
+        inner,
+        keys_line(
+            &commands::keys_of(Context::Overlay(Layer::Elicitation)),
+            theme,
+        ),
+    );
 }

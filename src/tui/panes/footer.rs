@@ -9,6 +9,7 @@ use crate::runtime::ElicitationMode;
 use crate::tui::app::App;
 use crate::tui::commands::{self, Context};
 use crate::tui::messages::Level;
+use crate::tui::modals::sampling::SamplingStage;
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 
@@ -34,59 +35,36 @@ fn own_keys(app: &App) -> Result<Keys, Keys> {
 
 fn modal_keys(app: &App) -> Keys {
     let o = &app.overlays;
+    let list = |context| commands::footer(app, context);
     match app.top_layer() {
-        Some(Layer::Quit) => vec![("y", "quit"), ("n/Esc", "stay")],
-        Some(Layer::Approval) => approval_keys(app),
-        Some(Layer::Elicitation) => match o.elicitations.front().map(|first| &first.mode) {
-            Some(ElicitationMode::Form { .. }) if o.elicitation_form.is_some() => o
-                .elicitation_form
-                .as_ref()
-                .map(|form| form.keys())
-                .unwrap_or_default(),
-            Some(ElicitationMode::Form { .. } | ElicitationMode::Url { .. }) | None => {
-                crate::tui::modals::elicitation::url_keys()
+        Some(Layer::Approval) if o.approval_confirm => list(Context::ApprovalConfirm),
+        Some(Layer::Elicitation) => match (&o.elicitation_form, o.elicitations.front()) {
+            (Some(form), Some(first)) if matches!(first.mode, ElicitationMode::Form { .. }) => {
+                form.keys()
             }
+            _ => list(Context::Overlay(Layer::Elicitation)),
         },
-        Some(Layer::Sampling) => o
-            .samplings
-            .front()
-            .map(crate::tui::modals::sampling::keys)
-            .unwrap_or_default(),
+        Some(Layer::Sampling) => match o.samplings.front() {
+            Some(first) if matches!(first.stage, SamplingStage::Review { .. }) => {
+                list(Context::Overlay(Layer::Sampling))
+            }
+            first => first
+                .map(crate::tui::modals::sampling::keys)
+                .unwrap_or_default(),
+        },
         Some(Layer::Modal) => o
             .modal
             .as_ref()
             .map(|m| dialog_keys(app, m))
             .unwrap_or_default(),
-        Some(Layer::ProfilePicker) => vec![("Enter", "use"), ("↑↓", "move"), ("Esc", "close")],
-        Some(Layer::ContentPicker) => vec![
-            ("Enter", "pick"),
-            ("↑↓", "move"),
-            ("type", "filter"),
-            ("Esc", "as text"),
-        ],
-        None if app.panes.tools.filter_editing => vec![("Enter", "keep filter"), ("Esc", "clear")],
+        Some(
+            layer @ (Layer::Quit | Layer::Approval | Layer::ProfilePicker | Layer::ContentPicker),
+        ) => list(Context::Overlay(layer)),
+        None if app.panes.tools.filter_editing => {
+            vec![("Enter", "keep filter"), ("Esc", "clear")]
+        }
         None => Vec::new(),
     }
-}
-
-/// The approval's keys (or those of `A`'s second question).
-fn approval_keys(app: &App) -> Keys {
-    let Some(request) = app.overlays.approvals.front() else {
-        return Vec::new();
-    };
-    if app.overlays.approval_confirm {
-        return vec![("y", "always allow"), ("n/Esc", "back")];
-    }
-    // Deny next to allow: a footer too narrow for every key cuts from the end.
-    let mut k = vec![("y", "allow once"), ("n/Esc", "deny")];
-    if request.session_approval_allowed() {
-        k.push(("a", "allow for session"));
-    }
-    k.push(("A", "always"));
-    if app.overlays.scroll_limit.get() > 0 {
-        k.push(("↑↓", "scroll"));
-    }
-    k
 }
 
 /// The keys of the dialog the operator opened.

@@ -7,8 +7,9 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use crate::agent::AgentEvent;
+use crate::approval::ApprovalRequest;
 use crate::config::{ServerConfig, TransportKind};
-use crate::runtime::{McpEvent, RuntimeEvent};
+use crate::runtime::{ElicitationRequest, McpEvent, RuntimeEvent, SamplingRequest};
 use crate::tui::app::App;
 use crate::tui::chat::tests::{agent_config, agent_event, done, ready, type_text};
 use crate::tui::commands::{commands, offered, Command, Context, Does, When, CONTEXTS};
@@ -17,8 +18,10 @@ use crate::tui::overlay::Layer;
 use crate::tui::pane_state::Pane;
 use crate::tui::state::ServerRow;
 use crate::tui::tests::draw;
-use crate::tui::tests::fixtures::{key, populated_with};
+use crate::tui::tests::fixtures::{ctrl, ignored, key, populated_with, trusted_write_note};
+use crate::tui::tests::sampling::ask;
 use crate::tui::tests::server_content::add_content;
+use serde_json::json;
 
 /// Servers, tools, calls and events of every kind, notes' resources and prompts, the agent
 /// ready with one answered prompt long enough to scroll.
@@ -70,49 +73,112 @@ struct Seen {
     quit: bool,
     input: String,
     entries: usize,
-    place: (
-        usize,
-        usize,
-        usize,
-        usize,
-        Option<usize>,
-        usize,
-        usize,
-        bool,
-        usize,
-    ),
+    /// Every selection, scroll and filter of the panes and the views over them.
+    place: Vec<String>,
 }
 
 fn seen(app: &App) -> Seen {
     let p = &app.panes;
+    let o = &app.overlays;
     Seen {
         focus: app.focus,
         top: app.top_layer(),
         quit: app.should_quit(),
         input: app.chat.input.text(),
         entries: app.chat.entries.len(),
-        place: (
-            p.servers.selected,
-            p.servers.details_scroll,
-            p.tools.selected,
-            p.calls.selected,
-            p.events.selected,
-            p.resources.selected,
-            p.prompts.selected,
-            p.tools.filter_editing,
-            app.chat.scroll,
-        ),
+        place: vec![
+            format!("{:?}", (p.servers.selected, p.servers.details_scroll)),
+            format!("{:?}", (p.tools.selected, p.tools.filter_editing)),
+            format!("{:?}", (p.calls.selected, p.events.selected)),
+            format!("{:?}", (p.resources.selected, p.prompts.selected)),
+            format!("{:?}", (app.chat.scroll, app.chat.picker)),
+            format!("{:?}", app.chat.content_picker),
+            format!("{:?}", (o.approval_scroll, o.approval_confirm)),
+            format!("{:?}", o.elicitation_form.as_ref().map(|f| f.focus)),
+            format!("{:?}", o.samplings.front().map(|s| s.scroll)),
+        ],
+    }
+}
+
+/// Keeps the requests' answer channels open while a test looks at them.
+type Askers = Vec<Box<dyn std::any::Any>>;
+
+/// Opens the view of an overlay context the way it opens for real.
+fn open_view(app: &mut App, context: Context, askers: &mut Askers) {
+    let approval = |app: &mut App, tool, arguments, askers: &mut Askers| {
+        let (request, answer) = ApprovalRequest::new(7, tool, arguments, "it is mutating".into());
+        askers.push(Box::new(answer));
+        app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
+    };
+    match context {
+        Context::Overlay(Layer::Quit) => {
+            app.set_focus(Pane::Servers);
+            app.on_key(ctrl('c'));
+        }
+        Context::Overlay(Layer::Approval) => {
+            // Not destructive (so `a` applies), arguments longer than the view (so it scrolls).
+            let long: serde_json::Map<String, serde_json::Value> =
+                (0..60).map(|i| (format!("field_{i}"), json!(i))).collect();
+            approval(app, trusted_write_note(), long.into(), askers);
+            let _ = draw(app, (80, 24));
+        }
+        Context::ApprovalConfirm => {
+            approval(
+                app,
+                ignored("notes", "write_note"),
+                json!({"title": "t"}),
+                askers,
+            );
+            app.on_key(key(KeyCode::Char('A')));
+        }
+        Context::Overlay(Layer::Elicitation) => {
+            let (request, answer) = ElicitationRequest::url(
+                "notes",
+                "Log in".into(),
+                "https://example.org/login".into(),
+                "e1".into(),
+            );
+            askers.push(Box::new(answer));
+            app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
+        }
+        Context::ElicitationForm => {
+            let schema = json!({"type": "object", "properties": {
+                "name": {"type": "string"}, "urgent": {"type": "boolean"}}});
+            let (request, answer) =
+                ElicitationRequest::form("notes", "Details".into(), schema).expect("a form");
+            askers.push(Box::new(answer));
+            app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
+        }
+        Context::Overlay(Layer::Sampling) => {
+            let (request, answer) = SamplingRequest::new("notes", ask());
+            askers.push(Box::new(answer));
+            app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)));
+        }
+        Context::Overlay(Layer::ProfilePicker) => {
+            app.on_key(ctrl('p'));
+        }
+        Context::Overlay(Layer::ContentPicker) => {
+            app.on_key(key(KeyCode::Char('@')));
+        }
+        Context::Overlay(Layer::Modal)
+        | Context::Anywhere
+        | Context::WhileTyping
+        | Context::Pane(_) => {}
     }
 }
 
 /// Focuses `context`'s pane and moves its selection until `when` holds; `None` if no row of
 /// the console makes it hold.
-fn where_it_applies(context: Context, when: When) -> Option<App> {
+fn where_it_applies(context: Context, when: When, askers: &mut Askers) -> Option<App> {
     let mut app = console();
     let pane = match context {
         Context::Anywhere => Pane::Tools,
         Context::WhileTyping => Pane::Conversation,
         Context::Pane(pane) => pane,
+        Context::Overlay(_) | Context::ApprovalConfirm | Context::ElicitationForm => {
+            open_view(&mut app, context, askers);
+            return (when == When::HelpOnly || offered(&app, when)).then_some(app);
+        }
     };
     app.set_focus(pane);
     if when == When::Busy {
@@ -164,6 +230,7 @@ fn did(command: &Command, before: &Seen, after: &Seen, effects: &[Effect]) -> bo
         Does::Moves => after.place != before.place,
         Does::Edits => after.input != before.input,
         Does::Clears => after.entries < before.entries,
+        Does::Closes => before.top.is_some() && after.top != before.top,
     }
 }
 
@@ -178,7 +245,8 @@ fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
                 .map(|(k, l)| format!("{k} {l}"))
                 .or(command.help.map(|(k, _)| k.to_string()))
                 .unwrap_or_default();
-            let Some(mut app) = where_it_applies(context, command.when) else {
+            let mut askers = Askers::new();
+            let Some(mut app) = where_it_applies(context, command.when, &mut askers) else {
                 wrong.push(format!(
                     "{context:?} {name}: no row of the console offers it"
                 ));
@@ -203,7 +271,7 @@ fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
         wrong.len(),
         wrong.join("\n")
     );
-    assert!(checked >= 40, "only {checked} commands");
+    assert!(checked >= 70, "only {checked} commands");
 }
 
 /// The footer offers a pane's key exactly where its list says it applies, and the help lists
@@ -222,10 +290,14 @@ fn the_footer_and_the_help_come_from_the_lists() {
             }
         }
         assert!(help.contains(title), "{title}");
-        if !matches!(context, Context::Pane(_)) {
+        if matches!(
+            context,
+            Context::Anywhere | Context::WhileTyping | Context::ElicitationForm
+        ) {
             continue;
         }
-        let Some(app) = where_it_applies(context, When::Always) else {
+        let mut askers = Askers::new();
+        let Some(app) = where_it_applies(context, When::Always, &mut askers) else {
             continue;
         };
         let screen = draw(&app, (200, 50));
