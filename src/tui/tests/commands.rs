@@ -204,13 +204,12 @@ fn where_it_applies(context: Context, when: When, askers: &mut Askers) -> Option
             }
             return Some(app);
         }
-        let down = if pane == Pane::Details {
+        // Details has no selection of its own: it shows the server selected in Servers.
+        if pane == Pane::Details {
             app.panes.servers.selected += 1;
-            continue;
         } else {
-            key(KeyCode::Down)
-        };
-        app.on_key(down);
+            app.on_key(key(KeyCode::Down));
+        }
     }
     applies(&app).then_some(app)
 }
