@@ -342,15 +342,13 @@ impl App {
             .current_profile()
             .map(|p| p.model.clone())
             .unwrap_or_else(|| "no model".into());
-        modals::sampling::render(
-            frame,
-            rect,
-            first,
-            self.overlays.samplings.len(),
-            &model,
-            self.now,
-            self.theme,
-        );
+        let view = modals::sampling::SamplingView {
+            queued: self.overlays.samplings.len(),
+            model: &model,
+            now: self.now,
+            keys: panes::footer::sampling_keys(self, first),
+        };
+        modals::sampling::render(frame, rect, first, view, self.theme);
     }
 
     /// The dialog the operator opened.

@@ -61,22 +61,28 @@ impl Sampling {
 /// Characters of a tool's schema shown.
 const SCHEMA_CHARS: usize = 200;
 
-/// The keys of the stage the first request is in.
-pub fn keys(sampling: &Sampling) -> Vec<(&'static str, &'static str)> {
-    match sampling.stage {
-        SamplingStage::Review { .. } => vec![
-            ("y/Enter", "ask the model"),
-            ("n/Esc", "reject"),
-            ("↑↓/PgUp/PgDn", "scroll"),
-        ],
-        SamplingStage::Asking { .. } => vec![("Esc", "stop the model")],
-        SamplingStage::Answer { .. } => vec![
+/// The keys of a request the model is answering or has answered; `None` while it is under
+/// review, whose keys are its list in `tui/commands.rs` (the footer and this view take them
+/// from there).
+pub fn answering_keys(stage: &SamplingStage) -> Option<Vec<(&'static str, &'static str)>> {
+    match stage {
+        SamplingStage::Review { .. } => None,
+        SamplingStage::Asking { .. } => Some(vec![("Esc", "stop the model")]),
+        SamplingStage::Answer { .. } => Some(vec![
             ("Ctrl-S", "send it"),
             ("Ctrl-R", "back"),
             ("Esc", "reject"),
             ("PgUp/PgDn", "scroll the request"),
-        ],
+        ]),
     }
+}
+
+/// What the view shows besides the request: how many wait, the model, the time, the keys.
+pub struct SamplingView<'a> {
+    pub queued: usize,
+    pub model: &'a str,
+    pub now: Instant,
+    pub keys: Vec<(&'static str, &'static str)>,
 }
 
 /// `modelPreferences` in words: hints, then the priorities.
@@ -216,11 +222,15 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     sampling: &Sampling,
-    queued: usize,
-    model: &str,
-    now: Instant,
+    view: SamplingView,
     theme: Theme,
 ) {
+    let SamplingView {
+        queued,
+        model,
+        now,
+        keys,
+    } = view;
     frame.render_widget(Clear, area);
     let server = sanitize_line(&sampling.request.server, 60);
     let title = if queued > 1 {
@@ -235,7 +245,7 @@ pub fn render(
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let request = request_lines(&sampling.request.ask, model, theme);
-    let keys = keys_line(&keys(sampling), theme);
+    let keys = keys_line(&keys, theme);
     match &sampling.stage {
         SamplingStage::Review { problem } => {
             let [body, status, choices] = Layout::vertical([

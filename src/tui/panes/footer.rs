@@ -9,7 +9,7 @@ use crate::runtime::ElicitationMode;
 use crate::tui::app::App;
 use crate::tui::commands::{self, Context};
 use crate::tui::messages::Level;
-use crate::tui::modals::sampling::SamplingStage;
+use crate::tui::modals::sampling::{answering_keys, Sampling};
 use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 
@@ -44,14 +44,11 @@ fn modal_keys(app: &App) -> Keys {
             }
             _ => list(Context::Overlay(Layer::Elicitation)),
         },
-        Some(Layer::Sampling) => match o.samplings.front() {
-            Some(first) if matches!(first.stage, SamplingStage::Review { .. }) => {
-                list(Context::Overlay(Layer::Sampling))
-            }
-            first => first
-                .map(crate::tui::modals::sampling::keys)
-                .unwrap_or_default(),
-        },
+        Some(Layer::Sampling) => o
+            .samplings
+            .front()
+            .map(|first| sampling_keys(app, first))
+            .unwrap_or_default(),
         Some(Layer::Modal) => o
             .modal
             .as_ref()
@@ -65,6 +62,13 @@ fn modal_keys(app: &App) -> Keys {
         }
         None => Vec::new(),
     }
+}
+
+/// The keys of a server's sampling request, by its stage: the footer's, and the view's own
+/// line of them.
+pub fn sampling_keys(app: &App, sampling: &Sampling) -> Keys {
+    answering_keys(&sampling.stage)
+        .unwrap_or_else(|| commands::footer(app, Context::Overlay(Layer::Sampling)))
 }
 
 /// The keys of the dialog the operator opened.
