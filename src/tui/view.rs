@@ -278,7 +278,7 @@ impl App {
 
     /// "N calls still running: quit and cancel them?", or what else quitting would end.
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
-        let keys = &[("y", "quit"), ("n/Esc", "stay")];
+        let keys = &super::commands::keys_of(super::commands::Context::Overlay(Layer::Quit));
         if self.calls.running() > 0 {
             self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
             return;

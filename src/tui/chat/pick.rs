@@ -17,9 +17,11 @@ use ratatui::Frame;
 
 use crate::agent::attach::{Attachment, PromptUse};
 use crate::tui::app::App;
+use crate::tui::commands::{self, Context};
 use crate::tui::listing::RowKind;
 use crate::tui::messages::{Effect, Level};
 use crate::tui::modals::{centered, choices_line};
+use crate::tui::overlay::Layer;
 use crate::tui::panes::{fit, keys_line};
 
 /// What the picker lists.
@@ -312,12 +314,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame,
         inner,
         keys_line(
-            &[
-                ("Enter", "pick"),
-                ("↑↓", "move"),
-                ("type", "filter"),
-                ("Esc", "as text"),
-            ],
+            &commands::keys_of(Context::Overlay(Layer::ContentPicker)),
             theme,
         ),
     );

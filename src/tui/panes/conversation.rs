@@ -20,7 +20,9 @@ use crate::runtime::CallStatus;
 use crate::tui::app::App;
 use crate::tui::chat::wrap::{input_wrap, width as cells, wrap};
 use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextBlock};
+use crate::tui::commands::{self, Context};
 use crate::tui::modals::{centered, choices_line};
+use crate::tui::overlay::Layer;
 use crate::tui::theme::Theme;
 
 /// The input box grows to this many rows, then scrolls.
@@ -533,7 +535,10 @@ pub fn render_picker(app: &App, frame: &mut Frame, area: Rect) {
     choices_line(
         frame,
         inner,
-        keys_line(&[("Enter", "use"), ("↑↓", "move"), ("Esc", "close")], theme),
+        keys_line(
+            &commands::keys_of(Context::Overlay(Layer::ProfilePicker)),
+            theme,
+        ),
     );
 }
 
