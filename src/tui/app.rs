@@ -161,11 +161,10 @@ impl App {
 
     /// Puts what opened since the last handler on top of the stack, drops what closed.
     pub(super) fn sync_overlays(&mut self) {
-        let open: Vec<Layer> = Layer::ALL
-            .into_iter()
-            .filter(|layer| self.layer_open(*layer))
-            .collect();
-        self.overlays.sync(|layer| open.contains(&layer));
+        // Runs after every event (a flood of server logs too): no allocation.
+        let open = Layer::ALL.map(|layer| self.layer_open(layer));
+        self.overlays
+            .sync(|layer| Layer::ALL.iter().zip(open).any(|(l, o)| *l == layer && o));
     }
 
     pub fn set_now(&mut self, now: Instant) {
