@@ -253,6 +253,9 @@ fn esc_ends_a_streaming_turn_and_cancels_a_running_call() {
     ask(&t, "what is 2 plus 3");
     t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
     t.wait_for_row("#2 ", "ok");
+    // The turn's end reaches the console a moment after its answer: Ctrl-C before that asks
+    // first (the agent is at work), as it should.
+    t.wait_for("ready · http", Duration::from_secs(5));
     quit(&t);
 }
 

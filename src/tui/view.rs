@@ -285,8 +285,11 @@ impl App {
         }
         let text = if self.chat.busy() {
             "The agent is at work: quit and cancel its turn?"
-        } else {
+        } else if !self.chat.input.is_blank() {
             "Quit and lose the prompt you are writing?"
+        } else {
+            // What was at stake when it was asked has ended since.
+            "Nothing is at work any more: quit?"
         };
         self.render_question(frame, area, (" Quit? ", 50), text.to_string(), keys);
     }

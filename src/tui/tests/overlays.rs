@@ -204,3 +204,18 @@ fn a_question_over_the_content_picker_is_drawn_and_answered_and_the_picker_comes
         "the picker's filter is lost:\n{screen}"
     );
 }
+
+/// A quit question asked while the agent worked, once the turn has ended, says nothing is at
+/// stake any more (not that a prompt being written would be lost).
+#[test]
+fn a_quit_question_outlived_by_its_reason_says_so() {
+    let (mut app, _) = console();
+    app.chat.input.clear();
+    app.overlays.quit_asked = true;
+    app.sync_overlays();
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("Nothing is at work any more: quit?"),
+        "{screen}"
+    );
+}
