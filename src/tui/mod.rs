@@ -17,8 +17,10 @@ mod content;
 mod content_open;
 mod dialog_keys;
 mod effects;
+mod footer;
 mod frame;
 mod guard;
+mod hints;
 mod ingest;
 mod keys;
 pub mod launch;
@@ -33,6 +35,7 @@ pub mod panes;
 pub mod state;
 pub mod theme;
 mod view;
+pub mod widgets;
 
 #[cfg(test)]
 mod tests;

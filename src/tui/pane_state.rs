@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::listing::{PromptsPane, ResourcesPane};
 
-/// The panes, in Tab order (and the order of the keys 1–7).
+/// The panes, in Tab order (and the order of the keys 1–8). Each is a component
+/// (`panes/mod.rs`, where it is registered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pane {
     Servers,
@@ -35,30 +36,6 @@ impl Pane {
         Pane::Prompts,
         Pane::Conversation,
     ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Pane::Servers => "Servers",
-            Pane::Details => "Details",
-            Pane::Tools => "Tools",
-            Pane::Calls => "Calls",
-            Pane::Events => "Events",
-            Pane::Resources => "Resources",
-            Pane::Prompts => "Prompts",
-            Pane::Conversation => "Conversation",
-        }
-    }
-
-    /// The title in a few letters, for a tab strip too narrow for the whole ones.
-    pub fn short_title(self) -> &'static str {
-        match self {
-            Pane::Servers => "Srv",
-            Pane::Details => "Det",
-            Pane::Resources => "Res",
-            Pane::Conversation => "Conv",
-            other => other.title(),
-        }
-    }
 }
 
 /// The Servers pane and its Details.

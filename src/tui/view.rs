@@ -38,8 +38,8 @@ impl App {
         // Modals take the body: the notice and the keys stay in view under the tallest, and
         // the footer, drawn after, knows how far what the modal shows can scroll.
         self.render_modal(frame, body);
-        panes::footer::render_notice(self, frame, notice);
-        panes::footer::render(self, frame, notice, footer);
+        super::footer::render_notice(self, frame, notice);
+        super::footer::render(self, frame, notice, footer);
     }
 
     fn render_large(&self, frame: &mut Frame, area: Rect) {
@@ -64,51 +64,41 @@ impl App {
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
         let [tabs, tools] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(left);
-        if self.chat.configured() {
-            self.render_tabs(
-                frame,
-                tabs,
-                &[
-                    Pane::Conversation,
-                    Pane::Tools,
-                    Pane::Resources,
-                    Pane::Prompts,
-                ],
-                self.placement.lower_left,
-                // In the Conversation's input a plain digit is typed: there it takes Alt.
-                if self.focus == Pane::Conversation {
-                    "(Alt-8 3 6 7)"
-                } else {
-                    "(keys 8 3 6 7)"
-                },
-            );
+        // The panes that share this place, as tabs; in the Conversation's input a plain
+        // digit is typed: there the keys take Alt.
+        let shared = self.tabs(panes::tabbed);
+        let digits: Vec<String> = shared.iter().map(|p| digit(*p).to_string()).collect();
+        let alt = if panes::types(self.focus) {
+            "Alt-"
         } else {
-            self.render_tabs(
-                frame,
-                tabs,
-                &[Pane::Tools, Pane::Resources, Pane::Prompts],
-                self.placement.lower_left,
-                "(keys 3 6 7)",
-            );
-        }
-        panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
-        panes::details::render(self, frame, details, self.focus == Pane::Details);
-        match self.placement.lower_left {
-            Pane::Conversation => {
-                panes::conversation::render(self, frame, tools, self.focus == Pane::Conversation)
-            }
-            Pane::Resources => {
-                panes::resources::render(self, frame, tools, self.focus == Pane::Resources)
-            }
-            Pane::Prompts => {
-                panes::prompts::render(self, frame, tools, self.focus == Pane::Prompts)
-            }
-            Pane::Tools | Pane::Servers | Pane::Details | Pane::Calls | Pane::Events => {
-                panes::tools::render(self, frame, tools, self.focus == Pane::Tools)
-            }
-        }
-        panes::calls::render(self, frame, calls, self.focus == Pane::Calls);
-        panes::events::render(self, frame, events, self.focus == Pane::Events);
+            "keys "
+        };
+        let hint = format!("({alt}{})", digits.join(" "));
+        self.render_tabs(frame, tabs, &shared, self.placement.lower_left, &hint);
+        panes::draw(
+            Pane::Servers,
+            self,
+            frame,
+            servers,
+            self.focus == Pane::Servers,
+        );
+        panes::draw(
+            Pane::Details,
+            self,
+            frame,
+            details,
+            self.focus == Pane::Details,
+        );
+        let lower_left = self.placement.lower_left;
+        panes::draw(lower_left, self, frame, tools, self.focus == lower_left);
+        panes::draw(Pane::Calls, self, frame, calls, self.focus == Pane::Calls);
+        panes::draw(
+            Pane::Events,
+            self,
+            frame,
+            events,
+            self.focus == Pane::Events,
+        );
     }
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
@@ -126,58 +116,79 @@ impl App {
             Constraint::Min(3),
         ])
         .areas(area);
-        panes::servers::render(self, frame, servers, self.focus == Pane::Servers);
+        panes::draw(
+            Pane::Servers,
+            self,
+            frame,
+            servers,
+            self.focus == Pane::Servers,
+        );
         let shown = match self.focus {
-            Pane::Servers | Pane::Details => Pane::Details,
+            Pane::Servers => Pane::Details,
             other => other,
         };
-        let with_chat = [Pane::Conversation]
-            .into_iter()
-            .filter(|_| self.chat.configured());
-        let tabs_shown: Vec<Pane> = with_chat
-            .chain([
-                Pane::Details,
-                Pane::Tools,
-                Pane::Calls,
-                Pane::Events,
-                Pane::Resources,
-                Pane::Prompts,
-            ])
-            .collect();
+        let tabs_shown = self.tabs(|p| p != Pane::Servers);
         self.render_tabs(frame, tabs, &tabs_shown, shown, "(Tab switches)");
-        match shown {
-            Pane::Details | Pane::Servers => {
-                panes::details::render(self, frame, lower, self.focus == Pane::Details)
-            }
-            Pane::Tools => panes::tools::render(self, frame, lower, true),
-            Pane::Calls => panes::calls::render(self, frame, lower, true),
-            Pane::Events => panes::events::render(self, frame, lower, true),
-            Pane::Resources => panes::resources::render(self, frame, lower, true),
-            Pane::Prompts => panes::prompts::render(self, frame, lower, true),
-            Pane::Conversation => panes::conversation::render(self, frame, lower, true),
-        }
+        panes::draw(
+            shown,
+            self,
+            frame,
+            lower,
+            shown != Pane::Details || self.focus == Pane::Details,
+        );
+    }
+
+    /// The panes present that `which` picks, for a tab strip: the one that leads tabs first,
+    /// then in the order of their keys.
+    fn tabs(&self, which: impl Fn(Pane) -> bool) -> Vec<Pane> {
+        let picked = |p: &&Pane| which(**p) && panes::present(**p, self);
+        let leading = Pane::ALL
+            .iter()
+            .filter(|p| panes::leads_tabs(**p))
+            .filter(picked);
+        let others = Pane::ALL
+            .iter()
+            .filter(|p| !panes::leads_tabs(**p))
+            .filter(picked);
+        leading.chain(others).copied().collect()
     }
 
     /// The tab strip: whole titles and the hint where they fit, else whole titles alone, else
     /// short ones (so on a narrow screen every tab, the shown one too, stays in view).
-    fn render_tabs(&self, frame: &mut Frame, area: Rect, panes: &[Pane], shown: Pane, hint: &str) {
+    fn render_tabs(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        shown_panes: &[Pane],
+        shown: Pane,
+        hint: &str,
+    ) {
         let width = usize::from(area.width);
-        let whole: usize = panes.iter().map(|p| p.title().chars().count() + 2).sum();
+        let whole: usize = shown_panes
+            .iter()
+            .map(|p| panes::title(*p).chars().count() + 2)
+            .sum();
         let hint_w = hint.chars().count() + 1;
         let short = whole > width;
-        let titles: Vec<&str> = panes
+        let titles: Vec<&str> = shown_panes
             .iter()
-            .map(|p| if short { p.short_title() } else { p.title() })
+            .map(|p| {
+                if short {
+                    panes::short_title(*p)
+                } else {
+                    panes::title(*p)
+                }
+            })
             .collect();
         let widths: Vec<usize> = titles.iter().map(|t| t.chars().count() + 2).collect();
         // Still too wide: the tabs around the shown one, `‹` and `›` where some are left out.
-        let at = panes.iter().position(|p| *p == shown).unwrap_or(0);
+        let at = shown_panes.iter().position(|p| *p == shown).unwrap_or(0);
         let (from, to) = tab_window(&widths, at, width);
         let mut spans = Vec::new();
         if from > 0 {
             spans.push(Span::styled("‹", self.theme.dim()));
         }
-        for (pane, title) in panes.iter().zip(&titles).take(to).skip(from) {
+        for (pane, title) in shown_panes.iter().zip(&titles).take(to).skip(from) {
             let style = if *pane == shown {
                 self.theme.key()
             } else {
@@ -185,7 +196,7 @@ impl App {
             };
             spans.push(Span::styled(format!(" {title} "), style));
         }
-        if to < panes.len() {
+        if to < shown_panes.len() {
             spans.push(Span::styled("›", self.theme.dim()));
         }
         if whole + hint_w <= width {
@@ -217,7 +228,7 @@ impl App {
             Layer::Elicitation => self.render_elicitation(frame, area),
             Layer::Sampling => self.render_sampling(frame, area),
             Layer::Modal => self.render_dialog(frame, area),
-            Layer::ProfilePicker => panes::conversation::render_picker(self, frame, area),
+            Layer::ProfilePicker => modals::profile::render(self, frame, area),
             Layer::ContentPicker => super::chat::pick::render(self, frame, area),
         }
     }
@@ -264,21 +275,24 @@ impl App {
         let rect = centered(area, 40, 20, width.min(area.width), 5.min(area.height));
         frame.render_widget(ratatui::widgets::Clear, rect);
         frame.render_widget(
-            Paragraph::new(vec![Line::raw(text), panes::keys_line(keys, theme)])
-                .wrap(ratatui::widgets::Wrap { trim: false })
-                .block(
-                    ratatui::widgets::Block::default()
-                        .borders(ratatui::widgets::Borders::ALL)
-                        .border_style(theme.warn())
-                        .title(title.to_string()),
-                ),
+            Paragraph::new(vec![
+                Line::raw(text),
+                super::widgets::keys_line(keys, theme),
+            ])
+            .wrap(ratatui::widgets::Wrap { trim: false })
+            .block(
+                ratatui::widgets::Block::default()
+                    .borders(ratatui::widgets::Borders::ALL)
+                    .border_style(theme.warn())
+                    .title(title.to_string()),
+            ),
             rect,
         );
     }
 
     /// "N calls still running: quit and cancel them?", or what else quitting would end.
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
-        let keys = &super::commands::keys_of(super::commands::Context::Overlay(Layer::Quit));
+        let keys = &super::hints::keys_of(super::commands::Context::Overlay(Layer::Quit));
         if self.calls.running() > 0 {
             self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
             return;
@@ -349,7 +363,7 @@ impl App {
             queued: self.overlays.samplings.len(),
             model: &model,
             now: self.now,
-            keys: panes::footer::sampling_keys(self, first),
+            keys: super::footer::sampling_keys(self, first),
         };
         modals::sampling::render(frame, rect, first, view, self.theme);
     }
@@ -364,7 +378,7 @@ impl App {
             Modal::Help { scroll } => self.overlays.scroll_limit.set(modals::help::render(
                 frame,
                 centered(area, 60, 80, 80.min(area.width), 20.min(area.height)),
-                super::commands::help_text(),
+                super::hints::help_text(),
                 *scroll,
                 theme,
             )),
@@ -449,6 +463,14 @@ fn tab_window(widths: &[usize], at: usize, width: usize) -> (usize, usize) {
             return (from, to);
         }
     }
+}
+
+/// The key that focuses `pane`: its place in the order of the panes, from 1.
+fn digit(pane: Pane) -> usize {
+    Pane::ALL
+        .iter()
+        .position(|p| *p == pane)
+        .map_or(0, |i| i + 1)
 }
 
 #[cfg(test)]

@@ -17,12 +17,13 @@ use ratatui::Frame;
 
 use crate::agent::attach::{Attachment, PromptUse};
 use crate::tui::app::App;
-use crate::tui::commands::{self, Context};
+use crate::tui::commands::Context;
+use crate::tui::hints;
 use crate::tui::listing::RowKind;
 use crate::tui::messages::{Effect, Level};
 use crate::tui::modals::{centered, choices_line};
 use crate::tui::overlay::Layer;
-use crate::tui::panes::{fit, keys_line};
+use crate::tui::widgets::{fit, keys_line};
 
 /// What the picker lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,7 +315,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
         frame,
         inner,
         keys_line(
-            &commands::keys_of(Context::Overlay(Layer::ContentPicker)),
+            &hints::keys_of(Context::Overlay(Layer::ContentPicker)),
             theme,
         ),
     );

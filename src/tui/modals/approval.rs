@@ -11,8 +11,8 @@ use ratatui::Frame;
 use crate::approval::ApprovalRequest;
 use crate::text::sanitize;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// What the modal shows beside the request itself.
 pub struct ApprovalView {

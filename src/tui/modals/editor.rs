@@ -10,8 +10,8 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use crate::tool::schema;
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// What a key did to the editor.
 #[derive(Debug, PartialEq)]

@@ -11,10 +11,11 @@ use ratatui::Frame;
 use super::form::{FormEditor, FormPurpose};
 use crate::runtime::{ElicitationMode, ElicitationRequest};
 use crate::text::{sanitize, sanitize_line};
-use crate::tui::commands::{self, Context};
+use crate::tui::commands::Context;
+use crate::tui::hints;
 use crate::tui::overlay::Layer;
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// The title of a request's modal, with the queue count.
 fn title(request: &ElicitationRequest, queued: usize) -> String {
@@ -91,9 +92,6 @@ pub fn render_url(
     super::choices_line(
         frame,
         inner,
-        keys_line(
-            &commands::keys_of(Context::Overlay(Layer::Elicitation)),
-            theme,
-        ),
+        keys_line(&hints::keys_of(Context::Overlay(Layer::Elicitation)), theme),
     );
 }

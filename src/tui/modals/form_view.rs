@@ -12,8 +12,8 @@ use ratatui::Frame;
 use super::form::{FormEditor, FormPurpose};
 use crate::runtime::{Choice, FieldKind};
 use crate::text::{sanitize, sanitize_line};
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 impl FormEditor {
     /// The value of field `i` as shown.
@@ -150,7 +150,7 @@ impl FormEditor {
                 sanitize_line(field.label(), 24),
                 if field.required { "*" } else { "" }
             );
-            let label = super::super::panes::cell(&label, label_w);
+            let label = crate::tui::widgets::cell(&label, label_w);
             if focused {
                 focus_line = lines.len();
                 if matches!(

@@ -12,8 +12,8 @@ use ratatui::Frame;
 use crate::approval::LedgerEntry;
 use crate::config::{ApprovalRule, RuleDecision};
 use crate::text::sanitize;
-use crate::tui::panes::{cell, fit};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::{cell, fit};
 
 /// One line of the modal.
 #[derive(Debug, Clone)]

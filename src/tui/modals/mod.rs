@@ -11,6 +11,7 @@ pub mod form;
 mod form_view;
 pub mod help;
 pub mod ledger;
+pub mod profile;
 pub mod result;
 pub mod sampling;
 pub mod trust;

@@ -18,8 +18,8 @@ use crate::runtime::SamplingRequest;
 use crate::runtime::{SamplingAsk, SamplingRole};
 use crate::text::{sanitize, sanitize_line};
 use crate::tui::chat::input::InputBox;
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// Where one request is.
 #[derive(Debug)]

@@ -10,8 +10,8 @@ use ratatui::Frame;
 use crate::config::AnnotationTrust;
 use crate::runtime::TraitChange;
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// The preview of one trust change.
 #[derive(Debug, Clone, PartialEq)]

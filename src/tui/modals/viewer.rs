@@ -14,8 +14,8 @@ use ratatui::Frame;
 use crate::runtime::{PromptMessages, ResourceContent};
 use crate::text::{sanitize, sanitize_line};
 use crate::tui::messages::Effect;
-use crate::tui::panes::keys_line;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::keys_line;
 
 /// Lines a page key moves before the view was drawn (then: the lines it showed).
 const PAGE: usize = 20;

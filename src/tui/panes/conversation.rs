@@ -9,104 +9,144 @@ use std::time::Duration;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
+use crossterm::event::KeyCode::{Char, Enter, Esc, PageUp, Up};
+use crossterm::event::{KeyEvent, KeyModifiers};
+
 use super::calls::status_style;
-use super::{fit, keys_line, pane_block, spinner};
+use super::component::Component;
 use crate::agent::ToolCallStatus;
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
 use crate::tui::chat::wrap::{input_wrap, width as cells, wrap};
 use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextBlock};
-use crate::tui::commands::{self, Context};
-use crate::tui::modals::{centered, choices_line};
+use crate::tui::commands::{cmd, with, Command, Does::*, When::*, CTRL, NONE};
+use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::{fit, pane_block, spinner};
 
 /// The input box grows to this many rows, then scrolls.
 const INPUT_ROWS: usize = 5;
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
-    let chat = &app.chat;
-    let theme = app.theme;
-    let mut title = String::from(" Conversation");
-    if let Some(p) = chat.current_profile() {
-        title.push_str(&format!(" · {} (model {})", p.name, p.model));
-    }
-    if let Some(id) = &chat.session {
-        title.push_str(&format!(" · session {id}"));
-    }
-    title.push(' ');
-    let block = pane_block(
-        fit(&title, area.width.saturating_sub(2) as usize),
-        focused,
-        theme,
-    );
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.height == 0 || inner.width < 4 {
-        return;
-    }
-    let width = inner.width as usize;
-    let input = input_rows(chat, width, theme);
-    let input_h = input
-        .rows
-        .len()
-        .clamp(1, INPUT_ROWS)
-        .min((inner.height as usize).saturating_sub(2).max(1)) as u16;
-    // Two rows or fewer: the input before the status line.
-    let status_h = u16::from(inner.height > 2);
-    let [transcript, status, input_area] = Layout::vertical([
-        Constraint::Min(0),
-        Constraint::Length(status_h),
-        Constraint::Length(input_h),
-    ])
-    .areas(inner);
+/// The Conversation pane: the agent's transcript and the input.
+pub struct Conversation;
 
-    let height = transcript.height as usize;
-    let asked = chat.scroll + held::held_rows(app, width);
-    // A row more than shown, to know whether any is left above.
-    let mut rows = tail_rows(app, width, height + asked + 1);
-    let scroll = asked.min(rows.len().saturating_sub(height));
-    chat.shown.set(crate::tui::chat::Shown {
-        height,
-        scroll,
-        at_oldest: rows.len() <= height + scroll,
-    });
-    rows.truncate(rows.len() - scroll);
-    let first = rows.len().saturating_sub(height);
-    let shown: Vec<Line> = rows.split_off(first);
-    if shown.is_empty() {
-        frame.render_widget(
-            Paragraph::new(empty_hint(chat, theme)).wrap(Wrap { trim: true }),
-            transcript,
+impl Component for Conversation {
+    const TITLE: &'static str = "Conversation";
+    const SHORT_TITLE: &'static str = "Conv";
+    const HELP_TITLE: &'static str =
+        "Conversation (the agent: a model calling the tools through the same gate)";
+    const COMMANDS: &'static [Command] = &[
+        with((Enter, NONE), "x", cmd(Some(("Enter", "send")), Some(("Enter", "send the prompt (Alt-Enter or Ctrl-J: a new line)")), Always, Enter, Runs("Agent"))),
+        with((Enter, KeyModifiers::ALT), "x", cmd(Some(("Alt-Enter", "new line")), None, Always, Enter, Edits)),
+        cmd(Some(("Esc", "cancel turn")), Some(("Esc", "cancel the turn in flight: the model request is\ndropped, its running calls are cancelled")), Busy, Esc, Runs("Agent")),
+        with((Char('p'), CTRL), "", cmd(Some(("Ctrl-P", "profile")), Some(("Ctrl-P", "agent profile (agent.models); the conversation goes on")), Always, Enter, Opens(Layer::ProfilePicker))),
+        with((Char('n'), CTRL), "", cmd(Some(("Ctrl-N", "new")), Some(("Ctrl-N", "a new conversation (a new session; the note says how\nto continue the one left; approvals given with `a` stay)")), Always, Enter, Clears)),
+        cmd(Some(("↑↓", "history")), Some(("↑ ↓", "earlier prompts (in a long prompt: its lines); an\nedited one stays edited until a prompt is sent")), Always, Up, Edits),
+        with((Char('u'), CTRL), "abc", cmd(None, Some(("Ctrl-U", "clear the input")), HelpOnly, Enter, Edits)),
+        cmd(Some(("PgUp/PgDn", "scroll")), Some(("PgUp PgDn", "scroll the conversation (scrolled up, it stays put\nwhile the answer goes on below)")), Always, PageUp, Moves),
+        cmd(None, Some(("@", "attach a resource (a picker; typing filters; Esc, a\nspace, or Enter on no match types it as text); its text\ngoes with the prompt. Backspace in an empty box drops it")), HelpOnly, Char('@'), Opens(Layer::ContentPicker)),
+        cmd(None, Some(("/", "(first) run a server prompt: its arguments, then its\nmessages join the conversation and the model answers")), HelpOnly, Char('/'), Opens(Layer::ContentPicker)),
+    ];
+    const TABBED: bool = true;
+    const LEADS_TABS: bool = true;
+    const TYPES: bool = true;
+
+    /// Only with an agent to talk to.
+    fn present(app: &App) -> bool {
+        app.chat.configured()
+    }
+
+    /// Its keys are its input's (`chat/keys.rs`): all but Tab and Shift-Tab.
+    fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+        app.chat_key(key)
+    }
+
+    fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+        let chat = &app.chat;
+        let theme = app.theme;
+        let mut title = String::from(" Conversation");
+        if let Some(p) = chat.current_profile() {
+            title.push_str(&format!(" · {} (model {})", p.name, p.model));
+        }
+        if let Some(id) = &chat.session {
+            title.push_str(&format!(" · session {id}"));
+        }
+        title.push(' ');
+        let block = pane_block(
+            fit(&title, area.width.saturating_sub(2) as usize),
+            focused,
+            theme,
         );
-    } else {
-        frame.render_widget(Paragraph::new(shown), transcript);
-    }
-    frame.render_widget(Paragraph::new(status_line(app, scroll, width)), status);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 || inner.width < 4 {
+            return;
+        }
+        let width = inner.width as usize;
+        let input = input_rows(chat, width, theme);
+        let input_h = input
+            .rows
+            .len()
+            .clamp(1, INPUT_ROWS)
+            .min((inner.height as usize).saturating_sub(2).max(1)) as u16;
+        // Two rows or fewer: the input before the status line.
+        let status_h = u16::from(inner.height > 2);
+        let [transcript, status, input_area] = Layout::vertical([
+            Constraint::Min(0),
+            Constraint::Length(status_h),
+            Constraint::Length(input_h),
+        ])
+        .areas(inner);
 
-    // The input: the rows around the cursor.
-    let (cursor_row, cursor_x) = input.cursor;
-    let visible = input_h as usize;
-    let top = cursor_row.saturating_sub(visible - 1);
-    let lines: Vec<Line> = if chat.input.is_blank() && chat.input.lines().len() == 1 {
-        vec![Line::from(vec![
-            Span::styled("› ", theme.key()),
-            Span::styled(placeholder(chat, width.saturating_sub(2)), theme.dim()),
-        ])]
-    } else {
-        input.rows.into_iter().skip(top).take(visible).collect()
-    };
-    frame.render_widget(Paragraph::new(lines), input_area);
-    let modal_open =
-        !app.overlays.approvals.is_empty() || app.overlays.modal.is_some() || chat.picker.is_some();
-    if focused && !modal_open {
-        let x = input_area.x + (cursor_x as u16).min(input_area.width.saturating_sub(1));
-        let y = input_area.y + (cursor_row - top) as u16;
-        frame.set_cursor_position(Position { x, y });
+        let height = transcript.height as usize;
+        let asked = chat.scroll + held::held_rows(app, width);
+        // A row more than shown, to know whether any is left above.
+        let mut rows = tail_rows(app, width, height + asked + 1);
+        let scroll = asked.min(rows.len().saturating_sub(height));
+        chat.shown.set(crate::tui::chat::Shown {
+            height,
+            scroll,
+            at_oldest: rows.len() <= height + scroll,
+        });
+        rows.truncate(rows.len() - scroll);
+        let first = rows.len().saturating_sub(height);
+        let shown: Vec<Line> = rows.split_off(first);
+        if shown.is_empty() {
+            frame.render_widget(
+                Paragraph::new(empty_hint(chat, theme)).wrap(Wrap { trim: true }),
+                transcript,
+            );
+        } else {
+            frame.render_widget(Paragraph::new(shown), transcript);
+        }
+        frame.render_widget(Paragraph::new(status_line(app, scroll, width)), status);
+
+        // The input: the rows around the cursor.
+        let (cursor_row, cursor_x) = input.cursor;
+        let visible = input_h as usize;
+        let top = cursor_row.saturating_sub(visible - 1);
+        let lines: Vec<Line> = if chat.input.is_blank() && chat.input.lines().len() == 1 {
+            vec![Line::from(vec![
+                Span::styled("› ", theme.key()),
+                Span::styled(placeholder(chat, width.saturating_sub(2)), theme.dim()),
+            ])]
+        } else {
+            input.rows.into_iter().skip(top).take(visible).collect()
+        };
+        frame.render_widget(Paragraph::new(lines), input_area);
+        let modal_open = !app.overlays.approvals.is_empty()
+            || app.overlays.modal.is_some()
+            || chat.picker.is_some();
+        if focused && !modal_open {
+            let x = input_area.x + (cursor_x as u16).min(input_area.width.saturating_sub(1));
+            let y = input_area.y + (cursor_row - top) as u16;
+            frame.set_cursor_position(Position { x, y });
+        }
     }
 }
 
@@ -485,61 +525,6 @@ pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
         AnsweredBy::Unanswered => "unanswered",
     };
     format!("{what} {who}")
-}
-
-/// The profile picker over the panes.
-pub fn render_picker(app: &App, frame: &mut Frame, area: Rect) {
-    let Some(selected) = app.chat.picker else {
-        return;
-    };
-    let theme = app.theme;
-    let profiles = app.chat.profiles();
-    let h = (profiles.len() as u16 + 4).min(area.height);
-    let rect = centered(area, 70, 30, 76.min(area.width), h);
-    frame.render_widget(Clear, rect);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.focus_border())
-        .title(" Agent profile ");
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    let width = inner.width as usize;
-    let mut lines: Vec<Line> = profiles
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let in_use = app.chat.profile.as_deref() == Some(p.name.as_str());
-            let text = format!(
-                "{} {}  model {}  {}",
-                if in_use { "●" } else { " " },
-                p.name,
-                p.model,
-                ChatState::endpoint_text(p)
-            );
-            let style = if i == selected {
-                theme.selected()
-            } else {
-                Style::default()
-            };
-            Line::styled(fit(&crate::text::sanitize(&text, false), width), style)
-        })
-        .collect();
-    lines.insert(
-        0,
-        Line::styled(
-            "The conversation goes on with the profile you pick (● in use).",
-            theme.dim(),
-        ),
-    );
-    frame.render_widget(Paragraph::new(lines), inner);
-    choices_line(
-        frame,
-        inner,
-        keys_line(
-            &commands::keys_of(Context::Overlay(Layer::ProfilePicker)),
-            theme,
-        ),
-    );
 }
 
 #[path = "conversation_held.rs"]

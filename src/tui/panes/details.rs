@@ -9,10 +9,21 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::pane_block;
+use crossterm::event::KeyCode::{Char, Enter, PageUp};
+use crossterm::event::KeyEvent;
+
+use super::component::Component;
+use super::servers::{
+    can_log, can_login, has_instructions, page_stderr, scroll_stderr, server_key,
+};
+use crate::config::TransportKind;
 use crate::runtime::ServerStatus;
 use crate::tui::app::App;
+use crate::tui::commands::{cmd, Command, Does::*, When::*};
+use crate::tui::messages::Effect;
+use crate::tui::overlay::Layer;
 use crate::tui::state::ServerRow;
+use crate::tui::widgets::pane_block;
 
 /// Stderr lines the pane keeps in view below a summary too long for it.
 const STDERR_KEPT: usize = 3;
@@ -31,17 +42,94 @@ pub fn wanted_height(app: &App, width: u16) -> u16 {
     u16::try_from(lines + 2).unwrap_or(u16::MAX)
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
-    let theme = app.theme;
-    let Some(s) = app.selected_server() else {
-        frame.render_widget(pane_block(" Details ".into(), focused, theme), area);
-        return;
-    };
-    let block = pane_block(format!(" Details: {} ", s.name), focused, theme);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let lines = summary(app, s);
-    render_tail(app, s, frame, inner, lines, focused);
+/// The Details pane: the selected server, whole.
+pub struct Details;
+
+impl Component for Details {
+    const TITLE: &'static str = "Details";
+    const SHORT_TITLE: &'static str = "Det";
+    const COMMANDS: &'static [Command] = &[
+        cmd(
+            Some(("PgUp/PgDn", "stderr")),
+            None,
+            If(stdio),
+            PageUp,
+            Moves,
+        ),
+        cmd(
+            Some(("r", "restart")),
+            None,
+            Always,
+            Char('r'),
+            Runs("RestartServer"),
+        ),
+        cmd(
+            Some(("c", "command")),
+            None,
+            Always,
+            Char('c'),
+            Opens(Layer::Modal),
+        ),
+        cmd(
+            Some(("i", "instructions")),
+            None,
+            If(has_instructions),
+            Char('i'),
+            Opens(Layer::Modal),
+        ),
+        cmd(
+            Some(("l", "log level")),
+            None,
+            If(can_log),
+            Char('l'),
+            Runs("SetLogLevel"),
+        ),
+        cmd(
+            Some(("o", "login")),
+            None,
+            If(can_login),
+            Char('o'),
+            Runs("Login"),
+        ),
+        // Last: the pane says it where it cuts the summary.
+        cmd(
+            Some(("Enter", "view all")),
+            Some(("Enter", "the whole summary and stderr tail, scrollable")),
+            Always,
+            Enter,
+            Opens(Layer::Modal),
+        ),
+    ];
+
+    fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+        if key.code == Enter {
+            app.open_details();
+            return Some(Vec::new());
+        }
+        server_key(app, key)
+    }
+
+    /// Its selection is the Servers pane's: ↑ ↓ scroll the stderr tail.
+    fn step(app: &mut App, delta: isize) {
+        scroll_stderr(app, -delta);
+    }
+
+    fn page(app: &mut App, dir: isize) {
+        page_stderr(app, dir);
+    }
+
+    fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+        let theme = app.theme;
+        let Some(s) = app.selected_server() else {
+            frame.render_widget(pane_block(" Details ".into(), focused, theme), area);
+            return;
+        };
+        let block = pane_block(format!(" Details: {} ", s.name), focused, theme);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let lines = summary(app, s);
+        render_tail(app, s, frame, inner, lines, focused);
+    }
 }
 
 /// The selected server's summary and its whole stderr tail as plain text (Enter on Details: a
@@ -311,4 +399,10 @@ fn render_tail(
             .map(|l| Line::raw(format!("│ {l}"))),
     );
     frame.render_widget(Paragraph::new(tail), rest);
+}
+
+/// The selected server is a stdio one (it has a stderr tail).
+fn stdio(app: &App) -> bool {
+    app.selected_server()
+        .is_some_and(|s| s.transport == TransportKind::Stdio)
 }

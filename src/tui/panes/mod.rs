@@ -1,93 +1,113 @@
-//! The seven panes and the footer. Each is a function of the app's state: nothing here changes
-//! it.
+//! The panes, each a component (`component.rs`) in a file of its own that holds the whole of
+//! it: what its keys do, what it says of them (its commands: the footer, the help and the key
+//! test read them), and its drawing. Its own state (selection, scroll, filter) is in
+//! `pane_state.rs`, where `App` holds it. The registry below is where a pane is registered;
+//! the functions after it are the one place that asks a pane by its `Pane`.
 
 pub mod calls;
+pub mod component;
 pub mod conversation;
 pub mod details;
 pub mod events;
-pub mod footer;
 pub mod prompts;
 pub mod resources;
 pub mod servers;
 pub mod tools;
+mod waterfall;
 
-use std::time::Duration;
+use crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use ratatui::Frame;
 
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
+use self::component::Component;
+use super::app::App;
+use super::commands::Command;
+use super::messages::Effect;
+use super::pane_state::Pane;
 
-use super::theme::Theme;
-
-const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-/// The spinner frame for something running for `elapsed`.
-pub fn spinner(elapsed: Duration) -> &'static str {
-    SPINNER[(elapsed.as_millis() / 100 % SPINNER.len() as u128) as usize]
-}
-
-/// A pane's block: bold cyan border when focused.
-pub fn pane_block(title: String, focused: bool, theme: Theme) -> Block<'static> {
-    let block = Block::default().borders(Borders::ALL).title(title);
-    if focused {
-        block.border_style(theme.focus_border())
-    } else {
-        block
-    }
-}
-
-/// The first row to show so that `selected` stays visible in `height` rows.
-pub fn scroll_offset(selected: usize, height: usize, len: usize) -> usize {
-    if height == 0 || len <= height {
-        return 0;
-    }
-    let max = len - height;
-    selected.saturating_sub(height - 1).min(max)
-}
-
-/// The rows of a list that do not fit, for its title: `↑ 2 more ↓ 1 more · ` (empty when all
-/// fit). `offset` is the first row shown, `shown` how many rows fit.
-pub fn more_rows(offset: usize, shown: usize, len: usize) -> String {
-    let below = len.saturating_sub(offset + shown);
-    let mut more = String::new();
-    if offset > 0 {
-        more.push_str(&format!("↑ {offset} more "));
-    }
-    if below > 0 {
-        more.push_str(&format!("↓ {below} more "));
-    }
-    if !more.is_empty() {
-        more.push_str("· ");
-    }
-    more
-}
-
-/// Cuts `s` to `width` characters with `…`.
-pub fn fit(s: &str, width: usize) -> String {
-    crate::text::truncate(s, width)
-}
-
-/// `s` padded or cut to exactly `width` characters.
-pub fn cell(s: &str, width: usize) -> String {
-    let cut = fit(s, width);
-    let len = cut.chars().count();
-    format!("{cut}{}", " ".repeat(width.saturating_sub(len)))
-}
-
-/// Key hints: each key styled (alternatives like `n/Esc` each styled, the `/` plain), then what
-/// it does; hints apart by two spaces. Footer and modals speak the same way.
-pub fn keys_line(keys: &[(&str, &str)], theme: Theme) -> Line<'static> {
-    let mut spans = Vec::new();
-    for (i, (key, what)) in keys.iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::raw("  "));
+/// Writes `registry!(pane, C => body)`: the one `match` that each function below is, with `C`
+/// the pane's component in each arm.
+macro_rules! components {
+    ($d:tt $($variant:ident => $component:ty,)*) => {
+        macro_rules! registry {
+            ($d pane:expr, $d c:ident => $d body:expr) => {
+                match $d pane {
+                    $(Pane::$variant => {
+                        type $d c = $component;
+                        $d body
+                    })*
+                }
+            };
         }
-        for (j, part) in key.split('/').enumerate() {
-            if j > 0 {
-                spans.push(Span::raw("/"));
-            }
-            spans.push(Span::styled(part.to_string(), theme.key()));
-        }
-        spans.push(Span::raw(format!(" {what}")));
-    }
-    Line::from(spans)
+    };
+}
+
+// The registry: each pane's `Pane` variant and its component, in the order of Tab and of the
+// keys 1–8. A new pane is its file and a line here (and its variant in `Pane`, its state in
+// `Panes` if it keeps any).
+components! { $
+    Servers => self::servers::Servers,
+    Details => self::details::Details,
+    Tools => self::tools::Tools,
+    Calls => self::calls::Calls,
+    Events => self::events::Events,
+    Resources => self::resources::Resources,
+    Prompts => self::prompts::Prompts,
+    Conversation => self::conversation::Conversation,
+}
+
+pub fn title(pane: Pane) -> &'static str {
+    registry!(pane, C => C::TITLE)
+}
+
+pub fn short_title(pane: Pane) -> &'static str {
+    registry!(pane, C => C::SHORT_TITLE)
+}
+
+pub fn help_title(pane: Pane) -> &'static str {
+    registry!(pane, C => C::HELP_TITLE)
+}
+
+pub fn commands(pane: Pane) -> &'static [Command] {
+    registry!(pane, C => C::COMMANDS)
+}
+
+pub fn tabbed(pane: Pane) -> bool {
+    registry!(pane, C => C::TABBED)
+}
+
+pub fn leads_tabs(pane: Pane) -> bool {
+    registry!(pane, C => C::LEADS_TABS)
+}
+
+pub fn types(pane: Pane) -> bool {
+    registry!(pane, C => C::TYPES)
+}
+
+pub fn present(pane: Pane, app: &App) -> bool {
+    registry!(pane, C => C::present(app))
+}
+
+pub fn typing(pane: Pane, app: &App) -> bool {
+    registry!(pane, C => C::typing(app))
+}
+
+pub fn key(pane: Pane, app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+    registry!(pane, C => C::key(app, key))
+}
+
+pub fn left(pane: Pane, app: &mut App) {
+    registry!(pane, C => C::left(app))
+}
+
+pub fn step(pane: Pane, app: &mut App, delta: isize) {
+    registry!(pane, C => C::step(app, delta))
+}
+
+pub fn page(pane: Pane, app: &mut App, dir: isize) {
+    registry!(pane, C => C::page(app, dir))
+}
+
+pub fn draw(pane: Pane, app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+    registry!(pane, C => C::draw(app, frame, area, focused))
 }

@@ -8,10 +8,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::{cell, fit, pane_block, scroll_offset};
+use crossterm::event::KeyCode::{Char, Enter};
+use crossterm::event::KeyEvent;
+
+use super::component::Component;
 use crate::tui::app::App;
+use crate::tui::commands::{cmd, Command, Does::*, When::*};
 use crate::tui::listing::{Listing, RowKind};
+use crate::tui::messages::Effect;
+use crate::tui::overlay::Layer;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped};
 
 /// What the panes say about listings under way or failed: `a listing…`, `b: failed`.
 pub fn listing_notes(listings: &std::collections::BTreeMap<String, Listing>) -> String {
@@ -55,139 +62,191 @@ pub fn empty_line(
     Line::styled(format!("no {what}"), theme.dim())
 }
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
-    let theme = app.theme;
-    let pane = &app.panes.resources;
-    let templates = pane
-        .rows
-        .iter()
-        .filter(|r| r.kind == RowKind::Template)
-        .count();
-    let notes = listing_notes(&pane.listings);
-    let title = format!(
-        " Resources {}{} {}",
-        pane.rows.len() - templates,
-        if templates > 0 {
-            format!(
-                " + {templates} template{}",
-                if templates == 1 { "" } else { "s" }
-            )
-        } else {
-            String::new()
-        },
-        if notes.is_empty() {
-            String::new()
-        } else {
-            format!("· {notes} ")
+/// The Resources pane: the ready servers' resources and templates.
+pub struct Resources;
+
+impl Component for Resources {
+    const TITLE: &'static str = "Resources";
+    const SHORT_TITLE: &'static str = "Res";
+    const COMMANDS: &'static [Command] = &[
+        cmd(Some(("Enter", "fill in and read")), None, If(template), Enter, Opens(Layer::Modal)),
+        cmd(Some(("Enter", "read")), Some(("Enter", "read it (text scrolls; a blob: w saves it to a file);\na template: fill in its variables (suggestions: Tab)")), If(not_subscribed), Enter, Runs("ReadResource")),
+        cmd(Some(("s", "unsubscribe")), None, If(subscribed), Char('s'), Runs("Subscribe")),
+        cmd(Some(("s", "subscribe")), Some(("s", "subscribe / unsubscribe: ◉; * marks an update\n(an open resource is read again)")), If(not_subscribed), Char('s'), Runs("Subscribe")),
+    ];
+    const TABBED: bool = true;
+
+    fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+        match key.code {
+            Enter => Some(app.open_resource()),
+            Char('s') => Some(app.toggle_subscription()),
+            _ => None,
         }
-    );
-    let block = pane_block(title, focused, theme);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if inner.height == 0 {
-        return;
     }
-    if pane.rows.is_empty() {
-        frame.render_widget(
-            Paragraph::new(empty_line(&pane.listings, "resources", theme))
-                .wrap(Wrap { trim: true }),
-            inner,
+
+    fn step(app: &mut App, delta: isize) {
+        let state = &mut app.panes.resources;
+        state.selected = stepped(state.selected, delta, state.rows.len());
+    }
+
+    fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+        let theme = app.theme;
+        let pane = &app.panes.resources;
+        let templates = pane
+            .rows
+            .iter()
+            .filter(|r| r.kind == RowKind::Template)
+            .count();
+        let notes = listing_notes(&pane.listings);
+        let title = format!(
+            " Resources {}{} {}",
+            pane.rows.len() - templates,
+            if templates > 0 {
+                format!(
+                    " + {templates} template{}",
+                    if templates == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            },
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!("· {notes} ")
+            }
         );
-        return;
-    }
-    let width = usize::from(inner.width);
-    let server_w = pane
-        .rows
-        .iter()
-        .map(|r| r.server.chars().count())
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 16)
-        // A narrow pane shares its width: the URI keeps a fifth at least.
-        .min((width / 5).max(6));
-    let name_w = (width / 4).clamp(8, 28);
-    let mime_w = if width >= 90 { 14 } else { 0 };
-    let uri_w = width.saturating_sub(4 + server_w + 2 + name_w + 2 + mime_w + 2);
-    let mut header = format!(
-        "    {}  {}  {}",
-        cell("SERVER", server_w),
-        cell("NAME", name_w),
-        cell("URI", uri_w)
-    );
-    if mime_w > 0 {
-        header.push_str(&format!("  {}", cell("MIME", mime_w)));
-    }
-    frame.render_widget(
-        Paragraph::new(Line::styled(header, theme.dim())),
-        Rect { height: 1, ..inner },
-    );
-    let rows_h = usize::from(inner.height.saturating_sub(2));
-    let offset = scroll_offset(pane.selected, rows_h, pane.rows.len());
-    let lines: Vec<Line> = pane
-        .rows
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(rows_h)
-        .map(|(i, r)| {
-            let style = match (i == pane.selected, focused) {
-                (true, true) => theme.selected(),
-                (true, false) => theme.selected_unfocused(),
-                (false, _) => Style::default(),
-            };
-            let mut spans = vec![
-                Span::styled(if r.subscribed { "◉" } else { " " }, theme.accent()),
-                Span::styled(if r.updated { "*" } else { " " }, theme.warn()),
-                Span::raw("  "),
-                Span::styled(cell(&r.server, server_w), theme.dim()),
-                Span::raw("  "),
-                Span::styled(cell(&r.name, name_w), style),
-                Span::raw("  "),
-                Span::styled(
-                    cell(&r.shown_uri, uri_w),
-                    match r.kind {
-                        RowKind::Template => theme.accent(),
-                        RowKind::Resource => Style::default(),
-                    },
-                ),
-            ];
-            if mime_w > 0 {
-                spans.push(Span::raw("  "));
-                spans.push(Span::styled(cell(&r.mime, mime_w), theme.dim()));
-            }
-            Line::from(spans)
-        })
-        .collect();
-    frame.render_widget(
-        Paragraph::new(lines),
-        Rect {
-            y: inner.y + 1,
-            height: rows_h as u16,
-            ..inner
-        },
-    );
-    if let Some(r) = pane.selected_row() {
-        let about = match r.kind {
-            RowKind::Template => format!(
-                "template: Enter fills its variables{}",
-                if r.description.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · {}", r.description)
-                }
-            ),
-            RowKind::Resource => {
-                let size = r.size.map(|s| format!("{s} bytes · ")).unwrap_or_default();
-                format!("{size}{}", r.description)
-            }
-        };
+        let block = pane_block(title, focused, theme);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height == 0 {
+            return;
+        }
+        if pane.rows.is_empty() {
+            frame.render_widget(
+                Paragraph::new(empty_line(&pane.listings, "resources", theme))
+                    .wrap(Wrap { trim: true }),
+                inner,
+            );
+            return;
+        }
+        let width = usize::from(inner.width);
+        let server_w = pane
+            .rows
+            .iter()
+            .map(|r| r.server.chars().count())
+            .max()
+            .unwrap_or(6)
+            .clamp(6, 16)
+            // A narrow pane shares its width: the URI keeps a fifth at least.
+            .min((width / 5).max(6));
+        let name_w = (width / 4).clamp(8, 28);
+        let mime_w = if width >= 90 { 14 } else { 0 };
+        let uri_w = width.saturating_sub(4 + server_w + 2 + name_w + 2 + mime_w + 2);
+        let mut header = format!(
+            "    {}  {}  {}",
+            cell("SERVER", server_w),
+            cell("NAME", name_w),
+            cell("URI", uri_w)
+        );
+        if mime_w > 0 {
+            header.push_str(&format!("  {}", cell("MIME", mime_w)));
+        }
         frame.render_widget(
-            Paragraph::new(Line::styled(fit(&about, width), theme.dim())),
+            Paragraph::new(Line::styled(header, theme.dim())),
+            Rect { height: 1, ..inner },
+        );
+        let rows_h = usize::from(inner.height.saturating_sub(2));
+        let offset = scroll_offset(pane.selected, rows_h, pane.rows.len());
+        let lines: Vec<Line> = pane
+            .rows
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(rows_h)
+            .map(|(i, r)| {
+                let style = match (i == pane.selected, focused) {
+                    (true, true) => theme.selected(),
+                    (true, false) => theme.selected_unfocused(),
+                    (false, _) => Style::default(),
+                };
+                let mut spans = vec![
+                    Span::styled(if r.subscribed { "◉" } else { " " }, theme.accent()),
+                    Span::styled(if r.updated { "*" } else { " " }, theme.warn()),
+                    Span::raw("  "),
+                    Span::styled(cell(&r.server, server_w), theme.dim()),
+                    Span::raw("  "),
+                    Span::styled(cell(&r.name, name_w), style),
+                    Span::raw("  "),
+                    Span::styled(
+                        cell(&r.shown_uri, uri_w),
+                        match r.kind {
+                            RowKind::Template => theme.accent(),
+                            RowKind::Resource => Style::default(),
+                        },
+                    ),
+                ];
+                if mime_w > 0 {
+                    spans.push(Span::raw("  "));
+                    spans.push(Span::styled(cell(&r.mime, mime_w), theme.dim()));
+                }
+                Line::from(spans)
+            })
+            .collect();
+        frame.render_widget(
+            Paragraph::new(lines),
             Rect {
-                y: inner.y + inner.height - 1,
-                height: 1,
+                y: inner.y + 1,
+                height: rows_h as u16,
                 ..inner
             },
         );
+        if let Some(r) = pane.selected_row() {
+            let about = match r.kind {
+                RowKind::Template => format!(
+                    "template: Enter fills its variables{}",
+                    if r.description.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" · {}", r.description)
+                    }
+                ),
+                RowKind::Resource => {
+                    let size = r.size.map(|s| format!("{s} bytes · ")).unwrap_or_default();
+                    format!("{size}{}", r.description)
+                }
+            };
+            frame.render_widget(
+                Paragraph::new(Line::styled(fit(&about, width), theme.dim())),
+                Rect {
+                    y: inner.y + inner.height - 1,
+                    height: 1,
+                    ..inner
+                },
+            );
+        }
     }
+}
+
+/// The selected row is a template.
+fn template(app: &App) -> bool {
+    app.panes
+        .resources
+        .selected_row()
+        .is_some_and(|r| r.kind == RowKind::Template)
+}
+
+/// The selected row is a resource, subscribed to.
+fn subscribed(app: &App) -> bool {
+    app.panes
+        .resources
+        .selected_row()
+        .is_some_and(|r| r.kind != RowKind::Template && r.subscribed)
+}
+
+/// The selected row is a resource, not subscribed to.
+fn not_subscribed(app: &App) -> bool {
+    app.panes
+        .resources
+        .selected_row()
+        .is_some_and(|r| r.kind != RowKind::Template && !r.subscribed)
 }

@@ -8,7 +8,7 @@
 //! than that (a hang, a timeout) runs to the edge and ends in » or ✗, its elapsed column saying
 //! how long. The title says the scale and the deadline.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -16,88 +16,138 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::{cell, fit, more_rows, pane_block, scroll_offset, spinner};
-use crate::runtime::{PhaseTimes, ServerStatus, StartPhase};
-use crate::tui::app::App;
-use crate::tui::state::ServerRow;
-use crate::tui::theme::Theme;
+use crossterm::event::KeyCode::Char;
+use crossterm::event::{KeyCode, KeyEvent};
 
-pub fn render(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
-    let theme = app.theme;
-    let ready = app
-        .servers
-        .iter()
-        .filter(|s| s.status == ServerStatus::Ready)
-        .count();
-    let enabled = app.servers.iter().filter(|s| s.enabled).count();
-    let scale = scale(app);
-    // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
-    let shown = usize::from(area.height.saturating_sub(2));
-    let offset = scroll_offset(app.panes.servers.selected, shown, app.servers.len());
-    let more = more_rows(offset, shown, app.servers.len());
-    // The title's parts by how much they matter: on a narrow screen the deadline goes first,
-    // then the bars' scale (the rows stay whole either way).
-    let head = format!(" Servers {ready}/{enabled} ready · {more}");
-    let bars = format!(
-        "bars 0–{}",
-        crate::text::fmt_duration(Duration::from_millis(scale))
-    );
-    let deadline = format!(
-        "deadline {}",
-        crate::text::fmt_duration(app.session.deadline)
-    );
-    let room = usize::from(area.width.saturating_sub(2));
-    let title = [
-        format!("{head}{bars} · {deadline} "),
-        format!("{head}{bars} "),
-    ]
-    .into_iter()
-    .find(|t| t.chars().count() <= room)
-    .unwrap_or_else(|| format!("{} ", head.trim_end_matches("· ").trim_end()));
-    let block = pane_block(title, focused, theme);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    if app.servers.is_empty() {
-        frame.render_widget(
-            Paragraph::new("No servers configured: add some under mcp.servers in the config."),
-            inner,
-        );
-        return;
+use super::component::Component;
+use super::waterfall::{finished_at, row_waterfall, scale};
+use crate::runtime::{LogLevel, ServerStatus, StartPhase};
+use crate::tui::app::{traits_by_name, App};
+use crate::tui::commands::{cmd, Command, Does::*, When::*};
+use crate::tui::messages::{Effect, Level};
+use crate::tui::overlay::Layer;
+use crate::tui::pane_state::Pane;
+use crate::tui::state::EventKind;
+use crate::tui::state::ServerRow;
+use crate::tui::widgets::{
+    cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped, PAGE,
+};
+
+/// The Servers pane: the servers, one a row; its keys act on the selected one.
+pub struct Servers;
+
+impl Component for Servers {
+    const TITLE: &'static str = "Servers";
+    const SHORT_TITLE: &'static str = "Srv";
+    const COMMANDS: &'static [Command] = &[
+        cmd(Some(("t", "trust")), Some(("t", "toggle annotation trust: preview, then write config")), Always, Char('t'), Opens(Layer::Modal)),
+        cmd(Some(("r", "restart")), Some(("r", "start the selected server again: a failed one too\n(its entry re-read from the config; applies pending trust)")), Always, Char('r'), Runs("RestartServer")),
+        cmd(Some(("R", "all")), None, Always, Char('R'), Opens(Layer::Modal)),
+        cmd(Some(("c", "command")), Some(("c", "how it is started: the command line (cwd, env; secret\nvalues left out) or endpoint, whole, to copy")), Always, Char('c'), Opens(Layer::Modal)),
+        cmd(Some(("l", "log level")), Some(("l", "log level asked of it: warning, error, debug, info")), If(can_log), Char('l'), Runs("SetLogLevel")),
+        cmd(Some(("o", "login")), Some(("o", "OAuth login (streamable_http): browser, then restart")), If(can_login), Char('o'), Runs("Login")),
+        cmd(Some(("i", "instructions")), Some(("i", "its instructions, whole (also in Details)")), If(has_instructions), Char('i'), Opens(Layer::Modal)),
+    ];
+
+    fn key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+        match key.code {
+            KeyCode::Char('t') => app.open_trust_preview(),
+            KeyCode::Enter => app.set_focus(Pane::Details),
+            _ => return server_key(app, key),
+        }
+        Some(Vec::new())
     }
-    let name_w = app
-        .servers
-        .iter()
-        .map(|s| s.name.chars().count())
-        .max()
-        .unwrap_or(4)
-        .clamp(4, 24);
-    let height = inner.height as usize;
-    let offset = scroll_offset(app.panes.servers.selected, height, app.servers.len());
-    let rows: Vec<(usize, &ServerRow, String)> = app
-        .servers
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(height)
-        .map(|(i, s)| (i, s, status_of(app, s).1))
-        .collect();
-    let columns = Columns::fit(
-        usize::from(inner.width),
-        name_w,
-        rows.iter()
-            .map(|(_, _, status)| status.chars().count())
+
+    fn step(app: &mut App, delta: isize) {
+        let state = &mut app.panes.servers;
+        let before = state.selected;
+        state.selected = stepped(state.selected, delta, app.servers.len());
+        if before != state.selected {
+            state.details_scroll = 0;
+        }
+    }
+
+    fn page(app: &mut App, dir: isize) {
+        page_stderr(app, dir);
+    }
+
+    fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
+        let theme = app.theme;
+        let ready = app
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Ready)
+            .count();
+        let enabled = app.servers.iter().filter(|s| s.enabled).count();
+        let scale = scale(app);
+        // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
+        let shown = usize::from(area.height.saturating_sub(2));
+        let offset = scroll_offset(app.panes.servers.selected, shown, app.servers.len());
+        let more = more_rows(offset, shown, app.servers.len());
+        // The title's parts by how much they matter: on a narrow screen the deadline goes first,
+        // then the bars' scale (the rows stay whole either way).
+        let head = format!(" Servers {ready}/{enabled} ready · {more}");
+        let bars = format!(
+            "bars 0–{}",
+            crate::text::fmt_duration(Duration::from_millis(scale))
+        );
+        let deadline = format!(
+            "deadline {}",
+            crate::text::fmt_duration(app.session.deadline)
+        );
+        let room = usize::from(area.width.saturating_sub(2));
+        let title = [
+            format!("{head}{bars} · {deadline} "),
+            format!("{head}{bars} "),
+        ]
+        .into_iter()
+        .find(|t| t.chars().count() <= room)
+        .unwrap_or_else(|| format!("{} ", head.trim_end_matches("· ").trim_end()));
+        let block = pane_block(title, focused, theme);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if app.servers.is_empty() {
+            frame.render_widget(
+                Paragraph::new("No servers configured: add some under mcp.servers in the config."),
+                inner,
+            );
+            return;
+        }
+        let name_w = app
+            .servers
+            .iter()
+            .map(|s| s.name.chars().count())
             .max()
-            .unwrap_or(5),
-        rows.iter().map(|(_, s, _)| badges(s)),
-    );
-    let lines: Vec<Line> = rows
-        .iter()
-        .map(|(i, s, _)| {
-            let selected = *i == app.panes.servers.selected;
-            row(app, s, selected, focused, &columns, scale)
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+            .unwrap_or(4)
+            .clamp(4, 24);
+        let height = inner.height as usize;
+        let offset = scroll_offset(app.panes.servers.selected, height, app.servers.len());
+        let rows: Vec<(usize, &ServerRow, String)> = app
+            .servers
+            .iter()
+            .enumerate()
+            .skip(offset)
+            .take(height)
+            .map(|(i, s)| (i, s, status_of(app, s).1))
+            .collect();
+        let columns = Columns::fit(
+            usize::from(inner.width),
+            name_w,
+            rows.iter()
+                .map(|(_, _, status)| status.chars().count())
+                .max()
+                .unwrap_or(5),
+            rows.iter().map(|(_, s, _)| badges(s)),
+        );
+        let lines: Vec<Line> = rows
+            .iter()
+            .map(|(i, s, _)| {
+                let selected = *i == app.panes.servers.selected;
+                row(app, s, selected, focused, &columns, scale)
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), inner);
+    }
 }
 
 /// What a row says after its columns, most important first, each in a long and a short form:
@@ -312,7 +362,7 @@ fn row(
         Span::raw(" "),
     ];
     if columns.fall > 0 {
-        spans.extend(waterfall(bar(s, app.now), scale, columns.fall, theme));
+        spans.extend(row_waterfall(s, app.now, scale, columns.fall, theme));
     }
     spans.push(Span::raw(format!(
         " {:>5}",
@@ -346,161 +396,6 @@ fn row(
     Line::from(spans)
 }
 
-/// The waterfalls' common scale in ms: the slowest ready start, else the longest bar.
-fn scale(app: &App) -> u64 {
-    let bars = || {
-        app.servers
-            .iter()
-            .filter_map(|s| bar(s, app.now).map(|b| (s.status, b.end)))
-    };
-    let ready = bars()
-        .filter(|(status, _)| *status == ServerStatus::Ready)
-        .map(|(_, end)| end)
-        .max();
-    ready
-        .or_else(|| bars().map(|(_, end)| end).max())
-        .unwrap_or(0)
-        .max(1)
-}
-
-/// When the last reached phase ended, from the server's own start.
-fn finished_at(p: &PhaseTimes) -> Option<u64> {
-    p.list_tools_ms
-        .or(p.handshake_ms)
-        .or(p.spawn_ms)
-        .or(p.connect_ms)
-}
-
-/// One row's waterfall: the queue wait, then when each phase ended (from the server's own
-/// start), and where the row ends; all in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Bar {
-    queued: u64,
-    /// Spawn (stdio) or connect (HTTP).
-    first: Option<u64>,
-    handshake: Option<u64>,
-    list: Option<u64>,
-    /// From the row's beginning (queue included) to its end or to now.
-    end: u64,
-    failed: bool,
-}
-
-/// The bar of a row: from its report once the start ended, else from the phases seen so far
-/// and `now`. `None` for a disabled server or one whose start has not begun.
-fn bar(s: &ServerRow, now: Instant) -> Option<Bar> {
-    let ms = |since: Option<Instant>| {
-        since.map_or(0, |t| crate::text::millis(now.saturating_duration_since(t)))
-    };
-    match s.status {
-        ServerStatus::Disabled => None,
-        ServerStatus::Starting => match s.phase? {
-            (StartPhase::Queued, _) => {
-                let queued = ms(s.queued_at);
-                Some(Bar {
-                    queued,
-                    first: None,
-                    handshake: None,
-                    list: None,
-                    end: queued,
-                    failed: false,
-                })
-            }
-            (phase, _) => {
-                let p = s.live_phases;
-                let queued = p.queued_ms.unwrap_or(0);
-                let live = ms(s.started);
-                let first = p.spawn_ms.or(p.connect_ms);
-                let (first, handshake, list) = match phase {
-                    StartPhase::Queued | StartPhase::Spawn | StartPhase::Connect => {
-                        (Some(live), None, None)
-                    }
-                    StartPhase::Handshake => (first.or(Some(0)), Some(live), None),
-                    StartPhase::ListTools => {
-                        (first.or(Some(0)), p.handshake_ms.or(Some(live)), Some(live))
-                    }
-                };
-                Some(Bar {
-                    queued,
-                    first,
-                    handshake,
-                    list,
-                    end: queued + live,
-                    failed: false,
-                })
-            }
-        },
-        ServerStatus::Ready | ServerStatus::Failed => {
-            let report = s.report.as_ref()?;
-            let p = report.phases;
-            let queued = p.queued_ms.unwrap_or(0);
-            let took = report
-                .start_took()
-                .map(crate::text::millis)
-                .or_else(|| finished_at(&p))
-                .unwrap_or(0);
-            Some(Bar {
-                queued,
-                first: p.spawn_ms.or(p.connect_ms),
-                handshake: p.handshake_ms,
-                list: p.list_tools_ms,
-                end: queued + took,
-                failed: s.status == ServerStatus::Failed && s.down.is_none(),
-            })
-        }
-    }
-}
-
-/// The queue wait (·), spawn or connect (▪), handshake and tools-listed segments, scaled to
-/// `scale` ms over `width` cells; a segment that was reached is always at least one cell wide.
-/// A failed start shows the phase it failed in (░) up to when it failed, and ends in ✗.
-fn waterfall(bar: Option<Bar>, scale: u64, width: usize, theme: Theme) -> Vec<Span<'static>> {
-    let total = scale.max(1) as f64;
-    let col = |ms: u64| ((ms as f64 / total) * width as f64).ceil() as usize;
-    let mut cells = vec![(' ', Style::default()); width];
-    if let Some(bar) = bar {
-        let mut from = 0usize;
-        if bar.queued > 0 {
-            let to = col(bar.queued).clamp(1, width);
-            for c in cells.iter_mut().take(to) {
-                *c = ('·', theme.dim());
-            }
-            from = to;
-        }
-        for (end, ch, style) in [
-            (bar.first, '▪', theme.dim()),
-            (bar.handshake, '█', theme.accent()),
-            (bar.list, '█', theme.ok()),
-        ] {
-            let Some(end) = end else { break };
-            let to = col(bar.queued + end).max(from + 1).min(width);
-            for c in cells.iter_mut().take(to).skip(from) {
-                *c = (ch, style);
-            }
-            from = to;
-        }
-        let last = width.saturating_sub(1);
-        if bar.failed {
-            // The phase it failed in, up to when it failed, then the mark.
-            let at = col(bar.end).saturating_sub(1).max(from).min(last);
-            for c in cells.iter_mut().take(at).skip(from) {
-                *c = ('░', theme.bad());
-            }
-            cells[at] = ('✗', theme.bad());
-        } else if bar.end > scale && from > last {
-            // Longer than the scale: it runs on past the edge.
-            cells[last].0 = '»';
-        }
-    }
-    let mut spans = vec![Span::styled("▕", theme.dim())];
-    spans.extend(
-        cells
-            .into_iter()
-            .map(|(c, st)| Span::styled(c.to_string(), st)),
-    );
-    spans.push(Span::styled("▏", theme.dim()));
-    spans
-}
-
 /// The widest a countdown from `delay` gets: its own text, or `999ms` on the way below a second.
 fn countdown_width(delay: Duration) -> usize {
     let own = crate::text::fmt_duration(delay).chars().count();
@@ -509,4 +404,96 @@ fn countdown_width(delay: Duration) -> usize {
     } else {
         own
     }
+}
+
+/// The keys Servers and Details share: each acts on the selected server.
+pub(super) fn server_key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
+    let s = app.selected_server()?;
+    let server = s.name.clone();
+    match key.code {
+        KeyCode::Char('r') => {
+            // Its tools' traits now, so that those the restart changes are marked `*`.
+            let before = traits_by_name(
+                app.tools
+                    .iter()
+                    .filter(|t| t.server.as_deref() == Some(server.as_str())),
+            );
+            app.session.previous_traits.extend(before);
+            app.notify(Level::Info, format!("restarting {server}…"));
+            app.event(
+                &server,
+                EventKind::Supervisor,
+                "restart asked by the operator (r)".into(),
+            );
+            return Some(vec![Effect::RestartServer { server }]);
+        }
+        KeyCode::Char('i') => app.open_instructions(),
+        KeyCode::Char('c') => app.open_launch(),
+        KeyCode::Char('o') if !s.can_login() => app.notify(
+            Level::Warn,
+            format!("{server} is not a streamable_http server: OAuth login is for those"),
+        ),
+        KeyCode::Char('o') => {
+            app.notify(Level::Info, format!("logging in to {server}…"));
+            return Some(vec![Effect::Login { server }]);
+        }
+        KeyCode::Char('l') => match s.cannot_log() {
+            Some(why) => app.notify(Level::Info, why),
+            None => {
+                let level = next_log_level(s.log_level);
+                return Some(vec![Effect::SetLogLevel { server, level }]);
+            }
+        },
+        _ => return None,
+    }
+    Some(Vec::new())
+}
+
+/// The level `l` asks for next: debug, info, warning, error, then debug again.
+fn next_log_level(current: Option<LogLevel>) -> LogLevel {
+    match current {
+        None | Some(LogLevel::Info) | Some(LogLevel::Notice) => LogLevel::Warning,
+        Some(LogLevel::Warning) => LogLevel::Error,
+        Some(LogLevel::Error)
+        | Some(LogLevel::Critical)
+        | Some(LogLevel::Alert)
+        | Some(LogLevel::Emergency) => LogLevel::Debug,
+        Some(LogLevel::Debug) => LogLevel::Info,
+    }
+}
+
+/// The selected server can be asked for a log level.
+pub(super) fn can_log(app: &App) -> bool {
+    app.selected_server()
+        .is_some_and(|s| s.cannot_log().is_none())
+}
+
+/// The selected server is a streamable_http one (OAuth).
+pub(super) fn can_login(app: &App) -> bool {
+    app.selected_server().is_some_and(ServerRow::can_login)
+}
+
+/// The selected server sent instructions.
+pub(super) fn has_instructions(app: &App) -> bool {
+    app.selected_server()
+        .is_some_and(ServerRow::has_instructions)
+}
+
+/// PgUp PgDn on Servers or Details: a page of the stderr tail, as much as the pane shows
+/// (before its first frame: `PAGE`).
+pub(super) fn page_stderr(app: &mut App, dir: isize) {
+    let shown = app.panes.servers.details_shown.get();
+    let page = if shown == 0 { PAGE } else { shown };
+    scroll_stderr(app, -dir * page as isize);
+}
+
+/// Scrolls the stderr tail: positive goes back in time, no further than its first page.
+pub(super) fn scroll_stderr(app: &mut App, lines: isize) {
+    let total = app.selected_server().map_or(0, |s| s.stderr.len());
+    let state = &mut app.panes.servers;
+    let oldest = total.saturating_sub(state.details_shown.get().max(1));
+    state.details_scroll = state
+        .details_scroll
+        .saturating_add_signed(lines)
+        .min(oldest);
 }

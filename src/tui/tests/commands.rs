@@ -12,7 +12,8 @@ use crate::config::{ServerConfig, TransportKind};
 use crate::runtime::{ElicitationRequest, McpEvent, RuntimeEvent, SamplingRequest};
 use crate::tui::app::App;
 use crate::tui::chat::tests::{agent_config, agent_event, done, ready, type_text};
-use crate::tui::commands::{commands, offered, Command, Context, Does, When, CONTEXTS};
+use crate::tui::commands::{offered, Command, Context, Does, When};
+use crate::tui::hints::{commands, contexts, help_text};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::pane_state::Pane;
@@ -167,9 +168,15 @@ fn open_view(app: &mut App, context: Context, askers: &mut Askers) {
     }
 }
 
-/// Focuses `context`'s pane and moves its selection until `when` holds; `None` if no row of
-/// the console makes it hold.
-fn where_it_applies(context: Context, when: When, askers: &mut Askers) -> Option<App> {
+/// Focuses `context`'s pane and moves its selection until `when` holds (and, for a key that
+/// pages the stderr tail, until the selected server has one to page); `None` if no row of the
+/// console makes it hold.
+fn where_it_applies(
+    context: Context,
+    when: When,
+    pages_stderr: bool,
+    askers: &mut Askers,
+) -> Option<App> {
     let mut app = console();
     let pane = match context {
         Context::Anywhere => Pane::Tools,
@@ -177,24 +184,21 @@ fn where_it_applies(context: Context, when: When, askers: &mut Askers) -> Option
         Context::Pane(pane) => pane,
         Context::Overlay(_) | Context::ApprovalConfirm | Context::ElicitationForm => {
             open_view(&mut app, context, askers);
-            return (when == When::HelpOnly || offered(&app, when)).then_some(app);
+            return (matches!(when, When::HelpOnly) || offered(&app, when)).then_some(app);
         }
     };
     app.set_focus(pane);
-    if when == When::Busy {
+    if matches!(when, When::Busy) {
         type_text(&mut app, "second");
         app.on_key(key(KeyCode::Enter));
     }
-    if when == When::Holding {
-        app.on_key(key(KeyCode::Up));
-    }
-    if when == When::HelpOnly || pane == Pane::Conversation {
+    if matches!(when, When::HelpOnly) || pane == Pane::Conversation {
         return Some(app);
     }
     // Details pages a stderr tail: one longer than a line.
     let applies = |app: &App| {
         offered(app, when)
-            && (when != When::Stdio || app.selected_server().is_some_and(|s| s.stderr.len() > 1))
+            && (!pages_stderr || app.selected_server().is_some_and(|s| s.stderr.len() > 1))
     };
     for _ in 0..20 {
         if applies(&app) {
@@ -205,10 +209,11 @@ fn where_it_applies(context: Context, when: When, askers: &mut Askers) -> Option
             return Some(app);
         }
         // Details has no selection of its own: it shows the server selected in Servers.
-        if pane == Pane::Details {
-            app.panes.servers.selected += 1;
-        } else {
-            app.on_key(key(KeyCode::Down));
+        // Events follows the newest line until ↑ holds one.
+        match pane {
+            Pane::Details => app.panes.servers.selected += 1,
+            Pane::Events => drop(app.on_key(key(KeyCode::Up))),
+            _ => drop(app.on_key(key(KeyCode::Down))),
         }
     }
     applies(&app).then_some(app)
@@ -237,7 +242,8 @@ fn did(command: &Command, before: &Seen, after: &Seen, effects: &[Effect]) -> bo
 fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
     let mut checked = 0;
     let mut wrong = Vec::new();
-    for (context, _) in CONTEXTS {
+    for (context, _) in contexts() {
+        let context = *context;
         for command in commands(context) {
             let name = command
                 .footer
@@ -245,7 +251,10 @@ fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
                 .or(command.help.map(|(k, _)| k.to_string()))
                 .unwrap_or_default();
             let mut askers = Askers::new();
-            let Some(mut app) = where_it_applies(context, command.when, &mut askers) else {
+            let pages_stderr = context == Context::Pane(Pane::Details)
+                && matches!(command.press.0, KeyCode::PageUp | KeyCode::PageDown);
+            let Some(mut app) = where_it_applies(context, command.when, pages_stderr, &mut askers)
+            else {
                 wrong.push(format!(
                     "{context:?} {name}: no row of the console offers it"
                 ));
@@ -277,8 +286,8 @@ fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
 /// every key of every list that has a help line.
 #[test]
 fn the_footer_and_the_help_come_from_the_lists() {
-    let help = crate::tui::commands::help_text();
-    for (context, title) in CONTEXTS {
+    let help = help_text();
+    for &(context, title) in contexts() {
         for command in commands(context) {
             if let Some((keys, lines)) = command.help {
                 let first = lines.lines().next().unwrap_or("");
@@ -296,7 +305,7 @@ fn the_footer_and_the_help_come_from_the_lists() {
             continue;
         }
         let mut askers = Askers::new();
-        let Some(app) = where_it_applies(context, When::Always, &mut askers) else {
+        let Some(app) = where_it_applies(context, When::Always, false, &mut askers) else {
             continue;
         };
         let screen = draw(&app, (200, 50));

@@ -208,7 +208,7 @@ fn help_scrolls_no_further_than_its_end() {
     }
     assert!(matches!(app.overlays.modal, Some(Modal::Help { scroll }) if scroll == last));
     let end = draw(&app, SIZES[0]);
-    let final_line = crate::tui::commands::help_text()
+    let final_line = crate::tui::hints::help_text()
         .trim_end()
         .lines()
         .last()

@@ -7,7 +7,8 @@ use ratatui::Frame;
 
 use crate::runtime::ElicitationMode;
 use crate::tui::app::App;
-use crate::tui::commands::{self, Context};
+use crate::tui::commands::Context;
+use crate::tui::hints;
 use crate::tui::messages::Level;
 use crate::tui::modals::sampling::{answering_keys, Sampling};
 use crate::tui::modals::Modal;
@@ -35,7 +36,7 @@ fn own_keys(app: &App) -> Result<Keys, Keys> {
 
 fn modal_keys(app: &App) -> Keys {
     let o = &app.overlays;
-    let list = |context| commands::footer(app, context);
+    let list = |context| hints::footer(app, context);
     match app.top_layer() {
         Some(Layer::Approval) if o.approval_confirm => list(Context::ApprovalConfirm),
         Some(Layer::Elicitation) => match (&o.elicitation_form, o.elicitations.front()) {
@@ -68,7 +69,7 @@ fn modal_keys(app: &App) -> Keys {
 /// line of them.
 pub fn sampling_keys(app: &App, sampling: &Sampling) -> Keys {
     answering_keys(&sampling.stage)
-        .unwrap_or_else(|| commands::footer(app, Context::Overlay(Layer::Sampling)))
+        .unwrap_or_else(|| hints::footer(app, Context::Overlay(Layer::Sampling)))
 }
 
 /// The keys of the dialog the operator opened.
@@ -100,11 +101,11 @@ fn dialog_keys(app: &App, modal: &Modal) -> Keys {
 /// The focused pane's keys, each only where it applies to the selected row (a key that would
 /// only answer "not for this one" is not offered): from the pane's command list.
 fn pane_keys(app: &App) -> Keys {
-    commands::footer(app, Context::Pane(app.focus))
+    hints::footer(app, Context::Pane(app.focus))
 }
 
 fn global_keys(app: &App) -> Keys {
-    let mut keys = commands::footer(app, commands::global_context(app.focus));
+    let mut keys = hints::footer(app, hints::global_context(app.focus));
     // Without an agent there is no pane 8.
     if !app.chat.configured() {
         for key in keys.iter_mut().filter(|(k, _)| *k == "Tab/1-8") {
@@ -122,18 +123,18 @@ pub fn render(app: &App, frame: &mut Frame, spare: Rect, area: Rect) {
     let (own, global) = keys(app);
     if app.notice.is_none() && !global.is_empty() && !own.is_empty() {
         frame.render_widget(
-            Paragraph::new(super::keys_line(&fitted(own, width), app.theme)),
+            Paragraph::new(super::widgets::keys_line(&fitted(own, width), app.theme)),
             spare,
         );
         frame.render_widget(
-            Paragraph::new(super::keys_line(&fitted(global, width), app.theme)),
+            Paragraph::new(super::widgets::keys_line(&fitted(global, width), app.theme)),
             area,
         );
         return;
     }
     let all: Keys = own.into_iter().chain(global).collect();
     frame.render_widget(
-        Paragraph::new(super::keys_line(&fitted(all, width), app.theme)),
+        Paragraph::new(super::widgets::keys_line(&fitted(all, width), app.theme)),
         area,
     );
 }
@@ -172,7 +173,10 @@ pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
         Level::Error => theme.bad(),
     };
     frame.render_widget(
-        Paragraph::new(Line::styled(super::fit(text, area.width as usize), style)),
+        Paragraph::new(Line::styled(
+            super::widgets::fit(text, area.width as usize),
+            style,
+        )),
         area,
     );
 }
