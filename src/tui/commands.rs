@@ -45,6 +45,9 @@ pub enum Does {
     Clears,
     /// The view on top closes (answered, cancelled or put away), showing the one below.
     Closes,
+    /// The view on top changes in itself (a field, a choice, raw JSON and back, the save
+    /// line, a question asked once more).
+    Changes,
 }
 
 /// One key of a pane, as the footer, the help and the key test know it.
@@ -104,13 +107,61 @@ pub enum Context {
     WhileTyping,
     Pane(Pane),
     /// The quit question, an approval, a server's URL request, a sampling request under
-    /// review, the pickers. (A form, the call editor, a viewer and a sampling answer name
-    /// their own keys, which change as they are used.)
+    /// review, the pickers.
     Overlay(Layer),
     /// `A` on a destructive tool: the approval asks once more.
     ApprovalConfirm,
-    /// A server's question as a form (help only: the form's own keys are its footer).
+    /// A dialog the operator opened, a server's request being answered, the filter line
+    /// (`dialog_commands.rs`).
+    Dialog(Dialog),
+}
+
+/// The views whose keys change as they are used: each state a list of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialog {
+    /// A resource being read (its save line is `Saving`).
+    Viewer,
+    Saving,
+    /// A prompt's arguments, a template's variables.
+    PromptForm,
+    TemplateForm,
+    /// A tool's arguments as a form, and as raw JSON.
+    CallForm,
+    RawArguments,
+    /// A server's question as a form.
     ElicitationForm,
+    /// A text shown whole: instructions, a prompt's messages, an Events line, Details.
+    Text,
+    Trust,
+    RestartAll,
+    Ledger,
+    /// The help, a call's result.
+    Scrolled,
+    /// A sampling request: the model answering, and its answer.
+    SamplingAsking,
+    SamplingAnswer,
+    /// The Tools filter line.
+    Filter,
+}
+
+impl Dialog {
+    pub const ALL: [Dialog; 15] = [
+        Dialog::Viewer,
+        Dialog::Saving,
+        Dialog::PromptForm,
+        Dialog::TemplateForm,
+        Dialog::CallForm,
+        Dialog::RawArguments,
+        Dialog::ElicitationForm,
+        Dialog::Text,
+        Dialog::Trust,
+        Dialog::RestartAll,
+        Dialog::Ledger,
+        Dialog::Scrolled,
+        Dialog::SamplingAsking,
+        Dialog::SamplingAnswer,
+        Dialog::Filter,
+    ];
 }
 
 use Does::*;
@@ -223,44 +274,6 @@ pub(super) const ELICITATION_URL: &[Command] = &[
         Always,
         Esc,
         Closes,
-    ),
-];
-
-pub(super) const ELICITATION_FORM: &[Command] = &[
-    cmd(
-        None,
-        Some((
-            "↑ ↓  Tab",
-            "a form: field; Space / ← → for yes-no and choices",
-        )),
-        HelpOnly,
-        KeyCode::Down,
-        Moves,
-    ),
-    with(
-        (Char('s'), CTRL),
-        "",
-        cmd(
-            None,
-            Some((
-                "Ctrl-S",
-                "a form: accept (checked against its schema first)",
-            )),
-            HelpOnly,
-            Enter,
-            Closes,
-        ),
-    ),
-    with(
-        (Char('d'), CTRL),
-        "",
-        cmd(
-            None,
-            Some(("Ctrl-D", "a form: decline")),
-            HelpOnly,
-            Enter,
-            Closes,
-        ),
     ),
 ];
 

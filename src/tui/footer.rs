@@ -5,14 +5,11 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::runtime::ElicitationMode;
 use crate::tui::app::App;
 use crate::tui::commands::Context;
+use crate::tui::dialog_commands::dialog;
 use crate::tui::hints;
 use crate::tui::messages::Level;
-use crate::tui::modals::sampling::{answering_keys, Sampling};
-use crate::tui::modals::Modal;
-use crate::tui::overlay::Layer;
 
 type Keys = Vec<(&'static str, &'static str)>;
 
@@ -34,67 +31,14 @@ fn own_keys(app: &App) -> Result<Keys, Keys> {
     Ok(pane_keys(app))
 }
 
+/// The keys of the view on top, or of the filter line being written.
 fn modal_keys(app: &App) -> Keys {
-    let o = &app.overlays;
-    let list = |context| hints::footer(app, context);
     match app.top_layer() {
-        Some(Layer::Approval) if o.approval_confirm => list(Context::ApprovalConfirm),
-        Some(Layer::Elicitation) => match (&o.elicitation_form, o.elicitations.front()) {
-            (Some(form), Some(first)) if matches!(first.mode, ElicitationMode::Form { .. }) => {
-                form.keys()
-            }
-            _ => list(Context::Overlay(Layer::Elicitation)),
+        Some(layer) => hints::view_keys(app, layer),
+        None => match dialog(app, None) {
+            Some(filter) => hints::footer(app, Context::Dialog(filter)),
+            None => Vec::new(),
         },
-        Some(Layer::Sampling) => o
-            .samplings
-            .front()
-            .map(|first| sampling_keys(app, first))
-            .unwrap_or_default(),
-        Some(Layer::Modal) => o
-            .modal
-            .as_ref()
-            .map(|m| dialog_keys(app, m))
-            .unwrap_or_default(),
-        Some(
-            layer @ (Layer::Quit | Layer::Approval | Layer::ProfilePicker | Layer::ContentPicker),
-        ) => list(Context::Overlay(layer)),
-        None if app.panes.tools.filter_editing => {
-            vec![("Enter", "keep filter"), ("Esc", "clear")]
-        }
-        None => Vec::new(),
-    }
-}
-
-/// The keys of a server's sampling request, by its stage: the footer's, and the view's own
-/// line of them.
-pub fn sampling_keys(app: &App, sampling: &Sampling) -> Keys {
-    answering_keys(&sampling.stage)
-        .unwrap_or_else(|| hints::footer(app, Context::Overlay(Layer::Sampling)))
-}
-
-/// The keys of the dialog the operator opened.
-fn dialog_keys(app: &App, modal: &Modal) -> Keys {
-    let scrolls = app.overlays.scroll_limit.get() > 0;
-    match modal {
-        Modal::Resource(view) => view.keys(),
-        Modal::Form(form) => form.keys(),
-        Modal::Prompt(_) | Modal::Instructions(_) | Modal::Text(_) => {
-            vec![("↑↓/PgUp/PgDn", "scroll"), ("Esc", "close")]
-        }
-        Modal::Editor(editor) => editor.keys(),
-        Modal::Trust(_) => {
-            let mut k = vec![("y/Enter", "write"), ("n/Esc", "cancel")];
-            if scrolls {
-                k.push(("↑↓/PgUp/PgDn", "scroll"));
-            }
-            k
-        }
-        Modal::RestartAll => vec![("y", "restart all"), ("n/Esc", "back")],
-        Modal::Ledger { .. } => vec![("d", "revoke"), ("↑↓", "move"), ("Esc", "close")],
-        Modal::Help { .. } | Modal::Result { .. } if scrolls => {
-            vec![("↑↓", "scroll"), ("Esc", "close")]
-        }
-        Modal::Help { .. } | Modal::Result { .. } => vec![("Esc", "close")],
     }
 }
 

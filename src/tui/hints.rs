@@ -6,6 +6,7 @@ use std::sync::LazyLock;
 
 use super::app::App;
 use super::commands::*;
+use super::dialog_commands::{self, dialog};
 use super::overlay::Layer;
 use super::pane_state::Pane;
 use super::panes;
@@ -20,11 +21,11 @@ pub fn commands(context: Context) -> &'static [Command] {
         Context::Overlay(Layer::Approval) => APPROVAL,
         Context::ApprovalConfirm => APPROVAL_CONFIRM,
         Context::Overlay(Layer::Elicitation) => ELICITATION_URL,
-        Context::ElicitationForm => ELICITATION_FORM,
         Context::Overlay(Layer::Sampling) => SAMPLING,
         Context::Overlay(Layer::ProfilePicker) => PROFILE_PICKER,
         Context::Overlay(Layer::ContentPicker) => CONTENT_PICKER,
-        // The dialog the operator opened names its own keys (they change with what it shows).
+        Context::Dialog(dialog) => dialog_commands::commands(dialog),
+        // The dialog the operator opened: each kind, each state of it, is a `Dialog`.
         Context::Overlay(Layer::Modal) => &[],
     }
 }
@@ -62,7 +63,7 @@ pub fn contexts() -> &'static [(Context, &'static str)] {
                 Context::Overlay(Layer::Elicitation),
                 "A server asks (elicitation; after approvals)",
             ),
-            (Context::ElicitationForm, ""),
+            (Context::Dialog(Dialog::ElicitationForm), ""),
             (
                 Context::Overlay(Layer::Sampling),
                 "A server asks for a model's message (sampling; with an agent configured)",
@@ -71,9 +72,33 @@ pub fn contexts() -> &'static [(Context, &'static str)] {
             (Context::Overlay(Layer::ContentPicker), ""),
             (Context::Overlay(Layer::Quit), ""),
         ]);
+        // The dialogs' keys are in their footers only (the help's lines on them are under
+        // the keys that open them), a server's form's in both.
+        for dialog in Dialog::ALL {
+            if dialog != Dialog::ElicitationForm {
+                all.push((Context::Dialog(dialog), ""));
+            }
+        }
         all
     });
     &CONTEXTS
+}
+
+/// The context of the view of kind `layer`: its list is its footer.
+pub fn view_context(app: &App, layer: Layer) -> Context {
+    if let Some(dialog) = dialog(app, Some(layer)) {
+        return Context::Dialog(dialog);
+    }
+    match layer {
+        Layer::Approval if app.overlays.approval_confirm => Context::ApprovalConfirm,
+        layer => Context::Overlay(layer),
+    }
+}
+
+/// The keys of the view of kind `layer` that apply now: the footer's, and the line of them a
+/// view draws inside itself.
+pub fn view_keys(app: &App, layer: Layer) -> Vec<(&'static str, &'static str)> {
+    footer(app, view_context(app, layer))
 }
 
 /// Every footer entry of `context`, whether it applies now or not (a view that draws its keys

@@ -15,6 +15,7 @@ pub mod chat;
 mod commands;
 mod content;
 mod content_open;
+mod dialog_commands;
 mod dialog_keys;
 mod effects;
 mod footer;

@@ -9,6 +9,7 @@ use ratatui::Frame;
 
 use super::app::App;
 
+use super::commands::Dialog;
 use super::modals::{self, centered, Modal};
 use super::overlay::Layer;
 use super::pane_state::Pane;
@@ -240,7 +241,7 @@ impl App {
             area,
             (" Restart every server? ", 70),
             "restart every server",
-            &[("y", "restart all"), ("n/Esc", "back")],
+            &super::hints::keys_of(super::commands::Context::Dialog(Dialog::RestartAll)),
         );
     }
 
@@ -337,7 +338,10 @@ impl App {
         };
         let rect = centered(area, 70, 70, 76.min(area.width), 18.min(area.height));
         match (&self.overlays.elicitation_form, &request.mode) {
-            (Some(form), ElicitationMode::Form { .. }) => form.render(frame, rect, self.theme),
+            (Some(form), ElicitationMode::Form { .. }) => {
+                let keys = super::hints::view_keys(self, Layer::Elicitation);
+                form.render(frame, rect, &keys, self.theme)
+            }
             (_, _) => modals::elicitation::render_url(
                 frame,
                 rect,
@@ -363,7 +367,7 @@ impl App {
             queued: self.overlays.samplings.len(),
             model: &model,
             now: self.now,
-            keys: super::footer::sampling_keys(self, first),
+            keys: super::hints::view_keys(self, Layer::Sampling),
         };
         modals::sampling::render(frame, rect, first, view, self.theme);
     }
@@ -374,6 +378,8 @@ impl App {
         let Some(modal) = &self.overlays.modal else {
             return;
         };
+        // The keys a view draws inside itself are its footer's.
+        let keys = &super::hints::view_keys(self, Layer::Modal);
         match modal {
             Modal::Help { scroll } => self.overlays.scroll_limit.set(modals::help::render(
                 frame,
@@ -392,6 +398,7 @@ impl App {
             Modal::Editor(editor) => editor.render(
                 frame,
                 centered(area, 70, 60, 76.min(area.width), 16.min(area.height)),
+                keys,
                 theme,
             ),
             Modal::Result { call, scroll } => {
@@ -409,11 +416,13 @@ impl App {
             Modal::Resource(view) => view.render(
                 frame,
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
+                keys,
                 theme,
             ),
             Modal::Form(form) => form.render(
                 frame,
                 centered(area, 70, 60, 70.min(area.width), 14.min(area.height)),
+                keys,
                 theme,
             ),
             Modal::Prompt(view) | Modal::Instructions(view) | Modal::Text(view) => view.render(

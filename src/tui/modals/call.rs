@@ -219,28 +219,17 @@ impl CallEditor {
         }
     }
 
-    /// The keys that work now, for the footer.
-    pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
+    /// Draws the form or the raw JSON, `keys` (the footer's) on the last line.
+    pub fn render(
+        &self,
+        frame: &mut Frame,
+        area: Rect,
+        keys: &[(&'static str, &'static str)],
+        theme: Theme,
+    ) {
         match (&self.form, self.raw) {
-            (Some(form), false) => form.keys(),
-            (Some(_), true) => vec![
-                ("Ctrl-S", "send"),
-                ("Ctrl-R", "form"),
-                ("Ctrl-U", "clear line"),
-                ("Esc", "cancel"),
-            ],
-            (None, _) => vec![
-                ("Ctrl-S", "send"),
-                ("Ctrl-U", "clear line"),
-                ("Esc", "cancel"),
-            ],
-        }
-    }
-
-    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
-        match (&self.form, self.raw) {
-            (Some(form), false) => form.render(frame, area, theme),
-            (_, _) => self.json.render(frame, area, &self.keys(), theme),
+            (Some(form), false) => form.render(frame, area, keys, theme),
+            (_, _) => self.json.render(frame, area, keys, theme),
         }
     }
 }

@@ -355,37 +355,6 @@ impl FormEditor {
             _ => false,
         }
     }
-
-    /// The keys this form takes, for its last line and the footer.
-    pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
-        let mut keys = if self.is_elicitation() {
-            vec![
-                ("Ctrl-S", "accept"),
-                ("Ctrl-D", "decline"),
-                ("Esc", "cancel"),
-            ]
-        } else if matches!(self.purpose, FormPurpose::Call { .. }) {
-            vec![
-                ("Ctrl-S", "send"),
-                ("Ctrl-R", "raw JSON"),
-                ("Esc", "cancel"),
-            ]
-        } else {
-            vec![("Ctrl-S", "send"), ("Esc", "cancel")]
-        };
-        keys.push(("↑↓", "field"));
-        match self.fields.get(self.focus).map(|f| &f.kind) {
-            Some(FieldKind::Boolean) => keys.push(("Space", "toggle")),
-            Some(FieldKind::Choice(_)) => keys.push(("←→", "choose")),
-            Some(FieldKind::MultiChoice { .. }) => keys.push(("←→/Space", "pick")),
-            Some(FieldKind::Text { .. } | FieldKind::Number { .. } | FieldKind::Json { .. })
-            | None => {}
-        }
-        if !self.suggestions.is_empty() {
-            keys.push(("Tab", "complete"));
-        }
-        keys
-    }
 }
 
 #[cfg(test)]

@@ -105,7 +105,8 @@ impl FormEditor {
         }
     }
 
-    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+    /// Draws the form, `keys` (its footer's) on its last line.
+    pub fn render(&self, frame: &mut Frame, area: Rect, keys: &[(&str, &str)], theme: Theme) {
         frame.render_widget(Clear, area);
         let border = if self.is_elicitation() {
             theme.warn()
@@ -217,7 +218,7 @@ impl FormEditor {
             body_area,
         );
         let mut foot = errors;
-        foot.push(keys_line(&self.keys(), theme));
+        foot.push(keys_line(keys, theme));
         frame.render_widget(
             Paragraph::new(foot).wrap(Wrap { trim: true }),
             Rect {

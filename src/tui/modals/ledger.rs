@@ -36,7 +36,11 @@ pub fn render(
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.focus_border())
-        .title(" Rules and session approvals  (d revoke, Esc close) ");
+        .title(if rows.is_empty() {
+            " Rules and session approvals  (Esc close) "
+        } else {
+            " Rules and session approvals  (d revoke, Esc close) "
+        });
     let inner = block.inner(area);
     let mut lines = Vec::new();
     if rows.is_empty() {

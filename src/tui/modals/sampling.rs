@@ -61,22 +61,6 @@ impl Sampling {
 /// Characters of a tool's schema shown.
 const SCHEMA_CHARS: usize = 200;
 
-/// The keys of a request the model is answering or has answered; `None` while it is under
-/// review, whose keys are its list in `tui/commands.rs` (the footer and this view take them
-/// from there).
-pub fn answering_keys(stage: &SamplingStage) -> Option<Vec<(&'static str, &'static str)>> {
-    match stage {
-        SamplingStage::Review { .. } => None,
-        SamplingStage::Asking { .. } => Some(vec![("Esc", "stop the model")]),
-        SamplingStage::Answer { .. } => Some(vec![
-            ("Ctrl-S", "send it"),
-            ("Ctrl-R", "back"),
-            ("Esc", "reject"),
-            ("PgUp/PgDn", "scroll the request"),
-        ]),
-    }
-}
-
 /// What the view shows besides the request: how many wait, the model, the time, the keys.
 pub struct SamplingView<'a> {
     pub queued: usize,

@@ -164,6 +164,11 @@ impl ResourceView {
     }
 
     /// What `w` writes: the first blob's bytes, else the text of every text part.
+    /// It has more than it shows, or is scrolled (its scroll keys do something worth offering).
+    pub fn scrolls(&self) -> bool {
+        self.scroll > 0 || self.lines.len() > self.shown.get().max(1)
+    }
+
     pub fn bytes_to_save(&self) -> Option<Vec<u8>> {
         let blob = self.contents.iter().find_map(|c| match c {
             ResourceContent::Blob { bytes, .. } => Some(bytes.clone()),
@@ -251,27 +256,8 @@ impl ResourceView {
         }
     }
 
-    pub fn keys(&self) -> Vec<(&'static str, &'static str)> {
-        if self.save.is_some() {
-            return vec![("Enter", "write"), ("Esc", "back")];
-        }
-        let mut keys = vec![("↑↓/PgUp/PgDn", "scroll")];
-        if self.bytes_to_save().is_some() {
-            keys.push(("w", "save"));
-        }
-        keys.push((
-            "s",
-            if self.subscribed {
-                "unsubscribe"
-            } else {
-                "subscribe"
-            },
-        ));
-        keys.push(("Esc", "close"));
-        keys
-    }
-
-    pub fn render(&self, frame: &mut Frame, area: Rect, theme: Theme) {
+    /// Draws the resource, `keys` (the footer's) on its last line.
+    pub fn render(&self, frame: &mut Frame, area: Rect, keys: &[(&str, &str)], theme: Theme) {
         frame.render_widget(Clear, area);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -336,10 +322,10 @@ impl ResourceView {
                     Span::styled("save to: ", theme.dim()),
                     Span::raw(format!("{path}▏  ")),
                 ]);
-                line.spans.extend(keys_line(&self.keys(), theme).spans);
+                line.spans.extend(keys_line(keys, theme).spans);
                 line
             }
-            None => keys_line(&self.keys(), theme),
+            None => keys_line(keys, theme),
         };
         super::choices_line(frame, inner, foot);
     }
@@ -370,6 +356,11 @@ impl TextView {
             scroll: 0,
             shown: std::cell::Cell::new(0),
         }
+    }
+
+    /// It has more than it shows, or is scrolled (its scroll keys do something worth offering).
+    pub fn scrolls(&self) -> bool {
+        self.scroll > 0 || self.lines.len() > self.shown.get().max(1)
     }
 
     /// Scrolls; true when the key closes the view.

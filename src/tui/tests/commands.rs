@@ -1,6 +1,7 @@
 //! The command lists against the handlers: every key the footer or the help shows, in every
-//! context (`tui/commands.rs`), pressed on a console where it applies, does what its list
-//! says; and the footer shows a pane's keys exactly where its list says they apply.
+//! context (each pane's list, those of `tui/commands.rs` and of `tui/dialog_commands.rs`),
+//! pressed on a console where it applies, does what its list says; and the footer shows a
+//! context's keys exactly where its list says they apply.
 
 use std::time::Duration;
 
@@ -12,12 +13,14 @@ use crate::config::{ServerConfig, TransportKind};
 use crate::runtime::{ElicitationRequest, McpEvent, RuntimeEvent, SamplingRequest};
 use crate::tui::app::App;
 use crate::tui::chat::tests::{agent_config, agent_event, done, ready, type_text};
-use crate::tui::commands::{offered, Command, Context, Does, When};
+use crate::tui::commands::{offered, Command, Context, Dialog, Does, When};
+use crate::tui::dialog_commands;
 use crate::tui::hints::{commands, contexts, help_text};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::pane_state::Pane;
 use crate::tui::state::ServerRow;
+use crate::tui::tests::dialogs::{self, Askers};
 use crate::tui::tests::draw;
 use crate::tui::tests::fixtures::{ctrl, ignored, key, populated_with, trusted_write_note};
 use crate::tui::tests::sampling::ask;
@@ -95,14 +98,12 @@ fn seen(app: &App) -> Seen {
             format!("{:?}", (app.chat.scroll, app.chat.picker)),
             format!("{:?}", app.chat.content_picker),
             format!("{:?}", (o.approval_scroll, o.approval_confirm)),
-            format!("{:?}", o.elicitation_form.as_ref().map(|f| f.focus)),
-            format!("{:?}", o.samplings.front().map(|s| s.scroll)),
+            format!("{:?}", (&o.modal, o.rule_removal)),
+            format!("{:?}", o.elicitation_form),
+            format!("{:?}", o.samplings.front().map(|s| (s.scroll, &s.stage))),
         ],
     }
 }
-
-/// Keeps the requests' answer channels open while a test looks at them.
-type Askers = Vec<Box<dyn std::any::Any>>;
 
 /// Opens the view of an overlay context the way it opens for real.
 fn open_view(app: &mut App, context: Context, askers: &mut Askers) {
@@ -142,14 +143,6 @@ fn open_view(app: &mut App, context: Context, askers: &mut Askers) {
             askers.push(Box::new(answer));
             app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
         }
-        Context::ElicitationForm => {
-            let schema = json!({"type": "object", "properties": {
-                "name": {"type": "string"}, "urgent": {"type": "boolean"}}});
-            let (request, answer) =
-                ElicitationRequest::form("notes", "Details".into(), schema).expect("a form");
-            askers.push(Box::new(answer));
-            app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)));
-        }
         Context::Overlay(Layer::Sampling) => {
             let (request, answer) = SamplingRequest::new("notes", ask());
             askers.push(Box::new(answer));
@@ -164,7 +157,8 @@ fn open_view(app: &mut App, context: Context, askers: &mut Askers) {
         Context::Overlay(Layer::Modal)
         | Context::Anywhere
         | Context::WhileTyping
-        | Context::Pane(_) => {}
+        | Context::Pane(_)
+        | Context::Dialog(_) => {}
     }
 }
 
@@ -177,12 +171,16 @@ fn where_it_applies(
     pages_stderr: bool,
     askers: &mut Askers,
 ) -> Option<App> {
+    if let Context::Dialog(dialog) = context {
+        return dialog_where_it_applies(dialog, when, askers);
+    }
     let mut app = console();
     let pane = match context {
         Context::Anywhere => Pane::Tools,
         Context::WhileTyping => Pane::Conversation,
         Context::Pane(pane) => pane,
-        Context::Overlay(_) | Context::ApprovalConfirm | Context::ElicitationForm => {
+        Context::Dialog(_) => unreachable!("a dialog is opened above"),
+        Context::Overlay(_) | Context::ApprovalConfirm => {
             open_view(&mut app, context, askers);
             return (matches!(when, When::HelpOnly) || offered(&app, when)).then_some(app);
         }
@@ -219,6 +217,26 @@ fn where_it_applies(
     applies(&app).then_some(app)
 }
 
+/// Opens `dialog` (in each of its setups) and walks a form's fields until `when` holds.
+fn dialog_where_it_applies(dialog: Dialog, when: When, askers: &mut Askers) -> Option<App> {
+    for variant in 0..dialogs::VARIANTS {
+        let mut app = console();
+        dialogs::open(&mut app, dialog, variant, askers);
+        assert_eq!(
+            dialog_commands::dialog(&app, app.top_layer()),
+            Some(dialog),
+            "{dialog:?} did not open (variant {variant})"
+        );
+        for _ in 0..6 {
+            if matches!(when, When::HelpOnly) || offered(&app, when) {
+                return Some(app);
+            }
+            app.on_key(key(KeyCode::Down));
+        }
+    }
+    None
+}
+
 fn press(app: &mut App, command: &Command) -> Vec<Effect> {
     let (code, modifiers) = command.press;
     app.on_key(KeyEvent::new(code, modifiers))
@@ -235,6 +253,7 @@ fn did(command: &Command, before: &Seen, after: &Seen, effects: &[Effect]) -> bo
         Does::Edits => after.input != before.input,
         Does::Clears => after.entries < before.entries,
         Does::Closes => before.top.is_some() && after.top != before.top,
+        Does::Changes => after.top == before.top && after.place != before.place,
     }
 }
 
@@ -279,7 +298,7 @@ fn every_key_the_footer_or_the_help_shows_does_what_its_list_says() {
         wrong.len(),
         wrong.join("\n")
     );
-    assert!(checked >= 70, "only {checked} commands");
+    assert!(checked >= 120, "only {checked} commands");
 }
 
 /// The footer offers a pane's key exactly where its list says it applies, and the help lists
@@ -298,10 +317,7 @@ fn the_footer_and_the_help_come_from_the_lists() {
             }
         }
         assert!(help.contains(title), "{title}");
-        if matches!(
-            context,
-            Context::Anywhere | Context::WhileTyping | Context::ElicitationForm
-        ) {
+        if matches!(context, Context::Anywhere | Context::WhileTyping) {
             continue;
         }
         let mut askers = Askers::new();

@@ -2,6 +2,7 @@
 //! from the states `fixtures.rs` builds; `draw` and `snapshot` are shared with the other tests.
 
 mod commands;
+mod dialogs;
 pub(in crate::tui) mod elicitation;
 pub(in crate::tui) mod fixtures;
 mod keys;

@@ -13,7 +13,6 @@ use crate::tui::app::App;
 use crate::tui::chat::tests::{agent_config, ready, type_text};
 use crate::tui::listing::ContentEvent;
 use crate::tui::messages::AppEvent;
-use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 use crate::tui::tests::fixtures::{ctrl, ignored, key};
 use crate::tui::tests::server_content::listing;
@@ -46,10 +45,7 @@ fn open(app: &mut App, layer: Layer, askers: &mut Askers) {
         Layer::ProfilePicker => app.on_key(ctrl('p')),
         Layer::Modal => {
             // `L` is a key of the panes; a dialog opened from the Conversation is the same.
-            app.overlays.modal = Some(Modal::Ledger {
-                entries: Vec::new(),
-                selected: 0,
-            });
+            app.overlays.modal = Some(super::dialogs::ledger());
             app.sync_overlays();
             Vec::new()
         }
