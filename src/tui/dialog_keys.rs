@@ -1,6 +1,6 @@
 //! The keys of the quit question and of the dialog the operator opened (`Modal`): the call
 //! editor, the trust preview, the restart question, the rules list, the viewers and forms.
-//! Separate from `keys.rs` (which view gets a key, and the panes' keys) because each dialog
+//! Separate from `keys.rs` (which view gets a key, and the keys of anywhere) because each dialog
 //! answers its keys its own way.
 
 use crossterm::event::{KeyCode, KeyEvent};

@@ -1,5 +1,6 @@
 //! The console: the terminal, the event loop and the effects it runs. `App` (app.rs) holds the
-//! state, `keys.rs` maps keys, `view.rs` and `panes/`, `modals/` draw.
+//! state, `keys.rs` and the panes (`panes/`, each a component) take the keys, `view.rs`,
+//! `panes/` and `modals/` draw.
 //!
 //! The loop `select!`s over terminal events, app events (runtime events forwarded with their
 //! runtime's generation, and the results of background work) and draw requests. It draws only

@@ -2,7 +2,7 @@
 //! questions and sampling requests, the dialog of the moment, the Conversation's pickers) and
 //! the one place that decides which of them is on top. The view on top is the one drawn, the
 //! one that gets the keys and the one whose keys the footer names; keys (`keys.rs`), drawing
-//! (`view.rs`) and the footer (`panes/footer.rs`) all ask [`Overlays::top`], so they cannot
+//! (`view.rs`) and the footer (`footer.rs`) all ask [`Overlays::top`], so they cannot
 //! disagree. The newest view to open goes on top (an approval arriving over an open picker
 //! covers it; answering it shows the picker again, as it was); the quit question is always
 //! on top. A kind already open keeps its place when more of it arrive: a second approval

@@ -1,5 +1,5 @@
 //! The `?` overlay: every key, and what the words on screen mean (the text is made from the
-//! panes' command lists, `tui/commands.rs`).
+//! command lists, `tui/hints.rs`).
 
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
