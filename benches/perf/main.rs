@@ -31,6 +31,7 @@ mod agent_body;
 mod agent_clients;
 mod agent_stream;
 mod bare;
+mod exit;
 mod http;
 mod memory;
 mod peer;
@@ -465,6 +466,10 @@ fn main() {
             mem_one_server_tools,
         ));
         eprintln!("memory done at {:.0?}", started.elapsed());
+    }
+    if wanted(&sections, "exit") {
+        rows.extend(exit::rows(BINARY, tmp.path(), 11));
+        eprintln!("exit done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "tui") {
         rows.extend(runtime.block_on(tui::frame_rows(50)));

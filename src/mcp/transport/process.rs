@@ -162,6 +162,7 @@ impl ServerProcess {
             });
         };
 
+        reaper::leader_started(pid);
         let (stderr_tx, stderr_done) = watch::channel(false);
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr);
@@ -191,6 +192,7 @@ impl ServerProcess {
                 Ok(status) => ExitInfo::from(status),
                 Err(_) => ExitInfo::Code(-1),
             };
+            reaper::leader_ended(pid);
             // The leader is gone: whatever it started in its group goes too
             // (docs/ARCHITECTURE.md §4.2), and what left the group, now orphaned to the console,
             // by its mark.

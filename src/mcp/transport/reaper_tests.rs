@@ -176,3 +176,33 @@ async fn a_sweep_reaps_orphans_and_never_a_child_someone_waits_for() {
     assert!(process.exit_info().is_none(), "the server still runs");
     process.shutdown(Duration::from_millis(100), &[]).await;
 }
+
+/// The tree walked down from a leader (the `children` files) is the tree a scan of every
+/// process finds, grandchildren included.
+#[test]
+fn the_walked_tree_is_the_scanned_tree() {
+    enable();
+    let mut leader = std::process::Command::new("sh")
+        .args(["-c", "sleep 30 & (sleep 30 & sleep 30; true) & wait"])
+        .spawn()
+        .expect("sh spawns");
+    let pid = leader.id() as i32;
+    let me = std::process::id() as i32;
+    // Until the whole tree is there: the leader, its two children, a grandchild.
+    let mut walked = Vec::new();
+    for _ in 0..200 {
+        walked = walked_descendants(Some(pid), "no-mark", me).expect("children files");
+        if walked.len() >= 4 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut scanned = scanned_descendants(Some(pid), "no-mark", me);
+    walked.sort_by_key(|f| f.pid);
+    scanned.sort_by_key(|f| f.pid);
+    kill(&walked);
+    let _ = leader.kill();
+    let _ = leader.wait();
+    assert!(walked.len() >= 4, "the tree: {walked:?}");
+    assert_eq!(walked, scanned);
+}
