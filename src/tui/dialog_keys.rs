@@ -13,7 +13,6 @@ use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;
 use super::modals::viewer::ViewOutcome;
 use super::modals::Modal;
-use super::pane_state::Pane;
 use crate::agent::attach::PromptUse;
 use crate::approval::rule_label;
 use crate::config::RuleDecision;
@@ -83,8 +82,13 @@ impl App {
                             .last_arguments
                             .insert(tool.clone(), arguments.clone());
                         self.overlays.modal = None;
-                        self.set_focus(Pane::Calls);
+                        // The Tools pane keeps the keys (the next Enter calls again); the new
+                        // call is the one selected in Calls.
                         self.panes.calls.selected = self.calls.rows.len();
+                        self.notify(
+                            Level::Info,
+                            format!("sent {tool}: Calls (4) shows it and its result"),
+                        );
                         return vec![Effect::Call { tool, arguments }];
                     }
                 }

@@ -106,9 +106,17 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
             arguments: json!({"body": "b1", "title": "t1"}),
         }]
     );
-    assert_eq!(app.focus, Pane::Calls);
-    // The next call of the tool starts from these arguments.
-    app.set_focus(Pane::Tools);
+    // Tools keeps the keys: the next Enter calls again, from these arguments; the new call is
+    // the one selected in Calls, and the notice says where it shows.
+    assert_eq!(app.focus, Pane::Tools);
+    assert_eq!(app.panes.calls.selected, app.calls.rows.len());
+    assert!(
+        app.notice
+            .as_ref()
+            .is_some_and(|(_, t)| t.contains("Calls (4)")),
+        "{:?}",
+        app.notice
+    );
     app.on_key(key(KeyCode::Enter));
     let Some(Modal::Editor(editor)) = &app.overlays.modal else {
         panic!("no editor");
