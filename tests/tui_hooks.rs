@@ -74,7 +74,8 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
     call_tool(&t, "notes__delete");
     let screen = t.wait_for_row("#1", "denied");
     assert!(!screen.contains("Approval needed"), "{screen}");
-    t.keys(&["Enter"]);
+    // Tools kept the keys; in Calls the call is the one selected.
+    t.keys(&["4", "Enter"]);
     let screen = t.wait_for("notes are kept", Duration::from_secs(5));
     assert!(
         screen.contains("denied by hooks[0] (mcp_tool guard/echo): notes are kept"),
