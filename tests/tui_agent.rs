@@ -185,6 +185,55 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
     quit(&t);
 }
 
+/// `A` on the agent's call: its line says always; the next call of the tool runs without a
+/// question and its line names the rule that let it through (on a copy of the example: `A`
+/// writes the rule into it).
+#[test]
+fn always_allowing_is_said_and_the_next_call_names_its_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let config = dir.path().join("aimon.yaml");
+    std::fs::copy(example(), &config).unwrap();
+    let t = console(dir.path(), &config, &state);
+    ask(&t, "save a note called a1 saying hi");
+    t.wait_for_question("Approval needed", Duration::from_secs(10));
+    t.keys(&["A"]);
+    t.wait_for_row("#1 ", "ok");
+    t.wait_for("is always allowed now", Duration::from_secs(10));
+    let screen = t.wait_for(
+        "(demo model) Done: saved note \"a1\".",
+        Duration::from_secs(10),
+    );
+    let line = |screen: &str, id: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!("→ {id} ")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line(&screen, "#1").contains("(always allowed by you after "),
+        "{screen}"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written.contains("tool: mcp__notes-trusted__write_note"),
+        "{written}"
+    );
+
+    ask(&t, "save a note called a2 saying hi");
+    let screen = t.wait_for(
+        "(demo model) Done: saved note \"a2\".",
+        Duration::from_secs(10),
+    );
+    assert!(!screen.contains("Approval needed"), "{screen}");
+    assert!(
+        line(&screen, "#2").contains("(allowed by policy.rules[1] (tool mcp__notes-trusted__wri"),
+        "{screen}"
+    );
+    quit(&t);
+}
+
 #[test]
 fn esc_ends_a_streaming_turn_and_cancels_a_running_call() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,7 +16,7 @@ use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
 use super::ledger::{Ledger, LedgerEntry, LedgerError};
 use super::rules::{first_rule, rule_label, HookDecision, HookVerdict};
-use super::{ApprovalDecision, GateVerdict};
+use super::{ApprovalDecision, GateVerdict, RunBy};
 
 /// The one approval gate of a runtime. `Send + Sync`; the ledger and the rules sit behind locks
 /// (the console adds and removes rules while calls run).
@@ -131,6 +131,7 @@ impl ApprovalGate {
             if self.ledger_lock().covers(tool) {
                 return GateVerdict::Run {
                     why: "approved for this session".to_string(),
+                    by: RunBy::Session,
                 };
             }
             return GateVerdict::Ask {
@@ -142,11 +143,13 @@ impl ApprovalGate {
         if let Some(h) = hook_says(HookVerdict::Allow) {
             return GateVerdict::Run {
                 why: format!("allowed by {}", h.describe()),
+                by: RunBy::Hook,
             };
         }
         if let Some(label) = rule_says(RuleDecision::Allow) {
             return GateVerdict::Run {
                 why: format!("allowed by {label}"),
+                by: RunBy::Rule,
             };
         }
 
@@ -158,6 +161,7 @@ impl ApprovalGate {
                         "policy.approval is never (within policy.side_effect_ceiling {})",
                         ceiling.as_str()
                     ),
+                    by: RunBy::Policy,
                 };
             }
             ApprovalPolicy::AskMutating => {
@@ -174,6 +178,7 @@ impl ApprovalGate {
                             "{} is read_only and policy.approval is ask_mutating",
                             tool.name
                         ),
+                        by: RunBy::Policy,
                     };
                 }
             }
@@ -184,6 +189,7 @@ impl ApprovalGate {
         if self.ledger_lock().covers(tool) {
             return GateVerdict::Run {
                 why: "approved for this session".to_string(),
+                by: RunBy::Session,
             };
         }
 
@@ -194,7 +200,8 @@ impl ApprovalGate {
     }
 
     /// Records the operator's answer. `AllowForSession` is remembered (and refused, with an
-    /// error, for destructive tools); `AllowOnce` and `Deny` change nothing.
+    /// error, for destructive tools); `AllowOnce`, `AllowAlways` (a rule in the config is its
+    /// lasting part) and `Deny` change nothing.
     pub fn record(
         &self,
         tool: &ToolDescriptor,
@@ -202,7 +209,9 @@ impl ApprovalGate {
     ) -> Result<(), LedgerError> {
         match decision {
             ApprovalDecision::AllowForSession => self.ledger_lock().remember(tool),
-            ApprovalDecision::AllowOnce | ApprovalDecision::Deny => Ok(()),
+            ApprovalDecision::AllowOnce
+            | ApprovalDecision::AllowAlways
+            | ApprovalDecision::Deny => Ok(()),
         }
     }
 

@@ -119,7 +119,8 @@ fn read_only_runs_under_ask_mutating_but_asks_under_ask_all() {
     assert_eq!(
         gate.evaluate(&read_note()),
         GateVerdict::Run {
-            why: "mcp__demo__read_note is read_only and policy.approval is ask_mutating".into()
+            why: "mcp__demo__read_note is read_only and policy.approval is ask_mutating".into(),
+            by: RunBy::Policy,
         }
     );
     let all = ApprovalGate::new(policy(SideEffectCeiling::Mutating, ApprovalPolicy::AskAll));
@@ -175,7 +176,8 @@ fn session_approval_runs_until_revoked() {
     assert_eq!(
         gate.evaluate(&write_note()),
         GateVerdict::Run {
-            why: "approved for this session".into()
+            why: "approved for this session".into(),
+            by: RunBy::Session,
         }
     );
     let ledger = gate.ledger();
@@ -309,13 +311,15 @@ fn an_allow_skips_the_question_but_never_the_ceiling() {
     assert_eq!(
         gate.evaluate(&delete_note()),
         GateVerdict::Run {
-            why: "allowed by policy.rules[0] (tool mcp__demo__delete_note)".into()
+            why: "allowed by policy.rules[0] (tool mcp__demo__delete_note)".into(),
+            by: RunBy::Rule,
         }
     );
     assert_eq!(
         gate.decide(&write_note(), Some(&hook(HookVerdict::Allow))),
         GateVerdict::Run {
-            why: "allowed by hooks[0] (mcp_tool guard/check): because".into()
+            why: "allowed by hooks[0] (mcp_tool guard/check): because".into(),
+            by: RunBy::Hook,
         }
     );
     let read_only = gate_with(

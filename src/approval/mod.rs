@@ -27,15 +27,25 @@ pub enum ApprovalDecision {
     /// Run this call and, for the rest of the session, every call of this exact tool
     /// (never offered for destructive tools).
     AllowForSession,
+    /// Run this call; the console writes a rule that allows the tool from now on (`A`).
+    AllowAlways,
     /// Do not run this call.
     Deny,
 }
 
 impl ApprovalDecision {
+    pub const ALL: [ApprovalDecision; 4] = [
+        ApprovalDecision::AllowOnce,
+        ApprovalDecision::AllowForSession,
+        ApprovalDecision::AllowAlways,
+        ApprovalDecision::Deny,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ApprovalDecision::AllowOnce => "allow_once",
             ApprovalDecision::AllowForSession => "allow_for_session",
+            ApprovalDecision::AllowAlways => "allow_always",
             ApprovalDecision::Deny => "deny",
         }
     }
@@ -43,8 +53,34 @@ impl ApprovalDecision {
     /// Whether the call this answers may run.
     pub fn allows(self) -> bool {
         match self {
-            ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession => true,
+            ApprovalDecision::AllowOnce
+            | ApprovalDecision::AllowForSession
+            | ApprovalDecision::AllowAlways => true,
             ApprovalDecision::Deny => false,
+        }
+    }
+}
+
+/// What let a call run without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunBy {
+    /// The policy: a read-only tool under `ask_mutating`, or `approval: never`.
+    Policy,
+    /// A hook's allow.
+    Hook,
+    /// An allow rule (`policy.rules`; `A` writes one).
+    Rule,
+    /// The operator's approval for the session (`a`).
+    Session,
+}
+
+impl RunBy {
+    /// Whether a call it let through is worth naming it for: not the policy's everyday
+    /// read-only pass.
+    pub fn is_notable(self) -> bool {
+        match self {
+            RunBy::Policy => false,
+            RunBy::Hook | RunBy::Rule | RunBy::Session => true,
         }
     }
 }
@@ -52,8 +88,8 @@ impl ApprovalDecision {
 /// What the gate says about a call, with the reason in words for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateVerdict {
-    /// Run without asking.
-    Run { why: String },
+    /// Run without asking; `by` says what let it through.
+    Run { why: String, by: RunBy },
     /// Ask the operator first.
     Ask { why: String },
     /// Never run: above the side-effect ceiling.
@@ -65,7 +101,7 @@ pub enum GateVerdict {
 impl GateVerdict {
     pub fn why(&self) -> &str {
         match self {
-            GateVerdict::Run { why }
+            GateVerdict::Run { why, .. }
             | GateVerdict::Ask { why }
             | GateVerdict::Refuse { why }
             | GateVerdict::Deny { why } => why,

@@ -127,6 +127,11 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "decision": decision.as_str(),
             "by": by.as_str(),
         }),
+        RuntimeEvent::CallAllowed { id, why } => json!({
+            "type": "call_allowed",
+            "id": id,
+            "why": why,
+        }),
         RuntimeEvent::ServerLog {
             server,
             level,
@@ -360,6 +365,7 @@ pub fn event_line(event: &RuntimeEvent) -> String {
         RuntimeEvent::ApprovalAnswered { id, decision, by } => {
             format!("call #{id} {}", answer_words(*decision, *by))
         }
+        RuntimeEvent::CallAllowed { id, why } => format!("call #{id} {}", clean(why)),
         RuntimeEvent::ServerLog {
             server,
             level,
@@ -509,6 +515,7 @@ fn answer_words(decision: ApprovalDecision, by: AnsweredBy) -> &'static str {
         (ApprovalDecision::AllowOnce, AnsweredBy::YesFlag) => "allowed by --yes",
         (ApprovalDecision::AllowOnce, _) => "allowed once by you",
         (ApprovalDecision::AllowForSession, _) => "allowed for the session by you",
+        (ApprovalDecision::AllowAlways, _) => "always allowed by you (a rule)",
     }
 }
 

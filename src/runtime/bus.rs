@@ -218,6 +218,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::CallFinished { .. }
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ApprovalAnswered { .. }
+        | RuntimeEvent::CallAllowed { .. }
         | RuntimeEvent::ToolsChanged(_)
         | RuntimeEvent::HookRan(_)
         | RuntimeEvent::EventsDropped { .. } => false,

@@ -49,6 +49,9 @@ pub enum RuntimeEvent {
         decision: ApprovalDecision,
         by: AnsweredBy,
     },
+    /// Call `id` runs without asking because a rule, a hook or a session approval lets it
+    /// through (the policy's everyday read-only pass is not said): `why` names it.
+    CallAllowed { id: u64, why: String },
     /// A server notification matched a `notifications.rewake` rule: the external event it
     /// makes, for the driver (it follows that notification's own `Notification` event).
     Rewake(ExternalEvent),

@@ -154,7 +154,11 @@ impl Executor {
         match self.gate.decide(descriptor, hooked.as_ref()) {
             GateVerdict::Refuse { why } => return (CallStatus::Refused, ToolResult::error(why)),
             GateVerdict::Deny { why } => return (CallStatus::Denied, ToolResult::error(why)),
-            GateVerdict::Run { .. } => {}
+            GateVerdict::Run { why, by } => {
+                if by.is_notable() {
+                    self.bus.send(RuntimeEvent::CallAllowed { id, why });
+                }
+            }
             GateVerdict::Ask { why } => {
                 self.bus.send(RuntimeEvent::CallStatus {
                     id,
@@ -200,7 +204,9 @@ impl Executor {
                             ),
                         };
                     }
-                    ApprovalDecision::AllowOnce | ApprovalDecision::AllowForSession
+                    ApprovalDecision::AllowOnce
+                    | ApprovalDecision::AllowForSession
+                    | ApprovalDecision::AllowAlways
                         if !self.still_registered(tool_name, &tool) =>
                     {
                         // A turn boundary swapped the tool while the operator was deciding:
@@ -212,7 +218,8 @@ impl Executor {
                             )),
                         );
                     }
-                    ApprovalDecision::AllowOnce => {}
+                    // The rule that always allows it is the console's to write (`A`).
+                    ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways => {}
                     ApprovalDecision::AllowForSession => {
                         if let Err(e) = self
                             .gate

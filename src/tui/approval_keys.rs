@@ -114,7 +114,7 @@ impl App {
             return Vec::new();
         };
         let tool = request.tool.name.clone();
-        request.respond(ApprovalDecision::AllowOnce);
+        request.respond(ApprovalDecision::AllowAlways);
         self.notify(
             Level::Info,
             format!("allowed; writing the rule that always allows {tool}…"),

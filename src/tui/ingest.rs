@@ -312,7 +312,7 @@ impl App {
                 return self.boundary_if_stale();
             }
             // Shown on the call's line in the Conversation pane (`chat_observe`).
-            RuntimeEvent::ApprovalAnswered { .. } => {}
+            RuntimeEvent::ApprovalAnswered { .. } | RuntimeEvent::CallAllowed { .. } => {}
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.overlays.approvals.is_empty() {
                     self.overlays.approval_scroll = 0;

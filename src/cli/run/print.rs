@@ -79,6 +79,7 @@ fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
         | RuntimeEvent::CallProgress { .. }
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ApprovalAnswered { .. }
+        | RuntimeEvent::CallAllowed { .. }
         | RuntimeEvent::ToolsChanged(_)
         | RuntimeEvent::HookRan(_) => true,
         RuntimeEvent::Mcp(_)

@@ -37,6 +37,9 @@ pub struct CallLine {
     pub result: Option<ToolCallStatus>,
     /// How its approval was answered, if it asked.
     pub approval: Option<(ApprovalDecision, AnsweredBy)>,
+    /// What let it run without asking, when a rule, a hook or a session approval did
+    /// (sanitized).
+    pub allowed: Option<String>,
     /// How long it took, when read back from a transcript (live calls take it from Calls).
     pub elapsed: Option<Duration>,
 }
@@ -125,6 +128,7 @@ pub(super) fn call_line(turn: u32, call_id: &str, tool: &str, arguments: &str) -
         runtime_id: None,
         result: None,
         approval: None,
+        allowed: None,
         elapsed: None,
     }
 }

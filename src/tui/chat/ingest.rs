@@ -148,6 +148,7 @@ impl App {
             RuntimeEvent::ApprovalAnswered { id, decision, by } => {
                 self.chat.approval_answered(*id, *decision, *by);
             }
+            RuntimeEvent::CallAllowed { id, why } => self.chat.call_allowed(*id, why),
             RuntimeEvent::CallFinished { id, .. } => {
                 self.chat.asked.remove(id);
             }

@@ -60,6 +60,13 @@ impl ChatState {
         }
     }
 
+    /// Call `id` ran without asking: `why` (a rule, a hook, a session approval).
+    pub fn call_allowed(&mut self, id: u64, why: &str) {
+        if let Some(line) = self.line_by_runtime_id_mut(id) {
+            line.allowed = Some(crate::text::sanitize_line(why, 120));
+        }
+    }
+
     /// One event of the loop.
     pub fn on_agent_event(&mut self, event: AgentEvent, now: Instant) {
         match event {

@@ -112,13 +112,9 @@ fn recorded_status(status: &str) -> ToolCallStatus {
 
 /// An approval as a transcript wrote it.
 fn recorded_approval(decision: &str, by: &str) -> Option<(ApprovalDecision, AnsweredBy)> {
-    let decision = [
-        ApprovalDecision::AllowOnce,
-        ApprovalDecision::AllowForSession,
-        ApprovalDecision::Deny,
-    ]
-    .into_iter()
-    .find(|d| d.as_str() == decision)?;
+    let decision = ApprovalDecision::ALL
+        .into_iter()
+        .find(|d| d.as_str() == decision)?;
     let by = [
         AnsweredBy::Operator,
         AnsweredBy::YesFlag,

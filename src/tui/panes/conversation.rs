@@ -498,7 +498,11 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
         (None, Some(waited)) => {
             status.push_str(&format!(" (waited {})", crate::text::fmt_duration(waited)))
         }
-        (None, None) => {}
+        (None, None) => {
+            if let Some(allowed) = &line.allowed {
+                status.push_str(&format!(" ({allowed})"));
+            }
+        }
     }
     let head = format!("  → {id}");
     let rest_w = width.saturating_sub(cells(&head) + cells(&status) + 2);
@@ -516,6 +520,7 @@ pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
     let what = match decision {
         ApprovalDecision::AllowOnce => "allowed once",
         ApprovalDecision::AllowForSession => "allowed for the session",
+        ApprovalDecision::AllowAlways => "always allowed",
         ApprovalDecision::Deny => "denied",
     };
     let who = match by {

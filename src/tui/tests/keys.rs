@@ -126,7 +126,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
 }
 
 #[tokio::test]
-async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
+async fn always_allow_answers_always_and_asks_for_the_rule_to_be_written() {
     use crate::approval::ApprovalDecision;
     use crate::tui::messages::Effect;
     use crossterm::event::KeyCode;
@@ -148,7 +148,7 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
             digest: 1,
         }]
     );
-    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowAlways));
     assert!(app.overlays.approvals.is_empty());
 
     // A destructive tool: asked once more; n goes back, y writes.
@@ -176,7 +176,7 @@ async fn always_allow_answers_once_and_asks_for_the_rule_to_be_written() {
             digest: 1,
         }]
     );
-    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowOnce));
+    assert_eq!(reply.await.ok(), Some(ApprovalDecision::AllowAlways));
     assert!(!app.overlays.approval_confirm);
 }
 

@@ -3,6 +3,7 @@
 //! clock; the keys' effects; a call tied to its row in Calls whichever event comes first;
 //! nothing the model writes reaching the terminal unsanitized.
 
+mod calls;
 mod keys;
 mod pick;
 
@@ -126,7 +127,7 @@ pub(in crate::tui) fn started(app: &mut App, id: u64, tool: &str, reason: &str) 
     });
 }
 
-fn finished(app: &mut App, id: u64, status: CallStatus, text: &str, ms: u64) {
+pub(super) fn finished(app: &mut App, id: u64, status: CallStatus, text: &str, ms: u64) {
     app.on_runtime_event(RuntimeEvent::CallFinished {
         id,
         status,
@@ -153,7 +154,7 @@ fn turn_ended(app: &mut App, turn: u32, ms: u64, tokens: (u64, u64), reason: &st
 
 /// A conversation: a save approved, an add, a made-up tool, a model error and its hint, then
 /// a prompt in flight with its write waiting for approval and a slow call running.
-fn conversation() -> (App, Instant) {
+pub(super) fn conversation() -> (App, Instant) {
     let (base, t0) = populated();
     let mut app = App::new(&agent_config(), Theme::plain(), t0);
     app.servers = base.servers;
@@ -483,28 +484,6 @@ fn a_whole_reply_is_shown_once_streamed_or_not() {
 
 /// A call's time in the conversation is its run, as in Calls, the wait for the operator said
 /// apart: `ok 200ms (allowed once by you after 2.5s)`, not the 2.7s from asking to its end.
-#[test]
-fn a_calls_time_leaves_the_wait_for_approval_apart_as_in_calls() {
-    let (mut app, t0) = conversation();
-    app.set_now(t0 + Duration::from_millis(3_000));
-    app.on_runtime_event(RuntimeEvent::ApprovalAnswered {
-        id: 9,
-        decision: ApprovalDecision::AllowOnce,
-        by: AnsweredBy::Operator,
-    });
-    app.on_runtime_event(RuntimeEvent::CallStatus {
-        id: 9,
-        status: CallStatus::Running,
-    });
-    app.set_now(t0 + Duration::from_millis(3_200));
-    finished(&mut app, 9, CallStatus::Ok, "saved", 2_700);
-    let screen = draw(&app, (140, 40));
-    assert!(
-        screen.contains("#9 ✓ ok 200ms (allowed once by you after 2.5s)"),
-        "{screen}"
-    );
-}
-
 /// Typing on after a prompt is sent: an approval that comes meanwhile does not take the
 /// typed `y` (or `A`, which would write a rule) as its answer; once the typing stops for a
 /// moment, `y` answers it.
