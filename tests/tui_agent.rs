@@ -234,6 +234,37 @@ fn always_allowing_is_said_and_the_next_call_names_its_rule() {
     quit(&t);
 }
 
+/// `R` while the agent's call runs: the turn ends at the cancel, with no further request to
+/// the model (its answer to a turn without tools would show), and the lines before the
+/// restart keep their number and time.
+#[test]
+fn a_restart_during_a_turn_ends_it_without_asking_the_model_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = console(dir.path(), &example(), &state);
+    ask(&t, "what is 2 plus 3");
+    t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
+    t.wait_for_row("#1 ", "ok");
+    ask(&t, "wait 8 seconds");
+    t.wait_for_row("#2 ", "running");
+    t.keys(&["Tab", "R"]);
+    t.wait_for_question("still running: restart every server", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.wait_for("agent ready:", Duration::from_secs(30));
+    // Time for a request the old code made after the cancel, and its answer.
+    std::thread::sleep(Duration::from_secs(2));
+    let screen = t.screen();
+    assert!(!screen.contains("none is on offer"), "{screen}");
+    assert!(!screen.contains("Done waiting"), "{screen}");
+    let first = screen
+        .lines()
+        .find(|l| l.contains("mcp__notes-trusted__add"))
+        .unwrap_or_default();
+    assert!(first.contains("→ #1 ✓ ok "), "{screen}");
+    assert!(first.contains("ms"), "its time: {screen}");
+    quit(&t);
+}
+
 #[test]
 fn esc_ends_a_streaming_turn_and_cancels_a_running_call() {
     let dir = tempfile::tempdir().unwrap();

@@ -96,7 +96,7 @@ impl App {
             Modal::RestartAll => match key.code {
                 KeyCode::Char('y') | KeyCode::Char('R') => {
                     self.overlays.modal = None;
-                    return vec![Effect::RestartAll];
+                    return self.restart_all();
                 }
                 KeyCode::Char('n') | KeyCode::Esc => self.overlays.modal = None,
                 _ if ctrl_c => self.overlays.modal = None,

@@ -80,12 +80,25 @@ impl App {
             KeyCode::Char('R') if self.calls.running() > 0 => {
                 self.overlays.modal = Some(Modal::RestartAll)
             }
-            KeyCode::Char('R') => return vec![Effect::RestartAll],
+            KeyCode::Char('R') => return self.restart_all(),
             KeyCode::Char('L') => self.open_ledger(),
             _ if panes::typing(self.focus, self) => {}
             _ => return panes::key(self.focus, self, key).unwrap_or_default(),
         }
         Vec::new()
+    }
+
+    /// `R`, asked and answered: every server again. The agent's turn in flight is cancelled
+    /// first, so that it ends at the cancel instead of asking its model again with the calls
+    /// cut off and the tools gone.
+    pub(super) fn restart_all(&mut self) -> Vec<Effect> {
+        let mut effects = if self.chat.busy() {
+            self.cancel_turn()
+        } else {
+            Vec::new()
+        };
+        effects.push(Effect::RestartAll);
+        effects
     }
 
     /// The pane a digit picks: 1–7 Servers … Prompts, 8 the Conversation (with an agent).

@@ -183,7 +183,7 @@ impl App {
 
     /// Esc: the turn in flight ends (the model request is dropped, its running calls are
     /// cancelled); a prompt still waiting for the agent is dropped.
-    fn cancel_turn(&mut self) -> Vec<Effect> {
+    pub(in crate::tui) fn cancel_turn(&mut self) -> Vec<Effect> {
         let Some(turn) = self.chat.turn.as_mut() else {
             return Vec::new();
         };

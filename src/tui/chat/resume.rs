@@ -75,18 +75,23 @@ impl ChatState {
                 | Record::Hook { .. } => {}
             }
         }
-        // A call the session ended in: the model is told it has no result.
+        // A call the session ended in: the model is told it has no result. The calls' ids
+        // were another runtime's: none is looked up.
         self.settle_calls(ToolCallStatus::Error);
-        prompts
-    }
-
-    /// Every call line is final and tied to no runtime call: those still open end as
-    /// `status`. For lines of a runtime that is gone (a restart, a resumed session), whose
-    /// ids a new runtime will use again.
-    pub(super) fn settle_calls(&mut self, status: ToolCallStatus) {
         for entry in self.entries.iter_mut() {
             if let Entry::Call(line) = entry {
                 line.runtime_id = None;
+            }
+        }
+        prompts
+    }
+
+    /// Every call line is final: those still open end as `status` (their runtime is gone: a
+    /// restart, a resumed session). Their `#` stays: a restart's runtime
+    /// numbers its calls on from the last one's, and Calls keeps the old rows.
+    pub(super) fn settle_calls(&mut self, status: ToolCallStatus) {
+        for entry in self.entries.iter_mut() {
+            if let Entry::Call(line) = entry {
                 line.result.get_or_insert(status);
             }
         }
