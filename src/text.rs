@@ -113,6 +113,59 @@ fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// The candidates nearest to `word`, if near enough to be a slip (a few edits for a long
+/// word, one for a short one, any difference of case alone): all those at the least distance,
+/// sorted.
+pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let limit = (word.chars().count() / 3 + 1).min(3);
+    let near: Vec<(usize, &str)> = candidates
+        .map(|c| {
+            let d = if c.eq_ignore_ascii_case(word) {
+                0
+            } else {
+                edit_distance(word, c)
+            };
+            (d, c)
+        })
+        .filter(|&(d, _)| d <= limit)
+        .collect();
+    let Some(best) = near.iter().map(|&(d, _)| d).min() else {
+        return Vec::new();
+    };
+    let mut words: Vec<&str> = near
+        .into_iter()
+        .filter(|&(d, _)| d == best)
+        .map(|(_, c)| c)
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// Edit distance over characters, two neighbours swapped counting as one edit (`modle` is one
+/// from `model`, two from `models`): the optimal string alignment distance.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows: two rows back (for a swap), the previous one and the one being filled.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j] + 1)
+                .min(row[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut previous, row);
+    }
+    previous[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

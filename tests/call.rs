@@ -102,6 +102,25 @@ fn a_tool_error_exits_1_and_arguments_that_do_not_fit_exit_2() {
     let out = run(&["call", "mcp__demo__nope"], Some(&cfg.path));
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no tool named"));
+
+    // A slip is answered with the nearest names: in the tool's name, its server's, or the
+    // `mcp__` prefix left out.
+    for (tool, meant) in [
+        ("mcp__demo__ecoh", "(did you mean mcp__demo__echo?)"),
+        (
+            "mcp__dmeo__echo",
+            "no server dmeo (did you mean mcp__demo__echo?)",
+        ),
+        ("demo__echo", "(did you mean mcp__demo__echo?)"),
+    ] {
+        let out = run(&["call", tool], Some(&cfg.path));
+        assert_eq!(out.status.code(), Some(1), "{tool}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("no tool named {tool}")) && stderr.contains(meant),
+            "{tool}: {stderr}"
+        );
+    }
 }
 
 #[test]

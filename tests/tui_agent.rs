@@ -248,7 +248,10 @@ fn a_restart_during_a_turn_ends_it_without_asking_the_model_again() {
     ask(&t, "wait 8 seconds");
     t.wait_for_row("#2 ", "running");
     t.keys(&["Tab", "R"]);
-    t.wait_for_question("still running: restart every server", Duration::from_secs(5));
+    t.wait_for_question(
+        "still running: restart every server",
+        Duration::from_secs(5),
+    );
     t.keys(&["y"]);
     t.wait_for("agent ready:", Duration::from_secs(30));
     // Time for a request the old code made after the cancel, and its answer.

@@ -44,6 +44,43 @@ fn server_of(tool: &str) -> Option<&str> {
         .map(|(server, _)| server)
 }
 
+/// Why `tool` cannot be one of the config's, when its name alone says so: a server's tool
+/// named without its `mcp__` prefix, or a server the config does not have (each with the
+/// nearest names). A slip in the tool's own name is found once its server has started.
+fn misnamed(tool: &str, server: Option<&str>, config: &Config) -> Option<String> {
+    let names = || config.mcp.servers.iter().map(|s| s.name.as_str());
+    let did_you_mean = |near: Vec<String>| {
+        if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", near.join(" or "))
+        }
+    };
+    match server {
+        Some(server) if !names().any(|n| n == server) => {
+            let rest = &tool["mcp__".len() + server.len()..];
+            let near = crate::text::nearest(server, names())
+                .into_iter()
+                .map(|n| format!("mcp__{n}{rest}"))
+                .collect();
+            Some(format!(
+                "no tool named {tool}: the config has no server {server}{}",
+                did_you_mean(near)
+            ))
+        }
+        Some(_) => None,
+        None if LocalTools::ALL.contains(tool) => None,
+        None => {
+            let prefixed = format!("mcp__{tool}");
+            let served = server_of(&prefixed).is_some_and(|s| names().any(|n| n == s));
+            Some(format!(
+                "no tool named {tool}{}",
+                did_you_mean(if served { vec![prefixed] } else { Vec::new() })
+            ))
+        }
+    }
+}
+
 pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     let arguments: Value = match serde_json::from_str(&args.args) {
         Ok(v @ Value::Object(_)) => v,
@@ -77,6 +114,12 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
     // Only the server that serves the tool needs to start, and those that `mcp_tool` hooks
     // call (each hook waits for its own server, within its timeout).
     let wanted = server_of(&args.tool).map(str::to_string);
+    if let Some(why) = misnamed(&args.tool, wanted.as_deref(), &config) {
+        output::error_line(&format!(
+            "error: {why}; `aimon-console tools` lists the tools"
+        ));
+        return ExitCode::from(1);
+    }
     let hook_servers: Vec<String> = config
         .hooks
         .iter()

@@ -152,13 +152,18 @@ impl ConfigError {
         }
     }
 
-    /// No config file was found; `looked_at` lists every place tried, in order.
+    /// No config file was found; `looked_at` lists every place tried, in order; the message
+    /// says where to start from.
     pub fn not_found(looked_at: &[String]) -> Self {
         ConfigError {
             kind: ConfigErrorKind::NotFound,
             place: ErrorPlace::Nowhere,
             message: format!(
-                "no config file found (looked at: {}); pass --config or set AIMON_CONFIG",
+                "no config file found (looked at, in this order: {}). Start from the example: \
+                 --config config.example.yaml in the repository (built-in demo servers and \
+                 model, offline), or copy it to ./aimon.yaml; or write one from the servers \
+                 of Claude, VS Code or Codex: aimon-console import FILE --write --config \
+                 aimon.yaml",
                 looked_at.join(", ")
             ),
             source: None,
@@ -218,9 +223,14 @@ mod tests {
         assert!(std::error::Error::source(&e).is_some());
 
         let e = ConfigError::not_found(&["a".into(), "b".into()]);
-        assert_eq!(
-            e.to_string(),
-            "no config file found (looked at: a, b); pass --config or set AIMON_CONFIG"
+        let text = e.to_string();
+        assert!(
+            text.starts_with("no config file found (looked at, in this order: a, b). "),
+            "{text}"
+        );
+        assert!(
+            text.contains("config.example.yaml") && text.contains("aimon-console import"),
+            "{text}"
         );
         assert_eq!(e.file(), None);
     }

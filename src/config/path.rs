@@ -32,7 +32,11 @@ fn resolve_path_from(
     if let Some(path) = from_env.filter(|p| !p.as_os_str().is_empty()) {
         return Ok(path);
     }
-    let mut looked_at = Vec::new();
+    // In the order of precedence.
+    let mut looked_at = vec![
+        "--config (not given)".to_string(),
+        "$AIMON_CONFIG (not set)".to_string(),
+    ];
     let local = match cwd {
         Some(cwd) => cwd.join(LOCAL_CONFIG_NAME),
         None => PathBuf::from(LOCAL_CONFIG_NAME),
@@ -53,8 +57,6 @@ fn resolve_path_from(
             "$XDG_CONFIG_HOME/aimon-console/config.yaml (no config folder known)".to_string(),
         ),
     }
-    looked_at.push("--config (not given)".to_string());
-    looked_at.push("$AIMON_CONFIG (not set)".to_string());
     Err(ConfigError::not_found(&looked_at))
 }
 
@@ -77,14 +79,22 @@ mod tests {
             .expect_err("nothing found");
         assert_eq!(err.kind(), ConfigErrorKind::NotFound);
         let shown = err.to_string();
-        for place in [
-            cwd.join("aimon.yaml").display().to_string(),
-            user.display().to_string(),
+        // Every place, in the order of precedence.
+        let places = [
             "--config".to_string(),
             "AIMON_CONFIG".to_string(),
-        ] {
-            assert!(shown.contains(&place), "{shown} should name {place}");
-        }
+            cwd.join("aimon.yaml").display().to_string(),
+            user.display().to_string(),
+        ];
+        let at: Vec<usize> = places
+            .iter()
+            .map(|place| {
+                shown
+                    .find(place.as_str())
+                    .unwrap_or_else(|| panic!("{shown} should name {place}"))
+            })
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{shown}");
 
         // The user config folder is the last resort.
         std::fs::write(&user, "").expect("write");

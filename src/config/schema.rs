@@ -466,57 +466,19 @@ impl Walk<'_> {
     }
 }
 
-/// The words among `candidates` nearest to `word`, if near enough to be a slip (a few edits
-/// for a long word, one for a short one, any difference of case alone), in backquotes: one, or
+/// The words among `candidates` nearest to `word` (`text::nearest`), in backquotes: one, or
 /// each as near as the other (`` `model` or `models` ``).
 pub(super) fn suggest(
     word: &str,
     candidates: impl Iterator<Item = &'static str>,
 ) -> Option<String> {
-    let limit = (word.chars().count() / 3 + 1).min(3);
-    let near: Vec<(usize, &str)> = candidates
-        .map(|c| {
-            let d = if c.eq_ignore_ascii_case(word) {
-                0
-            } else {
-                edit_distance(word, c)
-            };
-            (d, c)
-        })
-        .filter(|&(d, _)| d <= limit)
-        .collect();
-    let best = near.iter().map(|&(d, _)| d).min()?;
-    let mut words: Vec<String> = near
-        .iter()
-        .filter(|&&(d, _)| d == best)
-        .map(|(_, c)| format!("`{c}`"))
-        .collect();
-    words.sort();
-    Some(words.join(" or "))
-}
-
-/// Edit distance over characters, two neighbours swapped counting as one edit (`modle` is one
-/// from `model`, two from `models`): the optimal string alignment distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // Three rows: two rows back (for a swap), the previous one and the one being filled.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut row = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (previous[j] + 1)
-                .min(row[j - 1] + 1)
-                .min(previous[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(before[j - 2] + 1);
-            }
-        }
-        before = std::mem::replace(&mut previous, row);
-    }
-    previous[b.len()]
+    let near = crate::text::nearest(word, candidates);
+    (!near.is_empty()).then(|| {
+        near.iter()
+            .map(|c| format!("`{c}`"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    })
 }
 
 #[cfg(test)]
@@ -525,9 +487,9 @@ mod tests {
 
     #[test]
     fn distances_and_suggestions() {
-        assert_eq!(edit_distance("comand", "command"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(crate::text::edit_distance("comand", "command"), 1);
+        assert_eq!(crate::text::edit_distance("", "abc"), 3);
+        assert_eq!(crate::text::edit_distance("kitten", "sitting"), 3);
         let keys = || SERVER_FIELDS.iter().map(|f| f.key);
         let near = |word: &str| suggest(word, keys());
         assert_eq!(near("comand").as_deref(), Some("`command`"));
@@ -547,10 +509,10 @@ mod tests {
 
     #[test]
     fn a_swap_is_one_edit_and_ties_are_all_named() {
-        assert_eq!(edit_distance("modle", "model"), 1);
-        assert_eq!(edit_distance("modle", "models"), 2);
-        assert_eq!(edit_distance("ab", "ba"), 1);
-        assert_eq!(edit_distance("abc", "ca"), 3);
+        assert_eq!(crate::text::edit_distance("modle", "model"), 1);
+        assert_eq!(crate::text::edit_distance("modle", "models"), 2);
+        assert_eq!(crate::text::edit_distance("ab", "ba"), 1);
+        assert_eq!(crate::text::edit_distance("abc", "ca"), 3);
         let agent = || AGENT_FIELDS.iter().map(|f| f.key);
         assert_eq!(suggest("modle", agent()).as_deref(), Some("`model`"));
         assert_eq!(suggest("modl", agent()).as_deref(), Some("`model`"));

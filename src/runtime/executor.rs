@@ -94,6 +94,24 @@ impl Executor {
         outcome
     }
 
+    /// No tool of that name: the error says the nearest names (a server's tool named
+    /// without its `mcp__` prefix, or a slip of a few letters).
+    fn no_such_tool(&self, name: &str) -> String {
+        let tools = self.registry.snapshot();
+        let prefixed = format!("mcp__{name}");
+        let near = if tools.contains_key(&prefixed) {
+            vec![prefixed.as_str()]
+        } else {
+            crate::text::nearest(name, tools.keys().map(String::as_str))
+        };
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", near.join(" or "))
+        };
+        format!("no tool named {name}{hint}; `aimon-console tools` lists them")
+    }
+
     async fn decide_and_run(
         &self,
         id: u64,
@@ -106,9 +124,7 @@ impl Executor {
         let Some(tool) = self.registry.get(tool_name) else {
             return (
                 CallStatus::Error,
-                ToolResult::error(format!(
-                    "no tool named {tool_name} (see `aimon-console tools`)"
-                )),
+                ToolResult::error(self.no_such_tool(tool_name)),
             );
         };
         // A call that cannot run is not put to anyone.
