@@ -145,6 +145,16 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
     let listed: Value = serde_json::from_slice(&listed.stdout).expect("sessions --json");
     assert_eq!(listed[0]["id"], id);
     assert_eq!(listed[0]["prompts"], 2);
+    assert_eq!(listed[0]["config"], example().display().to_string());
+    // The table says each session's config.
+    let table = run_in(state.path(), &example(), &["sessions"], &[]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("CONFIG"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap_or_default();
+    assert!(row.contains("config.example.yaml"), "{table}");
 }
 
 #[test]

@@ -160,6 +160,8 @@ pub struct SessionSummary {
     pub started_ms: u64,
     pub profile: String,
     pub model: String,
+    /// The config file it was started with (as written in its first record).
+    pub config: String,
     pub prompts: usize,
     pub first_prompt: String,
     pub path: PathBuf,
@@ -467,6 +469,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
                 started_ms: 0,
                 profile: String::new(),
                 model: String::new(),
+                config: String::new(),
                 prompts: 0,
                 first_prompt: String::new(),
                 path: path.clone(),
@@ -477,8 +480,10 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
                         at_ms,
                         profile,
                         model,
+                        config,
                         ..
                     } => {
+                        summary.config = config.clone();
                         summary.started_ms = *at_ms;
                         summary.profile = profile.clone();
                         summary.model = model.clone();

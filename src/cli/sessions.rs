@@ -13,6 +13,23 @@ pub struct SessionsArgs {
     pub json: bool,
 }
 
+/// A config path in `width` characters: `~` for the home folder, its start cut (`…`) so
+/// that the file name and the folders nearest it stay.
+fn config_cell(path: &str, width: usize) -> String {
+    let home = dirs::home_dir().map(|h| h.display().to_string());
+    let path = match home.as_deref().and_then(|h| path.strip_prefix(h)) {
+        Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+        _ => path.to_string(),
+    };
+    let path = crate::text::sanitize_line(&path, 400);
+    let chars: Vec<char> = path.chars().collect();
+    if chars.len() <= width {
+        return path;
+    }
+    let tail: String = chars[chars.len() - (width - 1)..].iter().collect();
+    format!("…{tail}")
+}
+
 pub fn run(args: SessionsArgs) -> ExitCode {
     let dir = transcript::sessions_dir();
     let sessions = transcript::list(&dir);
@@ -28,16 +45,18 @@ pub fn run(args: SessionsArgs) -> ExitCode {
         output::print(&format!("no sessions in {}\n", dir.display()));
         return ExitCode::SUCCESS;
     }
+    // Sessions of every config are here: each says its own.
     let mut text = format!(
-        "{:<20}  {:<16}  {:<12}  {:>7}  FIRST PROMPT\n",
-        "ID", "STARTED (UTC)", "PROFILE", "PROMPTS"
+        "{:<20}  {:<16}  {:<12}  {:<28}  {:>7}  FIRST PROMPT\n",
+        "ID", "STARTED (UTC)", "PROFILE", "CONFIG", "PROMPTS"
     );
     for s in &sessions {
         text.push_str(&format!(
-            "{:<20}  {:<16}  {:<12}  {:>7}  {}\n",
+            "{:<20}  {:<16}  {:<12}  {:<28}  {:>7}  {}\n",
             s.id,
             fmt_time(s.started_ms),
             safe_text(&s.profile),
+            config_cell(&s.config, 28),
             s.prompts,
             crate::text::sanitize_line(&s.first_prompt, 60)
         ));
