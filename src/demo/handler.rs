@@ -204,8 +204,10 @@ impl ServerHandler for DemoServer {
             capabilities.build()
         };
         let instructions = "Demo server of aimon-console: echo, add, notes (write_note, \
-                            delete_note) and a slow task with progress. Every note is also a \
-                            resource (demo://notes/{title}); the prompt summarize reads one.";
+                            delete_note) and a slow task with progress. Notes are kept in \
+                            memory only: a restart of the server forgets them. Every note is \
+                            also a resource (demo://notes/{title}); the prompt summarize reads \
+                            one.";
         let instructions = if self.opts.evil {
             format!("{EVIL}{instructions}{EVIL}")
         } else {

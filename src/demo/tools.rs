@@ -77,7 +77,9 @@ impl DemoServer {
     }
 
     /// Store a note in memory, replacing one with the same title.
-    #[tool(description = "Save a note (in memory) under a title; an existing note is replaced.")]
+    #[tool(
+        description = "Save a note under a title; an existing note is replaced. Notes are kept in memory: a restart of the server forgets them."
+    )]
     async fn write_note(
         &self,
         Parameters(args): Parameters<WriteNoteArgs>,
