@@ -231,8 +231,9 @@ fn finish_reason(reply: &Answer) -> &'static str {
     }
 }
 
-fn call_id(i: usize) -> String {
-    format!("call_demo_{i}")
+/// The id of a reply's call `i`: numbered on from the conversation's calls before it.
+fn call_id(reply: &Answer, i: usize) -> String {
+    format!("call_demo_{}", reply.first_call + i)
 }
 
 fn whole(reply: &Answer, model: &str, usage: Value) -> Value {
@@ -241,7 +242,7 @@ fn whole(reply: &Answer, model: &str, usage: Value) -> Value {
         .iter()
         .enumerate()
         .map(|(i, (name, arguments))| {
-            json!({"id": call_id(i), "type": "function", "function": {"name": name, "arguments": arguments}})
+            json!({"id": call_id(reply, i), "type": "function", "function": {"name": name, "arguments": arguments}})
         })
         .collect();
     let mut message = json!({"role": "assistant", "content": reply.text});
@@ -277,7 +278,7 @@ fn chunks(reply: &Answer, model: &str, usage: Option<Value>) -> Vec<String> {
     }
     for (i, (name, arguments)) in reply.calls.iter().enumerate() {
         out.push(chunk(
-            json!({"tool_calls": [{"index": i, "id": call_id(i), "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            json!({"tool_calls": [{"index": i, "id": call_id(reply, i), "type": "function", "function": {"name": name, "arguments": ""}}]}),
             None,
         ));
         let mut cut = arguments.len() / 2;

@@ -69,6 +69,9 @@ pub struct Rules {
 pub struct Answer {
     pub text: String,
     pub calls: Vec<(String, String)>,
+    /// The number of this answer's first call among the conversation's calls: its calls'
+    /// ids go on from the ids before (an SDK refuses an id used twice).
+    pub first_call: usize,
     /// Cut at the request's `max_tokens` (finish reason `length`).
     pub cut: bool,
 }
@@ -162,8 +165,56 @@ fn number(x: f64) -> Value {
     }
 }
 
+/// A message's text: a string, or the text parts of a list of parts (Chat Completions allows
+/// both, for user and tool messages alike).
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// What the operator typed: the prompt without the resources attached to it (`<resource …>`
+/// blocks), whose text is material, not orders.
+fn typed_part(prompt: &str) -> String {
+    let mut out = String::new();
+    let mut rest = prompt;
+    while let Some(open) = rest.find("<resource ") {
+        out.push_str(&rest[..open]);
+        match rest[open..].find("</resource>") {
+            Some(close) => rest = &rest[open + close + "</resource>".len()..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim().to_string()
+}
+
 /// The answer to a request body (`messages`, `tools`).
 pub fn answer(request: &Value, rules: &Rules) -> Answer {
+    let mut reply = answer_calls(request, rules);
+    reply.first_call = request["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|m| m["tool_calls"].as_array())
+                .map(Vec::len)
+                .sum()
+        })
+        .unwrap_or(0);
+    reply
+}
+
+fn answer_calls(request: &Value, rules: &Rules) -> Answer {
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let tools: Vec<String> = request["tools"]
         .as_array()
@@ -178,6 +229,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
     if let Some(turn) = rules.script.as_ref().and_then(|s| s.get(answered)) {
         return Answer {
             cut: false,
+            first_call: 0,
             text: turn.text.clone(),
             calls: turn
                 .tool_calls
@@ -196,9 +248,8 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
     }
     let last_user = messages.iter().rposition(|m| role(m, "user"));
     let prompt = last_user
-        .and_then(|i| messages[i]["content"].as_str())
-        .unwrap_or("")
-        .to_string();
+        .map(|i| typed_part(&text_of(&messages[i]["content"])))
+        .unwrap_or_default();
     let since: &[Value] = match last_user {
         Some(i) => &messages[i + 1..],
         None => &[],
@@ -235,7 +286,7 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
         return match since.last() {
             Some(m) if role(m, "tool") => Answer::say(format!(
                 "(demo model) The call came back: {}",
-                m["content"].as_str().unwrap_or("")
+                text_of(&m["content"])
             )),
             _ => Answer::say(match rules.long_answer {
                 Some(words) => long_answer(words),
@@ -272,8 +323,9 @@ pub fn answer(request: &Value, rules: &Rules) -> Answer {
         .iter()
         .rev()
         .find(|m| role(m, "tool"))
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("");
+        .map(|m| text_of(&m["content"]))
+        .unwrap_or_default();
+    let result = result.as_str();
     let failed = ["error", "not run", "cancelled"]
         .iter()
         .any(|w| result.starts_with(w));
@@ -384,164 +436,5 @@ fn unquote(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tools() -> Value {
-        json!([
-            {"type": "function", "function": {"name": "mcp__chatty__write_note"}},
-            {"type": "function", "function": {"name": "mcp__notes-trusted__write_note"}},
-            {"type": "function", "function": {"name": "mcp__notes-trusted__add"}},
-            {"type": "function", "function": {"name": "mcp__notes-trusted__echo"}},
-        ])
-    }
-
-    fn ask(messages: Value, rules: &Rules) -> Answer {
-        answer(&json!({"messages": messages, "tools": tools()}), rules)
-    }
-
-    fn prefer() -> Rules {
-        Rules {
-            prefer_server: Some("notes-trusted".into()),
-            ..Rules::default()
-        }
-    }
-
-    #[test]
-    fn prompts_become_intents() {
-        assert_eq!(
-            intent("Save a note called t1 saying hi"),
-            Some(Intent::SaveNote {
-                title: "t1".into(),
-                body: "hi".into()
-            })
-        );
-        assert_eq!(
-            intent("please write a note titled \"Groceries\" with the text: milk, eggs."),
-            Some(Intent::SaveNote {
-                title: "Groceries".into(),
-                body: "milk, eggs".into()
-            })
-        );
-        assert_eq!(
-            intent("What is 2 plus 3?"),
-            Some(Intent::Add { a: 2.0, b: 3.0 })
-        );
-        assert_eq!(intent("what's 1.5+2"), Some(Intent::Add { a: 1.5, b: 2.0 }));
-        assert_eq!(intent("hello"), None);
-        assert_eq!(
-            intent("Please wait 2.5 seconds"),
-            Some(Intent::Wait { seconds: 2.5 })
-        );
-        assert_eq!(intent("wait a bit"), None);
-        assert_eq!(
-            Intent::Wait { seconds: 2.5 }.arguments(),
-            json!({"steps": 25, "step_ms": 100})
-        );
-        let long = long_answer(30);
-        assert_eq!(long.split_whitespace().count(), 32, "{long}");
-        assert_eq!(long.lines().count(), 4, "{long}");
-    }
-
-    #[test]
-    fn a_save_calls_write_note_then_answers_with_its_result() {
-        let first = ask(
-            json!([{"role": "user", "content": "save a note called t1 saying hi"}]),
-            &prefer(),
-        );
-        assert_eq!(
-            first.calls,
-            vec![(
-                "mcp__notes-trusted__write_note".to_string(),
-                "{\"body\":\"hi\",\"title\":\"t1\"}".to_string()
-            )]
-        );
-        let second = ask(
-            json!([
-                {"role": "user", "content": "save a note called t1 saying hi"},
-                {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "mcp__notes-trusted__write_note", "arguments": "{}"}}]},
-                {"role": "tool", "tool_call_id": "c", "content": "saved note \"t1\""}
-            ]),
-            &prefer(),
-        );
-        assert_eq!(second.text, "(demo model) Done: saved note \"t1\".");
-        assert!(second.calls.is_empty());
-        // Without a preference, the first of the list.
-        let plain = ask(
-            json!([{"role": "user", "content": "save a note called x"}]),
-            &Rules::default(),
-        );
-        assert_eq!(plain.calls[0].0, "mcp__chatty__write_note");
-        assert!(ask(
-            json!([{"role": "user", "content": "hi"}]),
-            &Rules::default()
-        )
-        .text
-        .contains("demo model"));
-    }
-
-    #[test]
-    fn faults_and_scripts() {
-        let user = json!([{"role": "user", "content": "what is 2 plus 3"}]);
-        let invent = ask(
-            user.clone(),
-            &Rules {
-                invent_tool: true,
-                ..prefer()
-            },
-        );
-        assert_eq!(invent.calls[0].0, INVENTED_TOOL);
-        let bad = ask(
-            user.clone(),
-            &Rules {
-                bad_arguments: true,
-                ..prefer()
-            },
-        );
-        assert_eq!(
-            bad.calls[0],
-            (
-                "mcp__notes-trusted__add".to_string(),
-                BAD_ARGUMENTS.to_string()
-            )
-        );
-        let looping = ask(
-            user.clone(),
-            &Rules {
-                loop_tools: true,
-                ..prefer()
-            },
-        );
-        assert_eq!(looping.calls[0].0, "mcp__notes-trusted__echo");
-        let script = Rules {
-            script: Some(vec![ScriptTurn {
-                text: "two at once".into(),
-                tool_calls: vec![
-                    ScriptCall {
-                        name: "add".into(),
-                        arguments: json!({"a": 1, "b": 2}),
-                    },
-                    ScriptCall {
-                        name: "echo".into(),
-                        arguments: json!("not json"),
-                    },
-                ],
-            }]),
-            ..prefer()
-        };
-        let scripted = ask(user, &script);
-        assert_eq!(
-            scripted.calls,
-            vec![
-                (
-                    "mcp__notes-trusted__add".to_string(),
-                    "{\"a\":1,\"b\":2}".to_string()
-                ),
-                (
-                    "mcp__notes-trusted__echo".to_string(),
-                    "not json".to_string()
-                )
-            ]
-        );
-    }
-}
+#[path = "model_rules_tests.rs"]
+mod tests;
