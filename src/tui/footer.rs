@@ -116,11 +116,11 @@ pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
         Level::Warn => theme.warn(),
         Level::Error => theme.bad(),
     };
+    // Wrapped over the lines it has (two when it is longer than one), cut after them.
+    let room = usize::from(area.width) * usize::from(area.height);
     frame.render_widget(
-        Paragraph::new(Line::styled(
-            super::widgets::fit(text, area.width as usize),
-            style,
-        )),
+        Paragraph::new(Line::styled(super::widgets::fit(text, room), style))
+            .wrap(ratatui::widgets::Wrap { trim: false }),
         area,
     );
 }

@@ -10,6 +10,30 @@ use crate::text::sanitize_line;
 /// Characters kept of one configured value.
 const VALUE_CHARS: usize = 500;
 
+/// The widest line of the command to copy: it is broken between words, each line but the
+/// last ending in ` \` (the shell joins them again), so that a viewer never wraps it inside
+/// an argument (the `c` viewer is 74 columns inside).
+const COMMAND_WIDTH: usize = 70;
+
+/// `words` as shell lines of at most `COMMAND_WIDTH` characters (a longer word alone on its
+/// line), each but the last continued with ` \`.
+fn shell_lines(words: &[String]) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in words {
+        let wide = line.chars().count() + 1 + word.chars().count() + 2;
+        if !line.is_empty() && wide > COMMAND_WIDTH {
+            lines.push(std::mem::take(&mut line) + " \\");
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
 /// A server's launch, as lines to show and a command to copy.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Launch {
@@ -55,18 +79,17 @@ impl Launch {
                         }
                     })
                     .collect();
-                let mut line = String::new();
+                let mut shell: Vec<String> = Vec::new();
                 if let Some(cwd) = &config.cwd {
-                    line.push_str(&format!(
-                        "cd {} && ",
-                        quote(&clean(&cwd.display().to_string()))
-                    ));
+                    shell.push("cd".into());
+                    shell.push(format!("{} &&", quote(&clean(&cwd.display().to_string()))));
                 }
                 if !env.is_empty() {
-                    line.push_str(&format!("env {} ", env.join(" ")));
+                    shell.push("env".into());
+                    shell.extend(env);
                 }
-                line.push_str(&command);
-                let mut lines = vec![line];
+                shell.extend(words);
+                let mut lines = shell_lines(&shell);
                 let secrets: Vec<String> = config
                     .env
                     .keys()
@@ -154,8 +177,9 @@ mod tests {
         assert_eq!(launch.summary, r"npx -y 'server fs' 'it'\''s'");
         assert_eq!(
             launch.lines[0],
-            r#"cd /srv/data && env API_TOKEN="$API_TOKEN" LANG=C npx -y 'server fs' 'it'\''s'"#
+            r#"cd /srv/data && env API_TOKEN="$API_TOKEN" LANG=C npx -y 'server fs' \"#
         );
+        assert_eq!(launch.lines[1], r"'it'\''s'");
         let all = launch.lines.join("\n");
         assert!(!all.contains("hunter2"), "{all}");
         assert!(

@@ -335,10 +335,10 @@ fn start_runtime(
 
 /// Why the config file was not written, and, for a file changed on disk since the console
 /// loaded it, how to load it again.
-fn write_failure(e: config::WriteError) -> String {
+pub(super) fn write_failure(e: config::WriteError) -> String {
     match e {
         config::WriteError::Changed { path } => format!(
-            "{}: changed on disk since the console loaded it; nothing was written: R loads it again (restarting every server), then try again",
+            "{} changed on disk since it was loaded: nothing written; R reloads it (restarting every server), then try again",
             path.display()
         ),
         other => other.to_string(),

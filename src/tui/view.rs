@@ -23,9 +23,19 @@ impl App {
     /// Draws the whole screen. Changes nothing.
     pub fn render(&self, frame: &mut Frame) {
         let area = frame.area();
+        // A notice longer than the screen is wide takes a second line where there is room
+        // for it (cut, it would lose its end: what to do next); a small screen keeps its rows.
+        let notice_h = match &self.notice {
+            Some((_, text))
+                if area.height >= LARGE.1 && text.chars().count() > usize::from(area.width) =>
+            {
+                2
+            }
+            _ => 1,
+        };
         let [body, notice, footer] = Layout::vertical([
             Constraint::Min(3),
-            Constraint::Length(1),
+            Constraint::Length(notice_h),
             Constraint::Length(1),
         ])
         .areas(area);

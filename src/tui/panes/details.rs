@@ -322,20 +322,27 @@ fn render_tail(
             ..inner
         };
         frame.render_widget(summary, cut);
+        let more = wrapped - cut.height;
+        let lines = if more == 1 { "line" } else { "lines" };
+        let hints = [
+            format!(
+                "… {more} more summary {lines} ({})",
+                if focused {
+                    "Enter shows them"
+                } else {
+                    "focused, this pane grows; Enter shows all"
+                }
+            ),
+            format!("… {more} more summary {lines} (Enter shows them)"),
+            format!("… {more} more {lines} (Enter: all)"),
+        ];
+        // The longest that fits: a hint cut short says nothing.
+        let hint = hints
+            .iter()
+            .find(|h| h.chars().count() <= usize::from(inner.width))
+            .unwrap_or(&hints[2]);
         frame.render_widget(
-            Paragraph::new(Line::styled(
-                format!(
-                    "… {} more summary line{} ({})",
-                    wrapped - cut.height,
-                    if wrapped - cut.height == 1 { "" } else { "s" },
-                    if focused {
-                        "Enter shows them"
-                    } else {
-                        "focused, this pane grows; Enter shows all"
-                    }
-                ),
-                theme.dim(),
-            )),
+            Paragraph::new(Line::styled(hint.clone(), theme.dim())),
             Rect {
                 y: inner.y + cut.height,
                 height: 1,

@@ -120,7 +120,7 @@ fn a_file_changed_on_disk_says_r_loads_it_again() {
     });
     assert_eq!(
         why,
-        "/home/op/aimon.yaml: changed on disk since the console loaded it; nothing was written: R loads it again (restarting every server), then try again"
+        "/home/op/aimon.yaml changed on disk since it was loaded: nothing written; R reloads it (restarting every server), then try again"
     );
 }
 

@@ -268,6 +268,32 @@ fn a_long_summary_leaves_room_for_the_stderr_tail() {
     assert!(older.contains("│ chatty: stderr line 1 "), "{older}");
 }
 
+/// Nothing said is cut at the edge: the Details hint of a long summary fits its pane (with
+/// Servers focused at 140×40 it was cut at "Enter s"), and a notice too long for one line
+/// takes two on a large screen (the stale-config notice lost its "then try again").
+#[test]
+fn hints_and_notices_are_not_cut() {
+    let mut app = chatty(12, 20);
+    app.set_focus(Pane::Servers);
+    app.notify(
+        crate::tui::messages::Level::Warn,
+        crate::tui::write_failure(crate::config::WriteError::Changed {
+            path: "/home/operator/projects/aimon-console-deployments/production/aimon.yaml".into(),
+        }),
+    );
+    snapshot("uncut_hint_and_notice", &app);
+    let wide = draw(&app, SIZES[1]);
+    assert!(
+        wide.contains("(restarting every server), then try again"),
+        "{wide}"
+    );
+    let hint = wide
+        .lines()
+        .find(|l| l.contains("more summary line"))
+        .unwrap_or_default();
+    assert!(hint.contains("Enter shows"), "{wide}");
+}
+
 /// PgUp and PgDn move the Details stderr tail by the lines it shows, and pressing PgUp past the
 /// oldest line costs nothing on the way back: the pages are the same going up and coming down.
 #[test]
