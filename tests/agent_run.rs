@@ -231,7 +231,7 @@ fn a_model_that_calls_tools_forever_stops_at_max_turns() {
     );
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // The same words as the JSON's message and README.
+    // The same words as the JSON's message and docs/agent.md.
     assert!(
         stderr.contains(
             "stopped after 2 model turns (max_turns) without a final answer: the model kept calling tools"
@@ -525,7 +525,7 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
 #[test]
 fn the_console_checks_model_and_resume_off_a_terminal_too() {
     // stdout is a pipe here: the console falls back to the check report, but only after its
-    // options passed (README: 2 for an unknown --model or --resume id).
+    // options passed (docs/agent.md: 2 for an unknown --model or --resume id).
     let state = tempfile::tempdir().unwrap();
     for args in [["--model", "nope"], ["--resume", "nope"]] {
         let out = run_in(state.path(), &example(), &args, &[]);

@@ -6,7 +6,7 @@
 //! in HTTP mode with an HTTP fault flag (a background process of the test, killed when the test
 //! ends), or a URL that cannot work (nothing listening, `https` against plain HTTP).
 //!
-//! README's "Reliability" table is this file (and `faults/`) in words; keep them in step.
+//! The "Reliability" table of docs/reliability.md is this file (and `faults/`) in words; keep them in step.
 
 mod common;
 

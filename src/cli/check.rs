@@ -13,7 +13,7 @@ use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, 
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CheckArgs {
-    /// Print the report as JSON (shape in README).
+    /// Print the report as JSON (shape in docs/commands.md).
     #[arg(long)]
     pub json: bool,
 }

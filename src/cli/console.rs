@@ -42,7 +42,7 @@ fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> 
     }
     let Some(agent) = &config.agent else {
         return Err(format!(
-            "{}: no agent: section: --model and --resume need one (see README \"The agent\")",
+            "{}: no agent: section: --model and --resume need one (see docs/agent.md)",
             config.path.display()
         ));
     };

@@ -80,7 +80,7 @@ pub(super) async fn found_or_exit(
     }
 }
 
-/// What a listing lacks: the servers that did not start as `missing` (README "JSON shapes"),
+/// What a listing lacks: the servers that did not start as `missing` (docs/commands.md "JSON shapes"),
 /// and whether any failed (noted on stderr unless `json`).
 pub(super) fn gaps(runtime: &AgentRuntime, json: bool, what: &str) -> (Vec<Value>, bool) {
     let missing = output::missing_json(&runtime.reports());

@@ -1,5 +1,5 @@
 //! Runtime events as the headless commands print them (`watch`, `call --events`): one JSON
-//! object a line (README "JSON shapes": event lines), or one human line, server text sanitized.
+//! object a line (docs/commands.md "JSON shapes": event lines), or one human line, server text sanitized.
 //!
 //! Separate from `output.rs` because it is the one place that knows every `RuntimeEvent`
 //! variant's printed form; `watch` and `call` share it.

@@ -1,5 +1,5 @@
 //! Subcommands, one file each, and what they share: loading the config (exit 2 on error) and
-//! the JSON shapes of reports and tools (README "JSON shapes").
+//! the JSON shapes of reports and tools (docs/commands.md "JSON shapes").
 
 pub mod approve;
 pub mod asks;

@@ -1,4 +1,4 @@
-//! How headless commands print: the JSON shapes of README, and plain tables read at a glance.
+//! How headless commands print: the JSON shapes of docs/commands.md, and plain tables read at a glance.
 //! ANSI colour only on a terminal, never with `NO_COLOR`.
 
 use std::io::{IsTerminal, Write};

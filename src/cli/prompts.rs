@@ -19,7 +19,7 @@ use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct PromptsArgs {
-    /// Print `{"prompts", "errors", "complete", "missing"}` as JSON (shape in README).
+    /// Print `{"prompts", "errors", "complete", "missing"}` as JSON (shape in docs/commands.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -34,7 +34,7 @@ pub struct PromptArgs {
     /// The server to ask (else the one that lists the prompt).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Print the messages as JSON (shape in README).
+    /// Print the messages as JSON (shape in docs/commands.md).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -19,7 +19,7 @@ use crate::text::sanitize_line;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ResourcesArgs {
     /// Print `{"resources", "templates", "errors", "complete", "missing"}` as JSON (shape in
-    /// README).
+    /// docs/commands.md).
     #[arg(long)]
     pub json: bool,
 }
@@ -31,7 +31,7 @@ pub struct ReadArgs {
     /// The server to read it from (else the one that lists it, or whose template matches it).
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Print the contents as JSON (shape in README).
+    /// Print the contents as JSON (shape in docs/commands.md).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -1,6 +1,6 @@
 //! `aimon-console run PROMPT [--yes] [--json] [--max-turns N] [--model NAME] [--resume ID]`:
 //! one prompt to the agent, headless. The answer streams to stdout (with `--json`, one event a
-//! line: README "JSON shapes"); calls that need approval ask y/N on the terminal, are approved
+//! line: docs/commands.md "JSON shapes"); calls that need approval ask y/N on the terminal, are approved
 //! by `--yes`, or are refused when there is no terminal (and the model is told so). Exit 0 with
 //! a final answer and every tool call ok, 1 otherwise (Ctrl-C included), 2 on a config error or
 //! an empty prompt. Here: the checks, the profile, the start and the end; what is printed
@@ -60,7 +60,7 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     }
     let Some(agent) = &config.agent else {
         output::error_line(&format!(
-            "{}: no agent: section: add one with a model profile (see README \"The agent\")",
+            "{}: no agent: section: add one with a model profile (see docs/agent.md)",
             config.path.display()
         ));
         return ExitCode::from(super::EXIT_CONFIG);

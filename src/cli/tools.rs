@@ -14,7 +14,7 @@ use crate::runtime::ServerStatus;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ToolsArgs {
-    /// Print `{"tools": [TOOL…], "complete", "missing"}` (shape in README).
+    /// Print `{"tools": [TOOL…], "complete", "missing"}` (shape in docs/commands.md).
     #[arg(long)]
     pub json: bool,
 }

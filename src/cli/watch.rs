@@ -27,7 +27,7 @@ const FINISH_START: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct WatchArgs {
-    /// One JSON object a line (README "JSON shapes").
+    /// One JSON object a line (docs/commands.md "JSON shapes").
     #[arg(long)]
     pub json: bool,
     /// Also stop when stdin reaches its end (a driving script closing the pipe).

@@ -1,6 +1,6 @@
 //! What `run` prints while the prompt runs: the agent's events and the calls' runtime events,
 //! as text (the model's words on stdout as they come, one line per call and result) or as one
-//! JSON object a line (README "JSON shapes": `run --json`). Apart from `run.rs`, which starts
+//! JSON object a line (docs/commands.md "JSON shapes": `run --json`). Apart from `run.rs`, which starts
 //! and ends the run, because this is where the two event streams meet the terminal.
 
 use serde_json::{json, Value};
@@ -180,7 +180,7 @@ impl Plain {
     }
 }
 
-/// The JSON line of an agent event (README "JSON shapes": `run --json`).
+/// The JSON line of an agent event (docs/commands.md "JSON shapes": `run --json`).
 pub(super) fn agent_json(event: &AgentEvent) -> Value {
     let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     match event {
