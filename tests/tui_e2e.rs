@@ -483,3 +483,33 @@ fn restart_all_with_a_call_running_asks_and_cancels_it() {
     t.wait_for("READY$", Duration::from_secs(10));
     assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }
+
+/// A server flooding stderr for ten seconds beside one that logs: the Events pane shows at
+/// most one line about dropped events, and the other server's latest log messages.
+#[test]
+fn a_stderr_flood_leaves_one_drop_line_and_the_events_readable() {
+    let m = marker("tui-flood");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: live\n      command: {bin}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n    - name: noisy\n      command: {bin}\n      args: [demo-server, --flood-stderr]\n      env: {{AIMON_TEST_MARKER: {m}}}\n",
+            bin = bin()
+        ),
+    )
+    .unwrap();
+    let t = launch(dir.path(), &config, (140, 40));
+    t.wait_for("2/2 ready", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(10));
+    send_call(&t, "live__flood", &["\"count\": 3,"]);
+    t.keys(&["5"]);
+    let screen = t.wait_for(r#"flood: {"n":3,"of":3"#, Duration::from_secs(30));
+    assert!(screen.matches("events dropped").count() <= 1, "{screen}");
+    // The call's end comes after its log messages: then nothing is at stake in quitting.
+    t.wait_for_row("#1", "ok");
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    let left = wait_gone(&m, Duration::from_secs(5));
+    assert!(left.is_empty(), "left running: {left:?}");
+}

@@ -23,6 +23,11 @@ pub const FLOOD_BOUND: usize = 4096;
 /// Extra high-volume events taken without waiting (several servers' readers that were let in
 /// at once, stderr lines which never wait); past it they are dropped and counted.
 const FLOOD_SLACK: usize = 1024;
+/// Most stderr lines queued at once. They never wait (a server blocked on its stderr pipe
+/// could stall its answers), so past this they are dropped and counted; being a class of
+/// their own, a server flooding its stderr leaves the room of the other high-volume events
+/// (other servers' logs and progress) to them.
+const STDERR_BOUND: usize = 1024;
 /// Most events of any kind queued at once (a driver that never reads while calls go on).
 pub const TOTAL_BOUND: usize = 65_536;
 /// How long a producer waits for room before the bus takes the driver to have stopped reading.
@@ -31,8 +36,10 @@ pub const STALL_LIMIT: Duration = Duration::from_secs(2);
 #[derive(Default)]
 struct State {
     queue: VecDeque<RuntimeEvent>,
-    /// High-volume events in `queue`.
+    /// High-volume events in `queue` (stderr lines apart).
     flood: usize,
+    /// Stderr lines in `queue`.
+    stderr: usize,
     /// `close` was called: nothing more is taken; the driver reads what is queued, then `None`.
     closed: bool,
     /// The stream was dropped: everything goes nowhere.
@@ -66,7 +73,9 @@ impl EventStream {
             {
                 let mut state = self.0.lock();
                 if let Some(event) = state.queue.pop_front() {
-                    if is_flood(&event) {
+                    if is_stderr(&event) {
+                        state.stderr -= 1;
+                    } else if is_flood(&event) {
                         state.flood -= 1;
                     }
                     if state.flood < FLOOD_BOUND {
@@ -90,6 +99,7 @@ impl Drop for EventStream {
         state.gone = true;
         state.queue.clear();
         state.flood = 0;
+        state.stderr = 0;
         self.0.room.notify_waiters();
     }
 }
@@ -118,14 +128,20 @@ impl EventBus {
         if state.closed || state.gone {
             return;
         }
-        let flood = is_flood(&event);
-        let fits = if flood {
-            state.flood < FLOOD_BOUND + FLOOD_SLACK && state.queue.len() < TOTAL_BOUND
-        } else {
-            state.queue.len() < TOTAL_BOUND
-        };
+        let stderr = is_stderr(&event);
+        let flood = !stderr && is_flood(&event);
+        let fits = state.queue.len() < TOTAL_BOUND
+            && if stderr {
+                state.stderr < STDERR_BOUND
+            } else if flood {
+                state.flood < FLOOD_BOUND + FLOOD_SLACK
+            } else {
+                true
+            };
         if fits {
-            if flood {
+            if stderr {
+                state.stderr += 1;
+            } else if flood {
                 state.flood += 1;
             }
             state.queue.push_back(event);
@@ -192,6 +208,11 @@ impl McpNotificationListener for EventBus {
         Box::pin(EventBus::room(self))
     }
 }
+/// A server's stderr line.
+fn is_stderr(event: &RuntimeEvent) -> bool {
+    matches!(event, RuntimeEvent::Mcp(McpEvent::Stderr { .. }))
+}
+
 /// Whether a server can make many of these (they wait for room, or are dropped and counted).
 fn is_flood(event: &RuntimeEvent) -> bool {
     match event {

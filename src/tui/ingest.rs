@@ -254,12 +254,16 @@ impl App {
             }
             RuntimeEvent::HookRan(run) => self.hook_ran(&run),
             RuntimeEvent::EventsDropped { count } => {
-                self.events.dropped_upstream += count;
-                self.event(
-                    "",
-                    EventKind::Dropped,
-                    format!("{count} events dropped: the console fell behind"),
-                );
+                let at = self.now.saturating_duration_since(self.session.started_at);
+                let moved = self.events.dropped(at, count);
+                // A line held in Events stays the one held.
+                if let (Some(held), Some(moved)) = (self.panes.events.selected, moved) {
+                    self.panes.events.selected = Some(match held.cmp(&moved) {
+                        std::cmp::Ordering::Less => held,
+                        std::cmp::Ordering::Equal => self.events.rows.len() - 1,
+                        std::cmp::Ordering::Greater => held - 1,
+                    });
+                }
             }
             RuntimeEvent::CallProgress {
                 id,

@@ -473,6 +473,28 @@ impl EventLog {
         self.total += 1;
     }
 
+    /// `count` more events the runtime dropped, said by one line, the newest, with the count
+    /// so far: the line before goes (a flood's many gaps each had a line, and buried the real
+    /// events between them). Returns where that line was.
+    pub fn dropped(&mut self, at: Duration, count: u64) -> Option<usize> {
+        self.dropped_upstream += count;
+        let before = self.rows.iter().rposition(|r| r.kind == EventKind::Dropped);
+        if let Some(i) = before {
+            self.rows.remove(i);
+            self.total -= 1;
+        }
+        self.push(EventRow {
+            at,
+            server: String::new(),
+            kind: EventKind::Dropped,
+            text: format!(
+                "{} events dropped: the console fell behind",
+                self.dropped_upstream
+            ),
+        });
+        before
+    }
+
     /// Lines no longer kept (older than the last `EVENTS_KEEP`).
     pub fn not_kept(&self) -> u64 {
         self.total - self.rows.len() as u64

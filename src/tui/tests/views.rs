@@ -494,3 +494,63 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
     );
     assert!(screen.contains("asked by: you"), "{screen}");
 }
+
+/// A flood's many gaps make one drop line, the newest, with the count so far; the real events
+/// between them stay readable, and a held line stays the one held.
+#[test]
+fn drops_are_one_line_and_the_events_between_stay() {
+    use crate::mcp::notify::LogLevel;
+    use crate::runtime::RuntimeEvent;
+    let (mut app, _) = populated();
+    let log = |app: &mut App, n: usize| {
+        app.on_runtime_event(RuntimeEvent::ServerLog {
+            server: "notes".into(),
+            level: LogLevel::Info,
+            logger: None,
+            data: serde_json::json!(format!("real event {n}")),
+        });
+    };
+    log(&mut app, 0);
+    app.set_focus(Pane::Events);
+    app.on_key(crate::tui::tests::fixtures::key(
+        crossterm::event::KeyCode::Up,
+    ));
+    let held = app
+        .panes
+        .events
+        .selected
+        .and_then(|i| app.events.rows.get(i))
+        .map(|r| r.text.clone());
+    for n in 1..=50 {
+        app.on_runtime_event(RuntimeEvent::EventsDropped { count: 1000 });
+        log(&mut app, n);
+    }
+    let drops: Vec<&str> = app
+        .events
+        .rows
+        .iter()
+        .filter(|r| r.text.contains("events dropped"))
+        .map(|r| r.text.as_str())
+        .collect();
+    assert_eq!(drops, ["50000 events dropped: the console fell behind"]);
+    assert!(app
+        .events
+        .rows
+        .iter()
+        .any(|r| r.text.contains("real event 50")));
+    assert_eq!(
+        app.panes
+            .events
+            .selected
+            .and_then(|i| app.events.rows.get(i))
+            .map(|r| r.text.clone()),
+        held
+    );
+    // Following the newest again: the last real event and the one drop line are in view.
+    app.on_key(crate::tui::tests::fixtures::key(
+        crossterm::event::KeyCode::End,
+    ));
+    let screen = draw(&app, (140, 40));
+    assert!(screen.contains("real event 50"), "{screen}");
+    assert_eq!(screen.matches("events dropped").count(), 1, "{screen}");
+}
