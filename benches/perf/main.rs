@@ -474,7 +474,8 @@ fn main() {
     if wanted(&sections, "tui") {
         rows.extend(runtime.block_on(tui::frame_rows(50)));
         let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml");
-        rows.extend(tui::idle_cpu_rows(BINARY, &example));
+        let flood = demo_config(tmp.path(), "flood.yaml", 1, &["--flood-stderr"]);
+        rows.extend(tui::idle_cpu_rows(BINARY, &example, &flood));
         eprintln!("tui done at {:.0?}", started.elapsed());
     }
     runtime.shutdown_timeout(Duration::from_secs(2));

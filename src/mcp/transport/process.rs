@@ -103,6 +103,11 @@ pub struct ServerProcess {
     stderr_done: watch::Receiver<bool>,
 }
 
+/// Stderr lines read from one server per `STDERR_WINDOW` at most (20,000 a second: far more
+/// than a person or the Details tail can take in; a flood past it is slowed down).
+const STDERR_BURST: usize = 2_000;
+const STDERR_WINDOW: Duration = Duration::from_millis(100);
+
 /// The pipes of a freshly spawned server.
 pub struct Pipes {
     pub stdin: ChildStdin,
@@ -167,7 +172,18 @@ impl ServerProcess {
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr);
             let mut buf = Vec::new();
+            // At most `STDERR_BURST` lines each `STDERR_WINDOW`: a server flooding its stderr
+            // waits on its pipe (as one flooding stdout waits for room), instead of the
+            // console spending a core on reading what nobody can read.
+            let mut window = (tokio::time::Instant::now(), 0usize);
             loop {
+                if window.1 == STDERR_BURST {
+                    tokio::time::sleep_until(window.0 + STDERR_WINDOW).await;
+                    window = (tokio::time::Instant::now(), 0);
+                } else if window.0.elapsed() >= STDERR_WINDOW {
+                    window = (tokio::time::Instant::now(), 0);
+                }
+                window.1 += 1;
                 buf.clear();
                 // Bounded: a line longer than 64 KiB is split rather than held whole.
                 match (&mut reader)
