@@ -43,8 +43,8 @@ macro_rules! components {
 }
 
 // The registry: each pane's `Pane` variant and its component, in the order of Tab and of the
-// keys 1–8. A new pane is its file and a line here (and its variant in `Pane`, its state in
-// `Panes` if it keeps any).
+// keys 1–8. A new pane is its file, its `mod` line above and a line here (and its variant in
+// `Pane`, its state in `Panes` if it keeps any).
 components! { $
     Servers => self::servers::Servers,
     Details => self::details::Details,
