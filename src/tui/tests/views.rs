@@ -499,7 +499,7 @@ fn an_agent_call_denied_after_a_wait_says_who_asked_and_that_it_never_ran() {
 /// between them stay readable, and a held line stays the one held.
 #[test]
 fn drops_are_one_line_and_the_events_between_stay() {
-    use crate::mcp::notify::LogLevel;
+    use crate::runtime::LogLevel;
     use crate::runtime::RuntimeEvent;
     let (mut app, _) = populated();
     let log = |app: &mut App, n: usize| {
