@@ -169,12 +169,15 @@ const TEMPLATE_FORM: &[Command] = &[
     COMPLETE,
 ];
 
+/// Ctrl-S in the call editor, as a form or as raw JSON.
+const SEND_CALL: Command = with(
+    ctrl('s'),
+    "",
+    cmd(Some(("Ctrl-S", "send")), None, Always, Enter, Runs("Call")),
+);
+
 const CALL_FORM: &[Command] = &[
-    with(
-        ctrl('s'),
-        "",
-        cmd(Some(("Ctrl-S", "send")), None, Always, Enter, Runs("Call")),
-    ),
+    SEND_CALL,
     with(
         ctrl('r'),
         "",
@@ -188,11 +191,7 @@ const CALL_FORM: &[Command] = &[
 ];
 
 const RAW_ARGUMENTS: &[Command] = &[
-    with(
-        ctrl('s'),
-        "",
-        cmd(Some(("Ctrl-S", "send")), None, Always, Enter, Runs("Call")),
-    ),
+    SEND_CALL,
     with(
         ctrl('r'),
         "",

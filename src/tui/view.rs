@@ -86,30 +86,12 @@ impl App {
         };
         let hint = format!("({alt}{})", digits.join(" "));
         self.render_tabs(frame, tabs, &shared, self.placement.lower_left, &hint);
-        panes::draw(
-            Pane::Servers,
-            self,
-            frame,
-            servers,
-            self.focus == Pane::Servers,
-        );
-        panes::draw(
-            Pane::Details,
-            self,
-            frame,
-            details,
-            self.focus == Pane::Details,
-        );
+        self.draw_pane(Pane::Servers, frame, servers);
+        self.draw_pane(Pane::Details, frame, details);
         let lower_left = self.placement.lower_left;
-        panes::draw(lower_left, self, frame, tools, self.focus == lower_left);
-        panes::draw(Pane::Calls, self, frame, calls, self.focus == Pane::Calls);
-        panes::draw(
-            Pane::Events,
-            self,
-            frame,
-            events,
-            self.focus == Pane::Events,
-        );
+        self.draw_pane(lower_left, frame, tools);
+        self.draw_pane(Pane::Calls, frame, calls);
+        self.draw_pane(Pane::Events, frame, events);
     }
 
     fn render_compact(&self, frame: &mut Frame, area: Rect) {
@@ -127,26 +109,26 @@ impl App {
             Constraint::Min(3),
         ])
         .areas(area);
-        panes::draw(
-            Pane::Servers,
-            self,
-            frame,
-            servers,
-            self.focus == Pane::Servers,
-        );
+        self.draw_pane(Pane::Servers, frame, servers);
         let shown = match self.focus {
             Pane::Servers => Pane::Details,
             other => other,
         };
         let tabs_shown = self.tabs(|p| p != Pane::Servers);
         self.render_tabs(frame, tabs, &tabs_shown, shown, "(Tab switches)");
+        // The pane below has the keys, but Details shown for a focused Servers.
         panes::draw(
             shown,
             self,
             frame,
             lower,
-            shown != Pane::Details || self.focus == Pane::Details,
+            shown != Pane::Details || self.focus == shown,
         );
+    }
+
+    /// Draws `pane` in `area`, its border saying whether it has the keys.
+    fn draw_pane(&self, pane: Pane, frame: &mut Frame, area: Rect) {
+        panes::draw(pane, self, frame, area, self.focus == pane);
     }
 
     /// The panes present that `which` picks, for a tab strip: the one that leads tabs first,
