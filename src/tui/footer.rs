@@ -116,11 +116,14 @@ pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
         Level::Warn => theme.warn(),
         Level::Error => theme.bad(),
     };
-    // Wrapped over the lines it has (two when it is longer than one), cut after them.
-    let room = usize::from(area.width) * usize::from(area.height);
-    frame.render_widget(
-        Paragraph::new(Line::styled(super::widgets::fit(text, room), style))
-            .wrap(ratatui::widgets::Wrap { trim: false }),
-        area,
-    );
+    // Wrapped at words over the lines it has (as many as `render` counted), the last cut.
+    let width = usize::from(area.width);
+    let mut rows = super::chat::wrap::wrap(text, width);
+    let room = usize::from(area.height).max(1);
+    if rows.len() > room {
+        let rest = rows.split_off(room - 1).join(" ");
+        rows.push(super::widgets::fit(&rest, width));
+    }
+    let lines: Vec<Line> = rows.into_iter().map(|r| Line::styled(r, style)).collect();
+    frame.render_widget(Paragraph::new(lines), area);
 }

@@ -19,17 +19,22 @@ use crate::runtime::ElicitationMode;
 /// Terminals at least this large get the four-pane layout.
 const LARGE: (u16, u16) = (120, 32);
 
+/// Terminals at least this tall give a long notice more than one line (80×24 does).
+const NOTICE_ROOM: u16 = 20;
+
 impl App {
     /// Draws the whole screen. Changes nothing.
     pub fn render(&self, frame: &mut Frame) {
         let area = frame.area();
-        // A notice longer than the screen is wide takes a second line where there is room
-        // for it (cut, it would lose its end: what to do next); a small screen keeps its rows.
+        // A notice longer than the screen is wide takes the lines it wraps to, up to three,
+        // where there is room for them (cut, it would lose its end: what to do next); a small
+        // screen keeps its rows.
         let notice_h = match &self.notice {
             Some((_, text))
-                if area.height >= LARGE.1 && text.chars().count() > usize::from(area.width) =>
+                if area.height >= NOTICE_ROOM && text.chars().count() > usize::from(area.width) =>
             {
-                2
+                let lines = super::chat::wrap::wrap(text, usize::from(area.width)).len();
+                lines.clamp(1, 3) as u16
             }
             _ => 1,
         };
