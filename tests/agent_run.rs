@@ -80,7 +80,7 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
     let call = find(&events, "tool_call", is_write);
     assert_eq!(
         events[call]["arguments"],
-        "{\"body\":\"hi\",\"title\":\"t1\"}"
+        "{\"title\":\"t1\",\"body\":\"hi\"}"
     );
     let approval = find(&events, "approval_answered", |e| e["by"] == "yes_flag");
     assert_eq!(events[approval]["decision"], "allow_once");

@@ -110,7 +110,7 @@ fn a_save_calls_write_note_then_answers_with_its_result() {
         first.calls,
         vec![(
             "mcp__notes-trusted__write_note".to_string(),
-            "{\"body\":\"hi\",\"title\":\"t1\"}".to_string()
+            "{\"title\":\"t1\",\"body\":\"hi\"}".to_string()
         )]
     );
     let second = ask(

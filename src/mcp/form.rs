@@ -381,9 +381,9 @@ fn field(name: &str, property: &Value, required: bool, json: bool) -> Result<For
     })
 }
 
-/// The fields of an object schema, the required ones first, each group by name (the order a
-/// server wrote them in does not survive rmcp's schema type); `Err` names a property that
-/// cannot be asked in a form.
+/// The fields of an object schema, in the order the server wrote its properties (JSON objects
+/// keep their order here: serde_json's `preserve_order`); `Err` names a property that cannot
+/// be asked in a form.
 pub fn fields_of(schema: &Value) -> Result<Vec<FormField>, String> {
     fields(schema, false)
 }
@@ -403,7 +403,7 @@ fn fields(schema: &Value, json: bool) -> Result<Vec<FormField>, String> {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(Vec::new());
     };
-    let mut fields = properties
+    properties
         .iter()
         .map(|(name, property)| {
             let required = required.contains(&name.as_str());
@@ -413,13 +413,7 @@ fn fields(schema: &Value, json: bool) -> Result<Vec<FormField>, String> {
                 field(name, property, required, json)
             }
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    fields.sort_by(|a, b| {
-        b.required
-            .cmp(&a.required)
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    Ok(fields)
+        .collect()
 }
 
 /// A tool argument's schema as a form field sees it: a `$ref` into the schema itself

@@ -3,8 +3,9 @@
 //! A tool's input schema and annotations are read rarely (a call's argument check, a details
 //! view, a model request) but held for every tool all the time. As a parsed `Value` a small
 //! schema costs about 2 KiB (a B-tree node per object); as text it costs its length. The text
-//! is written from a parsed value, so its keys are sorted and it is canonical: two equal
-//! values have equal text. Clones share one allocation. What is read on every call (a tool's
+//! is written from a parsed value, its keys in the order they came (serde_json's
+//! `preserve_order`: a tool's properties as its author wrote them, for forms and models), so
+//! two values are the same text when they came the same. Clones share one allocation. What is read on every call (a tool's
 //! schema, for the argument check) is parsed once, on first use, and kept: only the tools
 //! that are called pay for a parsed copy.
 
@@ -105,16 +106,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn text_is_compact_and_canonical_and_parses_back() {
+    fn text_is_compact_in_the_order_it_came_and_parses_back() {
         let a = JsonText::from(json!({"b": [true, null], "a": {"type": "string"}}));
-        assert_eq!(a.as_str(), r#"{"a":{"type":"string"},"b":[true,null]}"#);
+        assert_eq!(a.as_str(), r#"{"b":[true,null],"a":{"type":"string"}}"#);
         assert_eq!(
             a.to_value(),
             json!({"a": {"type": "string"}, "b": [true, null]})
         );
-        let b = JsonText::from(json!({"a": {"type": "string"}, "b": [true, null]}));
+        let b = JsonText::from(json!({"b": [true, null], "a": {"type": "string"}}));
         assert_eq!(a, b);
         assert_ne!(a, JsonText::from(json!({})));
+        // The same value in another order is another text.
+        assert_ne!(
+            a,
+            JsonText::from(json!({"a": {"type": "string"}, "b": [true, null]}))
+        );
     }
 
     #[test]
@@ -126,7 +132,7 @@ mod tests {
         // Equality and hashing go by the text, parsed or not.
         assert_eq!(
             a,
-            JsonText::from(json!({"required": ["x"], "type": "object"}))
+            JsonText::from(json!({"type": "object", "required": ["x"]}))
         );
     }
 

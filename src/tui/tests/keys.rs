@@ -90,12 +90,12 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     app.on_key(key(KeyCode::Enter));
     assert!(matches!(app.overlays.modal, Some(Modal::Editor(_))));
     let send = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
-    // The fields come required first, by name: body, then title.
-    for c in "b1".chars() {
+    // The fields come in the schema's order: title, then body.
+    for c in "t1".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
     app.on_key(key(KeyCode::Down));
-    for c in "t1".chars() {
+    for c in "b1".chars() {
         app.on_key(key(KeyCode::Char(c)));
     }
     let effects = app.on_key(send);
@@ -121,7 +121,7 @@ fn a_submitted_editor_becomes_a_call_effect_and_its_arguments_are_kept() {
     let Some(Modal::Editor(editor)) = &app.overlays.modal else {
         panic!("no editor");
     };
-    assert_eq!(editor.form.as_ref().unwrap().texts, vec!["b1", "t1"]);
+    assert_eq!(editor.form.as_ref().unwrap().texts, vec!["t1", "b1"]);
     crate::tui::tests::snapshot("editor_last_arguments", &app);
 }
 

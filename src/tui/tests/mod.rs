@@ -178,6 +178,29 @@ fn trust_preview() {
     snapshot("restart_pending", &app);
 }
 
+/// The call form lists a tool's properties in the order its server wrote them (`write_note`:
+/// `title` before `body`), not sorted as a parsed schema holds them.
+#[test]
+fn the_call_form_keeps_the_schema_order() {
+    let (mut app, _) = populated();
+    let schema: serde_json::Value = serde_json::from_str(
+        r#"{"type":"object","properties":{
+            "title":{"type":"string","description":"Title of the note; writing an existing title replaces its body."},
+            "body":{"type":"string","description":"Body of the note."}
+        },"required":["body","title"]}"#,
+    )
+    .expect("json");
+    let editor = CallEditor::new("mcp__notes__write_note", "Writes a note.", schema, None);
+    app.overlays.modal = Some(Modal::Editor(Box::new(editor)));
+    snapshot("editor_field_order", &app);
+    for size in SIZES {
+        let screen = draw(&app, size);
+        let row = |name: &str| screen.lines().position(|l| l.contains(name));
+        assert!(row("title*") < row("body*"), "{screen}");
+        assert!(row("title*").is_some(), "{screen}");
+    }
+}
+
 #[test]
 fn argument_editor() {
     let (mut app, _) = populated();
