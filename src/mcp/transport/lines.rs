@@ -368,8 +368,7 @@ impl Transport<RoleClient> for LineTransport {
         let writer = self.writer.clone();
         self.pending.sent(&item);
         async move {
-            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            bytes.push(b'\n');
+            let bytes = super::outbound::line(&item).map_err(std::io::Error::other)?;
             let mut guard = writer.lock().await;
             let Some(w) = guard.as_mut() else {
                 return Err(std::io::Error::new(

@@ -9,6 +9,7 @@ pub mod era;
 pub mod http;
 pub mod issues;
 pub mod lines;
+pub mod outbound;
 pub mod process;
 pub mod reaper;
 pub mod sse;
