@@ -36,6 +36,7 @@ use super::session::SessionLinks;
 use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
+use super::transport::reaper;
 use super::transport::tool_page::PageEntries;
 use crate::tool::ProgressSink;
 pub use handshake::HandshakeError;
@@ -154,6 +155,30 @@ pub struct DefaultMcpClient {
 }
 
 impl DefaultMcpClient {
+    /// The tree its process leads and the mark it carries (see `ServerProcess::tree`); `None`
+    /// for a remote server.
+    pub fn process_tree(&self) -> Option<(Option<i32>, String)> {
+        let (leader, mark) = self.process.as_ref()?.tree();
+        Some((leader, mark.to_string()))
+    }
+
+    /// Closes the session and ends its process group, leaving the descendants that escaped
+    /// the group to the caller ([`McpClient::close`] handles them itself; closing every
+    /// server, the manager walks them all at once).
+    pub async fn end(&self) -> Result<(), McpError> {
+        let service = self.service.lock().await.take();
+        let mut outcome = Ok(());
+        if let Some(mut service) = service {
+            if let Err(e) = service.close_with_timeout(CLOSE_GRACE).await {
+                outcome = Err(McpError::Transport(e.to_string()));
+            }
+        }
+        if let Some(process) = &self.process {
+            process.end_group(CLOSE_GRACE).await;
+        }
+        outcome
+    }
+
     /// Completes once the connection is over, whoever ended it (see `is_connected`). Owns
     /// what it waits on, so a watcher need not hold the client.
     pub fn ended_owned(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
@@ -473,24 +498,15 @@ impl McpClient for DefaultMcpClient {
     }
 
     async fn close(&self) -> Result<(), McpError> {
+        let Some(process) = &self.process else {
+            return self.end().await;
+        };
         // Its descendants are found while its tree still hangs together: closing its stdin may
         // end it, and orphan (to the console) whatever left its process group.
-        let escaped = self
-            .process
-            .as_ref()
-            .map(ServerProcess::descendants)
-            .unwrap_or_default();
-        let service = self.service.lock().await.take();
-        let mut outcome = Ok(());
-        if let Some(mut service) = service {
-            match service.close_with_timeout(CLOSE_GRACE).await {
-                Ok(_) => {}
-                Err(e) => outcome = Err(McpError::Transport(e.to_string())),
-            }
-        }
-        if let Some(process) = &self.process {
-            process.shutdown(CLOSE_GRACE, &escaped).await;
-        }
+        let mut escaped = process.descendants();
+        let outcome = self.end().await;
+        escaped.extend(process.descendants());
+        reaper::end_escaped(&escaped).await;
         outcome
     }
 }

@@ -28,6 +28,7 @@ use super::client::{ClientOptions, DefaultMcpClient, McpClient, McpError};
 use super::events::{EventSink, McpEvent, ServerReport, ServerStatus};
 use super::notify::NotificationTap;
 use super::supervisor::{Crashes, Watches};
+use super::transport::reaper;
 use super::transport::stderr::StderrRing;
 use crate::config::ServerConfig;
 use crate::tool::ToolRegistry;
@@ -311,10 +312,25 @@ impl McpClientManager {
         {
             tracing::warn!("abandoned starts did not end in time");
         }
+        // Their descendants are walked for all of them at once, before (while each tree hangs
+        // together) and after (the orphans): one walk each way, not two per server.
+        let trees = |servers: &[(String, Arc<DefaultMcpClient>)]| -> Vec<(Option<i32>, String)> {
+            servers
+                .iter()
+                .filter_map(|(_, c)| c.process_tree())
+                .collect()
+        };
+        let walk = |trees: &[(Option<i32>, String)]| {
+            let trees: Vec<(Option<i32>, &str)> =
+                trees.iter().map(|(l, m)| (*l, m.as_str())).collect();
+            reaper::descendants_of_all(&trees)
+        };
+        let mut escaped = walk(&trees(&servers));
+        let ended = servers.clone();
         let mut closing = JoinSet::new();
         for (name, client) in servers {
             closing.spawn(async move {
-                let result = client.close().await;
+                let result = client.end().await;
                 (name, result)
             });
         }
@@ -334,6 +350,10 @@ impl McpClientManager {
                     failures.push(("?".into(), McpError::Transport(join_error.to_string())));
                 }
             }
+        }
+        if !ended.is_empty() {
+            escaped.extend(walk(&trees(&ended)));
+            reaper::end_escaped(&escaped).await;
         }
         failures
     }

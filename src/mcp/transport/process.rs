@@ -234,8 +234,14 @@ impl ServerProcess {
     /// Its descendants, wherever they went (see `reaper::descendants`): taken before it is
     /// asked to exit, while its tree still hangs together.
     pub fn descendants(&self) -> Vec<Found> {
-        let leader = self.exit_info().is_none().then_some(self.pid);
-        reaper::descendants(leader, &self.mark)
+        let (leader, mark) = self.tree();
+        reaper::descendants(leader, mark)
+    }
+
+    /// What [`descendants`](Self::descendants) walks from: the leader while it has not been
+    /// reaped (after, its pid may be someone else's), and the mark its tree carries.
+    pub fn tree(&self) -> (Option<i32>, &str) {
+        (self.exit_info().is_none().then_some(self.pid), &self.mark)
     }
 
     pub fn pid(&self) -> i32 {
@@ -265,21 +271,9 @@ impl ServerProcess {
         let _ = tokio::time::timeout(timeout, rx.wait_for(|done| *done)).await;
     }
 
-    /// Ends the process group: the caller has closed stdin already. Waits a little for a clean
-    /// exit, then SIGTERM, then SIGKILL; then kills (and reaps) the descendants that left the
-    /// group: `before`, found before the server was asked to exit, and any orphan of its found
-    /// now. Returns how it ended.
-    pub async fn shutdown(&self, grace: Duration, before: &[Found]) -> Option<ExitInfo> {
-        let ended = self.end_group(grace).await;
-        let mut escaped = before.to_vec();
-        escaped.extend(self.descendants());
-        reaper::kill(&escaped);
-        reaper::reap_killed(&escaped).await;
-        reaper::sweep();
-        ended
-    }
-
-    async fn end_group(&self, grace: Duration) -> Option<ExitInfo> {
+    /// Waits up to `grace` for it to exit, then asks its group to end (SIGTERM, then SIGKILL);
+    /// its escaped descendants are the caller's (`shutdown` does both).
+    pub async fn end_group(&self, grace: Duration) -> Option<ExitInfo> {
         if let Some(info) = self.wait_exit(grace).await {
             return Some(info);
         }

@@ -205,11 +205,22 @@ fn all_processes() -> Vec<Proc> {
 
 /// Whether `pid`'s environment holds `SERVER_MARK=mark`.
 fn has_mark(pid: i32, mark: &str) -> bool {
+    has_any_mark(pid, std::iter::once(mark))
+}
+
+/// Whether `pid` carries one of `marks` (its environment read once).
+fn has_any_mark<'a>(pid: i32, marks: impl Iterator<Item = &'a str>) -> bool {
     let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
-    let wanted = format!("{SERVER_MARK}={mark}");
-    env.split(|b| *b == 0).any(|kv| kv == wanted.as_bytes())
+    let prefix = format!("{SERVER_MARK}=");
+    let Some(theirs) = env
+        .split(|b| *b == 0)
+        .find_map(|kv| kv.strip_prefix(prefix.as_bytes()))
+    else {
+        return false;
+    };
+    marks.into_iter().any(|mark| mark.as_bytes() == theirs)
 }
 
 /// A descendant found, to be killed.
@@ -250,23 +261,33 @@ fn children_of(pid: i32) -> Option<Vec<i32>> {
 /// orphans are those), not found in a scan of every process: closing 16 servers read 3,600
 /// `/proc` entries that way. Without a subreaper, or without `children` files, it scans.
 pub fn descendants(leader: Option<i32>, mark: &str) -> Vec<Found> {
+    descendants_of_all(&[(leader, mark)])
+}
+
+/// [`descendants`] of several servers at once (closing them all): the console's own children
+/// are read once for all of them, not once each.
+pub fn descendants_of_all(servers: &[(Option<i32>, &str)]) -> Vec<Found> {
     let me = std::process::id() as i32;
     if IS_SUBREAPER.load(Ordering::SeqCst) {
-        if let Some(found) = walked_descendants(leader, mark, me) {
+        if let Some(found) = walked_descendants(servers, me) {
             return found;
         }
     }
-    scanned_descendants(leader, mark, me)
+    servers
+        .iter()
+        .flat_map(|(leader, mark)| scanned_descendants(*leader, mark, me))
+        .collect()
 }
 
-/// `descendants` by walking the trees down from the leader and from the console's children;
+/// `descendants` by walking the trees down from the leaders and from the console's children;
 /// `None` where the kernel does not list children.
-fn walked_descendants(leader: Option<i32>, mark: &str, me: i32) -> Option<Vec<Found>> {
-    let mut roots: Vec<i32> = leader.into_iter().collect();
+fn walked_descendants(servers: &[(Option<i32>, &str)], me: i32) -> Option<Vec<Found>> {
+    let leaders: HashSet<i32> = servers.iter().filter_map(|(leader, _)| *leader).collect();
+    let mut roots: Vec<i32> = leaders.iter().copied().collect();
     for pid in children_to_look_at(me)? {
-        let orphan = Some(pid) != leader
+        let orphan = !leaders.contains(&pid)
             && Proc::read(pid).is_some_and(|p| !p.is_zombie())
-            && has_mark(pid, mark);
+            && has_any_mark(pid, servers.iter().map(|(_, mark)| *mark));
         if orphan {
             roots.push(pid);
         }
@@ -278,7 +299,7 @@ fn walked_descendants(leader: Option<i32>, mark: &str, me: i32) -> Option<Vec<Fo
         if pid == me || !seen.insert(pid) {
             continue;
         }
-        if Some(pid) != leader {
+        if !leaders.contains(&pid) {
             let Some(p) = Proc::read(pid) else {
                 continue;
             };
@@ -381,6 +402,13 @@ pub async fn reap_killed(found: &[Found]) {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Kills the escaped descendants `found`, reaps them, and sweeps for orphans.
+pub async fn end_escaped(found: &[Found]) {
+    kill(found);
+    reap_killed(found).await;
+    sweep();
 }
 
 /// Waits for zombie `pid` without blocking; whether it was reaped.

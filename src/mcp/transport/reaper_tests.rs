@@ -97,6 +97,15 @@ fn session_of(pid: i32) -> Option<i32> {
     Proc::read(pid).map(|p| p.session)
 }
 
+/// What closing a server does with its process: its group ended, then the descendants found
+/// `before` and its orphans found now killed and reaped (`McpClient::close`).
+async fn shutdown(process: &ServerProcess, before: &[Found]) {
+    process.end_group(Duration::from_millis(100)).await;
+    let mut escaped = before.to_vec();
+    escaped.extend(process.descendants());
+    end_escaped(&escaped).await;
+}
+
 #[tokio::test]
 async fn an_escaped_grandchild_is_killed_and_reaped_when_its_server_is_closed() {
     let (process, mut lines) = server(ESCAPES);
@@ -106,7 +115,7 @@ async fn an_escaped_grandchild_is_killed_and_reaped_when_its_server_is_closed() 
     assert_ne!(session_of(grandchild), session_of(process.pid()));
     let before = process.descendants();
     assert!(before.iter().any(|f| f.pid == grandchild), "{before:?}");
-    process.shutdown(Duration::from_millis(100), &before).await;
+    shutdown(&process, &before).await;
     assert!(
         gone(grandchild).await,
         "pid {grandchild} outlived its server"
@@ -174,7 +183,7 @@ async fn a_sweep_reaps_orphans_and_never_a_child_someone_waits_for() {
     assert_eq!(own.wait().await.expect("tokio waits").code(), Some(7));
     assert_eq!(leader.wait().await.expect("tokio waits").code(), Some(9));
     assert!(process.exit_info().is_none(), "the server still runs");
-    process.shutdown(Duration::from_millis(100), &[]).await;
+    shutdown(&process, &[]).await;
 }
 
 /// The tree walked down from a leader (the `children` files) is the tree a scan of every
@@ -191,7 +200,7 @@ fn the_walked_tree_is_the_scanned_tree() {
     // Until the whole tree is there: the leader, its two children, a grandchild.
     let mut walked = Vec::new();
     for _ in 0..200 {
-        walked = walked_descendants(Some(pid), "no-mark", me).expect("children files");
+        walked = walked_descendants(&[(Some(pid), "no-mark")], me).expect("children files");
         if walked.len() >= 4 {
             break;
         }
