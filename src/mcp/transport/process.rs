@@ -213,11 +213,8 @@ impl ServerProcess {
             // (docs/ARCHITECTURE.md §4.2), and what left the group, now orphaned to the console,
             // by its mark.
             kill_group(pid, libc::SIGKILL);
-            let escaped = reaper::descendants(None, &marked);
-            reaper::kill(&escaped);
             let _ = exit_tx.send(Some(info));
-            reaper::reap_killed(&escaped).await;
-            reaper::sweep();
+            reaper::end_orphans_of(marked).await;
         });
 
         Ok((

@@ -404,6 +404,34 @@ pub async fn reap_killed(found: &[Found]) {
     }
 }
 
+/// Marks of servers whose leader exited, waiting for one walk for their orphans.
+static ORPHANS_OF: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Ends what a server whose leader just exited left outside its group (the console's children
+/// carrying its `mark`), in one walk with the others that exited in the same moment: 16
+/// servers closing at once are one walk of the console's children, not 16. After a yield (the
+/// exits of the moment are in), the first of them to run walks for all that are waiting; the
+/// rest find nothing left to do.
+pub async fn end_orphans_of(mark: String) {
+    ORPHANS_OF
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(mark);
+    tokio::task::yield_now().await;
+    let found = orphans_of_marks();
+    end_escaped(&found).await;
+}
+
+/// The orphans of the servers in `ORPHANS_OF`, which it empties (none when it is empty).
+fn orphans_of_marks() -> Vec<Found> {
+    let marks = std::mem::take(&mut *ORPHANS_OF.lock().unwrap_or_else(|e| e.into_inner()));
+    if marks.is_empty() {
+        return Vec::new();
+    }
+    let trees: Vec<(Option<i32>, &str)> = marks.iter().map(|m| (None, m.as_str())).collect();
+    descendants_of_all(&trees)
+}
+
 /// Kills the escaped descendants `found`, reaps them, and sweeps for orphans.
 pub async fn end_escaped(found: &[Found]) {
     kill(found);
