@@ -187,7 +187,7 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
 
 /// `A` on the agent's call: its line says always; the next call of the tool runs without a
 /// question and its line names the rule that let it through (on a copy of the example: `A`
-/// writes the rule into it).
+/// writes the rule into it). The Calls pane's view of each call and the transcript say the same.
 #[test]
 fn always_allowing_is_said_and_the_next_call_names_its_rule() {
     let dir = tempfile::tempdir().unwrap();
@@ -230,6 +230,33 @@ fn always_allowing_is_said_and_the_next_call_names_its_rule() {
     assert!(
         line(&screen, "#2").contains("(allowed by policy.rules[1] (tool mcp__notes-trusted__wri"),
         "{screen}"
+    );
+    // The Calls pane's view of the call says it too, and so does the transcript.
+    t.keys(&["Escape", "4", "Enter"]);
+    let view = t.wait_for("gate: always allowed by you", Duration::from_secs(10));
+    assert!(view.contains("Call #1 "), "{view}");
+    t.keys(&["Escape"]);
+    t.wait_for("┌ Calls", Duration::from_secs(5));
+    t.keys(&["Down"]);
+    t.keys(&["Enter"]);
+    let view = t.wait_for("gate: allowed by policy.rules[1]", Duration::from_secs(10));
+    assert!(view.contains("Call #2 "), "{view}");
+    t.keys(&["Escape"]);
+    let sessions = state.join("aimon-console").join("sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("a sessions folder")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .expect("a transcript");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(r#""type":"approval","call_id":"call_demo_0","runtime_id":1,"decision":"allow_always","by":"operator""#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""type":"allowed","call_id":"call_demo_1","runtime_id":2,"why":"allowed by policy.rules[1]"#),
+        "{text}"
     );
     quit(&t);
 }

@@ -380,6 +380,13 @@ impl Conversation {
                         by: approval.by.as_str().to_string(),
                     });
                 }
+                if let Some(why) = result.outcome.as_ref().and_then(|o| o.allowed.clone()) {
+                    self.record(Record::Allowed {
+                        call_id: call.id.clone(),
+                        runtime_id,
+                        why,
+                    });
+                }
                 for run in after {
                     self.record(Record::hook(run, Some(turn), Some(&call.id)));
                 }

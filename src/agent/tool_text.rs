@@ -67,6 +67,7 @@ mod tests {
             result,
             elapsed: Duration::ZERO,
             approval: None,
+            allowed: None,
             hooks: Vec::new(),
         }
     }

@@ -73,12 +73,19 @@ pub enum Record {
         reason: String,
     },
     /// How a call's approval was given: `decision` (`allow_once`, `allow_for_session`,
-    /// `deny`) and `by` (`operator`, `yes_flag`, `no_terminal`, `unanswered`).
+    /// `allow_always`, `deny`) and `by` (`operator`, `yes_flag`, `no_terminal`, `unanswered`).
     Approval {
         call_id: String,
         runtime_id: Option<u64>,
         decision: String,
         by: String,
+    },
+    /// Why a call ran without asking, when a rule, a hook or the session's approval let it
+    /// (`why`: "allowed by policy.rules[1]"…).
+    Allowed {
+        call_id: String,
+        runtime_id: Option<u64>,
+        why: String,
     },
     /// What went back to the model for a call.
     ToolResult {
@@ -432,6 +439,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
             Record::Session { .. }
             | Record::ToolCall { .. }
             | Record::Approval { .. }
+            | Record::Allowed { .. }
             | Record::Hook { .. }
             | Record::Answer { .. } => {}
         }
@@ -498,6 +506,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
                     | Record::Assistant { .. }
                     | Record::ToolCall { .. }
                     | Record::Approval { .. }
+                    | Record::Allowed { .. }
                     | Record::Hook { .. }
                     | Record::ToolResult { .. }
                     | Record::Answer { .. }

@@ -74,6 +74,7 @@ fn last_profile(records: &[Record]) -> Option<&str> {
         | Record::Assistant { .. }
         | Record::ToolCall { .. }
         | Record::Approval { .. }
+        | Record::Allowed { .. }
         | Record::Hook { .. }
         | Record::ToolResult { .. }
         | Record::Answer { .. }

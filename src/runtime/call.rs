@@ -66,6 +66,10 @@ pub struct CallOutcome {
     /// shape of `call --json`).
     #[serde(skip)]
     pub approval: Option<Approval>,
+    /// Why the gate let it run without asking, when a rule, a hook or the session's approval
+    /// did ("allowed by policy.rules[1]"; not part of the JSON shape either).
+    #[serde(skip)]
+    pub allowed: Option<String>,
     /// The hooks that ran for the call (`pre_tool_use`, then `post_tool_use`), in order, as
     /// their `HookRan` events said (not part of the JSON shape either).
     #[serde(skip)]

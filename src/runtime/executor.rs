@@ -39,6 +39,7 @@ pub(crate) struct Executor {
 #[derive(Default)]
 struct Notes {
     approval: Option<Approval>,
+    allowed: Option<String>,
     hooks: Vec<HookRun>,
 }
 
@@ -83,6 +84,7 @@ impl Executor {
             result,
             elapsed: started.elapsed(),
             approval: notes.approval,
+            allowed: notes.allowed,
             hooks: notes.hooks,
         };
         self.bus.send(RuntimeEvent::CallFinished {
@@ -172,6 +174,7 @@ impl Executor {
             GateVerdict::Deny { why } => return (CallStatus::Denied, ToolResult::error(why)),
             GateVerdict::Run { why, by } => {
                 if by.is_notable() {
+                    notes.allowed = Some(why.clone());
                     self.bus.send(RuntimeEvent::CallAllowed { id, why });
                 }
             }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::app::{tool_rows, App};
 
 use super::messages::{Effect, Level};
-use super::state::{Down, EventKind, EventRow};
+use super::state::{approval_text, Down, EventKind, EventRow};
 use crate::runtime::{CallOrigin, ListKind};
 use crate::runtime::{HookOutcome, HookRun, RuntimeEvent, ToolsDiff};
 use crate::runtime::{McpEvent, RequestOutcome, ServerStatus};
@@ -315,8 +315,17 @@ impl App {
                 // The last call ended: a turn boundary, if a server's tools went stale meanwhile.
                 return self.boundary_if_stale();
             }
-            // Shown on the call's line in the Conversation pane (`chat_observe`).
-            RuntimeEvent::ApprovalAnswered { .. } | RuntimeEvent::CallAllowed { .. } => {}
+            // Shown on the call's line in the Conversation pane too (`chat_observe`).
+            RuntimeEvent::ApprovalAnswered { id, decision, by } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.decided = Some(approval_text(decision, by));
+                }
+            }
+            RuntimeEvent::CallAllowed { id, why } => {
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.decided = Some(sanitize_line(&why, 200));
+                }
+            }
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.overlays.approvals.is_empty() {
                     self.overlays.approval_scroll = 0;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
 use crate::runtime::{CallStatus, LogLevel, PhaseTimes, ServerReport, ServerStatus, StartPhase};
 use crate::text::sanitize;
@@ -264,6 +265,26 @@ pub struct CallRow {
     /// It was seen running (after its approval, for a call that waited for one; one denied,
     /// refused or cancelled while it waited never ran).
     pub ran: bool,
+    /// Why the gate let it run or stopped it, in words: the operator's answer ("always allowed
+    /// by you") or the rule or policy that decided ("allowed by policy.rules[1]").
+    pub decided: Option<String>,
+}
+
+/// An answer to an approval in words: "allowed once by you", "denied by --yes"…
+pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
+    let what = match decision {
+        ApprovalDecision::AllowOnce => "allowed once",
+        ApprovalDecision::AllowForSession => "allowed for the session",
+        ApprovalDecision::AllowAlways => "always allowed",
+        ApprovalDecision::Deny => "denied",
+    };
+    let who = match by {
+        AnsweredBy::Operator => "by you",
+        AnsweredBy::YesFlag => "by --yes",
+        AnsweredBy::NoTerminal => "for want of a terminal",
+        AnsweredBy::Unanswered => "unanswered",
+    };
+    format!("{what} {who}")
 }
 
 /// Characters of a result kept for its one-line preview.
@@ -409,6 +430,7 @@ impl CallList {
             progress: None,
             by_agent,
             ran: false,
+            decided: None,
         });
     }
 

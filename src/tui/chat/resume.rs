@@ -59,6 +59,11 @@ impl ChatState {
                         line.approval = recorded_approval(decision, by);
                     }
                 }
+                Record::Allowed { call_id, why, .. } => {
+                    if let Some(line) = self.line_by_call_id(call_id) {
+                        line.allowed = Some(crate::text::sanitize_line(why, 120));
+                    }
+                }
                 // Its runtime id was another runtime's: not shown, never looked up.
                 Record::ToolResult {
                     call_id, status, ..

@@ -5,9 +5,23 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
+use crate::runtime::CallStatus;
 use crate::tui::panes::calls::status_style;
 use crate::tui::state::CallRow;
 use crate::tui::theme::Theme;
+
+/// What the approval gate did with the call, in words.
+fn gate_words(call: &CallRow) -> &str {
+    match (&call.decided, call.status) {
+        (Some(decided), _) => decided,
+        (None, CallStatus::AwaitingApproval) => "waiting for an answer",
+        (None, CallStatus::Denied | CallStatus::Refused) => "stopped it (the result says why)",
+        // Cancelled while its hooks ran or before the gate: it said nothing.
+        (None, CallStatus::Cancelled) => "-",
+        (None, _) if call.asked_at.is_some() => "asked for approval",
+        (None, _) => "allowed without asking by the policy",
+    }
+}
 
 /// Draws the call in `area`; returns how far it can scroll.
 pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme: Theme) -> u16 {
@@ -44,6 +58,7 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
         } else {
             "asked by: you"
         }),
+        Line::raw(format!("gate: {}", gate_words(call))),
         Line::styled("arguments:", theme.dim()),
     ];
     lines.extend(call.arguments.lines().map(|l| Line::raw(format!("  {l}"))));

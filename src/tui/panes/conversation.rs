@@ -18,7 +18,6 @@ use crossterm::event::{KeyEvent, KeyModifiers};
 use super::calls::status_style;
 use super::component::Component;
 use crate::agent::ToolCallStatus;
-use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::runtime::CallStatus;
 use crate::tui::app::App;
 use crate::tui::chat::wrap::{input_wrap, width as cells, wrap};
@@ -26,6 +25,7 @@ use crate::tui::chat::{AgentStatus, CallLine, ChatState, Entry, NoteLevel, TextB
 use crate::tui::commands::{cmd, with, Command, Does::*, When::*, CTRL, NONE};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
+use crate::tui::state::approval_text;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{fit, pane_block, spinner};
 
@@ -513,23 +513,6 @@ fn call_row(app: &App, line: &CallLine, width: usize) -> Line<'static> {
         Span::raw("  "),
         Span::raw(call),
     ])
-}
-
-/// How an approval was given, in words.
-pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
-    let what = match decision {
-        ApprovalDecision::AllowOnce => "allowed once",
-        ApprovalDecision::AllowForSession => "allowed for the session",
-        ApprovalDecision::AllowAlways => "always allowed",
-        ApprovalDecision::Deny => "denied",
-    };
-    let who = match by {
-        AnsweredBy::Operator => "by you",
-        AnsweredBy::YesFlag => "by --yes",
-        AnsweredBy::NoTerminal => "for want of a terminal",
-        AnsweredBy::Unanswered => "unanswered",
-    };
-    format!("{what} {who}")
 }
 
 #[path = "conversation_held.rs"]
