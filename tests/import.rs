@@ -308,3 +308,74 @@ fn importing_the_same_file_twice_adds_nothing_the_second_time() {
     assert!(thrice.contains("name: a-2"), "{thrice}");
     assert!(!thrice.contains("name: b-2"), "{thrice}");
 }
+
+/// A Claude Desktop config holding secret values (an API key in `env`, a bearer token in a
+/// header): nothing of them is printed or written; the new config is its owner's only; it says
+/// which variables to set, fails to load naming one while they are not set, and starts every
+/// server once they are.
+#[test]
+fn secret_values_are_never_printed_or_written_and_the_config_starts_once_they_are_set() {
+    use std::os::unix::fs::PermissionsExt;
+    let m = marker("import-secrets");
+    let (_http, url) = demo_http_at("127.0.0.1:0", &[], None);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude_desktop_config.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"mcpServers": {{
+  "notes": {{"command": "{bin}", "args": ["demo-server"], "env": {{"NOTES_API_KEY": "sk-secret-123", "AIMON_TEST_MARKER": "{m}"}}}},
+  "remote": {{"type": "http", "url": "{url}", "headers": {{"Authorization": "Bearer sk-header-456", "X-Team": "ops"}}}}
+}}}}"#,
+            bin = bin()
+        ),
+    )
+    .unwrap();
+    let config = dir.path().join("aimon.yaml");
+    // The preview, then the write: neither prints a secret.
+    let preview = run_env(&["import", &file.display().to_string()], &config, &[]);
+    let (printed, said) = import_write(&file, &config);
+    let written = std::fs::read_to_string(&config).unwrap();
+    for text in [
+        String::from_utf8_lossy(&preview.stdout).to_string(),
+        String::from_utf8_lossy(&preview.stderr).to_string(),
+        printed.clone(),
+        said,
+        written.clone(),
+    ] {
+        assert!(
+            !text.contains("sk-secret-123") && !text.contains("sk-header-456"),
+            "{text}"
+        );
+    }
+    assert!(
+        printed.contains("NOTES_API_KEY: ${NOTES_API_KEY}"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("Authorization: ${REMOTE_AUTHORIZATION}"),
+        "{printed}"
+    );
+    assert!(printed.contains("X-Team: ops"), "{printed}");
+    assert!(
+        printed.contains("set NOTES_API_KEY (env NOTES_API_KEY) in the environment"),
+        "{printed}"
+    );
+    let mode = std::fs::metadata(&config).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the config made by import");
+    // Unset, the config does not load, and says which variable it wants.
+    let out = run_env(&["check", "--json"], &config, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("NOTES_API_KEY"), "{stderr}");
+    // Set, every server starts.
+    let report = check_all_ready(
+        &config,
+        &[
+            ("NOTES_API_KEY", "sk-secret-123"),
+            ("REMOTE_AUTHORIZATION", "Bearer sk-header-456"),
+        ],
+    );
+    assert_eq!(names(&report), ["notes", "remote"]);
+    assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
+}

@@ -5,6 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -271,10 +272,16 @@ impl Transcript {
             path: path.clone(),
             source,
         };
-        std::fs::create_dir_all(dir).map_err(write)?;
+        // Owner only: a transcript holds what the model and the tools said.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(write)?;
         let file = OpenOptions::new()
             .create_new(true)
             .append(true)
+            .mode(0o600)
             .open(&path)
             .map_err(write)?;
         let mut transcript = Transcript {

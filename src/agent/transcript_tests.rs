@@ -12,6 +12,18 @@ fn dates_and_ids() {
     assert!(!valid_id("../etc") && !valid_id(""));
 }
 
+/// A transcript, and the sessions folder made for it, are the owner's only.
+#[test]
+fn a_transcript_is_its_owners_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("state").join("sessions");
+    let t = Transcript::create(&sessions, Path::new("/c.yaml"), "demo", "demo").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&t.path), 0o600);
+    assert_eq!(mode(&sessions), 0o700);
+}
+
 #[test]
 fn a_transcript_is_written_listed_and_read_back_as_messages() {
     let dir = tempfile::tempdir().unwrap();

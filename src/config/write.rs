@@ -290,8 +290,10 @@ pub fn set_server_enabled(
     file.save().map(Some)
 }
 
-/// Temp file in the same folder, flushed and synced, permissions copied, renamed over `path`.
+/// Temp file in the same folder, flushed and synced, permissions copied, renamed over `path`. A
+/// file made new is readable by its owner only (0600): a config can hold secrets.
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -299,7 +301,12 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .unwrap_or_else(|| "config".into());
     let tmp = dir.join(format!(".{name}.aimon-{}.tmp", std::process::id()));
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         if let Ok(meta) = std::fs::metadata(path) {
@@ -329,6 +336,21 @@ mcp:
       annotation_trust: ignore  # keep me
 policy: {approval: never}
 ";
+
+    /// A config written new is its owner's only; one written over keeps the mode it had.
+    #[test]
+    fn a_new_file_is_the_owners_only_and_an_old_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.yaml");
+        write_atomically(&new, TEXT).unwrap();
+        assert_eq!(mode(&new), 0o600);
+        let (_dir, old) = file_with(TEXT);
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomically(&old, TEXT).unwrap();
+        assert_eq!(mode(&old), 0o640);
+    }
 
     fn file_with(text: &str) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();

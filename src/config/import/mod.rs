@@ -11,6 +11,7 @@
 
 mod codex;
 mod json;
+mod secrets;
 mod vars;
 
 use std::collections::BTreeSet;
@@ -289,7 +290,7 @@ fn move_credentials(
         .push(("Authorization".to_string(), format!("Basic {basic}")));
     source.url = Some(url);
     notes.push(
-        "the user name and password in its url are sent as an Authorization: Basic header (a url here may not hold them: it is shown on screen)"
+        "the user name and password in its url are sent as an Authorization: Basic header, `Basic ` and the base64 of `user:password` (a url here may not hold them: it is shown on screen)"
             .to_string(),
     );
     Ok(())
@@ -386,6 +387,7 @@ fn assemble(
         map.insert(Value::String(key.to_string()), value);
     };
     let mut text = |s: &str| Value::String(vars.convert(s, &mut source.notes));
+    let mut moved = secrets::Moved::default();
     put("name", Value::String(name.clone()));
     if !stdio {
         put("transport", Value::String(transport.to_string()));
@@ -402,7 +404,11 @@ fn assemble(
             let env = source
                 .env
                 .iter()
-                .map(|(k, v)| (Value::String(k.clone()), text(v)))
+                .map(|(k, v)| {
+                    let v = vars.convert(v, &mut source.notes);
+                    let v = moved.value(&name, k, &format!("env {k}"), v);
+                    (Value::String(k.clone()), Value::String(v))
+                })
                 .collect();
             put("env", Value::Mapping(env));
         }
@@ -426,12 +432,18 @@ fn assemble(
             let headers = source
                 .headers
                 .iter()
-                .map(|(k, v)| (Value::String(k.clone()), text(v)))
+                .map(|(k, v)| {
+                    let v = vars.convert(v, &mut source.notes);
+                    let v = moved.value(&name, k, &format!("header {k}"), v);
+                    (Value::String(k.clone()), Value::String(v))
+                })
                 .collect();
             put("headers", Value::Mapping(headers));
         }
         if let Some(token) = &source.bearer_token {
-            put("bearer_token", text(token));
+            let token = vars.convert(token, &mut source.notes);
+            let token = moved.secret(&name, "bearer token", "bearer token", token);
+            put("bearer_token", Value::String(token));
         }
     }
     if let Some(timeout) = source.request_timeout {
@@ -448,7 +460,7 @@ fn assemble(
             source.dropped.join(", ")
         ));
     }
-    for note in source.notes {
+    for note in source.notes.into_iter().chain(moved.note()) {
         if !notes.contains(&note) {
             notes.push(note);
         }

@@ -67,7 +67,7 @@ fn claude_desktop_sample() {
     assert_eq!(notes.name, "my-notes");
     assert_eq!(
         notes.entry,
-        yaml("{name: my-notes, command: node, args: [notes.js, '$${literally}'], env: {API_KEY: abc, PORT: '3000'}, enabled: false}")
+        yaml("{name: my-notes, command: node, args: [notes.js, '$${literally}'], env: {API_KEY: '${MY_NOTES_API_KEY}', PORT: '3000'}, enabled: false}")
     );
     assert_eq!(
         notes.notes,
@@ -75,6 +75,7 @@ fn claude_desktop_sample() {
             "imported from /h/claude_desktop_config.json (Claude Desktop): \"My Notes\"".to_string(),
             "renamed \"My Notes\" to my-notes: server names must match ^[a-z0-9]([a-z0-9-]*[a-z0-9])?$".to_string(),
             "not carried (no counterpart here): alwaysAllow".to_string(),
+            "secret values were not imported: set MY_NOTES_API_KEY (env API_KEY) in the environment the console runs in".to_string(),
         ]
     );
 }
@@ -120,12 +121,20 @@ fn credentials_in_a_url_become_a_basic_authorization_header() {
     // base64 of "me:p@ss".
     assert_eq!(
         import.servers[0].entry,
-        yaml("{name: kept, transport: streamable_http, url: 'https://h.example/mcp?x=1', headers: {Authorization: 'Basic bWU6cEBzcw=='}}")
+        yaml("{name: kept, transport: streamable_http, url: 'https://h.example/mcp?x=1', headers: {Authorization: '${KEPT_AUTHORIZATION}'}}")
     );
-    assert!(import.servers[0]
-        .notes
-        .iter()
-        .any(|n| n.contains("Authorization: Basic")));
+    let notes = &import.servers[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("Authorization: Basic")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("set KEPT_AUTHORIZATION (header Authorization)")),
+        "{notes:?}"
+    );
+    assert!(!format!("{notes:?}").contains("bWU6cEBzcw"), "{notes:?}");
     // Nothing to send: the url loses its empty user name and password, no header.
     assert_eq!(
         import.servers[1].entry,
@@ -233,7 +242,7 @@ enabled = false
     };
     assert_eq!(
         docs.entry,
-        yaml("{name: docs, command: npx, args: [-y, mcp-server, '$${not_a_var}'], env: {API_KEY: value}, request_timeout: 60500ms}")
+        yaml("{name: docs, command: npx, args: [-y, mcp-server, '$${not_a_var}'], env: {API_KEY: '${DOCS_API_KEY}'}, request_timeout: 60500ms}")
     );
     assert!(
         docs.notes
