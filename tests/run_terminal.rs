@@ -1,7 +1,8 @@
 //! What `aimon-console run` shows a person: its plain output (the model's words, each call and
 //! result), streamed or not (`stream: false`, as llama.cpp needs), each piece of text exactly
 //! once; and in a real terminal (tmux), Ctrl-C at the y/N approval question ends the run at
-//! once, exit 1 `cancelled`, the terminal's modes as they were.
+//! once, exit 1 `cancelled`, the terminal's modes as they were; and a signal (SIGINT, SIGTERM,
+//! SIGHUP, or SIGHUP ignored under `nohup`) while the servers start ends it the same way.
 
 mod common;
 
@@ -9,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::bin;
 use common::tmux::Tmux;
+use common::{bin, write_config};
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
@@ -118,4 +119,127 @@ fn ctrl_c_at_the_approval_question_ends_the_run_at_once() {
     t.text("echo still-here");
     t.keys(&["Enter"]);
     t.wait_for("\nstill-here", Duration::from_secs(5));
+}
+
+/// Ctrl-C (SIGINT) while `run` waits for a server that never finishes its handshake and a
+/// model endpoint that never says where it listens: the run ends at once `cancelled` (exit 1,
+/// the prompt and why it stopped in the transcript), not at the start-up deadline or the
+/// endpoint's `request_timeout`, and not killed by the signal with its children left behind.
+#[test]
+fn ctrl_c_while_the_servers_start_ends_the_run_cancelled() {
+    stopped_while_starting(&[libc::SIGINT], false);
+}
+
+/// The same for SIGTERM (`kill`, `timeout`, a cancelled CI job) and SIGHUP (the terminal
+/// closed): before, either killed `run` outright, its transcript without a `stopped` line.
+#[test]
+fn sigterm_or_sighup_while_the_servers_start_ends_the_run_cancelled() {
+    stopped_while_starting(&[libc::SIGTERM], false);
+    stopped_while_starting(&[libc::SIGHUP], false);
+}
+
+/// Started with SIGHUP ignored (`nohup`), `run` goes on through a SIGHUP; SIGTERM still
+/// stops it.
+#[test]
+fn under_nohup_a_sighup_is_ignored_and_sigterm_stops_the_run() {
+    stopped_while_starting(&[libc::SIGHUP, libc::SIGTERM], true);
+}
+
+/// Starts `run` on a hung server and a silent endpoint, sends `signals` in turn (a second
+/// apart), and checks that the last one (only) ended it `cancelled`, its children gone and
+/// the transcript saying why. `ignore_hup`: SIGHUP is ignored in `run` from the start.
+fn stopped_while_starting(signals: &[i32], ignore_hup: bool) {
+    use std::os::unix::process::CommandExt;
+    let state = tempfile::tempdir().unwrap();
+    let m = common::marker("run-stop-start");
+    // The model endpoint is a command that never says where it listens.
+    let config = write_config(&format!(
+        "mcp:\n  startup_budget: 60s\n  servers:\n{}agent:\n  default: main\n  models:\n    main:\n      command: sh\n      args: [-c, sleep 120]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      model: demo\n      request_timeout: 60s\n",
+        common::demo_server("hung", &["--hang-init"], "", &m)
+    ));
+    let mut command = Command::new(bin());
+    command
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(state.path().join("aimon.log"))
+        .args(["run", "what is 2 plus 3"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    common::default_signals(&mut command);
+    if ignore_hup {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    let mut child = command.spawn().expect("run aimon-console");
+    // The server is up and waiting in its handshake (which never ends), the endpoint waited for.
+    let started = std::time::Instant::now();
+    while common::processes_with(&m).len() < 2 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the server and the endpoint never started: {:?}",
+            common::processes_with(&m)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let pid = i32::try_from(child.id()).expect("a pid");
+    let (last, before) = signals.split_last().expect("a signal");
+    for signal in before {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid, *signal);
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "signal {signal} ended the run"
+        );
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(pid, *last);
+    }
+    // Well inside the 60 s start-up budget: only a run that waited for it misses this.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after signal {last}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "signal {last}: {status:?}: {stderr}"
+    );
+    assert!(stderr.lines().any(|l| l == "cancelled"), "{stderr}");
+    assert!(
+        common::wait_gone(&m, std::time::Duration::from_secs(5)).is_empty(),
+        "the server or the endpoint was left running"
+    );
+    let sessions = state.path().join("aimon-console/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .expect("a sessions dir")
+        .flatten()
+        .next()
+        .expect("a session file")
+        .path();
+    let text = std::fs::read_to_string(file).expect("read the session");
+    assert!(text.contains("\"type\":\"prompt\""), "{text}");
+    assert!(text.contains("\"reason\":\"cancelled\""), "{text}");
 }
