@@ -14,7 +14,7 @@ use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
 /// The `TOOL` object of `check --json` and `tools --json`, written straight from the
-/// descriptor (its fields in sorted order, as a `Value`'s would be).
+/// descriptor (its fields in alphabetical order).
 pub struct ToolJson<'a>(pub &'a ToolDescriptor);
 
 impl Serialize for ToolJson<'_> {
@@ -49,13 +49,13 @@ impl Serialize for ToolsJson<'_> {
     }
 }
 
-/// The whole `check --json` object (fields in sorted order). The tools are written from the
+/// The whole `check --json` object (fields in alphabetical order). The tools are written from the
 /// registry's snapshot as they are serialized: a report of many tools is never built whole.
 #[derive(Serialize)]
 pub struct CheckJson<'a> {
     deadline_ms: u64,
     elapsed_ms: u64,
-    /// As a value, so each report's keys are sorted as everywhere else.
+    /// Each server's report as a value (its fields in the report's own order).
     servers: Value,
     tools: ToolsJson<'a>,
 }
