@@ -143,3 +143,64 @@ fn call_json_reports_status_and_result() {
     assert_eq!(v["result"]["text"], "hi");
     assert_eq!(v["result"]["is_error"], false);
 }
+
+/// A tool whose description is poisoned (`demo-server --poison`: Invariant Labs' published
+/// `<IMPORTANT>` payload in `add`'s description) is flagged in `tools --json`, and though
+/// trusted and read-only it asks before it runs: refused without a terminal, run with `--yes`;
+/// under `policy.flagged: deny` it is denied even with `--yes`. The other tools are not flagged.
+#[test]
+fn a_poisoned_tool_is_flagged_and_asks_and_policy_flagged_deny_denies_it() {
+    let m = marker("call-poison");
+    let yaml = |policy: &str| {
+        format!(
+            "mcp:\n  servers:\n{}{policy}",
+            demo_server("demo", &["--poison"], "annotation_trust: trust", &m)
+        )
+    };
+    let cfg = write_config(&yaml(""));
+    let out = run(&["tools", "--json"], Some(&cfg.path));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for tool in listed["tools"].as_array().expect("tools") {
+        let warnings = tool["warnings"].as_array().expect("warnings");
+        if tool["name"] == "mcp__demo__add" {
+            let reasons: Vec<&str> = warnings
+                .iter()
+                .filter_map(|w| w["reason"].as_str())
+                .collect();
+            for wanted in [
+                "an instruction block for the model (<IMPORTANT>)",
+                "demands a step before the tool is used",
+                "reaches for an MCP client's config",
+                "keeps something from the user",
+            ] {
+                assert!(reasons.contains(&wanted), "{wanted}: {reasons:?}");
+            }
+            assert!(
+                warnings.iter().all(|w| w["field"] == "description"),
+                "{warnings:?}"
+            );
+        } else {
+            assert!(warnings.is_empty(), "{tool}");
+        }
+    }
+    let add = ["call", "mcp__demo__add", "--args", r#"{"a":2,"b":3}"#];
+    let out = run(&add, Some(&cfg.path));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("flagged") && err.contains("--yes"), "{err}");
+    let out = run(&[&add[..], &["--yes"]].concat(), Some(&cfg.path));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "5");
+
+    let cfg = write_config(&yaml("policy:\n  flagged: deny\n"));
+    let out = run(&[&add[..], &["--yes"]].concat(), Some(&cfg.path));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("mcp__demo__add is flagged (description: ")
+            && err.contains("policy.flagged is deny"),
+        "{err}"
+    );
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}

@@ -28,6 +28,11 @@ fn example_config_starts_every_demo_server() {
         assert!(s["phases"]["handshake_ms"].as_u64() <= s["phases"]["list_tools_ms"].as_u64());
         assert_eq!(s["server_info"]["name"], "aimon-demo");
     }
+    // The demo servers' tools raise no tool-poisoning flag (the liar lies about its traits,
+    // which is not what the flags are about).
+    for t in report["tools"].as_array().unwrap() {
+        assert_eq!(t["warnings"], serde_json::json!([]), "{t:#}");
+    }
     let slow = server(&report, "slow-start");
     assert!(
         slow["phases"]["handshake_ms"].as_u64().unwrap() >= 800,

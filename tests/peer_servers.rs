@@ -1,5 +1,6 @@
 //! End to end against real third-party MCP servers (PEERS.md): server-everything,
-//! server-filesystem (TypeScript SDK) and mcp-server-time (Python SDK, 2026-07-28 era).
+//! server-filesystem (TypeScript SDK), mcp-server-time (Python SDK, 2026-07-28 era),
+//! mcp-server-git and mcp-server-fetch.
 
 mod common;
 mod peers;
@@ -53,6 +54,23 @@ fn third_party_servers_start_list_tools_and_resolve_traits() {
         "    - name: time\n      command: {}\n      env: {{AIMON_TEST_MARKER: {m}}}\n",
         peers::python().join("mcp-server-time").display()
     ));
+    // mcp-server-git on a repository of its own, and mcp-server-fetch (listed, not called).
+    let repo = tempfile::tempdir().unwrap();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(repo.path())
+        .status()
+        .expect("git runs");
+    assert!(init.success());
+    yaml.push_str(&format!(
+        "    - name: git\n      command: {}\n      args: [-r, {:?}]\n      env: {{AIMON_TEST_MARKER: {m}}}\n",
+        peers::python().join("mcp-server-git").display(),
+        repo.path().display().to_string()
+    ));
+    yaml.push_str(&format!(
+        "    - name: fetch\n      command: {}\n      env: {{AIMON_TEST_MARKER: {m}}}\n",
+        peers::python().join("mcp-server-fetch").display()
+    ));
     let cfg = write_config(&yaml);
     let (code, report) = check_json(&cfg.path);
     assert_eq!(code, 0, "{report:#}");
@@ -90,6 +108,23 @@ fn third_party_servers_start_list_tools_and_resolve_traits() {
         .unwrap()
         .iter()
         .any(|t| t["name"] == "mcp__time__get_current_time"));
+
+    // Real servers' texts raise no tool-poisoning flag (tool/poison.rs), whatever they say.
+    for name in ["git", "fetch"] {
+        let s = server(&report, name);
+        assert_eq!(s["status"], "ready", "{s:#}");
+    }
+    let all = tools.as_array().unwrap();
+    for prefix in ["everything", "files", "time", "git", "fetch"] {
+        let theirs: Vec<&serde_json::Value> =
+            all.iter().filter(|t| t["server"] == prefix).collect();
+        assert!(!theirs.is_empty(), "no tools of {prefix}");
+        for t in theirs {
+            assert_eq!(t["warnings"], serde_json::json!([]), "{t:#}");
+        }
+    }
+    assert!(tool(tools, "mcp__fetch__fetch")["name"].is_string());
+    assert!(tool(tools, "mcp__git__git_status")["name"].is_string());
 
     assert!(
         wait_gone(&m, Duration::from_secs(2)).is_empty(),

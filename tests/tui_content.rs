@@ -89,6 +89,12 @@ fn resources_prompts_and_questions_in_the_console() {
     t.wait_for("Say hello to the operator.", Duration::from_secs(10));
     t.keys(&["Escape"]);
     send_call(&t, "evil__ask", &[]);
+    // Escapes in its description flag the tool: though read-only and trusted, it asks first.
+    t.wait_for_question(
+        "flagged: description: terminal escape sequences",
+        Duration::from_secs(10),
+    );
+    t.keys(&["y"]);
     t.wait_for("evil asks for input", Duration::from_secs(10));
     t.wait_for("Details of the note to write:", Duration::from_secs(5));
     t.keys(&["Escape"]);

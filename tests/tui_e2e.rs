@@ -93,6 +93,12 @@ fn the_console_end_to_end() {
     call_tool(&t, "evil__echo");
     t.text("hi");
     t.keys(&["C-s"]);
+    // The escapes in its description flag it (tool poisoning): read-only and trusted, it asks.
+    t.wait_for_question(
+        "flagged: description: terminal escape sequences",
+        Duration::from_secs(10),
+    );
+    t.keys(&["y"]);
     t.wait_for_row("#3", "ok");
 
     // Trust on the liar: preview, write (the comments survive), restart pending.

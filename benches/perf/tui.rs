@@ -105,6 +105,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
                 side_effect: SideEffectLevel::Mutating,
                 destructive: DestructiveBehavior::Destructive,
                 provenance: "ignored: server trust is ignore".into(),
+                flags: Vec::new(),
                 origin: None,
             })) as Arc<dyn Tool>
         })

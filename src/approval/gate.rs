@@ -2,8 +2,10 @@
 //! whether a call runs, asks, is denied or is refused.
 //!
 //! Order: (1) a hook's deny, then the first matching rule's deny, win over everything; (2) the
-//! side-effect ceiling refuses; (3) a matching `ask` rule asks (a session approval still
-//! counts); (4) a hook's allow, then an `allow` rule, run without asking; (5) with no rule or
+//! side-effect ceiling refuses; (3) a flagged tool (`tool/poison.rs`: its texts hide something
+//! or speak to the model) is denied under `policy.flagged: deny`, else asks (a session approval
+//! still counts), whatever (4)–(6) would say; (4) a matching `ask` rule asks (a session
+//! approval still counts); (5) a hook's allow, then an `allow` rule, run without asking; (6) with no rule or
 //! hook deciding, the policy as always: `never` runs; a read-only, non-destructive tool under
 //! `ask_mutating` runs; a session approval of this exact tool runs; everything else asks. A
 //! destructive tool therefore always asks unless the policy is `never` or a rule or hook allows
@@ -11,7 +13,9 @@
 
 use std::sync::{Mutex, MutexGuard, RwLock};
 
-use crate::config::{ApprovalPolicy, ApprovalRule, PolicyConfig, RuleDecision, SideEffectCeiling};
+use crate::config::{
+    ApprovalPolicy, ApprovalRule, FlaggedPolicy, PolicyConfig, RuleDecision, SideEffectCeiling,
+};
 use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
 use super::ledger::{Ledger, LedgerEntry, LedgerError};
@@ -126,7 +130,33 @@ impl ApprovalGate {
             };
         }
 
-        // (3) An `ask` rule asks, even where the policy or a hook would run the call.
+        // (3) A flagged tool: what its texts do is not what its traits say.
+        if !tool.flags.is_empty() {
+            let what = crate::tool::poison::words(&tool.flags);
+            match self.policy.flagged {
+                FlaggedPolicy::Deny => {
+                    return GateVerdict::Deny {
+                        why: format!(
+                            "{} is flagged ({what}) and policy.flagged is deny",
+                            tool.name
+                        ),
+                    }
+                }
+                FlaggedPolicy::Ask => {
+                    if self.ledger_lock().covers(tool) {
+                        return GateVerdict::Run {
+                            why: "approved for this session".to_string(),
+                            by: RunBy::Session,
+                        };
+                    }
+                    return GateVerdict::Ask {
+                        why: format!("flagged: {what}; policy.flagged is ask"),
+                    };
+                }
+            }
+        }
+
+        // (4) An `ask` rule asks, even where the policy or a hook would run the call.
         if let Some(label) = rule_says(RuleDecision::Ask) {
             if self.ledger_lock().covers(tool) {
                 return GateVerdict::Run {
@@ -139,7 +169,7 @@ impl ApprovalGate {
             };
         }
 
-        // (4) A hook's or a rule's allow skips the question.
+        // (5) A hook's or a rule's allow skips the question.
         if let Some(h) = hook_says(HookVerdict::Allow) {
             return GateVerdict::Run {
                 why: format!("allowed by {}", h.describe()),
@@ -153,7 +183,7 @@ impl ApprovalGate {
             };
         }
 
-        // (5) What the policy lets through without asking.
+        // (6) What the policy lets through without asking.
         match approval {
             ApprovalPolicy::Never => {
                 return GateVerdict::Run {
@@ -225,7 +255,6 @@ impl ApprovalGate {
         self.ledger_lock().revoke(tool_name)
     }
 }
-
 /// `mcp__notes__write_note is mutating, non-destructive (readOnlyHint=false, …)`.
 /// What the tool is and why, in one sentence (its provenance said once):
 /// `mcp__notes__delete_note is MUTATING and DESTRUCTIVE because server trust is ignore
@@ -250,3 +279,7 @@ fn traits(tool: &ToolDescriptor) -> String {
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gate_flagged_tests.rs"]
+mod flagged_tests;

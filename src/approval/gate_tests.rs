@@ -23,6 +23,7 @@ fn tool(name: &str, side: SideEffectLevel, destructive: DestructiveBehavior) -> 
         side_effect: side,
         destructive,
         provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
+        flags: Vec::new(),
         origin: None,
     }
 }
@@ -459,6 +460,7 @@ fn random_rule() -> impl Strategy<Value = ApprovalRule> {
 fn served(i: usize, side: SideEffectLevel, destructive: DestructiveBehavior) -> ToolDescriptor {
     let server = format!("s{}", i % 2);
     ToolDescriptor {
+        flags: Vec::new(),
         origin: Some(ToolOrigin {
             server: server.clone(),
             tool: format!("t{i}"),

@@ -153,6 +153,7 @@ mod tests {
             side_effect: SideEffectLevel::Mutating,
             destructive,
             provenance: "readOnlyHint=false, destructiveHint=false, trusted".into(),
+            flags: Vec::new(),
             origin: None,
         }
     }

@@ -149,6 +149,7 @@ mod tests {
             side_effect: SideEffectLevel::Mutating,
             destructive,
             provenance: String::new(),
+            flags: Vec::new(),
             origin: None,
         }
     }

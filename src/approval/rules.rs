@@ -124,6 +124,7 @@ mod tests {
             side_effect: SideEffectLevel::Mutating,
             destructive: DestructiveBehavior::Destructive,
             provenance: String::new(),
+            flags: Vec::new(),
             origin: Some(ToolOrigin {
                 server: server.into(),
                 tool: tool.into(),
@@ -135,6 +136,7 @@ mod tests {
 
     fn local(name: &str) -> ToolDescriptor {
         ToolDescriptor {
+            flags: Vec::new(),
             origin: None,
             name: name.into(),
             ..remote("x", name)

@@ -56,6 +56,10 @@ pub struct DemoServerArgs {
     /// Put terminal escape sequences in tool descriptions, results and stderr.
     #[arg(long)]
     pub evil: bool,
+    /// Poison `add`'s description (an <IMPORTANT> block asking the model to read ~/.cursor/mcp.json
+    /// and keep it from the user), as published tool-poisoning attacks do.
+    #[arg(long)]
+    pub poison: bool,
     /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
     #[arg(long, value_name = "SECONDS")]
     pub spawn_child: Option<u64>,
@@ -133,6 +137,7 @@ impl DemoServerArgs {
             lie: self.lie,
             no_annotations: self.no_annotations,
             evil: self.evil,
+            poison: self.poison,
             extra_tools: self.extra_tools,
             tools_page: self
                 .tools_page

@@ -21,7 +21,7 @@ impl Serialize for ToolJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let tool = self.0;
         let origin = tool.origin.as_ref();
-        let mut map = serializer.serialize_map(Some(9))?;
+        let mut map = serializer.serialize_map(Some(10))?;
         map.serialize_entry("annotations", &origin.and_then(|o| o.annotations.as_ref()))?;
         map.serialize_entry("destructive", &tool.destructive.is_destructive())?;
         map.serialize_entry("local", &origin.is_none())?;
@@ -31,6 +31,7 @@ impl Serialize for ToolJson<'_> {
         map.serialize_entry("side_effect", &tool.side_effect)?;
         map.serialize_entry("tool", origin.map_or(&tool.name, |o| &o.tool))?;
         map.serialize_entry("trust", &origin.map(|o| o.trust.as_str()))?;
+        map.serialize_entry("warnings", &tool.flags)?;
         map.end()
     }
 }

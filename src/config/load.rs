@@ -109,6 +109,7 @@ pub fn load_str(
             approval: policy.approval.unwrap_or_default(),
             local_tools: local_tools(policy.local_tools),
             rules,
+            flagged: policy.flagged.unwrap_or_default(),
         },
         source_digest: super::write::digest(text),
     })

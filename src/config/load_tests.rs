@@ -67,6 +67,7 @@ fn full_fixture_sets_every_key() {
             approval: ApprovalPolicy::AskAll,
             local_tools: LocalTools::ALL,
             rules: Vec::new(),
+            flagged: crate::config::FlaggedPolicy::Ask,
         }
     );
     let [files, remote, legacy] = config.mcp.servers.as_slice() else {

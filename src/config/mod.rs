@@ -351,6 +351,19 @@ pub struct PolicyConfig {
     pub local_tools: LocalTools,
     /// `policy.rules`, in order: the first that matches a call decides.
     pub rules: Vec<ApprovalRule>,
+    /// What a tool whose texts are flagged (`tool/poison.rs`) gets: a question, or a refusal.
+    pub flagged: FlaggedPolicy,
+}
+
+/// `policy.flagged`: a tool whose description or schema hides something or speaks to the model
+/// behind the operator's back is asked about (even when read-only, even where a rule or a hook
+/// would let it run), or refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlaggedPolicy {
+    #[default]
+    Ask,
+    Deny,
 }
 
 /// The highest side-effect level any call may have; above it a call is refused without a prompt.

@@ -10,7 +10,9 @@ use super::hooks::RawHook;
 use super::rewake::RawNotifications;
 use super::rules::RawRule;
 use super::values::DurationText;
-use super::{AnnotationTrust, ApprovalPolicy, RestartPolicy, SideEffectCeiling, TransportKind};
+use super::{
+    AnnotationTrust, ApprovalPolicy, FlaggedPolicy, RestartPolicy, SideEffectCeiling, TransportKind,
+};
 
 // No Debug on the raw types: they hold headers and tokens before redaction.
 #[derive(Default, Deserialize)]
@@ -86,7 +88,7 @@ pub(super) struct RawServer {
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools` and `rules`"
+    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools`, `rules` and `flagged`"
 )]
 pub(super) struct RawPolicy {
     #[serde(default)]
@@ -97,6 +99,8 @@ pub(super) struct RawPolicy {
     pub(super) local_tools: Option<Vec<LocalTool>>,
     #[serde(default)]
     pub(super) rules: Option<Vec<RawRule>>,
+    #[serde(default)]
+    pub(super) flagged: Option<FlaggedPolicy>,
 }
 
 /// One entry of `policy.local_tools` as written.

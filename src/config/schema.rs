@@ -136,7 +136,7 @@ static RULE_FIELDS: [Field; 3] = [
 ];
 static RULE: Shape = Shape::Map(&RULE_FIELDS);
 
-static POLICY_FIELDS: [Field; 4] = [
+static POLICY_FIELDS: [Field; 5] = [
     opt(
         "side_effect_ceiling",
         Shape::Enum(&["read_only", "mutating"]),
@@ -147,6 +147,7 @@ static POLICY_FIELDS: [Field; 4] = [
     ),
     opt("local_tools", Shape::List(&LOCAL_TOOL)),
     opt("rules", Shape::List(&RULE)),
+    opt("flagged", Shape::Enum(&["ask", "deny"])),
 ];
 
 static REWAKE_FIELDS: [Field; 4] = [

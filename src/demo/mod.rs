@@ -62,6 +62,9 @@ pub struct DemoOptions {
     /// text, prompt messages and the `ask` question (the client must not let them reach the
     /// operator's terminal).
     pub evil: bool,
+    /// `add`'s description carries a tool-poisoning payload (Invariant Labs' published one:
+    /// an `<IMPORTANT>` block that reads the client's config and keeps it from the user).
+    pub poison: bool,
     /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
     pub extra_tools: usize,
     /// Answer `tools/list` in pages of this many tools (`nextCursor`); `None`: one page.

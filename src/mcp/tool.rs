@@ -68,6 +68,8 @@ impl McpTool {
         client: Arc<dyn McpClient>,
     ) -> Self {
         let traits = McpToolTraits::resolve(tool.annotations.as_ref(), trust);
+        let flags =
+            crate::tool::poison::scan_tool(server, &tool.description, tool.input_schema.as_str());
         let descriptor = ToolDescriptor {
             name: qualified_name(server, &tool.name),
             description: tool.description,
@@ -75,6 +77,7 @@ impl McpTool {
             side_effect: traits.side_effect,
             destructive: traits.destructive,
             provenance: traits.provenance,
+            flags,
             origin: Some(ToolOrigin {
                 server: server.to_string(),
                 trust,

@@ -163,6 +163,7 @@ mod tests {
             side_effect: side,
             destructive,
             provenance: String::new(),
+            flags: Vec::new(),
             origin: None,
         }
     }

@@ -6,6 +6,7 @@
 
 pub mod json_text;
 pub mod local;
+pub mod poison;
 pub mod registry;
 pub mod schema;
 
@@ -81,6 +82,9 @@ pub struct ToolDescriptor {
     pub destructive: DestructiveBehavior,
     /// Why the traits are what they are, in words ("readOnlyHint=true, trusted").
     pub provenance: String,
+    /// What its texts hide or say to the model behind the operator's back (`poison.rs`); a
+    /// flagged tool asks before it runs (`policy.flagged`). Empty for local tools.
+    pub flags: Vec<poison::Flag>,
     /// `None` for local tools.
     pub origin: Option<ToolOrigin>,
 }

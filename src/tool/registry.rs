@@ -110,6 +110,7 @@ mod tests {
             side_effect: SideEffectLevel::ReadOnly,
             destructive: DestructiveBehavior::NonDestructive,
             provenance: String::new(),
+            flags: Vec::new(),
             origin: None,
         }))
     }

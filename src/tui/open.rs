@@ -77,6 +77,11 @@ impl App {
         } else {
             &t.description
         });
+        if let Some(flags) = &t.flagged {
+            text.push_str(&format!(
+                "\n\n⚑ flagged: {flags}\n(policy.flagged: it asks before every call, or under deny is refused)"
+            ));
+        }
         text.push_str(&format!(
             "\n\n{}; why: {}\n\ninput schema:\n{}",
             super::modals::trust::traits_label((t.side_effect, t.destructive)),

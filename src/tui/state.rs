@@ -213,6 +213,8 @@ pub struct ToolRow {
     pub schema: JsonText,
     /// Marked when a change is highlighted (e.g. new traits after a restart).
     pub changed: bool,
+    /// What its texts were flagged for (tool poisoning), in words; `None` when nothing was.
+    pub flagged: Option<String>,
 }
 
 impl ToolRow {
@@ -228,6 +230,7 @@ impl ToolRow {
             provenance: sanitize(&d.provenance, false),
             schema: d.input_schema.clone(),
             changed: false,
+            flagged: (!d.flags.is_empty()).then(|| crate::tool::poison::words(&d.flags)),
         }
     }
 

@@ -110,6 +110,7 @@ mod tests {
             side_effect: SideEffectLevel::Mutating,
             destructive: DestructiveBehavior::Destructive,
             provenance: "local tool".into(),
+            flags: Vec::new(),
             origin: None,
         };
         let arguments = json!({"command": "ls"});

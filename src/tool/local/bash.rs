@@ -68,6 +68,7 @@ impl BashTool {
                 side_effect: SideEffectLevel::Mutating,
                 destructive: DestructiveBehavior::Destructive,
                 provenance: "local tool: runs shell commands".into(),
+                flags: Vec::new(),
                 origin: None,
             },
         }

@@ -54,6 +54,7 @@ impl ReadTool {
                 side_effect: SideEffectLevel::ReadOnly,
                 destructive: DestructiveBehavior::NonDestructive,
                 provenance: "local tool: reads files only".into(),
+                flags: Vec::new(),
                 origin: None,
             },
         }

@@ -178,7 +178,11 @@ impl Component for Tools {
                 };
                 let destructive = t.destructive.is_destructive();
                 let mut spans = vec![
-                    Span::styled(if t.changed { "* " } else { "  " }, theme.warn()),
+                    match (&t.flagged, t.changed) {
+                        (Some(_), _) => Span::styled("⚑ ", theme.bad()),
+                        (None, true) => Span::styled("* ", theme.warn()),
+                        (None, false) => Span::raw("  "),
+                    },
                     Span::styled(cell(&t.name, name_w), name_style),
                     Span::raw("  "),
                     Span::styled(cell(effect, if wide { 11 } else { 9 }), effect_style),
@@ -222,12 +226,19 @@ impl Component for Tools {
                 format!(" · {}", t.description)
             };
             let width = inner.width as usize;
-            let about = vec![
-                Line::styled(fit(&format!("{raw}{desc}"), width), theme.dim()),
-                Line::from(vec![
+            let why = match &t.flagged {
+                Some(flags) => Line::from(vec![
+                    Span::styled("⚑ flagged: ", theme.bad()),
+                    Span::raw(fit(flags, width.saturating_sub(11))),
+                ]),
+                None => Line::from(vec![
                     Span::styled("why: ", theme.dim()),
                     Span::raw(fit(&t.provenance, width.saturating_sub(5))),
                 ]),
+            };
+            let about = vec![
+                Line::styled(fit(&format!("{raw}{desc}"), width), theme.dim()),
+                why,
             ];
             frame.render_widget(
                 Paragraph::new(about),

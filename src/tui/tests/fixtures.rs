@@ -157,6 +157,7 @@ pub(in crate::tui) fn descriptor(
             DestructiveBehavior::NonDestructive
         },
         provenance: why.into(),
+        flags: Vec::new(),
         origin: Some(ToolOrigin {
             server: server.into(),
             tool: tool.into(),
