@@ -204,3 +204,50 @@ fn a_poisoned_tool_is_flagged_and_asks_and_policy_flagged_deny_denies_it() {
     );
     assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
 }
+
+/// A server whose instructions carry terminal escapes (`demo-server --evil`): its report says
+/// they are flagged, and each of its tools carries the same finding for its description.
+#[test]
+fn a_servers_flagged_instructions_are_said_in_its_report() {
+    let m = marker("check-evil");
+    let yaml = format!(
+        "mcp:\n  servers:\n{}",
+        demo_server("evil", &["--evil"], "", &m)
+    );
+    let cfg = write_config(&yaml);
+    let (code, report) = check_json(&cfg.path);
+    assert_eq!(code, 0, "{report:#}");
+    let evil = server(&report, "evil");
+    let warnings: Vec<&str> = evil["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| {
+            w.starts_with(
+            "its instructions are flagged (tool poisoning): instructions: terminal escape sequences"
+        )
+        }),
+        "{warnings:?}"
+    );
+    // Its tools; the local `read` tool is ours and never flagged.
+    let tools = report["tools"].as_array().expect("tools");
+    assert!(tools
+        .iter()
+        .any(|t| t["name"] == "read" && t["warnings"] == serde_json::json!([])));
+    for tool in tools.iter().filter(|t| t["server"] == "evil") {
+        assert!(
+            tool["warnings"]
+                .as_array()
+                .expect("warnings")
+                .iter()
+                .any(|w| w["field"] == "description"
+                    && w["reason"]
+                        == "terminal escape sequences (text hidden or rewritten on screen)"),
+            "{tool:#}"
+        );
+    }
+    assert!(wait_gone(&m, Duration::from_secs(1)).is_empty());
+}

@@ -185,8 +185,20 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
     starter.finish(StartPhase::ListTools);
 
     let identity = client.identity().clone();
-    let (capabilities, instructions) =
-        crate::mcp::capabilities::from_peer_info(client.peer().peer_info().as_deref());
+    let info = client.peer().peer_info();
+    let (capabilities, instructions) = crate::mcp::capabilities::from_peer_info(info.as_deref());
+    // Its instructions are text the model may read: flagged as a tool's texts are (as they
+    // came, before they were made safe to show).
+    let mut warnings = client.warnings();
+    if let Some(raw) = info.as_ref().and_then(|i| i.instructions.as_deref()) {
+        let flags = crate::tool::poison::scan("instructions", raw, &config.name);
+        if !flags.is_empty() {
+            warnings.push(format!(
+                "its instructions are flagged (tool poisoning): {}",
+                crate::tool::poison::words(&flags)
+            ));
+        }
+    }
     let report = ServerReport {
         name: config.name.clone(),
         transport: config.transport,
@@ -198,7 +210,7 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         }),
         phases: starter.phases(),
         tools: tools.len(),
-        warnings: client.warnings(),
+        warnings,
         failure: None,
         capabilities,
         instructions,
