@@ -3,7 +3,8 @@
 //! ```json
 //! {"event": "pre_tool_use", "call_id": 3,
 //!  "tool": {"name": "mcp__notes__delete_note", "local": false, "server": "notes", "tool": "delete_note",
-//!           "side_effect": "mutating", "destructive": true, "trust": "ignore", "provenance": "…"},
+//!           "side_effect": "mutating", "destructive": true, "trust": "ignore", "provenance": "…",
+//!           "warnings": []},
 //!  "arguments": {"title": "groceries"}}
 //! ```
 //!
@@ -93,6 +94,7 @@ fn tool_json(tool: &ToolDescriptor) -> Value {
         "destructive": tool.destructive.is_destructive(),
         "trust": origin.map(|o| o.trust.as_str()),
         "provenance": tool.provenance,
+        "warnings": tool.flags,
     })
 }
 
@@ -125,7 +127,7 @@ mod tests {
             json!({"event": "pre_tool_use", "call_id": 4, "arguments": {"command": "ls"},
                    "tool": {"name": "bash", "local": true, "server": null, "tool": "bash",
                             "side_effect": "mutating", "destructive": true, "trust": null,
-                            "provenance": "local tool"}})
+                            "provenance": "local tool", "warnings": []}})
         );
         assert_eq!(before.identity(), (Some(4), Some("bash".into()), None));
         let result = ToolResult::ok("a\nb");
