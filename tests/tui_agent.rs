@@ -19,6 +19,19 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
 }
 
+/// The text of the one transcript the console wrote under `state`.
+fn transcript(state: &Path) -> String {
+    let sessions = state.join("aimon-console").join("sessions");
+    let files: Vec<_> = std::fs::read_dir(&sessions)
+        .expect("a sessions folder")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::read_to_string(&files[0]).expect("the transcript reads")
+}
+
 /// Every process below `pid` (children, their children, …).
 fn descendants(pid: i32) -> Vec<i32> {
     let mut parents = vec![pid];
@@ -171,13 +184,7 @@ fn the_agent_asks_for_approval_and_answers_in_the_console() {
     assert!(screen.contains("mcp__notes-trusted__add"), "{screen}");
 
     // The transcript holds the call and how it was approved.
-    let sessions = state.join("aimon-console").join("sessions");
-    let files: Vec<_> = std::fs::read_dir(&sessions)
-        .expect("sessions dir")
-        .flatten()
-        .collect();
-    assert_eq!(files.len(), 1);
-    let text = std::fs::read_to_string(files[0].path()).unwrap();
+    let text = transcript(&state);
     assert!(
         text.contains(r#""type":"approval","call_id":"call_demo_0","runtime_id":1,"decision":"allow_once","by":"operator""#),
         "{text}"
@@ -242,14 +249,7 @@ fn always_allowing_is_said_and_the_next_call_names_its_rule() {
     let view = t.wait_for("gate: allowed by policy.rules[1]", Duration::from_secs(10));
     assert!(view.contains("Call #2 "), "{view}");
     t.keys(&["Escape"]);
-    let sessions = state.join("aimon-console").join("sessions");
-    let file = std::fs::read_dir(&sessions)
-        .expect("a sessions folder")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript");
-    let text = std::fs::read_to_string(&file).unwrap();
+    let text = transcript(&state);
     assert!(
         text.contains(r#""type":"approval","call_id":"call_demo_0","runtime_id":1,"decision":"allow_always","by":"operator""#),
         "{text}"
@@ -422,15 +422,7 @@ fn quitting_during_a_call_records_it_cancelled() {
     t.wait_for("still running: quit and cancel it?", Duration::from_secs(5));
     t.keys(&["y"]);
     t.wait_for("READY$", Duration::from_secs(15));
-    let sessions = state.join("aimon-console").join("sessions");
-    let file = std::fs::read_dir(&sessions)
-        .expect("a sessions folder")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .expect("a transcript");
-    let records: Vec<serde_json::Value> = std::fs::read_to_string(&file)
-        .unwrap()
+    let records: Vec<serde_json::Value> = transcript(&state)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
