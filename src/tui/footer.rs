@@ -105,10 +105,10 @@ fn fitted(
     out
 }
 
-/// The notice line above the footer (empty when there is none).
-pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
+/// The notice above the footer, on the lines `area` gives it (empty when there is none).
+pub fn render_notice(app: &App, frame: &mut Frame, area: Rect, mut rows: Vec<String>) {
     let theme = app.theme;
-    let Some((level, text)) = &app.notice else {
+    let Some((level, _)) = &app.notice else {
         return;
     };
     let style = match level {
@@ -116,9 +116,9 @@ pub fn render_notice(app: &App, frame: &mut Frame, area: Rect) {
         Level::Warn => theme.warn(),
         Level::Error => theme.bad(),
     };
-    // Wrapped at words over the lines it has (as many as `render` counted), the last cut.
+    // `rows`: the notice wrapped at words to `area`'s width (by `render`, which counted them);
+    // the last line it has holds the rest, cut.
     let width = usize::from(area.width);
-    let mut rows = super::chat::wrap::wrap(text, width);
     let room = usize::from(area.height).max(1);
     if rows.len() > room {
         let rest = rows.split_off(room - 1).join(" ");

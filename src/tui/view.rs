@@ -29,14 +29,16 @@ impl App {
         // A notice longer than the screen is wide takes the lines it wraps to, up to three,
         // where there is room for them (cut, it would lose its end: what to do next); a small
         // screen keeps its rows.
-        let notice_h = match &self.notice {
-            Some((_, text))
-                if area.height >= NOTICE_ROOM && text.chars().count() > usize::from(area.width) =>
-            {
-                let lines = super::chat::wrap::wrap(text, usize::from(area.width)).len();
-                lines.clamp(1, 3) as u16
-            }
-            _ => 1,
+        // Wrapped once here, drawn as wrapped by `render_notice`.
+        let notice_rows = self
+            .notice
+            .as_ref()
+            .map(|(_, text)| super::chat::wrap::wrap(text, usize::from(area.width)))
+            .unwrap_or_default();
+        let notice_h = if area.height >= NOTICE_ROOM {
+            notice_rows.len().clamp(1, 3) as u16
+        } else {
+            1
         };
         let [body, notice, footer] = Layout::vertical([
             Constraint::Min(3),
@@ -54,7 +56,7 @@ impl App {
         // Modals take the body: the notice and the keys stay in view under the tallest, and
         // the footer, drawn after, knows how far what the modal shows can scroll.
         self.render_modal(frame, body);
-        super::footer::render_notice(self, frame, notice);
+        super::footer::render_notice(self, frame, notice, notice_rows);
         super::footer::render(self, frame, notice, footer);
     }
 

@@ -269,7 +269,7 @@ impl ServerProcess {
     }
 
     /// Waits up to `grace` for it to exit, then asks its group to end (SIGTERM, then SIGKILL);
-    /// its escaped descendants are the caller's (`shutdown` does both).
+    /// its escaped descendants are the caller's (`McpClient::close` does both).
     pub async fn end_group(&self, grace: Duration) -> Option<ExitInfo> {
         if let Some(info) = self.wait_exit(grace).await {
             return Some(info);
