@@ -313,7 +313,9 @@ impl McpClientManager {
             tracing::warn!("abandoned starts did not end in time");
         }
         // Their descendants are walked for all of them at once, before (while each tree hangs
-        // together) and after (the orphans): one walk each way, not two per server.
+        // together) and after (the orphans): one walk each way, not two per server. The exit
+        // watchers walk for orphans too, but as tasks: a command that returns after this may
+        // end the runtime before they run, so the walk after is done here, awaited.
         let trees = |servers: &[(String, Arc<DefaultMcpClient>)]| -> Vec<(Option<i32>, String)> {
             servers
                 .iter()
