@@ -166,6 +166,7 @@ fn rule() -> impl Strategy<Value = ApprovalRule> {
         Just(Some("s2"))
     ];
     (globs, servers, rule_decision()).prop_map(|(tool, server, decision)| ApprovalRule {
+        pin: None,
         pattern: ToolPattern {
             tool: tool.or(server.is_none().then_some("*")).map(String::from),
             server: server.map(String::from),

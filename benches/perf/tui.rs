@@ -99,6 +99,7 @@ async fn app(servers: usize, tools: usize, calls: u64, lines: usize) -> App {
     let extra: Vec<Arc<dyn Tool>> = (0..tools)
         .map(|i| {
             Arc::new(Listed(ToolDescriptor {
+                pin: None,
                 name: format!("mcp__server-{}__tool_{i}", i % servers.max(1)),
                 description: "A tool that does one thing, described in a sentence.".into(),
                 input_schema: json!({"type": "object"}).into(),

@@ -177,11 +177,7 @@ pub struct SessionSummary {
 
 /// Where transcripts go: `$XDG_STATE_HOME/aimon-console/sessions` (`~/.local/state/…`).
 pub fn sessions_dir() -> PathBuf {
-    dirs::state_dir()
-        .or_else(dirs::data_local_dir)
-        .unwrap_or_else(std::env::temp_dir)
-        .join("aimon-console")
-        .join("sessions")
+    crate::config::state_home().join("sessions")
 }
 
 /// Milliseconds since the Unix epoch.

@@ -2,23 +2,25 @@
 //! whether a call runs, asks, is denied or is refused.
 //!
 //! Order: (1) a hook's deny, then the first matching rule's deny, win over everything; (2) the
-//! side-effect ceiling refuses; (3) a flagged tool (`tool/poison.rs`: its texts hide something
-//! or speak to the model) is denied under `policy.flagged: deny`, else asks (a session approval
-//! still counts), whatever (4)–(6) would say; (4) a matching `ask` rule asks (a session
-//! approval still counts); (5) a hook's allow, then an `allow` rule, run without asking; (6) with no rule or
-//! hook deciding, the policy as always: `never` runs; a read-only, non-destructive tool under
-//! `ask_mutating` runs; a session approval of this exact tool runs; everything else asks. A
-//! destructive tool therefore always asks unless the policy is `never` or a rule or hook allows
-//! it, and nothing passes the ceiling.
+//! side-effect ceiling refuses; (3) a *changed* tool (`pins.rs`: its server now offers another
+//! definition than the one approved or pinned by a rule) asks, with the diff, whatever (4)–(6)
+//! would say; then a flagged tool (`tool/poison.rs`: its texts hide something or speak to the
+//! model) is denied under `policy.flagged: deny`, else asks (a session approval still counts);
+//! (4) a matching `ask` rule asks (a session approval still counts); (5) a hook's allow, then an
+//! `allow` rule, run without asking; (6) with no rule or hook deciding, the policy as always:
+//! `never` runs; a read-only, non-destructive tool under `ask_mutating` runs; a session approval
+//! of this exact tool runs; everything else asks. A destructive tool therefore always asks unless
+//! the policy is `never` or a rule or hook allows it, and nothing passes the ceiling.
 
-use std::sync::{Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use crate::config::{
     ApprovalPolicy, ApprovalRule, FlaggedPolicy, PolicyConfig, RuleDecision, SideEffectCeiling,
 };
-use crate::tool::{DestructiveBehavior, SideEffectLevel, ToolDescriptor};
+use crate::tool::{pin, DestructiveBehavior, SideEffectLevel, ToolDescriptor};
 
 use super::ledger::{Ledger, LedgerEntry, LedgerError};
+use super::pins::{PinChange, PinState, PinStore, Pinned, Pins};
 use super::rules::{first_rule, rule_label, HookDecision, HookVerdict};
 use super::{ApprovalDecision, GateVerdict, RunBy};
 
@@ -30,6 +32,9 @@ pub struct ApprovalGate {
     policy: PolicyConfig,
     rules: RwLock<Vec<ApprovalRule>>,
     ledger: Mutex<Ledger>,
+    pins: Mutex<Pins>,
+    /// Where approved definitions are kept for diffs after a restart; `None`: not kept.
+    store: Option<PinStore>,
 }
 
 impl ApprovalGate {
@@ -39,7 +44,22 @@ impl ApprovalGate {
             policy,
             rules: RwLock::new(rules),
             ledger: Mutex::new(Ledger::default()),
+            pins: Mutex::new(Pins::default()),
+            store: None,
         }
+    }
+
+    /// The same gate, keeping approved definitions in `store`.
+    pub fn with_pin_store(mut self, store: PinStore) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    fn pins_lock(&self) -> MutexGuard<'_, Pins> {
+        // Every change is one map operation: consistent even after a panicking holder.
+        self.pins
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The policy, with the rules as they are now.
@@ -71,6 +91,73 @@ impl ApprovalGate {
             .rules
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = rules;
+        // The pins the old rules took are taken again from the new ones when next needed.
+        self.pins_lock().drop_rule_pins();
+    }
+
+    /// Pins `tool` if an `allow` or `ask` rule applies to it and nothing pinned it yet: to the
+    /// rule's `pin` when it has one, else to the definition offered now. Called when tools are
+    /// registered and before their list is refreshed, so a change is caught however it comes.
+    pub fn observe(&self, tool: &ToolDescriptor) {
+        self.observe_under(tool, self.rule_for(tool).as_ref());
+    }
+
+    fn observe_under(&self, tool: &ToolDescriptor, rule: Option<&(usize, ApprovalRule)>) {
+        let Some(current) = &tool.pin else { return };
+        let Some((index, rule)) = rule else { return };
+        if rule.decision == RuleDecision::Deny || self.pins_lock().get(&tool.name).is_some() {
+            return;
+        }
+        let pin = rule.pin.clone().unwrap_or_else(|| current.clone());
+        let definition = if &pin == current {
+            let definition = pin::definition(tool).map(Arc::new);
+            // A pin written in the config: keep what it stands for, for a diff after a restart.
+            if let (Some(store), Some(def), Some(_)) = (&self.store, &definition, &rule.pin) {
+                store.save(&pin, def);
+            }
+            definition
+        } else {
+            self.store.as_ref().and_then(|s| s.load(&pin)).map(Arc::new)
+        };
+        let mut pins = self.pins_lock();
+        if pins.get(&tool.name).is_none() {
+            pins.insert(
+                &tool.name,
+                Pinned {
+                    pin,
+                    by: rule_label(*index, rule),
+                    from_rule: true,
+                    definition,
+                },
+            );
+        }
+    }
+
+    /// Whether the definition `tool` has now is the one approved.
+    pub fn pin_state(&self, tool: &ToolDescriptor) -> PinState {
+        self.observe(tool);
+        self.pins_lock().state(tool)
+    }
+
+    /// What changed in `tool` since it was approved, with the diff; `None` unless changed.
+    pub fn pin_change(&self, tool: &ToolDescriptor) -> Option<PinChange> {
+        let PinState::Changed { pin, approved, by } = self.pin_state(tool) else {
+            return None;
+        };
+        let before = self
+            .pins_lock()
+            .get(&tool.name)
+            .and_then(|p| p.definition.clone());
+        let diff = match (before, pin::definition(tool)) {
+            (Some(before), Some(after)) => pin::diff(&before, &after),
+            _ => Vec::new(),
+        };
+        Some(PinChange {
+            approved,
+            pin,
+            by,
+            diff,
+        })
     }
 
     /// The first rule that matches `tool`, with its index.
@@ -93,6 +180,7 @@ impl ApprovalGate {
         let ceiling = self.policy.side_effect_ceiling;
         let approval = self.policy.approval;
         let rule = self.rule_for(tool);
+        self.observe_under(tool, rule.as_ref());
         let rule_says = |decision: RuleDecision| {
             rule.as_ref()
                 .filter(|(_, r)| r.decision == decision)
@@ -130,7 +218,20 @@ impl ApprovalGate {
             };
         }
 
-        // (3) A flagged tool: what its texts do is not what its traits say.
+        // (3) A changed tool: what was approved is not what would run.
+        if let PinState::Changed { pin, approved, by } = self.pins_lock().state(tool) {
+            return GateVerdict::Ask {
+                why: format!(
+                    "{} changed since approved ({by}: {}; the server now offers {}); \
+                     its rules and approvals wait for yours",
+                    tool.name,
+                    pin::short(&approved),
+                    pin::short(&pin)
+                ),
+            };
+        }
+
+        // A flagged tool: what its texts do is not what its traits say.
         if !tool.flags.is_empty() {
             let what = crate::tool::poison::words(&tool.flags);
             match self.policy.flagged {
@@ -230,19 +331,50 @@ impl ApprovalGate {
     }
 
     /// Records the operator's answer. `AllowForSession` is remembered (and refused, with an
-    /// error, for destructive tools); `AllowOnce`, `AllowAlways` (a rule in the config is its
-    /// lasting part) and `Deny` change nothing.
+    /// error, for destructive tools). `AllowForSession` and `AllowAlways` (a rule in the config
+    /// is its lasting part) pin the definition approved, and so does any allow of a changed
+    /// tool: the operator saw the diff. `Deny` changes nothing.
     pub fn record(
         &self,
         tool: &ToolDescriptor,
         decision: ApprovalDecision,
     ) -> Result<(), LedgerError> {
+        self.pin_approved(tool, decision);
         match decision {
             ApprovalDecision::AllowForSession => self.ledger_lock().remember(tool),
             ApprovalDecision::AllowOnce
             | ApprovalDecision::AllowAlways
             | ApprovalDecision::Deny => Ok(()),
         }
+    }
+
+    fn pin_approved(&self, tool: &ToolDescriptor, decision: ApprovalDecision) {
+        let Some(current) = &tool.pin else { return };
+        let by = match decision {
+            ApprovalDecision::AllowForSession => "your approval for this session",
+            ApprovalDecision::AllowAlways => "your always rule (A)",
+            ApprovalDecision::AllowOnce => "your approval after it changed",
+            ApprovalDecision::Deny => return,
+        };
+        let changed = self.pins_lock().state(tool).is_changed();
+        if decision == ApprovalDecision::AllowOnce && !changed {
+            return;
+        }
+        let definition = pin::definition(tool).map(Arc::new);
+        if let (ApprovalDecision::AllowAlways, Some(store), Some(def)) =
+            (decision, &self.store, &definition)
+        {
+            store.save(current, def);
+        }
+        self.pins_lock().insert(
+            &tool.name,
+            Pinned {
+                pin: current.clone(),
+                by: by.to_string(),
+                from_rule: false,
+                definition,
+            },
+        );
     }
 
     /// What is remembered for this session, by tool name.
@@ -283,3 +415,7 @@ mod tests;
 #[cfg(test)]
 #[path = "gate_flagged_tests.rs"]
 mod flagged_tests;
+
+#[cfg(test)]
+#[path = "gate_pins_tests.rs"]
+mod pins_tests;

@@ -17,6 +17,7 @@ fn policy(ceiling: SideEffectCeiling, approval: ApprovalPolicy) -> PolicyConfig 
 
 fn tool(name: &str, side: SideEffectLevel, destructive: DestructiveBehavior) -> ToolDescriptor {
     ToolDescriptor {
+        pin: None,
         name: name.into(),
         description: format!("the {name} tool"),
         input_schema: json!({"type": "object"}).into(),
@@ -247,6 +248,7 @@ fn a_changed_tool_asks_again() {
 
 fn rule(tool: Option<&str>, server: Option<&str>, decision: RuleDecision) -> ApprovalRule {
     ApprovalRule {
+        pin: None,
         pattern: ToolPattern {
             tool: tool.map(String::from),
             server: server.map(String::from),
@@ -462,6 +464,8 @@ fn served(i: usize, side: SideEffectLevel, destructive: DestructiveBehavior) -> 
     ToolDescriptor {
         flags: Vec::new(),
         origin: Some(ToolOrigin {
+            title: None,
+            output_schema: None,
             server: server.clone(),
             tool: format!("t{i}"),
             trust: AnnotationTrust::Trust,

@@ -146,6 +146,7 @@ mod tests {
 
     fn tool(destructive: DestructiveBehavior) -> ToolDescriptor {
         ToolDescriptor {
+            pin: None,
             name: "mcp__demo__write_note".into(),
             description: "Writes a note.".into(),
             input_schema: json!({"type": "object", "properties": {"body": {"type": "string"}}})

@@ -3,16 +3,19 @@
 //! `gate.rs` decides (run, ask, deny or refuse) from a `ToolDescriptor` alone, never from where the
 //! tool came from (docs/ARCHITECTURE.md §1), and from what `pre_tool_use` hooks said; `rules.rs` is
 //! how `policy.rules` and hook matches select tools; `ledger.rs` remembers session approvals keyed
-//! by a descriptor fingerprint; `request.rs` is the question the runtime sends to whoever answers
+//! by a descriptor fingerprint; `pins.rs` which definition of each tool was approved;
+//! `request.rs` is the question the runtime sends to whoever answers
 //! approvals.
 
 mod gate;
 mod ledger;
+mod pins;
 mod request;
 mod rules;
 
 pub use gate::ApprovalGate;
 pub use ledger::{DescriptorFingerprint, LedgerEntry, LedgerError};
+pub use pins::{pin_json, PinChange, PinState, PinStore};
 pub use request::{await_decision, AnsweredBy, ApprovalRequest, CallOrigin};
 pub use rules::{
     first_rule, glob_matches, pattern_matches, rule_label, server_matches, HookDecision,

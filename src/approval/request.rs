@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 
 use crate::tool::ToolDescriptor;
 
+use super::pins::PinChange;
 use super::ApprovalDecision;
 
 /// Who asked for a call: the operator (the console, `call`), or the agent, with the text the
@@ -73,6 +74,8 @@ pub struct ApprovalRequest {
     pub why: String,
     /// Who asked for the call.
     pub origin: CallOrigin,
+    /// What changed in the tool since it was approved (its diff), when it did.
+    pub change: Option<PinChange>,
     reply: oneshot::Sender<ApprovalDecision>,
     /// Set by [`ApprovalRequest::respond_by`] just before the answer is sent.
     by: Arc<OnceLock<AnsweredBy>>,
@@ -94,6 +97,7 @@ impl ApprovalRequest {
                 arguments,
                 why,
                 origin: CallOrigin::Operator,
+                change: None,
                 reply,
                 by: Arc::new(OnceLock::new()),
             },
@@ -104,6 +108,12 @@ impl ApprovalRequest {
     /// The same request, asked for by `origin`.
     pub fn with_origin(mut self, origin: CallOrigin) -> Self {
         self.origin = origin;
+        self
+    }
+
+    /// The same request, about a tool that changed since it was approved.
+    pub fn with_change(mut self, change: Option<PinChange>) -> Self {
+        self.change = change;
         self
     }
 
@@ -143,6 +153,7 @@ mod tests {
 
     fn descriptor(destructive: DestructiveBehavior) -> ToolDescriptor {
         ToolDescriptor {
+            pin: None,
             name: "bash".into(),
             description: String::new(),
             input_schema: json!({}).into(),

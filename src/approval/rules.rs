@@ -118,6 +118,7 @@ mod tests {
 
     fn remote(server: &str, tool: &str) -> ToolDescriptor {
         ToolDescriptor {
+            pin: None,
             name: format!("mcp__{server}__{tool}"),
             description: String::new(),
             input_schema: json!({}).into(),
@@ -126,6 +127,8 @@ mod tests {
             provenance: String::new(),
             flags: Vec::new(),
             origin: Some(ToolOrigin {
+                title: None,
+                output_schema: None,
                 server: server.into(),
                 tool: tool.into(),
                 trust: AnnotationTrust::Ignore,
@@ -203,10 +206,12 @@ mod tests {
     fn the_first_matching_rule_decides() {
         let rules = vec![
             ApprovalRule {
+                pin: None,
                 pattern: pattern(Some("mcp__notes__delete_*"), None),
                 decision: RuleDecision::Deny,
             },
             ApprovalRule {
+                pin: None,
                 pattern: pattern(None, Some("notes")),
                 decision: RuleDecision::Allow,
             },

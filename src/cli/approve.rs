@@ -46,8 +46,9 @@ pub async fn answer(request: ApprovalRequest, yes: bool, cancel: &CancellationTo
     };
     // The gate's sentence: what the tool is, why, and what asks.
     let prompt = format!(
-        "{asks}{}.\n{reason}arguments: {}\nallow this call? [y/N] ",
+        "{asks}{}.\n{}{reason}arguments: {}\nallow this call? [y/N] ",
         safe_text(&request.why),
+        request.change.as_ref().map(change_text).unwrap_or_default(),
         safe_text(&request.arguments.to_string()),
     );
     let stop = Arc::new(AtomicBool::new(false));
@@ -120,4 +121,20 @@ fn read_line(stop: &AtomicBool) -> Option<String> {
         }
     }
     None
+}
+
+/// What changed since the tool was approved, as diff lines (`- old`, `+ new`).
+fn change_text(change: &crate::approval::PinChange) -> String {
+    use crate::tool::pin::DiffLine;
+    let mut out = format!("changed since {} approved it:\n", safe_text(&change.by));
+    for line in &change.diff {
+        let (mark, text) = match line {
+            DiffLine::Field(field) => ("", format!("{field}:")),
+            DiffLine::Removed(text) => ("  - ", safe_text(text)),
+            DiffLine::Added(text) => ("  + ", safe_text(text)),
+            DiffLine::Same(text) => ("    ", safe_text(text)),
+        };
+        out.push_str(&format!("{mark}{text}\n"));
+    }
+    out
 }

@@ -66,7 +66,7 @@ pub async fn run(config: Config, args: CheckArgs) -> ExitCode {
     runtime.close().await;
 
     if args.json {
-        output::print_json(&output::CheckJson::new(&summary, &tools));
+        output::print_json(&output::CheckJson::new(&summary, &tools, runtime.gate()));
     } else {
         let style = Style::for_stdout();
         let ready = summary

@@ -120,6 +120,7 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "arguments": request.arguments,
             "why": request.why,
             "origin": request.origin,
+            "change": request.change,
         }),
         RuntimeEvent::ApprovalAnswered { id, decision, by } => json!({
             "type": "approval_answered",

@@ -7,6 +7,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::{json, Value};
 
+use crate::approval::{pin_json, ApprovalGate};
 use crate::runtime::StartSummary;
 use crate::runtime::{ServerReport, ServerStatus};
 use crate::text::{sanitize, sanitize_line};
@@ -14,18 +15,19 @@ use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor};
 
 /// The `TOOL` object of `check --json` and `tools --json`, written straight from the
-/// descriptor (its fields in alphabetical order).
-pub struct ToolJson<'a>(pub &'a ToolDescriptor);
+/// descriptor (its fields in alphabetical order), with its pin state when the gate is at hand.
+pub struct ToolJson<'a>(pub &'a ToolDescriptor, pub Option<&'a ApprovalGate>);
 
 impl Serialize for ToolJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let tool = self.0;
         let origin = tool.origin.as_ref();
-        let mut map = serializer.serialize_map(Some(10))?;
+        let mut map = serializer.serialize_map(Some(11))?;
         map.serialize_entry("annotations", &origin.and_then(|o| o.annotations.as_ref()))?;
         map.serialize_entry("destructive", &tool.destructive.is_destructive())?;
         map.serialize_entry("local", &origin.is_none())?;
         map.serialize_entry("name", &tool.name)?;
+        map.serialize_entry("pin", &pin_json(tool, self.1.map(|g| g.pin_state(tool))))?;
         map.serialize_entry("provenance", &tool.provenance)?;
         map.serialize_entry("server", &origin.map(|o| &o.server))?;
         map.serialize_entry("side_effect", &tool.side_effect)?;
@@ -38,15 +40,15 @@ impl Serialize for ToolJson<'_> {
 
 /// The `TOOL` object as a value, for shapes that embed one.
 pub fn tool_json(tool: &ToolDescriptor) -> Value {
-    serde_json::to_value(ToolJson(tool)).unwrap_or(Value::Null)
+    serde_json::to_value(ToolJson(tool, None)).unwrap_or(Value::Null)
 }
 
 /// A snapshot's tools as a JSON array of `TOOL` objects, written one at a time.
-pub struct ToolsJson<'a>(pub &'a ToolSnapshot);
+pub struct ToolsJson<'a>(pub &'a ToolSnapshot, pub Option<&'a ApprovalGate>);
 
 impl Serialize for ToolsJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.values().map(|t| ToolJson(t.descriptor())))
+        serializer.collect_seq(self.0.values().map(|t| ToolJson(t.descriptor(), self.1)))
     }
 }
 
@@ -62,12 +64,16 @@ pub struct CheckJson<'a> {
 }
 
 impl<'a> CheckJson<'a> {
-    pub fn new(summary: &StartSummary, tools: &'a ToolSnapshot) -> CheckJson<'a> {
+    pub fn new(
+        summary: &StartSummary,
+        tools: &'a ToolSnapshot,
+        gate: &'a ApprovalGate,
+    ) -> CheckJson<'a> {
         CheckJson {
             deadline_ms: crate::text::millis(summary.deadline),
             elapsed_ms: crate::text::millis(summary.elapsed),
             servers: serde_json::to_value(&summary.servers).unwrap_or(Value::Null),
-            tools: ToolsJson(tools),
+            tools: ToolsJson(tools, Some(gate)),
         }
     }
 }

@@ -47,7 +47,7 @@ pub use expand::ExpandError;
 pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
 pub use load::{file_uri, load, load_str, DEFAULT_REQUEST_TIMEOUT};
 pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
-pub use path::{resolve_path, LOCAL_CONFIG_NAME};
+pub use path::{resolve_path, state_home, LOCAL_CONFIG_NAME};
 pub use rules::{add_rule, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
 pub use spans::{NodeSpan, Position, Spans};
 pub use values::{is_valid_server_name, SERVER_NAME_RULE};

@@ -6,6 +6,15 @@ use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 
+/// Where this program keeps what it writes for itself (transcripts, pinned tool definitions):
+/// `$XDG_STATE_HOME/aimon-console` (`~/.local/state/aimon-console`).
+pub fn state_home() -> PathBuf {
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("aimon-console")
+}
+
 /// The file name looked for in the current directory.
 pub const LOCAL_CONFIG_NAME: &str = "aimon.yaml";
 

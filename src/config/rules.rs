@@ -77,17 +77,23 @@ impl ToolPattern {
 pub struct ApprovalRule {
     pub pattern: ToolPattern,
     pub decision: RuleDecision,
+    /// The pin (`sha256:…`) of the tool definition the rule was written for: when the tool's
+    /// server offers another definition, the rule stops applying until the operator approves the
+    /// new one. Only for a rule that names one tool.
+    pub pin: Option<String>,
 }
 
 impl ApprovalRule {
-    /// The rule "always allow this tool", as the console writes it.
-    pub fn allow_tool(name: &str) -> ApprovalRule {
+    /// The rule "always allow this tool" (this definition of it, when `pin` is given), as the
+    /// console writes it.
+    pub fn allow_tool(name: &str, pin: Option<&str>) -> ApprovalRule {
         ApprovalRule {
             pattern: ToolPattern {
                 tool: Some(name.to_string()),
                 server: None,
             },
             decision: RuleDecision::Allow,
+            pin: pin.map(String::from),
         }
     }
 
@@ -101,6 +107,9 @@ impl ApprovalRule {
             map.insert("server".into(), server.as_str().into());
         }
         map.insert("decision".into(), self.decision.as_str().into());
+        if let Some(pin) = &self.pin {
+            map.insert("pin".into(), pin.as_str().into());
+        }
         Value::Mapping(map)
     }
 }
@@ -109,7 +118,7 @@ impl ApprovalRule {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a rule mapping (tool, server, decision)"
+    expecting = "a rule mapping (tool, server, decision, pin)"
 )]
 pub(super) struct RawRule {
     #[serde(default)]
@@ -117,6 +126,8 @@ pub(super) struct RawRule {
     #[serde(default)]
     server: Option<String>,
     decision: RuleDecision,
+    #[serde(default)]
+    pin: Option<String>,
 }
 
 /// Checks the rules against the servers named in the file (`known`); each mistake is recorded
@@ -141,12 +152,36 @@ pub(super) fn approval_rules(
                 ));
                 return None;
             }
+            let pin = match rule.pin {
+                None => None,
+                Some(pin) => Some(rule_pin(cx, &node, &pattern, pin)?),
+            };
             Some(ApprovalRule {
                 pattern,
                 decision: rule.decision,
+                pin,
             })
         })
         .collect()
+}
+
+/// A rule's `pin`, checked: written as `sha256:` and 64 hex digits, on a rule that names one
+/// tool (a glob matches many, and one pin cannot stand for them all).
+fn rule_pin(cx: &Context<'_>, node: &str, pattern: &ToolPattern, pin: String) -> Option<String> {
+    let pin_node = child_path(node, "pin");
+    let one_tool = pattern
+        .tool
+        .as_deref()
+        .is_some_and(|t| !t.contains(['*', '?']));
+    let why = if !crate::tool::pin::is_pin(&pin) {
+        format!("{pin_node}: {pin:?} is not a pin (`sha256:` and 64 hex digits, as the console writes it)")
+    } else if !one_tool {
+        format!("{pin_node}: a pin is for one tool; `tool` must name it without `*` or `?`")
+    } else {
+        return Some(pin);
+    };
+    cx.report(cx.error(ConfigErrorKind::Invalid, &pin_node, why));
+    None
 }
 
 /// A `{tool, server}` pair at `node` (a rule, or a hook's `match`), expanded and checked: the
@@ -208,11 +243,31 @@ pub(super) fn configured(known: &[String]) -> String {
 }
 
 /// Appends `rule` to `policy.rules` of the file at `path` (the list and `policy:` are created
-/// when missing) and returns the new digest. Refuses when the file's digest is no longer
+/// when missing) and returns the new digest. A rule with a `pin` that is already in the file
+/// (the same tool, server and decision, another pin or none) gets the new pin in place instead:
+/// the operator approved the tool's new definition. Refuses when the file's digest is no longer
 /// `expected_digest`, and writes nothing that would not load.
 pub fn add_rule(path: &Path, expected_digest: u64, rule: &ApprovalRule) -> Result<u64, WriteError> {
     let mut file = ConfigFile::open(path, expected_digest)?;
-    file.append(RULES, &rule.to_yaml(), &[])?;
+    let same = |item: &Value| {
+        let mut item = item.clone();
+        if let Value::Mapping(map) = &mut item {
+            map.remove("pin");
+        }
+        item == ApprovalRule {
+            pin: None,
+            ..rule.clone()
+        }
+        .to_yaml()
+    };
+    match (&rule.pin, file.doc().find_item(RULES, &same)) {
+        (Some(pin), Some(index)) => {
+            file.set(&index_path(RULES, index), "pin", &pin.as_str().into())?;
+        }
+        _ => {
+            file.append(RULES, &rule.to_yaml(), &[])?;
+        }
+    }
     file.save()
 }
 
@@ -317,16 +372,19 @@ mod tests {
     fn a_rule_is_appended_and_removed_keeping_the_rest() {
         let text = "# top\nmcp:\n  servers: []  # none\npolicy:\n  approval: ask_all  # keep\n";
         let (_dir, path) = file_with(text);
-        let d = add_rule(&path, digest(text), &ApprovalRule::allow_tool("bash")).unwrap();
+        let d = add_rule(&path, digest(text), &ApprovalRule::allow_tool("bash", None)).unwrap();
         let written = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             written,
             format!("{text}  rules:\n    - tool: bash\n      decision: allow\n")
         );
         let loaded = load_str(&path, &written, &|_| None).unwrap();
-        assert_eq!(loaded.policy.rules, vec![ApprovalRule::allow_tool("bash")]);
+        assert_eq!(
+            loaded.policy.rules,
+            vec![ApprovalRule::allow_tool("bash", None)]
+        );
         // A second one goes after it; removing the first keeps the second.
-        let d = add_rule(&path, d, &ApprovalRule::allow_tool("read")).unwrap();
+        let d = add_rule(&path, d, &ApprovalRule::allow_tool("read", None)).unwrap();
         let d = remove_rule(&path, d, 0).unwrap();
         let written = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
@@ -342,6 +400,46 @@ mod tests {
         let written = std::fs::read_to_string(&path).unwrap();
         assert_eq!(written, format!("{text}  rules: []\n"));
         assert!(load_str(&path, &written, &|_| None).is_ok());
+    }
+
+    #[test]
+    fn an_always_rule_carries_its_pin_and_a_new_pin_replaces_the_old_in_place() {
+        let (p1, p2) = (
+            format!("sha256:{}", "a".repeat(64)),
+            format!("sha256:{}", "b".repeat(64)),
+        );
+        let text = "policy:\n  rules:\n    - {tool: read, decision: deny}  # keep\n";
+        let (_dir, path) = file_with(text);
+        let rule = |pin: &str| ApprovalRule::allow_tool("bash", Some(pin));
+        let d = add_rule(&path, digest(text), &rule(&p1)).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            written,
+            format!("{text}    - {{tool: bash, decision: allow, pin: {p1}}}\n")
+        );
+        add_rule(&path, d, &rule(&p2)).unwrap();
+        let written = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            written,
+            format!("{text}    - {{tool: bash, decision: allow, pin: {p2}}}\n")
+        );
+        let loaded = load_str(&path, &written, &|_| None).unwrap();
+        assert_eq!(loaded.policy.rules[1], rule(&p2));
+        // A pin must be one, and on a rule that names one tool.
+        for (rule, expected) in [
+            (
+                "{tool: bash, decision: allow, pin: abc}",
+                "cfg.yaml:3:42: policy.rules[0].pin: \"abc\" is not a pin",
+            ),
+            (
+                &format!("{{tool: \"mcp__*\", decision: allow, pin: {p1}}}"),
+                "cfg.yaml:3:46: policy.rules[0].pin: a pin is for one tool",
+            ),
+        ] {
+            let text = format!("policy:\n  rules:\n    - {rule}\n");
+            let err = load(&text).expect_err(&text).to_string();
+            assert!(err.contains(expected), "{err}");
+        }
     }
 
     #[test]

@@ -129,10 +129,11 @@ static MCP_FIELDS: [Field; 4] = [
     opt("servers", Shape::List(&SERVER)),
 ];
 
-static RULE_FIELDS: [Field; 3] = [
+static RULE_FIELDS: [Field; 4] = [
     opt("tool", Shape::Str),
     opt("server", Shape::Str),
     req("decision", Shape::Enum(&["allow", "deny", "ask"])),
+    opt("pin", Shape::Str),
 ];
 static RULE: Shape = Shape::Map(&RULE_FIELDS);
 

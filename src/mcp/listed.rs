@@ -17,6 +17,8 @@ pub struct ListedTool {
     pub description: String,
     pub input_schema: JsonText,
     pub annotations: Option<McpToolAnnotations>,
+    pub title: Option<String>,
+    pub output_schema: Option<JsonText>,
 }
 
 impl From<rmcp::model::Tool> for ListedTool {
@@ -24,6 +26,8 @@ impl From<rmcp::model::Tool> for ListedTool {
         ListedTool {
             input_schema: JsonText::from_object(&tool.input_schema),
             annotations: tool.annotations.as_ref().map(McpToolAnnotations::from_rmcp),
+            title: tool.title,
+            output_schema: tool.output_schema.as_deref().map(JsonText::from_object),
             name: tool.name.into_owned(),
             description: tool.description.map(|d| d.into_owned()).unwrap_or_default(),
         }

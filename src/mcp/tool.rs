@@ -70,7 +70,7 @@ impl McpTool {
         let traits = McpToolTraits::resolve(tool.annotations.as_ref(), trust);
         let flags =
             crate::tool::poison::scan_tool(server, &tool.description, tool.input_schema.as_str());
-        let descriptor = ToolDescriptor {
+        let mut descriptor = ToolDescriptor {
             name: qualified_name(server, &tool.name),
             description: tool.description,
             input_schema: tool.input_schema,
@@ -78,6 +78,7 @@ impl McpTool {
             destructive: traits.destructive,
             provenance: traits.provenance,
             flags,
+            pin: None,
             origin: Some(ToolOrigin {
                 server: server.to_string(),
                 trust,
@@ -86,8 +87,12 @@ impl McpTool {
                     .as_ref()
                     .map(|a| JsonText::from_value(&a.to_json())),
                 tool: tool.name,
+                title: tool.title,
+                output_schema: tool.output_schema,
             }),
         };
+        descriptor.pin =
+            crate::tool::pin::definition(&descriptor).map(|d| crate::tool::pin::hash(&d));
         McpTool { descriptor, client }
     }
 

@@ -156,6 +156,7 @@ impl Executor {
                 tool: descriptor,
                 arguments: &arguments,
                 after: None,
+                pin: self.gate.pin_state(descriptor),
             };
             let (decision, runs) = self.hooks.pre_tool_use(&subject, &cancel).await;
             notes.hooks = runs;
@@ -186,7 +187,9 @@ impl Executor {
                 let arguments = Value::Object(input.0.clone());
                 let (request, reply) =
                     ApprovalRequest::new(id, descriptor.clone(), arguments, why.clone());
-                let request = request.with_origin(origin);
+                let request = request
+                    .with_origin(origin)
+                    .with_change(self.gate.pin_change(descriptor));
                 let by = request.answered_by();
                 self.bus.send(RuntimeEvent::ApprovalRequested(request));
                 let (decision, by) = tokio::select! {
@@ -199,6 +202,16 @@ impl Executor {
                     }
                 };
                 notes.approval = Some(Approval { decision, by });
+                // A turn boundary may have swapped the tool while the operator was deciding:
+                // then what was approved is not what would run. Otherwise the gate pins what
+                // was approved (before the answer is told, so the console shows the new pin);
+                // the rule that always allows it is the console's to write (`A`).
+                let swapped = decision.allows() && !self.still_registered(tool_name, &tool);
+                if decision.allows() && !swapped {
+                    if let Err(e) = self.gate.record(descriptor, decision) {
+                        tracing::warn!(tool = %tool_name, error = %e, "session approval not remembered");
+                    }
+                }
                 self.bus
                     .send(RuntimeEvent::ApprovalAnswered { id, decision, by });
                 match decision {
@@ -226,10 +239,8 @@ impl Executor {
                     ApprovalDecision::AllowOnce
                     | ApprovalDecision::AllowForSession
                     | ApprovalDecision::AllowAlways
-                        if !self.still_registered(tool_name, &tool) =>
+                        if swapped =>
                     {
-                        // A turn boundary swapped the tool while the operator was deciding:
-                        // what was approved is not what would run.
                         return (
                             CallStatus::Error,
                             ToolResult::error(format!(
@@ -237,16 +248,9 @@ impl Executor {
                             )),
                         );
                     }
-                    // The rule that always allows it is the console's to write (`A`).
-                    ApprovalDecision::AllowOnce | ApprovalDecision::AllowAlways => {}
-                    ApprovalDecision::AllowForSession => {
-                        if let Err(e) = self
-                            .gate
-                            .record(descriptor, ApprovalDecision::AllowForSession)
-                        {
-                            tracing::warn!(tool = %tool_name, error = %e, "session approval not remembered");
-                        }
-                    }
+                    ApprovalDecision::AllowOnce
+                    | ApprovalDecision::AllowForSession
+                    | ApprovalDecision::AllowAlways => {}
                 }
             }
         }
@@ -284,6 +288,7 @@ impl Executor {
                 tool: descriptor,
                 arguments: &arguments,
                 after: Some((status, &result)),
+                pin: self.gate.pin_state(descriptor),
             };
             // A cancelled call's hooks still run: they are told it was cancelled.
             let cancel = self.hooks.stop_token();

@@ -16,7 +16,7 @@ use super::executor::Executor;
 use super::hooks::{HookRun, Hooks, Subject};
 use super::rewake::{Rewaker, RuntimeListener};
 use super::turn::{diff_tools, revoke_stale_approvals, ToolsDiff};
-use crate::approval::{ApprovalGate, CallOrigin};
+use crate::approval::{ApprovalGate, CallOrigin, PinStore};
 use crate::config::{AnnotationTrust, Config, HookEvent, ServerConfig};
 use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
@@ -82,7 +82,9 @@ impl AgentRuntimeFactory {
     ) -> Result<AgentRuntime, RuntimeError> {
         let bus = events.0;
         let registry = Arc::new(ToolRegistry::new());
-        let gate = Arc::new(ApprovalGate::new(config.policy.clone()));
+        let gate = Arc::new(
+            ApprovalGate::new(config.policy.clone()).with_pin_store(PinStore::default_place()),
+        );
         let hooks = Arc::new(Hooks::new(
             config.hooks.clone(),
             registry.clone(),
@@ -271,6 +273,10 @@ impl AgentRuntime {
     /// resets its crash count. Remembered approvals of tools whose traits, schema or
     /// description changed no longer apply (the ledger compares fingerprints).
     pub async fn restart_server(&self, config: &ServerConfig) -> ServerReport {
+        // The rules pin what they applied to before the server comes back with its tools.
+        for tool in self.server_tools(&config.name) {
+            self.executor.gate.observe(&tool);
+        }
         self.manager.restart_server(config).await
     }
 
@@ -288,6 +294,10 @@ impl AgentRuntime {
         let mut diffs = Vec::new();
         for server in self.manager.stale_servers() {
             let before = self.server_tools(&server);
+            // Pinned by the rules as they were, so a change in the new list shows as one.
+            for tool in &before {
+                self.executor.gate.observe(tool);
+            }
             let mut diff = match self.manager.refresh_tools(&server).await {
                 Ok(refused) => {
                     let mut diff = diff_tools(&server, &before, &self.server_tools(&server));

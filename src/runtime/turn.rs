@@ -157,6 +157,7 @@ mod tests {
 
     fn tool(name: &str, side: SideEffectLevel, destructive: DestructiveBehavior) -> ToolDescriptor {
         ToolDescriptor {
+            pin: None,
             name: format!("mcp__s__{name}"),
             description: format!("{name} things"),
             input_schema: json!({"type": "object"}).into(),

@@ -6,6 +6,7 @@
 
 pub mod json_text;
 pub mod local;
+pub mod pin;
 pub mod poison;
 pub mod registry;
 pub mod schema;
@@ -67,6 +68,10 @@ pub struct ToolOrigin {
     pub trust: AnnotationTrust,
     /// The annotations as the server sent them (`null` when it sent none).
     pub annotations: Option<JsonText>,
+    /// The tool's `title`, when the server gave one.
+    pub title: Option<String>,
+    /// The tool's `outputSchema`, when the server gave one.
+    pub output_schema: Option<JsonText>,
 }
 
 /// Everything known about a tool, fixed when it is registered.
@@ -85,6 +90,9 @@ pub struct ToolDescriptor {
     /// What its texts hide or say to the model behind the operator's back (`poison.rs`); a
     /// flagged tool asks before it runs (`policy.flagged`). Empty for local tools.
     pub flags: Vec<poison::Flag>,
+    /// The pin of its definition (`pin.rs`): what approvals and `always` rules hold on to.
+    /// `None` for local tools.
+    pub pin: Option<String>,
     /// `None` for local tools.
     pub origin: Option<ToolOrigin>,
 }

@@ -104,6 +104,7 @@ mod tests {
 
     fn tool(name: &str, version: &str) -> Arc<dyn Tool> {
         Arc::new(Named(ToolDescriptor {
+            pin: None,
             name: name.into(),
             description: version.into(),
             input_schema: serde_json::json!({"type": "object"}).into(),

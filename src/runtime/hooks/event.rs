@@ -14,6 +14,7 @@
 
 use serde_json::{json, Value};
 
+use crate::approval::{pin_json, PinState};
 use crate::config::HookEvent;
 use crate::mcp::events::ServerReport;
 use crate::runtime::call::CallStatus;
@@ -27,6 +28,8 @@ pub(crate) enum Subject<'a> {
         tool: &'a ToolDescriptor,
         arguments: &'a Value,
         after: Option<(CallStatus, &'a ToolResult)>,
+        /// Whether the definition offered is the one approved (`approval/pins.rs`).
+        pin: PinState,
     },
     /// A server whose start ended.
     Server(Box<ServerReport>),
@@ -47,10 +50,13 @@ impl Subject<'_> {
                 tool,
                 arguments,
                 after,
+                pin,
             } => {
+                let mut tool_value = tool_json(tool);
+                tool_value["pin"] = pin_json(tool, Some(pin.clone()));
                 let mut v = json!({
                     "call_id": id,
-                    "tool": tool_json(tool),
+                    "tool": tool_value,
                     "arguments": arguments,
                 });
                 if let Some((status, result)) = after {
@@ -106,6 +112,7 @@ mod tests {
     #[test]
     fn a_call_before_and_after() {
         let tool = ToolDescriptor {
+            pin: None,
             name: "bash".into(),
             description: String::new(),
             input_schema: json!({}).into(),
@@ -121,13 +128,14 @@ mod tests {
             tool: &tool,
             arguments: &arguments,
             after: None,
+            pin: PinState::Unpinned,
         };
         assert_eq!(
             before.context(HookEvent::PreToolUse),
             json!({"event": "pre_tool_use", "call_id": 4, "arguments": {"command": "ls"},
                    "tool": {"name": "bash", "local": true, "server": null, "tool": "bash",
                             "side_effect": "mutating", "destructive": true, "trust": null,
-                            "provenance": "local tool", "warnings": []}})
+                            "provenance": "local tool", "warnings": [], "pin": null}})
         );
         assert_eq!(before.identity(), (Some(4), Some("bash".into()), None));
         let result = ToolResult::ok("a\nb");
@@ -136,6 +144,7 @@ mod tests {
             tool: &tool,
             arguments: &arguments,
             after: Some((CallStatus::Ok, &result)),
+            pin: PinState::Unpinned,
         };
         let v = after.context(HookEvent::PostToolUse);
         assert_eq!(v["status"], "ok");

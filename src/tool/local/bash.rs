@@ -69,6 +69,7 @@ impl BashTool {
                 destructive: DestructiveBehavior::Destructive,
                 provenance: "local tool: runs shell commands".into(),
                 flags: Vec::new(),
+                pin: None,
                 origin: None,
             },
         }

@@ -55,6 +55,7 @@ impl ReadTool {
                 destructive: DestructiveBehavior::NonDestructive,
                 provenance: "local tool: reads files only".into(),
                 flags: Vec::new(),
+                pin: None,
                 origin: None,
             },
         }
