@@ -89,6 +89,7 @@ pub(super) fn tool_rows(runtime: &AgentRuntime, before: &HashMap<String, Traits>
         .iter()
         .map(|d| {
             let mut row = ToolRow::from_descriptor(d);
+            row.pin = runtime.gate().pin_state(d);
             row.changed = before
                 .get(&row.name)
                 .is_some_and(|old| *old != (row.side_effect, row.destructive));
@@ -191,6 +192,20 @@ impl App {
 
     pub fn config_path(&self) -> &PathBuf {
         &self.session.config_path
+    }
+
+    /// Each tool row's pin state, read again from the gate (an approval, or a rule written,
+    /// changes it).
+    pub(super) fn refresh_pins(&mut self) {
+        let Some(runtime) = self.runtime().cloned() else {
+            return;
+        };
+        let tools = runtime.tool_snapshot();
+        for row in &mut self.tools {
+            if let Some(tool) = tools.get(&row.name) {
+                row.pin = runtime.gate().pin_state(tool.descriptor());
+            }
+        }
     }
 
     pub fn runtime(&self) -> Option<&Arc<AgentRuntime>> {
@@ -365,6 +380,7 @@ impl App {
                     if let Some(rt) = self.runtime() {
                         rt.gate().set_rules(rules);
                     }
+                    self.refresh_pins();
                     if matches!(self.overlays.modal, Some(Modal::Ledger { .. })) {
                         self.open_ledger();
                     }

@@ -76,6 +76,10 @@ impl App {
         let matching = self
             .runtime()
             .and_then(|rt| rt.gate().rule_for(&request.tool));
+        // A rule that allows a tool whose definition changed: `A` pins the new one in it.
+        let changed = self
+            .runtime()
+            .is_some_and(|rt| rt.gate().pin_state(&request.tool).is_changed());
         match matching {
             Some((index, rule)) if rule.decision == RuleDecision::Ask => {
                 let label = rule_label(index, &rule);
@@ -86,7 +90,7 @@ impl App {
                 return Vec::new();
             }
             // Written since this question was asked (A on another one): nothing more to write.
-            Some((index, rule)) if rule.decision == RuleDecision::Allow => {
+            Some((index, rule)) if rule.decision == RuleDecision::Allow && !changed => {
                 let label = rule_label(index, &rule);
                 if let Some(request) = self.overlays.approvals.pop_front() {
                     request.respond(ApprovalDecision::AllowOnce);
@@ -114,6 +118,7 @@ impl App {
             return Vec::new();
         };
         let tool = request.tool.name.clone();
+        let pin = request.tool.pin.clone();
         request.respond(ApprovalDecision::AllowAlways);
         self.notify(
             Level::Info,
@@ -121,6 +126,7 @@ impl App {
         );
         vec![Effect::AlwaysAllow {
             tool,
+            pin,
             digest: self.session.config_digest,
         }]
     }

@@ -320,6 +320,8 @@ impl App {
                 if let Some(row) = self.calls.get_mut(id) {
                     row.decided = Some(approval_text(decision, by));
                 }
+                // An approval pins the definition approved.
+                self.refresh_pins();
             }
             RuntimeEvent::CallAllowed { id, why } => {
                 if let Some(row) = self.calls.get_mut(id) {

@@ -82,7 +82,12 @@ pub enum Effect {
     /// Log in to `server` with OAuth (its browser page, then a restart once the token is in).
     Login { server: String },
     /// Append the rule "always allow `tool`" to `policy.rules` in the config file.
-    AlwaysAllow { tool: String, digest: u64 },
+    AlwaysAllow {
+        tool: String,
+        /// The pin of the definition approved, written into the rule.
+        pin: Option<String>,
+        digest: u64,
+    },
     /// Remove `policy.rules[index]` (and any entry written exactly like it) from the file.
     RemoveRule { index: usize, digest: u64 },
     /// The agent's work: start it, send it a prompt, cancel its turn (`chat/task.rs`).

@@ -506,9 +506,9 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                 let _ = tx.send(AppEvent::ServerRestarted(report)).await;
             });
         }
-        Effect::AlwaysAllow { tool, digest } => {
+        Effect::AlwaysAllow { tool, pin, digest } => {
             let path = app.config_path().clone();
-            let rule = ApprovalRule::allow_tool(&tool);
+            let rule = ApprovalRule::allow_tool(&tool, pin.as_deref());
             let done = format!(
                 "{tool} is always allowed now (a rule in policy.rules; L lists and revokes it)"
             );

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::approval::{AnsweredBy, ApprovalDecision};
+use crate::approval::{AnsweredBy, ApprovalDecision, PinState};
 use crate::config::{AnnotationTrust, ServerConfig, TransportKind};
 use crate::runtime::{CallStatus, LogLevel, PhaseTimes, ServerReport, ServerStatus, StartPhase};
 use crate::text::sanitize;
@@ -215,6 +215,8 @@ pub struct ToolRow {
     pub changed: bool,
     /// What its texts were flagged for (tool poisoning), in words; `None` when nothing was.
     pub flagged: Option<String>,
+    /// Whether the definition offered is the one approved (`approval/pins.rs`).
+    pub pin: PinState,
 }
 
 impl ToolRow {
@@ -231,6 +233,7 @@ impl ToolRow {
             schema: d.input_schema.clone(),
             changed: false,
             flagged: (!d.flags.is_empty()).then(|| crate::tool::poison::words(&d.flags)),
+            pin: PinState::Unpinned,
         }
     }
 

@@ -1,6 +1,6 @@
 //! The approval modal: the tool, its server, who asked (the agent: when, and what the model
 //! wrote before the call), the arguments, what it may do *and why* (and the rule or policy that
-//! asks), and the choices. `A` (always allow) asks once more for a destructive tool.
+//! asks), what changed since it was approved (a diff), and the choices. `A` (always allow) asks once more for a destructive tool.
 //! Concurrent approvals queue; the count shows.
 
 use ratatui::layout::Rect;
@@ -8,8 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::approval::ApprovalRequest;
+use crate::approval::{ApprovalRequest, PinChange};
 use crate::text::sanitize;
+use crate::tool::pin::{self, DiffLine};
 use crate::tool::{DestructiveBehavior, SideEffectLevel};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::keys_line;
@@ -82,6 +83,9 @@ pub fn render(
         "why     {}",
         sanitize(&request.why, false)
     )));
+    if let Some(change) = &request.change {
+        head.extend(change_lines(change, theme));
+    }
     if confirm {
         head.push(Line::styled(
             format!(
@@ -209,6 +213,41 @@ pub fn render(
         super::choices_line(frame, inner, choices);
     }
     last
+}
+
+/// What changed since the tool was approved: a heading, then the diff, field by field
+/// (removed lines red, added green); approving pins the new definition.
+fn change_lines(change: &PinChange, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled(
+        format!(
+            "CHANGED since approved ({}: {} → now {}); approving accepts this definition:",
+            sanitize(&change.by, false),
+            pin::short(&change.approved),
+            pin::short(&change.pin)
+        ),
+        theme.warn().patch(theme.bold()),
+    )];
+    if change.diff.is_empty() {
+        lines.push(Line::styled(
+            "  (the definition approved was not kept here: no diff to show)",
+            theme.dim(),
+        ));
+    }
+    for line in &change.diff {
+        lines.push(match line {
+            DiffLine::Field(field) => Line::styled(format!("  {field}:"), theme.bold()),
+            DiffLine::Removed(text) => {
+                Line::styled(format!("  - {}", sanitize(text, false)), theme.bad())
+            }
+            DiffLine::Added(text) => {
+                Line::styled(format!("  + {}", sanitize(text, false)), theme.ok())
+            }
+            DiffLine::Same(text) => {
+                Line::styled(format!("    {}", sanitize(text, false)), theme.dim())
+            }
+        });
+    }
+    lines
 }
 
 /// A line count as a height.

@@ -1,5 +1,6 @@
 //! The tools pane: qualified and raw name, side effect, destructive, trust and why; filter
-//! with `/`; Enter opens the argument editor.
+//! with `/`; Enter opens the argument editor. `⚑` marks a flagged tool, `≠` one changed since
+//! approved, `*` one whose listing just changed.
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -178,10 +179,11 @@ impl Component for Tools {
                 };
                 let destructive = t.destructive.is_destructive();
                 let mut spans = vec![
-                    match (&t.flagged, t.changed) {
-                        (Some(_), _) => Span::styled("⚑ ", theme.bad()),
-                        (None, true) => Span::styled("* ", theme.warn()),
-                        (None, false) => Span::raw("  "),
+                    match (&t.flagged, t.pin.is_changed(), t.changed) {
+                        (Some(_), _, _) => Span::styled("⚑ ", theme.bad()),
+                        (None, true, _) => Span::styled("≠ ", theme.bad()),
+                        (None, false, true) => Span::styled("* ", theme.warn()),
+                        (None, false, false) => Span::raw("  "),
                     },
                     Span::styled(cell(&t.name, name_w), name_style),
                     Span::raw("  "),
@@ -202,7 +204,14 @@ impl Component for Tools {
                     let trust = t.trust.map_or("local", |tr| tr.as_str());
                     let why_w = (inner.width as usize).saturating_sub(name_w + 32);
                     spans.push(Span::styled(format!("  {}  ", cell(trust, 6)), theme.dim()));
-                    spans.push(Span::styled(fit(&t.provenance, why_w), theme.dim()));
+                    if t.pin.is_changed() {
+                        spans.push(Span::styled(
+                            fit("changed since approved", why_w),
+                            theme.bad(),
+                        ));
+                    } else {
+                        spans.push(Span::styled(fit(&t.provenance, why_w), theme.dim()));
+                    }
                 }
                 Line::from(spans)
             })
@@ -230,6 +239,10 @@ impl Component for Tools {
                 Some(flags) => Line::from(vec![
                     Span::styled("⚑ flagged: ", theme.bad()),
                     Span::raw(fit(flags, width.saturating_sub(11))),
+                ]),
+                None if t.pin.is_changed() => Line::from(vec![
+                    Span::styled("≠ ", theme.bad()),
+                    Span::raw(fit(&t.pin.words(), width.saturating_sub(2))),
                 ]),
                 None => Line::from(vec![
                     Span::styled("why: ", theme.dim()),

@@ -137,6 +137,7 @@ pub(super) fn ledger() -> Modal {
     let rule = |index, tool: &str, decision| LedgerRow::Rule {
         index,
         rule: ApprovalRule {
+            pin: None,
             pattern: ToolPattern {
                 tool: Some(tool.into()),
                 server: None,

@@ -146,7 +146,7 @@ pub(in crate::tui) fn descriptor(
     trust: AnnotationTrust,
     why: &str,
 ) -> ToolDescriptor {
-    ToolDescriptor {
+    let mut descriptor = ToolDescriptor {
         name: format!("mcp__{server}__{tool}"),
         description: format!("The {tool} tool."),
         input_schema: json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}, "required": ["title", "body"]}).into(),
@@ -163,8 +163,13 @@ pub(in crate::tui) fn descriptor(
             tool: tool.into(),
             trust,
             annotations: Some(json!({"readOnlyHint": false, "destructiveHint": destructive}).into()),
+            title: None,
+            output_schema: None,
         }),
-    }
+        pin: None,
+    };
+    descriptor.pin = crate::tool::pin::definition(&descriptor).map(|d| crate::tool::pin::hash(&d));
+    descriptor
 }
 
 /// `notes-trusted`'s read-only `echo`, its annotations trusted.

@@ -139,11 +139,15 @@ async fn always_allow_answers_always_and_asks_for_the_rule_to_be_written() {
         AnnotationTrust::Trust,
         "t",
     );
+    // The rule holds the pin of the definition approved.
+    let pin = write.pin.clone();
+    assert!(pin.is_some());
     let (request, reply) = ApprovalRequest::new(1, write, json!({}), "why".into());
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
     assert_eq!(
         app.on_key(key(KeyCode::Char('A'))),
         vec![Effect::AlwaysAllow {
+            pin,
             tool: "mcp__notes-trusted__write_note".into(),
             digest: 1,
         }]
@@ -152,8 +156,9 @@ async fn always_allow_answers_always_and_asks_for_the_rule_to_be_written() {
     assert!(app.overlays.approvals.is_empty());
 
     // A destructive tool: asked once more; n goes back, y writes.
-    let (request, reply) =
-        ApprovalRequest::new(2, ignored("notes", "delete_note"), json!({}), "why".into());
+    let delete = ignored("notes", "delete_note");
+    let pin = delete.pin.clone();
+    let (request, reply) = ApprovalRequest::new(2, delete, json!({}), "why".into());
     app.on_runtime_event(RuntimeEvent::ApprovalRequested(request));
     // `a` is refused for it, with a notice; `A` asks once more, and that notice goes.
     assert!(app.on_key(key(KeyCode::Char('a'))).is_empty());
@@ -172,6 +177,7 @@ async fn always_allow_answers_always_and_asks_for_the_rule_to_be_written() {
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
         vec![Effect::AlwaysAllow {
+            pin,
             tool: "mcp__notes__delete_note".into(),
             digest: 1,
         }]
@@ -190,7 +196,7 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
     app.overlays.modal = Some(Modal::Ledger {
         entries: vec![LedgerRow::Rule {
             index: 3,
-            rule: ApprovalRule::allow_tool("bash"),
+            rule: ApprovalRule::allow_tool("bash", None),
         }],
         selected: 0,
     });
@@ -242,13 +248,14 @@ async fn always_allow_is_refused_where_an_ask_rule_decides_and_spared_where_a_ru
     let policy = PolicyConfig {
         rules: vec![
             ApprovalRule {
+                pin: None,
                 pattern: ToolPattern {
                     tool: Some("mcp__notes__*".into()),
                     server: None,
                 },
                 decision: RuleDecision::Ask,
             },
-            ApprovalRule::allow_tool("mcp__notes-trusted__write_note"),
+            ApprovalRule::allow_tool("mcp__notes-trusted__write_note", None),
         ],
         ..PolicyConfig::default()
     };

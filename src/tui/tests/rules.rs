@@ -49,6 +49,7 @@ fn rules_and_session_approvals() {
             LedgerRow::Rule {
                 index: 0,
                 rule: ApprovalRule {
+                    pin: None,
                     pattern: ToolPattern {
                         tool: Some("mcp__notes__delete_*".into()),
                         server: None,
@@ -58,7 +59,7 @@ fn rules_and_session_approvals() {
             },
             LedgerRow::Rule {
                 index: 1,
-                rule: ApprovalRule::allow_tool("mcp__notes__write_note"),
+                rule: ApprovalRule::allow_tool("mcp__notes__write_note", None),
             },
             LedgerRow::Session(LedgerEntry {
                 tool_name: tool.name.clone(),
