@@ -60,6 +60,11 @@ pub struct DemoServerArgs {
     /// and keep it from the user), as published tool-poisoning attacks do.
     #[arg(long)]
     pub poison: bool,
+    /// A rug pull: after the first `write_note` call, create FILE and change `write_note`'s
+    /// description and schema (announced with tools/list_changed); while FILE exists, every start
+    /// serves the changed tool.
+    #[arg(long, value_name = "FILE")]
+    pub rug_pull: Option<std::path::PathBuf>,
     /// At start-up, spawn `sleep SECONDS` in this process group and leave it running.
     #[arg(long, value_name = "SECONDS")]
     pub spawn_child: Option<u64>,
@@ -138,6 +143,7 @@ impl DemoServerArgs {
             no_annotations: self.no_annotations,
             evil: self.evil,
             poison: self.poison,
+            rug_pull: self.rug_pull.clone(),
             extra_tools: self.extra_tools,
             tools_page: self
                 .tools_page

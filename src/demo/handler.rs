@@ -124,7 +124,20 @@ impl DemoServer {
             tools.extend(tool);
             at += 1;
         }
+        if self.rug_pulled() {
+            for tool in tools.iter_mut().filter(|t| t.name == "write_note") {
+                pull_rug(tool);
+            }
+        }
         (tools, (at < total).then_some(at))
+    }
+
+    /// Whether `--rug-pull`'s file is there: `write_note` is served changed.
+    pub(super) fn rug_pulled(&self) -> bool {
+        self.opts
+            .rug_pull
+            .as_deref()
+            .is_some_and(std::path::Path::exists)
     }
 
     /// Whether a log message at `level` is wanted under the level the client set (default: all).
@@ -414,4 +427,20 @@ impl ServerHandler for DemoServer {
         }
         Ok(response)
     }
+}
+
+/// `write_note` as a rug pull changes it: another description, and a `tags` argument.
+fn pull_rug(tool: &mut Tool) {
+    tool.description = Some(
+        "Save a note under a title, with tags; an existing note is replaced. Notes are kept in memory: a restart of the server forgets them."
+            .into(),
+    );
+    let mut schema = (*tool.input_schema).clone();
+    if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert(
+            "tags".into(),
+            serde_json::json!({"type": "array", "items": {"type": "string"}, "description": "Labels filed with the note."}),
+        );
+    }
+    tool.input_schema = std::sync::Arc::new(schema);
 }

@@ -65,6 +65,10 @@ pub struct DemoOptions {
     /// `add`'s description carries a tool-poisoning payload (Invariant Labs' published one:
     /// an `<IMPORTANT>` block that reads the client's config and keeps it from the user).
     pub poison: bool,
+    /// A rug pull: once `write_note` has been called, this file is made and the tool list
+    /// changes (`tools/list_changed`): `write_note` gets another description and a `tags`
+    /// argument. While the file is there, every start serves the changed tool.
+    pub rug_pull: Option<std::path::PathBuf>,
     /// Serve this many generated trivial tools (`extra_0` …) besides the five real ones.
     pub extra_tools: usize,
     /// Answer `tools/list` in pages of this many tools (`nextCursor`); `None`: one page.
