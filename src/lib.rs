@@ -11,6 +11,7 @@ pub mod demo;
 pub mod mcp;
 pub mod net;
 pub mod runtime;
+pub mod sandbox;
 pub mod sse;
 pub mod text;
 pub mod tool;

@@ -285,11 +285,12 @@ fn the_runtime_is_the_one_door() {
 #[test]
 fn dependencies_point_down_only() {
     // Lower number, lower layer. `demo` stands beside `mcp` (only the CLI reaches it); `text`
-    // and `config` are the floor.
+    // and `config` are the floor, with `sandbox` (what a child process may do, read from the
+    // config) beside it: both `tool` (bash) and `mcp` (stdio servers) spawn sandboxed.
     let rank = |m: &str| -> Option<u8> {
         Some(match top(m) {
             "text" => 0,
-            "config" => 1,
+            "config" | "sandbox" => 1,
             "tool" => 2,
             "approval" => 3,
             "mcp" | "demo" => 4,

@@ -361,7 +361,8 @@ fn live_servers_in_the_console() {
     let screen = t.wait_for("#4", Duration::from_secs(5));
     assert!(!screen.contains("Approval needed"), "{screen}");
     // ... until the server re-annotates it destructive: after the turn boundary the new traits
-    // show, marked, and the next call asks again (with no session approval offered).
+    // show, marked changed since approved, and the next call asks again (with no session
+    // approval offered).
     send_call(
         &t,
         "live__change_tools",
@@ -380,10 +381,11 @@ fn live_servers_in_the_console() {
     let screen = t.wait_for("mcp__live__echo", Duration::from_secs(5));
     let row = screen
         .lines()
-        .find(|l| l.contains("* mcp__live__echo"))
+        .find(|l| l.contains("≠ mcp__live__echo"))
         .unwrap_or_default()
         .to_string();
     assert!(row.contains("MUTATING") && row.contains("yes"), "{screen}");
+    assert!(row.contains("changed since approved"), "{screen}");
     t.keys(&["Enter"]);
     t.wait_for("Ctrl-S send", Duration::from_secs(5));
     t.keys(&["C-s"]);

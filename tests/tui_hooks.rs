@@ -95,11 +95,16 @@ fn hooks_deny_and_always_allow_lasts_until_revoked() {
     t.keys(&["y"]);
     t.wait_for_row("#2", "ok");
     t.wait_for("is always allowed now", Duration::from_secs(5));
+    // The rule holds the pin of the definition approved (tests/pins.rs: what a change does).
     let written = std::fs::read_to_string(&config).unwrap();
+    let (rule, pin) = written
+        .split_once("      pin: sha256:")
+        .unwrap_or_else(|| panic!("no pin written: {written}"));
     assert_eq!(
-        written,
+        rule,
         format!("{original}  rules:\n    - tool: mcp__notes__write_note\n      decision: allow\n")
     );
+    assert_eq!(pin.trim_end().len(), 64, "{written}");
 
     // The next call runs without asking.
     call_tool(&t, "notes__write");

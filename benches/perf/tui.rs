@@ -57,6 +57,7 @@ fn report(name: &str) -> ServerReport {
         failure: None,
         capabilities: None,
         instructions: None,
+        sandbox: None,
         timeline: Timeline {
             started_at_ms: Some(0),
             ready_at_ms: Some(7),

@@ -91,6 +91,12 @@ pub fn load_str(
         rewake: rewake_rules(&cx, rewake.unwrap_or_default(), &names),
     };
     let rules = approval_rules(&cx, policy.rules.unwrap_or_default(), &names);
+    let bash_sandbox = match policy.bash_sandbox {
+        Some(raw) => {
+            super::sandbox::sandbox(&cx, "policy.bash_sandbox", raw, &base).unwrap_or_default()
+        }
+        None => super::SandboxConfig::default(),
+    };
     let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
     let agent = value
         .get("agent")
@@ -110,6 +116,7 @@ pub fn load_str(
             local_tools: local_tools(policy.local_tools),
             rules,
             flagged: policy.flagged.unwrap_or_default(),
+            bash_sandbox,
         },
         source_digest: super::write::digest(text),
     })
@@ -301,8 +308,9 @@ impl Context<'_> {
         }
         let field = |name: &str| child_path(node, name);
         // Keys of the other kind of transport would be silently ignored: refuse them instead.
-        let present: [(&str, bool); 8] = [
+        let present: [(&str, bool); 9] = [
             ("command", raw.command.is_some()),
+            ("sandbox", raw.sandbox.is_some()),
             ("args", raw.args.is_some()),
             ("env", raw.env.is_some()),
             ("cwd", raw.cwd.is_some()),
@@ -407,6 +415,9 @@ impl Context<'_> {
                 .unwrap_or(DEFAULT_REQUEST_TIMEOUT),
             None => DEFAULT_REQUEST_TIMEOUT,
         };
+        let sandbox = raw
+            .sandbox
+            .and_then(|block| super::sandbox::sandbox(self, &field("sandbox"), block, base));
         let roots = raw.roots.map(|list| {
             list.iter()
                 .enumerate()
@@ -434,6 +445,7 @@ impl Context<'_> {
             restart: raw.restart.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
             roots,
+            sandbox,
         })
     }
 }

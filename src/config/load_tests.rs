@@ -68,6 +68,12 @@ fn full_fixture_sets_every_key() {
             local_tools: LocalTools::ALL,
             rules: Vec::new(),
             flagged: crate::config::FlaggedPolicy::Ask,
+            bash_sandbox: crate::config::SandboxConfig {
+                read: None,
+                write: vec![PathBuf::from("/tmp/scratch")],
+                network: true,
+                required: false,
+            },
         }
     );
     let [files, remote, legacy] = config.mcp.servers.as_slice() else {
@@ -98,6 +104,12 @@ fn full_fixture_sets_every_key() {
             restart: RestartPolicy::Never,
             enabled: false,
             roots: None,
+            sandbox: Some(crate::config::SandboxConfig {
+                read: Some(vec![PathBuf::from("/usr")]),
+                write: vec![fixture_dir().join("out"), PathBuf::from("/home/op/notes")],
+                network: false,
+                required: true,
+            }),
         }
     );
     assert_eq!(

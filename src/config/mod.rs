@@ -30,6 +30,7 @@ mod raw;
 pub mod redact;
 mod rewake;
 mod rules;
+mod sandbox;
 mod schema;
 pub mod spans;
 mod syntax;
@@ -48,7 +49,8 @@ pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
 pub use load::{file_uri, load, load_str, DEFAULT_REQUEST_TIMEOUT};
 pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, state_home, LOCAL_CONFIG_NAME};
-pub use rules::{add_rule, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
+pub use rules::{add_rule, is_pin, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
+pub use sandbox::SandboxConfig;
 pub use spans::{NodeSpan, Position, Spans};
 pub use values::{is_valid_server_name, SERVER_NAME_RULE};
 pub use write::{
@@ -116,6 +118,9 @@ pub struct ServerConfig {
     pub enabled: bool,
     /// This server's answer to `roots/list` (`file://` URIs), instead of `mcp.roots`.
     pub roots: Option<Vec<String>>,
+    /// stdio: what the process may read, write and connect to (`sandbox:`); `None`: not
+    /// sandboxed.
+    pub sandbox: Option<SandboxConfig>,
 }
 
 impl Config {
@@ -158,6 +163,7 @@ impl ServerConfig {
             restart: RestartPolicy::OnFailure,
             enabled: true,
             roots: None,
+            sandbox: None,
         }
     }
 }
@@ -353,6 +359,9 @@ pub struct PolicyConfig {
     pub rules: Vec<ApprovalRule>,
     /// What a tool whose texts are flagged (`tool/poison.rs`) gets: a question, or a refusal.
     pub flagged: FlaggedPolicy,
+    /// The local `bash` tool's sandbox (`policy.bash_sandbox`; by default it writes only under
+    /// the working directory).
+    pub bash_sandbox: SandboxConfig,
 }
 
 /// `policy.flagged`: a tool whose description or schema hides something or speaks to the model

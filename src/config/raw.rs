@@ -83,12 +83,14 @@ pub(super) struct RawServer {
     pub(super) enabled: Option<bool>,
     #[serde(default)]
     pub(super) roots: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) sandbox: Option<super::sandbox::RawSandbox>,
 }
 
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools`, `rules` and `flagged`"
+    expecting = "a mapping with `side_effect_ceiling`, `approval`, `local_tools`, `rules`, `flagged` and `bash_sandbox`"
 )]
 pub(super) struct RawPolicy {
     #[serde(default)]
@@ -101,6 +103,8 @@ pub(super) struct RawPolicy {
     pub(super) rules: Option<Vec<RawRule>>,
     #[serde(default)]
     pub(super) flagged: Option<FlaggedPolicy>,
+    #[serde(default)]
+    pub(super) bash_sandbox: Option<super::sandbox::RawSandbox>,
 }
 
 /// One entry of `policy.local_tools` as written.

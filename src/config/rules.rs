@@ -165,6 +165,13 @@ pub(super) fn approval_rules(
         .collect()
 }
 
+/// Whether `text` is a pin as `tool/pin.rs` writes it: `sha256:` and 64 lowercase hex digits.
+pub fn is_pin(text: &str) -> bool {
+    text.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 /// A rule's `pin`, checked: written as `sha256:` and 64 hex digits, on a rule that names one
 /// tool (a glob matches many, and one pin cannot stand for them all).
 fn rule_pin(cx: &Context<'_>, node: &str, pattern: &ToolPattern, pin: String) -> Option<String> {
@@ -173,7 +180,7 @@ fn rule_pin(cx: &Context<'_>, node: &str, pattern: &ToolPattern, pin: String) ->
         .tool
         .as_deref()
         .is_some_and(|t| !t.contains(['*', '?']));
-    let why = if !crate::tool::pin::is_pin(&pin) {
+    let why = if !is_pin(&pin) {
         format!("{pin_node}: {pin:?} is not a pin (`sha256:` and 64 hex digits, as the console writes it)")
     } else if !one_tool {
         format!("{pin_node}: a pin is for one tool; `tool` must name it without `*` or `?`")

@@ -100,7 +100,15 @@ static OAUTH_FIELDS: [Field; 9] = [
     opt("idp", Shape::Map(&OAUTH_IDP_FIELDS)),
 ];
 
-static SERVER_FIELDS: [Field; 15] = [
+static SANDBOX_FIELDS: [Field; 4] = [
+    opt("read", Shape::List(&STR)),
+    opt("write", Shape::List(&STR)),
+    opt("network", Shape::Bool),
+    opt("required", Shape::Bool),
+];
+static SANDBOX: Shape = Shape::Map(&SANDBOX_FIELDS);
+
+static SERVER_FIELDS: [Field; 16] = [
     req("name", Shape::Str),
     opt(
         "transport",
@@ -119,6 +127,7 @@ static SERVER_FIELDS: [Field; 15] = [
     opt("restart", Shape::Enum(&["never", "on_failure"])),
     opt("enabled", Shape::Bool),
     opt("roots", Shape::List(&STR)),
+    opt("sandbox", SANDBOX),
 ];
 static SERVER: Shape = Shape::Map(&SERVER_FIELDS);
 
@@ -137,7 +146,7 @@ static RULE_FIELDS: [Field; 4] = [
 ];
 static RULE: Shape = Shape::Map(&RULE_FIELDS);
 
-static POLICY_FIELDS: [Field; 5] = [
+static POLICY_FIELDS: [Field; 6] = [
     opt(
         "side_effect_ceiling",
         Shape::Enum(&["read_only", "mutating"]),
@@ -149,6 +158,7 @@ static POLICY_FIELDS: [Field; 5] = [
     opt("local_tools", Shape::List(&LOCAL_TOOL)),
     opt("rules", Shape::List(&RULE)),
     opt("flagged", Shape::Enum(&["ask", "deny"])),
+    opt("bash_sandbox", SANDBOX),
 ];
 
 static REWAKE_FIELDS: [Field; 4] = [

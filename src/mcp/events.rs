@@ -284,6 +284,8 @@ pub struct ServerReport {
     pub capabilities: Option<Capabilities>,
     /// Its `instructions` from the handshake (sanitized, newlines kept, bounded).
     pub instructions: Option<String>,
+    /// The sandbox it runs under, in words (`src/sandbox.rs`); `None`: none configured.
+    pub sandbox: Option<String>,
     /// When its start began and ended, from the start of start-up.
     #[serde(flatten)]
     pub timeline: Timeline,
@@ -331,6 +333,7 @@ impl ServerReport {
             failure: None,
             capabilities: None,
             instructions: None,
+            sandbox: None,
             timeline: Timeline::default(),
         }
     }

@@ -167,7 +167,7 @@ fn build(
         bus,
     } = parts;
     if options.local_tools {
-        for tool in crate::tool::local::all() {
+        for tool in crate::tool::local::all(&config.policy.bash_sandbox) {
             if config.policy.local_tools.contains(&tool.descriptor().name) {
                 registry.register(tool)?;
             }

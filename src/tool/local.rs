@@ -11,10 +11,14 @@ pub use read::ReadTool;
 use std::sync::Arc;
 
 use super::{schema, JsonText, Tool, ToolInput};
+use crate::config::SandboxConfig;
 
-/// Every local tool, ready to register.
-pub fn all() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(ReadTool::new()), Arc::new(BashTool::new())]
+/// Every local tool, ready to register; `bash` under `bash_sandbox`.
+pub fn all(bash_sandbox: &SandboxConfig) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadTool::new()),
+        Arc::new(BashTool::new(Some(bash_sandbox.clone()))),
+    ]
 }
 
 /// Checks `input` against a local tool's own schema; `Err` carries an operator-readable message.
@@ -52,7 +56,10 @@ mod tests {
 
     #[test]
     fn all_local_tools_have_unique_names() {
-        let names: Vec<String> = all().iter().map(|t| t.descriptor().name.clone()).collect();
+        let names: Vec<String> = all(&SandboxConfig::default())
+            .iter()
+            .map(|t| t.descriptor().name.clone())
+            .collect();
         assert_eq!(names, vec!["read", "bash"]);
     }
 }

@@ -54,12 +54,7 @@ pub fn short(pin: &str) -> &str {
     pin.get(..end).unwrap_or(pin)
 }
 
-/// Whether `text` is a pin as `hash` writes it.
-pub fn is_pin(text: &str) -> bool {
-    text.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
-}
+pub use crate::config::is_pin;
 
 /// `value` as compact JSON with every object's keys sorted.
 fn canonical(value: &Value, out: &mut String) {

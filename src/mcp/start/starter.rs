@@ -214,6 +214,7 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         failure: None,
         capabilities,
         instructions,
+        sandbox: None,
         timeline: Timeline::default(),
     };
     StartOutcome::Ready {

@@ -10,7 +10,20 @@ use crate::mcp::notify::NotificationTap;
 use crate::mcp::transport::lines::{LineContext, LineTransport, StdoutIssues};
 use crate::mcp::transport::process::{ServerProcess, SpawnError, SpawnSpec};
 
+/// Starts a stdio server; its report says the sandbox it runs under, if it has one.
 pub(super) async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> StartOutcome {
+    let mut sandbox = None;
+    let mut outcome = start(starter, tap, &mut sandbox).await;
+    let (StartOutcome::Ready { report, .. } | StartOutcome::Failed(report)) = &mut outcome;
+    report.sandbox = sandbox;
+    outcome
+}
+
+async fn start(
+    starter: &Starter<'_>,
+    tap: NotificationTap,
+    sandbox: &mut Option<String>,
+) -> StartOutcome {
     let config = starter.config;
     // Phase 1: spawn.
     starter.enter(StartPhase::Spawn);
@@ -33,6 +46,7 @@ pub(super) async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> 
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         cwd: config.cwd.clone(),
+        sandbox: config.sandbox.clone(),
     };
     let server = config.name.clone();
     let sink = starter.sink.clone();
@@ -47,13 +61,14 @@ pub(super) async fn start_stdio(starter: &Starter<'_>, tap: NotificationTap) -> 
         Err(err) => {
             let class = match &err {
                 SpawnError::NotFound { .. } => FailureClass::CommandNotFound,
-                SpawnError::Other { .. } => FailureClass::SpawnFailed,
+                SpawnError::Other { .. } | SpawnError::Sandbox { .. } => FailureClass::SpawnFailed,
             };
             return starter
                 .fail(class, StartPhase::Spawn, err.to_string(), None)
                 .await;
         }
     };
+    *sandbox = pipes.sandbox.clone();
     starter.finish(StartPhase::Spawn);
 
     // Phase 2: handshake.

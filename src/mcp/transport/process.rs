@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use tokio::sync::watch;
 
 use super::reaper::{self, Found, SERVER_MARK};
 use super::stderr::StderrRing;
+use crate::config::SandboxConfig;
 
 /// Numbers the servers this process starts, for their marks.
 static STARTED: AtomicU64 = AtomicU64::new(0);
@@ -82,6 +83,9 @@ pub enum SpawnError {
         #[source]
         source: io::Error,
     },
+    /// Its sandbox is required and cannot be applied (or built) here.
+    #[error("not started: {why}")]
+    Sandbox { why: String },
 }
 
 /// What to run.
@@ -91,6 +95,8 @@ pub struct SpawnSpec {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// What it may read, write and connect to (`src/sandbox.rs`); `None`: not sandboxed.
+    pub sandbox: Option<SandboxConfig>,
 }
 
 /// A running (or ended) server process. Dropping it kills the whole group.
@@ -112,6 +118,8 @@ const STDERR_WINDOW: Duration = Duration::from_millis(100);
 pub struct Pipes {
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
+    /// The sandbox it runs under, in words (`None`: none configured).
+    pub sandbox: Option<String>,
 }
 
 impl ServerProcess {
@@ -142,6 +150,16 @@ impl ServerProcess {
         if let Some(cwd) = &spec.cwd {
             cmd.current_dir(cwd);
         }
+        let sandbox = match &spec.sandbox {
+            None => None,
+            Some(config) => {
+                let prepared = crate::sandbox::prepare(config, Some(Path::new(&spec.command)))
+                    .map_err(|why| SpawnError::Sandbox { why })?;
+                let summary = prepared.summary.clone();
+                prepared.apply(&mut cmd);
+                Some(summary)
+            }
+        };
         let mut child = cmd.spawn().map_err(|source| {
             if source.kind() == io::ErrorKind::NotFound
                 && spec.cwd.as_ref().is_none_or(|cwd| cwd.is_dir())
@@ -224,7 +242,11 @@ impl ServerProcess {
                 exit,
                 stderr_done,
             },
-            Pipes { stdin, stdout },
+            Pipes {
+                stdin,
+                stdout,
+                sandbox,
+            },
         ))
     }
 

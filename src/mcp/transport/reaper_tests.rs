@@ -59,8 +59,9 @@ fn server(
         args: vec!["-c".into(), script.into()],
         env: Vec::new(),
         cwd: None,
+        sandbox: None,
     };
-    let (process, Pipes { stdin, stdout }) =
+    let (process, Pipes { stdin, stdout, .. }) =
         ServerProcess::spawn(&spec, Arc::new(StderrRing::default()), Arc::new(|_| {}))
             .expect("spawn sh");
     // stdin stays open until the process is dropped or closed by the test.

@@ -13,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio::task::JoinHandle;
 
+use crate::config::SandboxConfig;
 use crate::tool::{
     DestructiveBehavior, SideEffectLevel, Tool, ToolContext, ToolDescriptor, ToolInput, ToolResult,
 };
@@ -31,23 +32,26 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// The `bash` tool: mutating and destructive.
 pub struct BashTool {
     descriptor: ToolDescriptor,
-}
-
-impl Default for BashTool {
-    fn default() -> Self {
-        Self::new()
-    }
+    /// What its commands may read, write and connect to (`policy.bash_sandbox`); `None`:
+    /// everything the console may.
+    sandbox: Option<SandboxConfig>,
 }
 
 impl BashTool {
-    pub fn new() -> Self {
+    pub fn new(sandbox: Option<SandboxConfig>) -> Self {
+        let confined = match &sandbox {
+            Some(config) => format!(" Sandboxed: {}.", crate::sandbox::describe(config)),
+            None => String::new(),
+        };
         BashTool {
+            sandbox,
             descriptor: ToolDescriptor {
                 name: "bash".into(),
                 description: format!(
                     "Run a command with `bash -c` (stdin is empty). Returns stdout and stderr \
                      (up to {} KiB) and the exit status. Times out after `timeout_ms` \
-                     (default {} s, at most {} min), killing everything the command started.",
+                     (default {} s, at most {} min), killing everything the command started.\
+                     {confined}",
                     MAX_OUTPUT_BYTES / 1024,
                     DEFAULT_TIMEOUT_MS / 1000,
                     MAX_TIMEOUT_MS / 60_000
@@ -95,7 +99,13 @@ impl Tool for BashTool {
             .and_then(|v| v.as_u64())
             .unwrap_or(DEFAULT_TIMEOUT_MS)
             .clamp(1, MAX_TIMEOUT_MS);
-        run(command, Duration::from_millis(timeout_ms), ctx).await
+        run(
+            command,
+            Duration::from_millis(timeout_ms),
+            self.sandbox.as_ref(),
+            ctx,
+        )
+        .await
     }
 }
 
@@ -107,17 +117,36 @@ enum Ending {
     Cancelled,
 }
 
-async fn run(command: &str, timeout: Duration, ctx: ToolContext) -> ToolResult {
-    let mut child = match Command::new("bash")
-        .arg("-c")
+async fn run(
+    command: &str,
+    timeout: Duration,
+    sandbox: Option<&SandboxConfig>,
+    ctx: ToolContext,
+) -> ToolResult {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
         .arg(command)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
+        .kill_on_drop(true);
+    let mut unconfined = None;
+    if let Some(config) = sandbox {
+        match crate::sandbox::prepare(config, Some(std::path::Path::new("bash"))) {
+            Ok(prepared) => {
+                if prepared.summary.starts_with("NOT") {
+                    unconfined = Some(prepared.summary.clone());
+                }
+                prepared.apply(&mut cmd);
+            }
+            Err(why) => return ToolResult::error(format!("bash: not run: {why}")),
+        }
+    }
+    if let Some(why) = &unconfined {
+        tracing::warn!(%why, "bash runs without its sandbox");
+    }
+    let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return ToolResult::error(format!("bash: could not start bash: {e}")),
     };
@@ -293,7 +322,7 @@ mod tests {
 
     async fn run_tool(args: serde_json::Value, ctx: ToolContext) -> ToolResult {
         let input = ToolInput::from_value(args).unwrap_or_default();
-        BashTool::new().execute(input, ctx).await
+        BashTool::new(None).execute(input, ctx).await
     }
 
     #[tokio::test]
@@ -416,7 +445,7 @@ mod tests {
 
     #[test]
     fn traits_are_mutating_and_destructive() {
-        let tool = BashTool::new();
+        let tool = BashTool::new(None);
         let d = tool.descriptor();
         assert_eq!(d.side_effect, SideEffectLevel::Mutating);
         assert_eq!(d.destructive, DestructiveBehavior::Destructive);

@@ -281,6 +281,14 @@ fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
             Span::styled("  (c: whole, to copy)", theme.dim()),
         ]));
     }
+    if let Some(sandbox) = s.report.as_ref().and_then(|r| r.sandbox.as_deref()) {
+        let style = if sandbox.starts_with("NOT") {
+            theme.warn()
+        } else {
+            theme.dim()
+        };
+        lines.push(Line::styled(format!("sandbox: {sandbox}"), style));
+    }
     let trust = match s.restart_pending {
         Some(p) => format!(
             "trust: {} (the config says {}: restart pending, press r)",

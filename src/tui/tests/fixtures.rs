@@ -91,6 +91,7 @@ pub(in crate::tui) fn ready(
         failure: None,
         capabilities: None,
         instructions: None,
+        sandbox: None,
         timeline: Timeline {
             started_at_ms: Some(1),
             ready_at_ms: Some(1 + phases.2),
@@ -126,6 +127,7 @@ pub(in crate::tui) fn failed() -> ServerReport {
         tools: 0,
         capabilities: None,
         instructions: None,
+        sandbox: None,
         warnings: Vec::new(),
         failure: Some(Failure {
             class: FailureClass::Exited,

@@ -1,0 +1,206 @@
+//! The Landlock sandbox over real processes (this kernel has Landlock): a stdio server with
+//! `write: [DIR]` is refused a write under `$HOME` (its stderr says so in Details, in a real
+//! terminal) and writes under DIR; with `network: false` its connect to a loopback listener
+//! fails while an unsandboxed one connects; the `bash` tool writes only where it may, by
+//! default only under its working directory.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::tmux::Tmux;
+use common::*;
+use serde_json::Value;
+
+/// A stdio server that runs `script` with bash first, then becomes the demo server.
+fn scripted_server(name: &str, script: &str, m: &str, more: &str) -> String {
+    format!(
+        "    - name: {name}\n      command: bash\n      args: [-c, {script:?}]\n      env: {{AIMON_TEST_MARKER: {m}, BIN: {bin}}}\n{more}",
+        script = format!("{script}; exec \"$BIN\" demo-server"),
+        bin = bin(),
+    )
+}
+
+#[test]
+fn a_sandboxed_server_writes_only_where_it_may_and_details_shows_why() {
+    let m = marker("sandbox");
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = dir.path().join("allowed");
+    let home = std::env::var("HOME").expect("HOME");
+    let outside = Path::new(&home).join(format!(".aimon-sandbox-{m}"));
+    let script = format!(
+        "echo x > {outside}; echo y > {inside}",
+        outside = outside.display(),
+        inside = allowed.join("f").display()
+    );
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n{}",
+            scripted_server(
+                "boxed",
+                &script,
+                &m,
+                &format!(
+                    "      sandbox: {{write: [{}], required: true}}\n",
+                    allowed.display()
+                )
+            )
+        ),
+    )
+    .unwrap();
+
+    let (code, report) = check_json(&config);
+    assert_eq!(code, 0, "{report:#}");
+    let boxed = server(&report, "boxed");
+    let sandbox = boxed["sandbox"].as_str().unwrap_or_default();
+    assert!(sandbox.starts_with("Landlock (ABI "), "{boxed:#}");
+    assert!(
+        sandbox.contains(&format!("writes only under {}", allowed.display())),
+        "{sandbox}"
+    );
+    assert!(!outside.exists(), "the write under $HOME got through");
+    assert_eq!(
+        std::fs::read_to_string(allowed.join("f")).unwrap(),
+        "y\n",
+        "the write under DIR"
+    );
+
+    // In the console: Details says the sandbox, and its stderr the refused write.
+    let t = Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "{} --config {} --log-file {}",
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", Duration::from_secs(20));
+    // Details focused grows, its summary whole; Enter shows the stderr lines whole.
+    t.keys(&["2"]);
+    let screen = t.wait_for("sandbox: Landlock (ABI", Duration::from_secs(5));
+    assert!(screen.contains("writes only under"), "{screen}");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("Permission denied", Duration::from_secs(5));
+    assert!(
+        screen.contains(&format!("{}: Permission denied", outside.display())),
+        "{screen}"
+    );
+    t.keys(&["Escape"]);
+    t.wait_for("Enter view all", Duration::from_secs(5));
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert!(!outside.exists());
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
+}
+
+#[test]
+fn network_false_refuses_a_connect_that_an_unsandboxed_server_makes() {
+    let m = marker("sandbox-net");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    // The connect's outcome goes to a file the test reads (stderr is the console's to show).
+    let said = |name: &str| dir.path().join(format!("{name}.said"));
+    let connect = |name: &str| {
+        format!(
+            "(exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected || echo refused) > {} 2>&1",
+            said(name).display()
+        )
+    };
+    let sandbox = format!(
+        "      sandbox: {{network: false, write: [{}], required: true}}\n",
+        dir.path().display()
+    );
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}{}",
+        scripted_server("offline", &connect("offline"), &m, &sandbox),
+        scripted_server("online", &connect("online"), &m, "")
+    ));
+    let (code, report) = check_json(&config.path);
+    assert_eq!(code, 0, "{report:#}");
+    let offline = server(&report, "offline")["sandbox"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(offline.contains("no TCP connect or listen"), "{offline}");
+    let read = |name: &str| std::fs::read_to_string(said(name)).unwrap_or_default();
+    assert!(
+        read("offline").contains("Permission denied"),
+        "{}",
+        read("offline")
+    );
+    assert!(read("offline").contains("refused"), "{}", read("offline"));
+    assert_eq!(read("online"), "connected\n");
+    // Exactly one connection came: the unsandboxed server's.
+    let mut accepted = 0;
+    while listener.accept().is_ok() {
+        accepted += 1;
+    }
+    assert_eq!(accepted, 1);
+}
+
+/// `call bash --yes` on `config`, run in `cwd`: the result's text.
+fn bash(config: &Path, cwd: &Path, command: &str) -> String {
+    let out = Command::new(bin())
+        .arg("--config")
+        .arg(config)
+        .arg("--log-file")
+        .arg(cwd.join("bash.log"))
+        .args(["call", "bash", "--json", "--yes", "--args"])
+        .arg(serde_json::json!({ "command": command }).to_string())
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run call");
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    value["result"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn the_bash_tool_writes_only_under_its_working_directory_or_what_bash_sandbox_allows() {
+    let m = marker("sandbox-bash");
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let attempt = format!(
+        "echo a > {}/here; echo b > {}/there; echo c > /tmp/aimon-{m}",
+        work.display(),
+        other.display()
+    );
+
+    // By default: only under the working directory.
+    let default = dir.path().join("default.yaml");
+    std::fs::write(&default, "policy:\n  local_tools: [bash]\n").unwrap();
+    let text = bash(&default, &work, &attempt);
+    assert!(work.join("here").exists(), "{text}");
+    assert!(!other.join("there").exists(), "{text}");
+    assert!(!Path::new(&format!("/tmp/aimon-{m}")).exists(), "{text}");
+    assert_eq!(text.matches("Permission denied").count(), 2, "{text}");
+
+    // `policy.bash_sandbox` says where instead.
+    std::fs::remove_file(work.join("here")).unwrap();
+    let elsewhere = dir.path().join("elsewhere.yaml");
+    std::fs::write(
+        &elsewhere,
+        format!(
+            "policy:\n  local_tools: [bash]\n  bash_sandbox: {{write: [{}]}}\n",
+            other.display()
+        ),
+    )
+    .unwrap();
+    let text = bash(&elsewhere, &work, &attempt);
+    assert!(!work.join("here").exists(), "{text}");
+    assert!(other.join("there").exists(), "{text}");
+    assert_eq!(text.matches("Permission denied").count(), 2, "{text}");
+}
