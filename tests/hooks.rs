@@ -273,6 +273,10 @@ fn command_hooks_deny_with_exit_2_and_allow_with_json() {
     assert_eq!(event["tool"]["name"], "mcp__notes__write_note");
     assert_eq!(event["tool"]["server"], "notes");
     assert_eq!(event["tool"]["side_effect"], "mutating");
+    // Its pin: the hash of its definition, and whether that is the one approved.
+    assert_eq!(event["tool"]["pin"]["state"], "unpinned", "{event:#}");
+    let pin = event["tool"]["pin"]["pin"].as_str().unwrap_or_default();
+    assert!(pin.starts_with("sha256:") && pin.len() == 71, "{event:#}");
     assert_eq!(event["arguments"], json!({"title": "t", "body": "b"}));
 
     // The allow: a destructive call runs without asking (no terminal, no --yes), and does what
