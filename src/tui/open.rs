@@ -8,6 +8,7 @@ use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::TextView;
 use super::modals::Modal;
+use crate::approval::PinState;
 use crate::config::AnnotationTrust;
 use crate::runtime::trust_changes;
 use crate::tool::{ToolDescriptor, ToolOrigin};
@@ -81,6 +82,15 @@ impl App {
             text.push_str(&format!(
                 "\n\n⚑ flagged: {flags}\n(policy.flagged: it asks before every call, or under deny is refused)"
             ));
+        }
+        // Whether the definition offered is the one a rule or an approval pinned.
+        match &t.pin {
+            PinState::Changed { .. } => text.push_str(&format!(
+                "\n\n≠ {}\n(its rules and approvals wait: the next call asks, with the diff)",
+                t.pin.words()
+            )),
+            PinState::Pinned { .. } => text.push_str(&format!("\n\n{}", t.pin.words())),
+            PinState::Unpinned => {}
         }
         text.push_str(&format!(
             "\n\n{}; why: {}\n\ninput schema:\n{}",

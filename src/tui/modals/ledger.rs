@@ -96,10 +96,17 @@ pub fn render(
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
-/// What the row is about: a tool's name, or a rule's pattern.
+/// What the row is about: a tool's name, or a rule's pattern (and the pin it holds).
 fn what(row: &LedgerRow) -> String {
     match row {
-        LedgerRow::Rule { rule, .. } => sanitize(&rule.pattern.describe(), false),
+        LedgerRow::Rule { rule, .. } => match &rule.pin {
+            Some(pin) => format!(
+                "{}, pinned {}",
+                sanitize(&rule.pattern.describe(), false),
+                crate::tool::pin::short(pin)
+            ),
+            None => sanitize(&rule.pattern.describe(), false),
+        },
         LedgerRow::Session(entry) => sanitize(&entry.tool_name, false),
     }
 }
