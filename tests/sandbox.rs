@@ -2,7 +2,8 @@
 //! `write: [DIR]` is refused a write under `$HOME` (its stderr says so in Details, in a real
 //! terminal) and writes under DIR; with `network: false` its connect to a loopback listener
 //! fails while an unsandboxed one connects; the `bash` tool writes only where it may, by
-//! default only under its working directory.
+//! default only under its working directory; and, on a kernel without Landlock (its system calls
+//! made to fail under seccomp), a required sandbox keeps its server from starting and says why.
 
 mod common;
 
@@ -203,4 +204,103 @@ fn the_bash_tool_writes_only_under_its_working_directory_or_what_bash_sandbox_al
     assert!(!work.join("here").exists(), "{text}");
     assert!(other.join("there").exists(), "{text}");
     assert_eq!(text.matches("Permission denied").count(), 2, "{text}");
+}
+
+/// Makes the Landlock system calls of the process it runs in (and its children) fail with
+/// `ENOSYS`, as on a kernel without Landlock: a seccomp filter, installed in the child before
+/// it runs aimon-console.
+fn without_landlock(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    #[cfg(target_arch = "x86_64")]
+    const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
+    #[cfg(target_arch = "aarch64")]
+    const ARCH: u32 = 0xC000_00B7; // AUDIT_ARCH_AARCH64
+                                   // landlock_create_ruleset, landlock_add_rule and landlock_restrict_self: 444, 445, 446 on
+                                   // both (the shared system call table).
+    const FIRST: u32 = 444;
+    const PAST: u32 = 447;
+    let code = |class: u32, op: u32, mode: u32| u16::try_from(class | op | mode).unwrap();
+    let ld = code(libc::BPF_LD, libc::BPF_W, libc::BPF_ABS);
+    let jeq = code(libc::BPF_JMP, libc::BPF_JEQ, libc::BPF_K);
+    let jge = code(libc::BPF_JMP, libc::BPF_JGE, libc::BPF_K);
+    let ret = code(libc::BPF_RET, libc::BPF_K, 0);
+    let at = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let filter = [
+        at(ld, 0, 0, 4), // seccomp_data.arch
+        at(jeq, 1, 0, ARCH),
+        at(ret, 0, 0, libc::SECCOMP_RET_ALLOW),
+        at(ld, 0, 0, 0), // seccomp_data.nr
+        at(jge, 0, 2, FIRST),
+        at(jge, 1, 0, PAST),
+        at(ret, 0, 0, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+        at(ret, 0, 0, libc::SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: between fork and exec only two prctl calls on memory the closure owns (the
+    // filter was built before the fork); no allocation.
+    unsafe {
+        cmd.pre_exec(move || {
+            let program = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &program as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+#[test]
+fn without_landlock_a_required_sandbox_is_not_started_and_an_optional_one_says_so() {
+    let m = marker("sandbox-none");
+    let dir = tempfile::tempdir().unwrap();
+    let sandbox = |required: bool| {
+        format!(
+            "      sandbox: {{write: [{}], required: {required}}}\n",
+            dir.path().display()
+        )
+    };
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}{}",
+        scripted_server("strict", "true", &m, &sandbox(true)),
+        scripted_server("lenient", "true", &m, &sandbox(false)),
+    ));
+    let out = without_landlock(
+        Command::new(bin())
+            .arg("--config")
+            .arg(&config.path)
+            .arg("--log-file")
+            .arg(dir.path().join("check.log"))
+            .args(["check", "--json"])
+            .stdin(Stdio::null()),
+    )
+    .output()
+    .expect("run check");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("check --json");
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    let strict = server(&report, "strict");
+    assert_eq!(strict["status"], "failed", "{strict:#}");
+    assert_eq!(
+        strict["failure"]["message"],
+        "not started: its sandbox is required, and this kernel has no Landlock",
+        "{strict:#}"
+    );
+    assert!(
+        strict["failure"]["exit_status"].is_null(),
+        "never spawned: {strict:#}"
+    );
+    let lenient = server(&report, "lenient");
+    assert_eq!(lenient["status"], "ready", "{lenient:#}");
+    assert_eq!(
+        lenient["sandbox"],
+        "NOT sandboxed: this kernel has no Landlock (sandbox.required is false)"
+    );
+    assert!(wait_gone(&m, Duration::from_secs(5)).is_empty());
 }
