@@ -29,6 +29,8 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
+    /// Be the one MCP server another host uses: every configured server's tools, through the gate.
+    Serve(cli::serve::ServeArgs),
     /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
     /// List every resource and resource template of the ready servers.
@@ -160,6 +162,7 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => cli::check::run(config, args).await,
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
+            Some(Command::Serve(args)) => cli::serve::run(config, args).await,
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,
             Some(Command::Read(args)) => cli::resources::run_read(config, args).await,

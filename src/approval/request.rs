@@ -24,6 +24,11 @@ pub enum CallOrigin {
     Agent {
         reason: String,
     },
+    /// Another MCP host, through the gateway (`serve`), as it named itself.
+    Host {
+        name: String,
+        version: String,
+    },
 }
 
 impl CallOrigin {
@@ -31,6 +36,7 @@ impl CallOrigin {
         match self {
             CallOrigin::Operator => "operator",
             CallOrigin::Agent { .. } => "agent",
+            CallOrigin::Host { .. } => "host",
         }
     }
 }

@@ -35,14 +35,21 @@ pub async fn answer(request: ApprovalRequest, yes: bool, cancel: &CancellationTo
     // An agent's call says so, and what the model wrote before it (its reason).
     let (asks, reason) = match &request.origin {
         CallOrigin::Agent { reason } if !reason.trim().is_empty() => (
-            "\nthe agent asks: ",
+            "\nthe agent asks: ".to_string(),
             format!(
                 "the agent says: {}\n",
                 crate::text::sanitize_line(reason, 300)
             ),
         ),
-        CallOrigin::Agent { .. } => ("\nthe agent asks: ", String::new()),
-        CallOrigin::Operator => ("", String::new()),
+        CallOrigin::Agent { .. } => ("\nthe agent asks: ".to_string(), String::new()),
+        CallOrigin::Host { name, version } => (
+            format!(
+                "\nthe host {} asks: ",
+                safe_text(format!("{name} {version}").trim())
+            ),
+            String::new(),
+        ),
+        CallOrigin::Operator => (String::new(), String::new()),
     };
     // The gate's sentence: what the tool is, why, and what asks.
     let prompt = format!(

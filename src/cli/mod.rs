@@ -21,6 +21,7 @@ mod profile;
 pub mod prompts;
 pub mod resources;
 pub mod run;
+pub mod serve;
 pub mod sessions;
 pub mod tools;
 pub mod trust;

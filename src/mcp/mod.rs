@@ -6,6 +6,7 @@ pub mod capabilities;
 pub mod client;
 pub mod elicitation;
 pub mod events;
+pub mod face;
 pub mod form;
 mod handler;
 pub mod listed;

@@ -15,6 +15,7 @@ mod call;
 mod content;
 mod events;
 mod executor;
+mod gateway;
 mod hooks;
 mod lifecycle;
 mod rewake;

@@ -1,0 +1,181 @@
+//! The gateway's face: an MCP server that other hosts (Claude Code, Codex, an SDK client) connect
+//! to, offering the tools of every configured server with their *resolved* traits as
+//! annotations, each call handed to a [`Backend`] (the runtime, through its one gate).
+//!
+//! Here because it speaks MCP (rmcp's server side): the runtime above implements [`Backend`]
+//! and hands it down, so no arrow points up (docs/ARCHITECTURE.md).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
+
+/// The host a call came from, as it named itself in its handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    pub name: String,
+    pub version: String,
+}
+
+/// What the face serves: the tools, and the calls.
+#[async_trait::async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// Every tool on offer now (the face offers the remote ones).
+    fn tools(&self) -> Vec<ToolDescriptor>;
+
+    /// Runs `tool` (its listed name, `mcp__<server>__<tool>`) for `host`.
+    async fn call(
+        &self,
+        tool: &str,
+        arguments: Value,
+        host: Host,
+        cancel: CancellationToken,
+    ) -> ToolResult;
+}
+
+/// The name a host sees for a tool: `notes__write_note` for `mcp__notes__write_note` (the server
+/// kept, the prefix every host adds its own of left out). `None` for local tools.
+pub fn offered_name(tool: &ToolDescriptor) -> Option<&str> {
+    tool.origin.as_ref()?;
+    tool.name.strip_prefix("mcp__")
+}
+
+/// [`offered_name`] of a listed name.
+pub fn offered_name_of(listed: &str) -> &str {
+    listed.strip_prefix("mcp__").unwrap_or(listed)
+}
+
+/// Serves the face over this process's stdin and stdout until the host goes away.
+pub async fn serve_stdio(backend: Arc<dyn Backend>) -> Result<(), String> {
+    use rmcp::ServiceExt;
+    let running = Face { backend }
+        .serve(rmcp::transport::io::stdio())
+        .await
+        .map_err(|e| format!("the host's handshake failed: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("serving the host ended: {e}"))
+}
+
+struct Face {
+    backend: Arc<dyn Backend>,
+}
+
+impl ServerHandler for Face {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                "aimon-console",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
+                "aimon-console's gateway: the tools of the servers it runs, named \
+                 <server>__<tool>. Every call passes its approval gate; readOnlyHint and \
+                 destructiveHint are the traits it resolved (the server's annotations under the \
+                 operator's trust), not the server's claims.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.backend.tools();
+        Ok(ListToolsResult::with_all_items(
+            tools.iter().filter_map(offered).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let listed = format!("mcp__{}", request.name);
+        let known = self
+            .backend
+            .tools()
+            .iter()
+            .any(|t| t.origin.is_some() && t.name == listed);
+        if !known {
+            return Ok(error(format!(
+                "no tool named {} here (tools/list says what there is)",
+                request.name
+            ))
+            .into());
+        }
+        let host = host_of(&context);
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let result = self
+            .backend
+            .call(&listed, arguments, host, context.ct.clone())
+            .await;
+        Ok(result_of(result).into())
+    }
+}
+
+/// A tool as a host sees it: its hints are the resolved traits.
+fn offered(tool: &ToolDescriptor) -> Option<Tool> {
+    let name = offered_name(tool)?.to_string();
+    let origin = tool.origin.as_ref()?;
+    let schema = match tool.input_schema.parsed() {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    let mut offered = Tool::new_with_raw(name, Some(tool.description.clone().into()), schema);
+    offered.title = origin.title.clone();
+    offered.output_schema = origin
+        .output_schema
+        .as_ref()
+        .and_then(|s| s.parsed().as_object().cloned())
+        .map(Arc::new);
+    let read_only = matches!(tool.side_effect, SideEffectLevel::ReadOnly);
+    Some(offered.with_annotations(ToolAnnotations::from_raw(
+        None,
+        Some(read_only),
+        Some(tool.destructive.is_destructive()),
+        None,
+        None,
+    )))
+}
+
+fn host_of(context: &RequestContext<RoleServer>) -> Host {
+    match context.peer.peer_info() {
+        Some(info) => Host {
+            name: info.client_info.name.clone(),
+            version: info.client_info.version.clone(),
+        },
+        None => Host {
+            name: "an unnamed host".to_string(),
+            version: String::new(),
+        },
+    }
+}
+
+fn error(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// The result as MCP: its text, and its structured content when it had any.
+fn result_of(result: ToolResult) -> CallToolResult {
+    let content = vec![ContentBlock::text(result.text)];
+    let mut out = if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    out.structured_content = result.structured;
+    out
+}
