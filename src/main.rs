@@ -31,6 +31,8 @@ enum Command {
     Call(cli::call::CallArgs),
     /// Be the one MCP server another host uses: every configured server's tools, through the gate.
     Serve(cli::serve::ServeArgs),
+    /// Print the bearer token hosts bring to `serve --http` (made on first use, kept owner-only).
+    GatewayToken,
     /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
     /// List every resource and resource template of the ready servers.
@@ -146,6 +148,7 @@ fn main() -> ExitCode {
         }
         // Sessions are files of their own; no config needed.
         Some(Command::Sessions(args)) => return cli::sessions::run(args),
+        Some(Command::GatewayToken) => return cli::serve::print_token(),
         // Import may create the config file.
         Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
@@ -179,6 +182,7 @@ fn main() -> ExitCode {
                 | Command::DemoModel(_)
                 | Command::Conformance(_)
                 | Command::Import(_)
+                | Command::GatewayToken
                 | Command::Sessions(_),
             ) => ExitCode::SUCCESS,
         }

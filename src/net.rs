@@ -254,3 +254,23 @@ mod tests {
         assert_eq!(v6, vec!["[::1]:80".parse().unwrap()]);
     }
 }
+
+/// Where a `--http ADDR` (`--listen`, `--serve-http`) binds: `HOST:PORT` as given, a bare `PORT` on the loopback address.
+pub fn bind_address(addr: &str) -> String {
+    match addr.parse::<u16>() {
+        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)).to_string(),
+        Err(_) => addr.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod bind_tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_port_binds_loopback() {
+        assert_eq!(bind_address("8080"), "127.0.0.1:8080");
+        assert_eq!(bind_address("0.0.0.0:9"), "0.0.0.0:9");
+        assert_eq!(bind_address("localhost:0"), "localhost:0");
+    }
+}

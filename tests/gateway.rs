@@ -105,3 +105,146 @@ fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
     // The host gone, so are the servers.
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }
+
+/// `aimon-console gateway-token` with its state under `state`.
+fn token(state: &std::path::Path) -> String {
+    let out = Command::new(bin())
+        .arg("gateway-token")
+        .env("XDG_STATE_HOME", state)
+        .output()
+        .expect("gateway-token");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The status code of a raw HTTP/1.1 POST of `body` to `/mcp` at `port`, with `headers`.
+fn status_of(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
+    use std::io::{Read, Write};
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    socket.write_all(request.as_bytes()).unwrap();
+    // A refusal may come before the body is all sent: the status line is what counts.
+    let _ = socket.write_all(body);
+    let mut answer = String::new();
+    let _ = socket.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer:?}"))
+}
+
+#[test]
+fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
+    let m = marker("gateway-http");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let port = free_port();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
+            bin = bin()
+        ),
+    )
+    .unwrap();
+    let token = token(&state);
+    assert_eq!(token.len(), 64);
+
+    let t = common::tmux::Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
+        state.display(),
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
+
+    // Safe by default: no token, a browser's Origin, a body too big.
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let bearer = format!("Bearer {token}");
+    assert_eq!(status_of(port, &[], ping), 401);
+    assert_eq!(
+        status_of(port, &[("Authorization", "Bearer wrong")], ping),
+        401
+    );
+    assert_eq!(
+        status_of(
+            port,
+            &[
+                ("Authorization", &bearer),
+                ("Origin", "http://evil.example")
+            ],
+            ping
+        ),
+        403
+    );
+    assert_eq!(
+        status_of(
+            port,
+            &[("Authorization", &bearer)],
+            &vec![b' '; 2 * 1024 * 1024]
+        ),
+        413
+    );
+
+    // A host: a read-only call runs at once; a mutating one waits for the operator.
+    let calls = json!([
+        ["notes__echo", {"text": "read-only"}],
+        ["notes__write_note", {"title": "from a host", "body": "b"}],
+        ["notes__write_note", {"title": "again", "body": "b"}],
+    ]);
+    let host = Command::new(peers::sdk())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/hosts/sdk_host.py"
+        ))
+        .arg(calls.to_string())
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .env("AIMON_GATEWAY_TOKEN", &token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the SDK host");
+    let screen = t.wait_for_question("Approval needed", std::time::Duration::from_secs(20));
+    assert!(screen.contains("mcp__notes__write_note"), "{screen}");
+    assert!(screen.contains("by host mcp"), "{screen}");
+    assert!(screen.contains("through the gateway"), "{screen}");
+    t.keys(&["y"]);
+    // The host's next call asks in turn (the first has run: its note is saved).
+    t.wait_for_question("\"title\": \"again\"", std::time::Duration::from_secs(10));
+    t.keys(&["n"]);
+    t.wait_for_row("#3", "denied");
+    t.wait_for_row("#2", "ok");
+    let out = host.wait_with_output().expect("the host ends");
+    assert!(out.status.success(), "{out:?}");
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
+    let calls = seen["calls"].as_array().unwrap();
+    assert_eq!(calls[0], json!({"is_error": false, "text": "read-only"}));
+    assert_eq!(
+        calls[1],
+        json!({"is_error": false, "text": "saved note \"from a host\""})
+    );
+    assert_eq!(calls[2]["is_error"], true, "{seen:#}");
+    assert_eq!(
+        calls[2]["text"], "denied by the operator: mcp__notes__write_note",
+        "{seen:#}"
+    );
+    // The console's Calls has all three.
+    let screen = t.wait_for_row("#1", "ok");
+    assert!(screen.contains("echo · notes"), "{screen}");
+    t.keys(&["q"]);
+    t.wait_for("READY$", std::time::Duration::from_secs(10));
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}

@@ -5,12 +5,13 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use super::output;
 use super::profile::profile_choice;
 use crate::agent::transcript;
 use crate::config::Config;
-use crate::tui::ConsoleOptions;
+use crate::tui::{ConsoleOptions, Serving};
 
 /// The console's own options (with no command).
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -21,6 +22,10 @@ pub struct ConsoleArgs {
     /// Continue the agent's conversation of session ID in the console (see `sessions`).
     #[arg(long = "resume", value_name = "ID")]
     pub resume: Option<String>,
+    /// Also serve other MCP hosts at http://ADDR/mcp (HOST:PORT, or a bare PORT on 127.0.0.1):
+    /// their calls show in Calls and ask in the approval modal (bearer token: gateway-token).
+    #[arg(long = "serve-http", value_name = "ADDR")]
+    pub serve_http: Option<String>,
 }
 
 /// Checks the options against the config, then runs the console on a terminal, or prints the
@@ -37,8 +42,15 @@ pub async fn run(config: Config, args: ConsoleArgs) -> ExitCode {
 }
 
 fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> {
+    let serving = match &args.serve_http {
+        None => None,
+        Some(addr) => Some(Arc::new(serving(addr)?)),
+    };
     if args.model.is_none() && args.resume.is_none() {
-        return Ok(ConsoleOptions::default());
+        return Ok(ConsoleOptions {
+            serving,
+            ..ConsoleOptions::default()
+        });
     }
     let Some(agent) = &config.agent else {
         return Err(format!(
@@ -57,7 +69,19 @@ fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> 
         model: Some(choice.profile.name),
         resume: args.resume.clone(),
         why: choice.why,
+        serving,
     })
+}
+
+/// The socket `--serve-http ADDR` asks for, bound before the console starts (a port in use is
+/// said on the command line), and the token hosts bring.
+fn serving(addr: &str) -> Result<Serving, String> {
+    let addr = crate::net::bind_address(addr);
+    let listener = std::net::TcpListener::bind(&addr)
+        .map_err(|e| format!("error: --serve-http: cannot listen on {addr}: {e}"))?;
+    let token = crate::runtime::gateway_token()
+        .map_err(|e| format!("error: --serve-http: no gateway token: {e}"))?;
+    Ok(Serving { listener, token })
 }
 
 #[cfg(test)]
@@ -70,6 +94,7 @@ mod tests {
         let mut config = Config::from_servers(Vec::new(), PolicyConfig::default());
         let args = ConsoleArgs {
             model: Some("nope".into()),
+            serve_http: None,
             resume: None,
         };
         assert!(check(&config, &args)
@@ -84,6 +109,7 @@ mod tests {
         assert!(err.contains("nope"), "{err}");
         let ok = ConsoleArgs {
             model: Some("demo".into()),
+            serve_http: None,
             resume: None,
         };
         assert_eq!(
@@ -92,6 +118,7 @@ mod tests {
         );
         let bad_id = ConsoleArgs {
             model: None,
+            serve_http: None,
             resume: Some("../etc/passwd".into()),
         };
         assert!(check(&config, &bad_id).is_err());

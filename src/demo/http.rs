@@ -9,7 +9,6 @@
 //! ([`HttpFaults`]) break the endpoint for the fault matrix.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use http_body_util::combinators::BoxBody;
@@ -165,24 +164,4 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *response.status_mut() = status;
     response
-}
-
-/// Where `--http ADDR` binds: `HOST:PORT` as given, a bare `PORT` on the loopback address.
-pub fn bind_address(addr: &str) -> String {
-    match addr.parse::<u16>() {
-        Ok(port) => SocketAddr::from(([127, 0, 0, 1], port)).to_string(),
-        Err(_) => addr.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_bare_port_binds_loopback() {
-        assert_eq!(bind_address("8080"), "127.0.0.1:8080");
-        assert_eq!(bind_address("0.0.0.0:9"), "0.0.0.0:9");
-        assert_eq!(bind_address("localhost:0"), "localhost:0");
-    }
 }

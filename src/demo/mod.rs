@@ -30,9 +30,10 @@ mod tests;
 
 use std::time::Duration;
 
+pub use crate::net::bind_address;
 pub use auth::DemoAuth;
 pub use handler::DemoServer;
-pub use http::{bind_address, serve_http, HttpFaults, MCP_PATH};
+pub use http::{serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;
 pub use model::{serve_model, ModelFaults, DEMO_MODEL_NAME};
 pub use model_rules::{

@@ -68,8 +68,15 @@ pub async fn serve_stdio(backend: Arc<dyn Backend>) -> Result<(), String> {
         .map_err(|e| format!("serving the host ended: {e}"))
 }
 
-struct Face {
+/// One host's MCP server (over stdio; over HTTP, one per session).
+pub(super) struct Face {
     backend: Arc<dyn Backend>,
+}
+
+impl Face {
+    pub(super) fn new(backend: Arc<dyn Backend>) -> Face {
+        Face { backend }
+    }
 }
 
 impl ServerHandler for Face {

@@ -7,6 +7,7 @@ pub mod client;
 pub mod elicitation;
 pub mod events;
 pub mod face;
+pub mod face_http;
 pub mod form;
 mod handler;
 pub mod listed;

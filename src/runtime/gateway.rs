@@ -3,7 +3,12 @@
 //!
 //! Without a console to ask (`serve`), a mutating call is refused before it reaches a server:
 //! nobody is there to approve it. Read-only calls run as the gate decides (a rule or a hook may
-//! still deny them; one that would ask is refused, nobody being there to answer).
+//! still deny them; one that would ask is refused, nobody being there to answer). With the
+//! console serving (`--serve-http`), a call that asks waits for the operator's answer in the
+//! approval modal, as every other call does.
+//!
+//! Over HTTP every host brings the gateway's bearer token, made on first use and kept (owner
+//! only) at `$XDG_STATE_HOME/aimon-console/gateway-token`.
 
 use std::sync::Arc;
 
@@ -15,13 +20,16 @@ use crate::approval::CallOrigin;
 use crate::mcp::face::{self, Backend, Host};
 use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
 
-/// The runtime as the face's backend.
-struct Gateway(Arc<AgentRuntime>);
+/// The runtime as the face's backend; `attended` when a console answers its questions.
+struct Gateway {
+    runtime: Arc<AgentRuntime>,
+    attended: bool,
+}
 
 #[async_trait::async_trait]
 impl Backend for Gateway {
     fn tools(&self) -> Vec<ToolDescriptor> {
-        self.0.tools()
+        self.runtime.tools()
     }
 
     async fn call(
@@ -31,11 +39,12 @@ impl Backend for Gateway {
         host: Host,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let mutating = self
-            .0
-            .tools()
-            .iter()
-            .any(|t| t.name == tool && t.side_effect == SideEffectLevel::Mutating);
+        let mutating = !self.attended
+            && self
+                .runtime
+                .tools()
+                .iter()
+                .any(|t| t.name == tool && t.side_effect == SideEffectLevel::Mutating);
         if mutating {
             return ToolResult::error(format!(
                 "refused: {} is mutating, and nobody is at a console to approve it (`serve` \
@@ -47,7 +56,7 @@ impl Backend for Gateway {
             name: host.name,
             version: host.version,
         };
-        self.0
+        self.runtime
             .call_from(tool, arguments, cancel, origin)
             .await
             .result
@@ -56,8 +65,58 @@ impl Backend for Gateway {
 
 impl AgentRuntime {
     /// Serves the tools of every ready server to one host over this process's stdin and stdout
-    /// (`serve --stdio`), until the host goes away.
+    /// (`serve --stdio`), until the host goes away. Unattended.
     pub async fn serve_stdio(self: &Arc<Self>) -> Result<(), String> {
-        face::serve_stdio(Arc::new(Gateway(self.clone()))).await
+        face::serve_stdio(self.gateway(false)).await
     }
+
+    /// Serves hosts over Streamable HTTP on `listener` (each with `token`) until the runtime
+    /// closes; `attended` when a console answers the questions their calls raise.
+    pub async fn serve_http(
+        self: &Arc<Self>,
+        listener: tokio::net::TcpListener,
+        token: String,
+        attended: bool,
+    ) -> std::io::Result<()> {
+        let stop = self.executor.all_calls.child_token();
+        crate::mcp::face_http::serve_http(self.gateway(attended), listener, token, stop).await
+    }
+
+    fn gateway(self: &Arc<Self>, attended: bool) -> Arc<dyn Backend> {
+        Arc::new(Gateway {
+            runtime: self.clone(),
+            attended,
+        })
+    }
+}
+
+/// The gateway's bearer token: read from its file, or made (32 random bytes, hex) and written
+/// there, owner only, on first use.
+pub fn gateway_token() -> std::io::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = crate::config::state_home();
+    let path = dir.join("gateway-token");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let token = text.trim();
+        if token.len() >= 32 {
+            return Ok(token.to_string());
+        }
+    }
+    let mut bytes = [0u8; 32];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+        .map_err(|_| std::io::Error::other("no randomness for the gateway token"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)?;
+    file.write_all(format!("{token}\n").as_bytes())?;
+    Ok(token)
 }

@@ -193,7 +193,7 @@ fn build(
 /// One runtime: servers, tools, gate and the event stream.
 pub struct AgentRuntime {
     pub(super) manager: Arc<McpClientManager>,
-    executor: Executor,
+    pub(super) executor: Executor,
 }
 
 impl std::fmt::Debug for AgentRuntime {

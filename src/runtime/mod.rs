@@ -26,6 +26,7 @@ pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{Approval, CallOutcome, CallStatus};
 pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
+pub use gateway::gateway_token;
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,

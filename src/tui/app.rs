@@ -45,6 +45,8 @@ pub struct Session {
     pub started_at: Instant,
     /// Tool traits before the last restart-all, to highlight what changed as servers join.
     pub previous_traits: HashMap<String, Traits>,
+    /// Where the console serves other MCP hosts (`--serve-http`), for every runtime it starts.
+    pub serving: Option<Arc<super::serving::Serving>>,
 }
 
 /// What the console shares among its panes and overlays; each pane's own state is in `panes`,
@@ -111,6 +113,7 @@ impl App {
                 runtime: RuntimeState::Starting,
                 started_at: now,
                 previous_traits: HashMap::new(),
+                serving: None,
             },
             servers: config
                 .mcp

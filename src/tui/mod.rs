@@ -34,7 +34,9 @@ mod open;
 pub mod overlay;
 pub mod pane_state;
 pub mod panes;
+mod serving;
 pub mod state;
+pub use serving::Serving;
 pub mod theme;
 mod view;
 pub mod widgets;
@@ -61,7 +63,7 @@ use tokio_util::sync::CancellationToken;
 use self::app::App;
 
 use self::frame::FrameRequester;
-use self::messages::{AppEvent, Effect};
+use self::messages::{AppEvent, Effect, Level};
 use self::theme::Theme;
 use crate::config::{self, ApprovalRule, Config};
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
@@ -131,6 +133,9 @@ pub struct ConsoleOptions {
     pub resume: Option<String>,
     /// Why `model` continues the resumed session (`the session's`, `--model`, …).
     pub why: Option<String>,
+    /// Serve other MCP hosts while the console runs (`--serve-http`): their calls show in
+    /// Calls and their questions in the approval modal.
+    pub serving: Option<Arc<Serving>>,
 }
 
 /// Runs the console on `config` until the operator quits.
@@ -155,7 +160,17 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
     let mut app = App::new(&config, Theme::from_env(), Instant::now());
     app.chat
         .start_with(options.model, options.resume, options.why);
-    start_runtime(config, 0, 0, app_tx.clone());
+    app.session.serving = options.serving;
+    if let Some(serving) = &app.session.serving {
+        app.notify(
+            Level::Info,
+            format!(
+                "serving other MCP hosts at {} (bearer token: aimon-console gateway-token)",
+                serving.url()
+            ),
+        );
+    }
+    start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone());
     let mut term_events = EventStream::new();
     // Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as `q` does: what is in flight
     // ends cancelled, the servers and the model endpoint are stopped, the terminal restored.
@@ -302,6 +317,7 @@ fn start_runtime(
     generation: u64,
     first_call_id: u64,
     app_tx: mpsc::Sender<AppEvent>,
+    serving: Option<Arc<Serving>>,
 ) {
     let (events, mut stream) = AgentRuntimeFactory::events();
     let forward = app_tx.clone();
@@ -327,6 +343,9 @@ fn start_runtime(
             .await
             .map(Arc::new)
             .map_err(|e| e.to_string());
+        if let (Ok(runtime), Some(serving)) = (&result, serving) {
+            serving::serve_hosts(runtime.clone(), &serving, &app_tx).await;
+        }
         let _ = app_tx
             .send(AppEvent::RuntimeReady(generation, result))
             .await;
@@ -535,6 +554,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             let generation = app.generation() + 1;
             // The calls of the runtime before stay listed: the new one's ids go on from theirs.
             let first_call_id = app.last_call_id();
+            let serving = app.session.serving.clone();
             // Calls still running (the operator said so) end cancelled, not cut off.
             let running: Vec<u64> = app
                 .calls
@@ -567,7 +587,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
                         Ok(Box::new(config.clone())),
                     ))
                     .await;
-                start_runtime(config, generation, first_call_id, tx);
+                start_runtime(config, generation, first_call_id, tx, serving);
             });
         }
     }

@@ -1,5 +1,6 @@
 //! What the approval modal says about a call the agent asked for: that the agent asked, when,
-//! in which model turn, and the text the model wrote just before the call (its stated reason).
+//! in which model turn, and the text the model wrote just before the call (its stated reason);
+//! for a call another MCP host made through the gateway, which host (as it named itself).
 
 use std::time::Duration;
 
@@ -20,8 +21,19 @@ pub fn lines(
     turn: Option<u32>,
     theme: Theme,
 ) -> Vec<Line<'static>> {
-    let CallOrigin::Agent { reason } = &request.origin else {
-        return Vec::new();
+    let reason = match &request.origin {
+        CallOrigin::Agent { reason } => reason,
+        CallOrigin::Host { name, version } => {
+            let host = sanitize(format!("{name} {version}").trim(), false);
+            return vec![Line::from(vec![
+                Span::raw("asked   "),
+                Span::styled(
+                    format!("by host {host}, through the gateway"),
+                    theme.accent().patch(theme.bold()),
+                ),
+            ])];
+        }
+        CallOrigin::Operator => return Vec::new(),
     };
     let mut when = String::from("by the agent");
     if let Some(turn) = turn {
