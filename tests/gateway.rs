@@ -1,8 +1,10 @@
-//! The gateway (`serve --stdio`) with a real host: the official Python SDK client (mcp 2.3.0)
-//! starts `aimon-console serve --stdio` as its one server. It sees every configured server's
-//! tools as `<server>__<tool>`, their hints the traits this console resolved (a liar's read-only
-//! claim under `trust: ignore` leaves destructive); a read-only call runs and its result comes
-//! back; with no console to approve it, a mutating call is refused with a result that says why.
+//! The gateway with real hosts: the official Python SDK client (mcp 2.3.0) and the TypeScript
+//! SDK client (@modelcontextprotocol/sdk 1.32.2). Over stdio each starts `aimon-console serve
+//! --stdio` as its one server and sees every configured server's tools as `<server>__<tool>`,
+//! their hints the traits this console resolved (a liar's read-only claim under `trust: ignore`
+//! leaves destructive); a read-only call runs and its result comes back; with no console to
+//! approve it, a mutating call is refused with a result that says why. Over HTTP (`serve
+//! --http`, the console's `--serve-http` in tmux) the same, and the operator answers.
 
 mod common;
 mod peers;
@@ -11,6 +13,47 @@ use std::process::{Command, Stdio};
 
 use common::*;
 use serde_json::{json, Value};
+
+/// A host program: the Python SDK's or the TypeScript SDK's client.
+#[derive(Debug, Clone, Copy)]
+enum Host {
+    Python,
+    TypeScript,
+}
+
+impl Host {
+    /// The command that runs this host's script with `calls` against `target` (a command line,
+    /// or an `http://` URL).
+    fn command(self, calls: &Value, target: &[&str]) -> Command {
+        let hosts = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hosts");
+        let mut cmd = match self {
+            Host::Python => {
+                let mut cmd = Command::new(peers::sdk());
+                cmd.arg(format!("{hosts}/sdk_host.py"));
+                cmd
+            }
+            Host::TypeScript => {
+                let mut cmd = Command::new("node");
+                cmd.arg(format!("{hosts}/ts_host.cjs"))
+                    .env("NODE_PATH", peers::npm());
+                cmd
+            }
+        };
+        cmd.arg(calls.to_string()).args(target).stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs it to its end: what it saw.
+    fn run(self, calls: &Value, target: &[&str], token: Option<&str>) -> Value {
+        let mut cmd = self.command(calls, target);
+        if let Some(token) = token {
+            cmd.env("AIMON_GATEWAY_TOKEN", token);
+        }
+        let out = cmd.output().expect("run the host");
+        assert!(out.status.success(), "{self:?}: {out:?}");
+        serde_json::from_slice(&out.stdout).expect("the host's JSON")
+    }
+}
 
 #[test]
 fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
@@ -33,22 +76,29 @@ fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
         ["liar__echo", {"text": "x"}],
         ["bash", {"command": "true"}],
     ]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/hosts/sdk_host.py");
-    let out = Command::new(peers::sdk())
-        .arg(script)
-        .arg(calls.to_string())
-        .arg(bin())
-        .arg("--config")
-        .arg(&config.path)
-        .arg("--log-file")
-        .arg(std::env::temp_dir().join(format!("{m}.log")))
-        .args(["serve", "--stdio"])
-        .stdin(Stdio::null())
-        .output()
-        .expect("run the SDK host");
-    assert!(out.status.success(), "{out:?}");
-    let seen: Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
+    let log = std::env::temp_dir().join(format!("{m}.log"));
+    let config_path = config.path.display().to_string();
+    let log_path = log.display().to_string();
+    let target = [
+        bin(),
+        "--config",
+        &config_path,
+        "--log-file",
+        &log_path,
+        "serve",
+        "--stdio",
+    ];
+    for host in [Host::Python, Host::TypeScript] {
+        let seen = host.run(&calls, &target, None);
+        sees_resolved_traits_and_refusals(&seen);
+    }
+    // The hosts gone, so are the servers.
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}
 
+/// What a host saw over stdio: the tools and their hints, the read-only call's result, the
+/// refusals.
+fn sees_resolved_traits_and_refusals(seen: &Value) {
     // Every server's tools under <server>__<tool>, none of the console's own (read, bash).
     let tools = seen["tools"].as_object().unwrap();
     assert_eq!(tools.len(), 15, "{seen:#}");
@@ -102,8 +152,6 @@ fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
             .starts_with("no tool named bash"),
         "{seen:#}"
     );
-    // The host gone, so are the servers.
-    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }
 
 /// `aimon-console gateway-token` with its state under `state`.
@@ -204,15 +252,10 @@ fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
         ["notes__write_note", {"title": "from a host", "body": "b"}],
         ["notes__write_note", {"title": "again", "body": "b"}],
     ]);
-    let host = Command::new(peers::sdk())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/hosts/sdk_host.py"
-        ))
-        .arg(calls.to_string())
-        .arg(format!("http://127.0.0.1:{port}/mcp"))
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let host = Host::Python
+        .command(&calls, &[&url])
         .env("AIMON_GATEWAY_TOKEN", &token)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -241,8 +284,22 @@ fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
         calls[2]["text"], "denied by the operator: mcp__notes__write_note",
         "{seen:#}"
     );
-    // The console's Calls has all three.
-    let screen = t.wait_for_row("#1", "ok");
+    // The TypeScript host over HTTP too: a read-only call at once.
+    let seen = Host::TypeScript.run(
+        &json!([["notes__echo", {"text": "from ts"}]]),
+        &[&url],
+        Some(&token),
+    );
+    assert_eq!(
+        seen["calls"][0],
+        json!({"is_error": false, "text": "from ts"})
+    );
+    assert_eq!(
+        seen["tools"]["notes__write_note"]["destructiveHint"], false,
+        "{seen:#}"
+    );
+    // The console's Calls has them all.
+    let screen = t.wait_for_row("#4", "ok");
     assert!(screen.contains("echo · notes"), "{screen}");
     t.keys(&["q"]);
     t.wait_for("READY$", std::time::Duration::from_secs(10));
