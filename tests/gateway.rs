@@ -305,3 +305,135 @@ fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
     t.wait_for("READY$", std::time::Duration::from_secs(10));
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }
+
+#[test]
+fn a_thousand_calls_at_once_from_four_hosts_are_each_answered_with_their_own_result() {
+    let m = marker("gateway-flood");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
+        bin()
+    ));
+    let token = token(&state);
+    let port = free_port();
+    let mut serve = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(dir.path().join("serve.log"))
+        .args(["serve", "--http", &port.to_string()])
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve --http");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "serve --http never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let floods: Vec<_> = ["a", "b", "c", "d"]
+        .into_iter()
+        .map(|host| {
+            let child = Command::new(peers::sdk())
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/hosts/sdk_flood.py"
+                ))
+                .args([url.as_str(), "notes__echo", host, "250"])
+                .env("AIMON_GATEWAY_TOKEN", &token)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start a flooding host");
+            (host, child)
+        })
+        .collect();
+    for (host, child) in floods {
+        let out = child.wait_with_output().expect("the host ends");
+        assert!(out.status.success(), "{host}: {out:?}");
+        let seen: Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
+        assert_eq!(seen["errors"], json!([]), "{host}");
+        let answers = seen["answers"].as_object().unwrap();
+        assert_eq!(answers.len(), 250, "{host}: every call answered");
+        for (asked, answered) in answers {
+            assert!(asked.starts_with(&format!("{host}-")));
+            assert_eq!(answered, asked, "{host}: an answer of another call");
+        }
+    }
+    // SIGTERM ends the serving and closes the servers.
+    let pid = i32::try_from(serve.id()).unwrap();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = serve.wait().expect("serve ends");
+    assert!(status.success(), "{status:?}");
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}
+
+#[test]
+fn a_host_is_told_when_the_tools_on_offer_change() {
+    let m = marker("gateway-watch");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let port = free_port();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp:\n  servers:\n    - name: live\n      command: {bin}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
+            bin = bin()
+        ),
+    )
+    .unwrap();
+    let token = token(&state);
+    let t = common::tmux::Tmux::start(dir.path(), 140, 40);
+    t.text(&format!(
+        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
+        state.display(),
+        bin(),
+        config.display(),
+        dir.path().join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
+    // The host adds a tool through the live server's change_tools (the operator allows it);
+    // the server announces the change, and the gateway tells the host.
+    let host = Command::new(peers::sdk())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/hosts/sdk_watch.py"
+        ))
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .arg("live__change_tools")
+        .arg(json!({"action": "add", "tool": "fresh"}).to_string())
+        .env("AIMON_GATEWAY_TOKEN", &token)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the watching host");
+    t.wait_for_question("by host mcp", std::time::Duration::from_secs(20));
+    t.keys(&["y"]);
+    let out = host.wait_with_output().expect("the host ends");
+    assert!(out.status.success(), "{out:?}");
+    let seen: Value = serde_json::from_slice(&out.stdout).expect("the host's JSON");
+    assert_eq!(seen["call"]["is_error"], false, "{seen:#}");
+    assert_eq!(seen["told"], true, "{seen:#}");
+    let has = |list: &str| {
+        seen[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|name| name == "live__fresh")
+    };
+    assert!(!has("before") && has("after"), "{seen:#}");
+    t.keys(&["q"]);
+    t.wait_for("READY$", std::time::Duration::from_secs(10));
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}

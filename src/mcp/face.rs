@@ -2,21 +2,26 @@
 //! to, offering the tools of every configured server with their *resolved* traits as
 //! annotations, each call handed to a [`Backend`] (the runtime, through its one gate).
 //!
+//! A host is told `tools/list_changed` when the tools on offer change (a server joined, failed,
+//! restarted, or announced a change), and a `tools/list` lists announced changes again first.
+//!
 //! Here because it speaks MCP (rmcp's server side): the runtime above implements [`Backend`]
 //! and hands it down, so no arrow points up (docs/ARCHITECTURE.md).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
 
 /// The host a call came from, as it named itself in its handshake.
@@ -31,6 +36,15 @@ pub struct Host {
 pub trait Backend: Send + Sync + 'static {
     /// Every tool on offer now (the face offers the remote ones).
     fn tools(&self) -> Vec<ToolDescriptor>;
+
+    /// The registry's snapshot: a new one whenever a server's tools joined, changed or left.
+    fn snapshot(&self) -> ToolSnapshot;
+
+    /// Whether a server announced that its tools changed and they were not listed again yet.
+    fn stale(&self) -> bool;
+
+    /// Lists again the tools of the servers that announced a change (before a host lists).
+    async fn refresh(&self);
 
     /// Runs `tool` (its listed name, `mcp__<server>__<tool>`) for `host`.
     async fn call(
@@ -81,17 +95,26 @@ impl Face {
 
 impl ServerHandler for Face {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "aimon-console",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(
-                "aimon-console's gateway: the tools of the servers it runs, named \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "aimon-console",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(
+            "aimon-console's gateway: the tools of the servers it runs, named \
                  <server>__<tool>. Every call passes its approval gate; readOnlyHint and \
                  destructiveHint are the traits it resolved (the server's annotations under the \
                  operator's trust), not the server's claims.",
-            )
+        )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        tokio::spawn(tell_changes(self.backend.clone(), context.peer));
     }
 
     async fn list_tools(
@@ -99,6 +122,7 @@ impl ServerHandler for Face {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.backend.refresh().await;
         let tools = self.backend.tools();
         Ok(ListToolsResult::with_all_items(
             tools.iter().filter_map(offered).collect(),
@@ -130,6 +154,30 @@ impl ServerHandler for Face {
             .call(&listed, arguments, host, context.ct.clone())
             .await;
         Ok(result_of(result).into())
+    }
+}
+
+/// How often a host's session looks for a change of the tools on offer.
+const WATCH: Duration = Duration::from_millis(250);
+
+/// Tells the host `tools/list_changed` whenever the tools on offer change (a server joined,
+/// failed, was restarted, or announced a change of its own), until it goes away.
+async fn tell_changes(backend: Arc<dyn Backend>, peer: Peer<RoleServer>) {
+    let mut seen = backend.snapshot();
+    let mut told_stale = false;
+    loop {
+        tokio::time::sleep(WATCH).await;
+        if peer.is_transport_closed() {
+            return;
+        }
+        let now = backend.snapshot();
+        let stale = backend.stale();
+        let changed = !Arc::ptr_eq(&now, &seen) || (stale && !told_stale);
+        seen = now;
+        told_stale = stale;
+        if changed && peer.notify_tool_list_changed().await.is_err() {
+            return;
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::AgentRuntime;
 use crate::approval::CallOrigin;
 use crate::mcp::face::{self, Backend, Host};
+use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
 
 /// The runtime as the face's backend; `attended` when a console answers its questions.
@@ -30,6 +31,20 @@ struct Gateway {
 impl Backend for Gateway {
     fn tools(&self) -> Vec<ToolDescriptor> {
         self.runtime.tools()
+    }
+
+    fn snapshot(&self) -> ToolSnapshot {
+        self.runtime.tool_snapshot()
+    }
+
+    fn stale(&self) -> bool {
+        self.runtime.has_stale_tools()
+    }
+
+    async fn refresh(&self) {
+        if self.runtime.has_stale_tools() {
+            self.runtime.turn_boundary().await;
+        }
     }
 
     async fn call(

@@ -266,6 +266,11 @@ impl AgentRuntime {
         &self.executor.gate
     }
 
+    /// Whether a server announced a change of its tools that the next turn boundary takes in.
+    pub fn has_stale_tools(&self) -> bool {
+        !self.manager.stale_servers().is_empty()
+    }
+
     /// Restarts one server with `config` (e.g. re-read from the file, with a new trust); its
     /// tools are listed and resolved again and join when it is ready. This is the restart by
     /// hand: it also starts a server that failed at start-up or was stopped at the deadline,
