@@ -301,6 +301,14 @@ fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
     // The console's Calls has them all.
     let screen = t.wait_for_row("#4", "ok");
     assert!(screen.contains("echo · notes"), "{screen}");
+    // A call's result view names the host that asked.
+    t.keys(&["4", "Enter"]);
+    let screen = t.wait_for("asked by: host", std::time::Duration::from_secs(5));
+    assert!(
+        screen.contains("asked by: host mcp 0.1.0, through the gateway"),
+        "{screen}"
+    );
+    t.keys(&["Escape"]);
     t.keys(&["q"]);
     t.wait_for("READY$", std::time::Duration::from_secs(10));
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());

@@ -282,8 +282,14 @@ impl App {
                 origin,
             } => {
                 let now = self.now;
-                let by_agent = matches!(origin, CallOrigin::Agent { .. });
-                self.calls.start(id, &tool, &arguments, by_agent, now);
+                let asked_by = match &origin {
+                    CallOrigin::Operator => None,
+                    CallOrigin::Agent { .. } => Some("agent".to_string()),
+                    CallOrigin::Host { name, version } => {
+                        Some(sanitize_line(format!("host {name} {version}").trim(), 60))
+                    }
+                };
+                self.calls.start(id, &tool, &arguments, asked_by, now);
             }
             RuntimeEvent::CallStatus { id, status } => {
                 let now = self.now;

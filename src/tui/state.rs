@@ -266,8 +266,8 @@ pub struct CallRow {
     pub waited: Option<Duration>,
     /// The last progress the server reported: done, total (if known), message.
     pub progress: Option<(f64, Option<f64>, Option<String>)>,
-    /// Asked by the agent (else by the operator).
-    pub by_agent: bool,
+    /// Who asked, when not the operator: `agent`, or `host NAME VERSION` (through the gateway).
+    pub asked_by: Option<String>,
     /// It was seen running (after its approval, for a call that waited for one; one denied,
     /// refused or cancelled while it waited never ran).
     pub ran: bool,
@@ -410,7 +410,14 @@ pub struct CallList {
 }
 
 impl CallList {
-    pub fn start(&mut self, id: u64, tool: &str, arguments: &Value, by_agent: bool, now: Instant) {
+    pub fn start(
+        &mut self,
+        id: u64,
+        tool: &str,
+        arguments: &Value,
+        asked_by: Option<String>,
+        now: Instant,
+    ) {
         if self.rows.len() >= CALLS_KEEP {
             if let Some(pos) = self.rows.iter().position(|r| r.status.is_final()) {
                 self.rows.remove(pos);
@@ -434,7 +441,7 @@ impl CallList {
             asked_at: None,
             waited: None,
             progress: None,
-            by_agent,
+            asked_by,
             ran: false,
             decided: None,
         });

@@ -53,10 +53,10 @@ pub fn render(frame: &mut Frame, area: Rect, call: &CallRow, scroll: u16, theme:
                 (None, _) => String::new(),
             }),
         ]),
-        Line::raw(if call.by_agent {
-            "asked by: the agent"
-        } else {
-            "asked by: you"
+        Line::raw(match call.asked_by.as_deref() {
+            None => "asked by: you".to_string(),
+            Some("agent") => "asked by: the agent".to_string(),
+            Some(host) => format!("asked by: {host}, through the gateway"),
         }),
         Line::raw(format!("gate: {}", gate_words(call))),
         Line::styled("arguments:", theme.dim()),

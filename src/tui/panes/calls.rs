@@ -188,10 +188,9 @@ impl Component for Calls {
                 // Where the preview has room; the result view always says it.
                 // Who asked, where the preview has room (the result view always says it; the
                 // Conversation names each of the agent's calls by its number).
-                let mut preview = if c.by_agent && preview_w >= 30 {
-                    "agent · ".to_string()
-                } else {
-                    String::new()
+                let mut preview = match &c.asked_by {
+                    Some(who) if preview_w >= 30 => format!("{who} · "),
+                    Some(_) | None => String::new(),
                 };
                 if let Some(w) = waited.filter(|_| preview_w >= 30) {
                     preview.push_str(&format!("waited {} · ", crate::text::fmt_duration(w)));
