@@ -274,6 +274,7 @@ proptest! {
                 notifications: Default::default(),
                 hooks,
                 agent: None,
+                gateway: Default::default(),
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

@@ -141,7 +141,7 @@ fn sees_resolved_traits_and_refusals(seen: &Value) {
         assert_eq!(call["is_error"], true, "{seen:#}");
         assert_eq!(
             call["text"],
-            format!("refused: {tool} is mutating, and nobody is at a console to approve it (`serve` runs unattended: only read-only tools run)")
+            format!("refused: {tool} is mutating, and nobody is at a console to approve it (`serve` runs unattended, and gateway.unattended is refuse: only read-only tools run)")
         );
     }
     assert_eq!(calls[3]["is_error"], true, "{seen:#}");
@@ -443,5 +443,43 @@ fn a_host_is_told_when_the_tools_on_offer_change() {
     assert!(!has("before") && has("after"), "{seen:#}");
     t.keys(&["q"]);
     t.wait_for("READY$", std::time::Duration::from_secs(10));
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}
+
+#[test]
+fn under_unattended_rules_a_rule_lets_a_hosts_mutating_call_run_and_what_would_ask_is_refused() {
+    let m = marker("gateway-rules");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\npolicy:\n  rules:\n    - {{tool: mcp__notes__write_note, decision: allow}}\ngateway:\n  unattended: rules\n",
+        bin()
+    ));
+    let log = std::env::temp_dir().join(format!("{m}.log"));
+    let (config_path, log_path) = (config.path.display().to_string(), log.display().to_string());
+    let target = [
+        bin(),
+        "--config",
+        &config_path,
+        "--log-file",
+        &log_path,
+        "serve",
+        "--stdio",
+    ];
+    let calls = json!([
+        ["notes__write_note", {"title": "by rule", "body": "b"}],
+        ["notes__delete_note", {"title": "by rule"}],
+    ]);
+    let seen = Host::Python.run(&calls, &target, None);
+    let calls = seen["calls"].as_array().unwrap();
+    assert_eq!(
+        calls[0],
+        json!({"is_error": false, "text": "saved note \"by rule\""})
+    );
+    assert_eq!(calls[1]["is_error"], true, "{seen:#}");
+    let refused = calls[1]["text"].as_str().unwrap();
+    assert!(
+        refused.starts_with("refused: nobody is at a console to approve it: mcp__notes__delete_note is MUTATING and DESTRUCTIVE"),
+        "{refused}"
+    );
+    assert!(refused.ends_with("`serve` runs unattended (gateway.unattended: rules lets through only what rules and hooks allow)"), "{refused}");
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }

@@ -53,6 +53,9 @@ pub enum AnsweredBy {
     NoTerminal,
     /// The request was dropped unanswered (a closed modal, a driver that went away): a deny.
     Unanswered,
+    /// Asked through the gateway with no console to answer (`serve`, `gateway.unattended:
+    /// rules`): refused without asking.
+    Unattended,
 }
 
 impl AnsweredBy {
@@ -62,6 +65,7 @@ impl AnsweredBy {
             AnsweredBy::YesFlag => "yes_flag",
             AnsweredBy::NoTerminal => "no_terminal",
             AnsweredBy::Unanswered => "unanswered",
+            AnsweredBy::Unattended => "unattended",
         }
     }
 }

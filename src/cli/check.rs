@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::asks::AskArgs;
 use super::output::{self, Style};
+use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::config::Config;
 use crate::runtime::ServerStatus;
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
@@ -39,6 +40,10 @@ pub async fn start_runtime(
                     }
                     Some(RuntimeEvent::Mcp(McpEvent::SamplingRequested(request))) => {
                         super::asks::reject_sampling(&request, command)
+                    }
+                    // A host's call through `serve` that would ask: nobody is there to answer.
+                    Some(RuntimeEvent::ApprovalRequested(request)) if command == "serve" => {
+                        request.respond_by(ApprovalDecision::Deny, AnsweredBy::Unattended)
                     }
                     // Dropped: an approval nobody gives is a denial.
                     Some(_) => {}

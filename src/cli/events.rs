@@ -512,6 +512,9 @@ fn answer_words(decision: ApprovalDecision, by: AnsweredBy) -> &'static str {
         (ApprovalDecision::Deny, AnsweredBy::Unanswered) => {
             "refused: its question went unanswered (cancelled, or the asker went away)"
         }
+        (ApprovalDecision::Deny, AnsweredBy::Unattended) => {
+            "refused: nobody is at a console to approve it (serve runs unattended)"
+        }
         (ApprovalDecision::Deny, AnsweredBy::Operator | AnsweredBy::YesFlag) => "denied by you",
         (ApprovalDecision::AllowOnce, AnsweredBy::YesFlag) => "allowed by --yes",
         (ApprovalDecision::AllowOnce, _) => "allowed once by you",

@@ -53,7 +53,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
         ));
     }
     let served = match http {
-        None => runtime.serve_stdio().await,
+        None => runtime.serve_stdio(config.gateway.unattended).await,
         Some((listener, token)) => {
             // Ctrl-C (or SIGTERM) closes the runtime, which ends the serving.
             let closing = runtime.clone();
@@ -62,7 +62,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
                 closing.close().await;
             });
             runtime
-                .serve_http(listener, token, false)
+                .serve_http(listener, token, Some(config.gateway.unattended))
                 .await
                 .map_err(|e| e.to_string())
         }

@@ -132,7 +132,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",

@@ -70,9 +70,29 @@ pub struct Config {
     pub hooks: Vec<HookConfig>,
     /// The `agent:` section: the model endpoints the agent may use (`None`: no agent).
     pub agent: Option<AgentConfig>,
+    /// The `gateway:` section: how calls from other hosts (`serve`) are treated.
+    pub gateway: GatewayConfig,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
+}
+
+/// The `gateway:` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GatewayConfig {
+    /// What `serve` (no console to ask) does with a mutating call.
+    pub unattended: Unattended,
+}
+
+/// `gateway.unattended`: with no console to ask, a host's mutating call is refused outright
+/// (`refuse`, the default), or runs when a rule or a hook allows it, every other refused
+/// (`rules`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unattended {
+    #[default]
+    Refuse,
+    Rules,
 }
 
 /// The `mcp:` section.
@@ -139,6 +159,7 @@ impl Config {
             notifications: NotificationsConfig::default(),
             hooks: Vec::new(),
             agent: None,
+            gateway: GatewayConfig::default(),
             source_digest: 0,
         }
     }

@@ -30,6 +30,15 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) hooks: Option<Vec<RawHook>>,
     pub(super) agent: Option<RawAgent>,
+    #[serde(default)]
+    pub(super) gateway: Option<RawGateway>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping with `unattended`")]
+pub(super) struct RawGateway {
+    #[serde(default)]
+    pub(super) unattended: Option<super::Unattended>,
 }
 
 #[derive(Default, Deserialize)]

@@ -224,12 +224,15 @@ static AGENT_FIELDS: [Field; 16] = {
     fields
 };
 
-static ROOT_FIELDS: [Field; 5] = [
+static GATEWAY_FIELDS: [Field; 1] = [opt("unattended", Shape::Enum(&["refuse", "rules"]))];
+
+static ROOT_FIELDS: [Field; 6] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
     opt("policy", Shape::Map(&POLICY_FIELDS)),
     opt("notifications", Shape::Map(&NOTIFICATIONS_FIELDS)),
     opt("hooks", Shape::List(&HOOK)),
     opt("agent", Shape::Map(&AGENT_FIELDS)),
+    opt("gateway", Shape::Map(&GATEWAY_FIELDS)),
 ];
 
 /// Every place in `value` (the whole file, parsed) that does not have the config's shape.

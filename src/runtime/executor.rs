@@ -230,6 +230,12 @@ impl Executor {
                                     "nobody answered: {why}, and its question went unanswered (cancelled, or the asker went away: a quit, a restart, Ctrl-C)"
                                 )),
                             ),
+                            AnsweredBy::Unattended => (
+                                CallStatus::Refused,
+                                ToolResult::error(format!(
+                                    "refused: nobody is at a console to approve it: {why}; `serve` runs unattended (gateway.unattended: rules lets through only what rules and hooks allow)"
+                                )),
+                            ),
                             AnsweredBy::Operator | AnsweredBy::YesFlag => (
                                 CallStatus::Denied,
                                 ToolResult::error(format!("denied by the operator: {tool_name}")),

@@ -1,9 +1,11 @@
 //! The runtime behind the gateway's face (`mcp/face.rs`): what a host may call, and each call
 //! through the same gate as the operator's and the agent's, marked with the host that asked.
 //!
-//! Without a console to ask (`serve`), a mutating call is refused before it reaches a server:
-//! nobody is there to approve it. Read-only calls run as the gate decides (a rule or a hook may
-//! still deny them; one that would ask is refused, nobody being there to answer). With the
+//! Without a console to ask (`serve`), `gateway.unattended` decides: under `refuse` (the
+//! default) a mutating call is refused before it reaches a server, nobody being there to
+//! approve it; under `rules` it goes to the gate, and runs when a rule or a hook allows it.
+//! Either way what would ask is refused (`AnsweredBy::Unattended`), and a rule or a hook may
+//! still deny a read-only call. With the
 //! console serving (`--serve-http`), a call that asks waits for the operator's answer in the
 //! approval modal, as every other call does.
 //!
@@ -17,14 +19,16 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentRuntime;
 use crate::approval::CallOrigin;
+use crate::config::Unattended;
 use crate::mcp::face::{self, Backend, Host};
 use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
 
-/// The runtime as the face's backend; `attended` when a console answers its questions.
+/// The runtime as the face's backend. `unattended` says what a mutating call gets when no
+/// console answers questions (`None`: the console does).
 struct Gateway {
     runtime: Arc<AgentRuntime>,
-    attended: bool,
+    unattended: Option<Unattended>,
 }
 
 #[async_trait::async_trait]
@@ -54,7 +58,7 @@ impl Backend for Gateway {
         host: Host,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let mutating = !self.attended
+        let mutating = self.unattended == Some(Unattended::Refuse)
             && self
                 .runtime
                 .tools()
@@ -63,7 +67,7 @@ impl Backend for Gateway {
         if mutating {
             return ToolResult::error(format!(
                 "refused: {} is mutating, and nobody is at a console to approve it (`serve` \
-                 runs unattended: only read-only tools run)",
+                 runs unattended, and gateway.unattended is refuse: only read-only tools run)",
                 face::offered_name_of(tool)
             ));
         }
@@ -80,27 +84,27 @@ impl Backend for Gateway {
 
 impl AgentRuntime {
     /// Serves the tools of every ready server to one host over this process's stdin and stdout
-    /// (`serve --stdio`), until the host goes away. Unattended.
-    pub async fn serve_stdio(self: &Arc<Self>) -> Result<(), String> {
-        face::serve_stdio(self.gateway(false)).await
+    /// (`serve --stdio`), until the host goes away; no console answers (`unattended`).
+    pub async fn serve_stdio(self: &Arc<Self>, unattended: Unattended) -> Result<(), String> {
+        face::serve_stdio(self.gateway(Some(unattended))).await
     }
 
     /// Serves hosts over Streamable HTTP on `listener` (each with `token`) until the runtime
-    /// closes; `attended` when a console answers the questions their calls raise.
+    /// closes; `unattended` when no console answers the questions their calls raise.
     pub async fn serve_http(
         self: &Arc<Self>,
         listener: tokio::net::TcpListener,
         token: String,
-        attended: bool,
+        unattended: Option<Unattended>,
     ) -> std::io::Result<()> {
         let stop = self.executor.all_calls.child_token();
-        crate::mcp::face_http::serve_http(self.gateway(attended), listener, token, stop).await
+        crate::mcp::face_http::serve_http(self.gateway(unattended), listener, token, stop).await
     }
 
-    fn gateway(self: &Arc<Self>, attended: bool) -> Arc<dyn Backend> {
+    fn gateway(self: &Arc<Self>, unattended: Option<Unattended>) -> Arc<dyn Backend> {
         Arc::new(Gateway {
             runtime: self.clone(),
-            attended,
+            unattended,
         })
     }
 }

@@ -43,7 +43,7 @@ pub(super) async fn serve_hosts(
         Ok(listener) => {
             let token = serving.token.clone();
             tokio::spawn(async move {
-                if let Err(e) = runtime.serve_http(listener, token, true).await {
+                if let Err(e) = runtime.serve_http(listener, token, None).await {
                     tracing::warn!(error = %e, "serving hosts ended");
                 }
             });

@@ -289,6 +289,7 @@ pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
         AnsweredBy::YesFlag => "by --yes",
         AnsweredBy::NoTerminal => "for want of a terminal",
         AnsweredBy::Unanswered => "unanswered",
+        AnsweredBy::Unattended => "for want of a console",
     };
     format!("{what} {who}")
 }

@@ -130,6 +130,7 @@ fn recorded_approval(decision: &str, by: &str) -> Option<(ApprovalDecision, Answ
         AnsweredBy::YesFlag,
         AnsweredBy::NoTerminal,
         AnsweredBy::Unanswered,
+        AnsweredBy::Unattended,
     ]
     .into_iter()
     .find(|b| b.as_str() == by)?;

@@ -61,6 +61,7 @@ pub(in crate::tui) fn config() -> Config {
         notifications: Default::default(),
         hooks: Vec::new(),
         agent: None,
+        gateway: Default::default(),
         source_digest: 1,
     }
 }
