@@ -33,6 +33,8 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// Print the bearer token hosts bring to `serve --http` (made on first use, kept owner-only).
     GatewayToken,
+    /// Print the snippet that adds this gateway to another host's config (the inverse of import).
+    Export(cli::export::ExportArgs),
     /// Start every server and print runtime events until a signal (or stdout closes).
     Watch(cli::watch::WatchArgs),
     /// List every resource and resource template of the ready servers.
@@ -166,6 +168,7 @@ fn main() -> ExitCode {
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Serve(args)) => cli::serve::run(config, args).await,
+            Some(Command::Export(args)) => cli::export::run(&config, args),
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,
             Some(Command::Read(args)) => cli::resources::run_read(config, args).await,

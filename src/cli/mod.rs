@@ -13,6 +13,7 @@ pub mod demo_model;
 pub mod demo_server;
 pub mod enable;
 pub mod events;
+pub mod export;
 pub mod import;
 pub mod login;
 pub mod logout;
