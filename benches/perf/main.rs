@@ -32,6 +32,7 @@ mod agent_clients;
 mod agent_stream;
 mod bare;
 mod exit;
+mod gateway;
 mod http;
 mod memory;
 mod peer;
@@ -474,6 +475,10 @@ fn main() {
             mem_one_server_tools,
         ));
         eprintln!("memory done at {:.0?}", started.elapsed());
+    }
+    if wanted(&sections, "gateway") {
+        rows.extend(gateway::rows(BINARY, tmp.path(), scale.n(1_000)));
+        eprintln!("gateway done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "exit") {
         rows.extend(exit::rows(BINARY, tmp.path(), 11));

@@ -37,6 +37,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Every tool on offer now (the face offers the remote ones).
     fn tools(&self) -> Vec<ToolDescriptor>;
 
+    /// The tool listed as `name` (`mcp__<server>__<tool>`), if there is one now.
+    fn tool(&self, name: &str) -> Option<ToolDescriptor>;
+
     /// The registry's snapshot: a new one whenever a server's tools joined, changed or left.
     fn snapshot(&self) -> ToolSnapshot;
 
@@ -46,10 +49,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Lists again the tools of the servers that announced a change (before a host lists).
     async fn refresh(&self);
 
-    /// Runs `tool` (its listed name, `mcp__<server>__<tool>`) for `host`.
+    /// Runs `tool` (a remote tool on offer) for `host`.
     async fn call(
         &self,
-        tool: &str,
+        tool: &ToolDescriptor,
         arguments: Value,
         host: Host,
         cancel: CancellationToken,
@@ -68,11 +71,40 @@ pub fn offered_name_of(listed: &str) -> &str {
     listed.strip_prefix("mcp__").unwrap_or(listed)
 }
 
-/// Serves the face over this process's stdin and stdout until the host goes away.
+/// Serves the face over this process's stdin and stdout until the host goes away. When they
+/// are pipes (as a host starts a stdio server) they are read and written without blocking, in
+/// the runtime's own event loop: tokio's stdin and stdout hand every read and write to a
+/// blocking thread, a wake-up each way on every message.
 pub async fn serve_stdio(backend: Arc<dyn Backend>) -> Result<(), String> {
+    let face = Face { backend };
+    match stdio_pipes() {
+        Ok(pipes) => serve_on(face, pipes).await,
+        Err(_) => serve_on(face, rmcp::transport::io::stdio()).await,
+    }
+}
+
+/// Stdin and stdout as non-blocking pipe ends (`Err` when either is not a pipe).
+fn stdio_pipes() -> std::io::Result<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+    Ok((
+        tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?,
+        tokio::net::unix::pipe::Sender::from_owned_fd(stdout)?,
+    ))
+}
+
+async fn serve_on<T, E, A>(face: Face, transport: T) -> Result<(), String>
+where
+    T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
-    let running = Face { backend }
-        .serve(rmcp::transport::io::stdio())
+    let running = face
+        .serve(transport)
         .await
         .map_err(|e| format!("the host's handshake failed: {e}"))?;
     running
@@ -135,23 +167,18 @@ impl ServerHandler for Face {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let listed = format!("mcp__{}", request.name);
-        let known = self
-            .backend
-            .tools()
-            .iter()
-            .any(|t| t.origin.is_some() && t.name == listed);
-        if !known {
+        let Some(tool) = self.backend.tool(&listed).filter(|t| t.origin.is_some()) else {
             return Ok(error(format!(
                 "no tool named {} here (tools/list says what there is)",
                 request.name
             ))
             .into());
-        }
+        };
         let host = host_of(&context);
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let result = self
             .backend
-            .call(&listed, arguments, host, context.ct.clone())
+            .call(&tool, arguments, host, context.ct.clone())
             .await;
         Ok(result_of(result).into())
     }

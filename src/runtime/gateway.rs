@@ -37,6 +37,13 @@ impl Backend for Gateway {
         self.runtime.tools()
     }
 
+    fn tool(&self, name: &str) -> Option<ToolDescriptor> {
+        self.runtime
+            .tool_snapshot()
+            .get(name)
+            .map(|t| t.descriptor().clone())
+    }
+
     fn snapshot(&self) -> ToolSnapshot {
         self.runtime.tool_snapshot()
     }
@@ -53,22 +60,17 @@ impl Backend for Gateway {
 
     async fn call(
         &self,
-        tool: &str,
+        tool: &ToolDescriptor,
         arguments: Value,
         host: Host,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let mutating = self.unattended == Some(Unattended::Refuse)
-            && self
-                .runtime
-                .tools()
-                .iter()
-                .any(|t| t.name == tool && t.side_effect == SideEffectLevel::Mutating);
-        if mutating {
+        let mutating = tool.side_effect == SideEffectLevel::Mutating;
+        if mutating && self.unattended == Some(Unattended::Refuse) {
             return ToolResult::error(format!(
                 "refused: {} is mutating, and nobody is at a console to approve it (`serve` \
                  runs unattended, and gateway.unattended is refuse: only read-only tools run)",
-                face::offered_name_of(tool)
+                face::offered_name_of(&tool.name)
             ));
         }
         let origin = CallOrigin::Host {
@@ -76,7 +78,7 @@ impl Backend for Gateway {
             version: host.version,
         };
         self.runtime
-            .call_from(tool, arguments, cancel, origin)
+            .call_from(&tool.name, arguments, cancel, origin)
             .await
             .result
     }
