@@ -83,14 +83,24 @@ pub async fn serve_stdio(backend: Arc<dyn Backend>) -> Result<(), String> {
     }
 }
 
-/// Stdin and stdout as non-blocking pipe ends (`Err` when either is not a pipe).
+/// Stdin and stdout as non-blocking pipe ends (`Err` when either is not a pipe: both are
+/// checked before either is made non-blocking, so the fallback reads a blocking stdin).
 fn stdio_pipes() -> std::io::Result<(
     tokio::net::unix::pipe::Receiver,
     tokio::net::unix::pipe::Sender,
 )> {
-    use std::os::fd::AsFd;
-    let stdin = std::io::stdin().as_fd().try_clone_to_owned()?;
-    let stdout = std::io::stdout().as_fd().try_clone_to_owned()?;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+    let fifo = |fd: OwnedFd| -> std::io::Result<OwnedFd> {
+        let file = std::fs::File::from(fd);
+        if file.metadata()?.file_type().is_fifo() {
+            Ok(OwnedFd::from(file))
+        } else {
+            Err(std::io::Error::other("not a pipe"))
+        }
+    };
+    let stdin = fifo(std::io::stdin().as_fd().try_clone_to_owned()?)?;
+    let stdout = fifo(std::io::stdout().as_fd().try_clone_to_owned()?)?;
     Ok((
         tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?,
         tokio::net::unix::pipe::Sender::from_owned_fd(stdout)?,
