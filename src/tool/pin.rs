@@ -37,8 +37,10 @@ pub fn definition(tool: &ToolDescriptor) -> Option<Value> {
 
 /// `sha256:` and 64 hex digits: the pin of `definition`.
 pub fn hash(definition: &Value) -> String {
-    let mut text = String::new();
-    canonical(definition, &mut text);
+    // Compact JSON of the value with every object's keys sorted (`sorted` builds the objects in
+    // key order, and serde_json writes them in the order they hold, or sorted without
+    // `preserve_order`): the same text for the same definition, whatever order it came in.
+    let text = sorted(definition).to_string();
     let digest = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
     let mut out = String::with_capacity(7 + 64);
     out.push_str("sha256:");
@@ -55,37 +57,6 @@ pub fn short(pin: &str) -> &str {
 }
 
 pub use crate::config::is_pin;
-
-/// `value` as compact JSON with every object's keys sorted.
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(&map[key], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
 
 /// One line of a definition's diff.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -156,7 +127,8 @@ fn field_text(value: Option<&Value>) -> String {
     }
 }
 
-/// `value` with every object's keys in sorted order (the diff lines up what moved).
+/// `value` with every object's keys in sorted order: the text a pin is taken of, and the
+/// diff's lines (which then line up what moved).
 fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
