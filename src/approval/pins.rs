@@ -162,7 +162,7 @@ impl PinStore {
         if path.exists() {
             return;
         }
-        if let Err(e) = write_private(&self.dir, &path, definition) {
+        if let Err(e) = crate::config::write_private(&path, &definition.to_string()) {
             tracing::debug!(path = %path.display(), error = %e, "pinned definition not kept");
         }
     }
@@ -173,29 +173,6 @@ impl PinStore {
         let value: Value = serde_json::from_str(&text).ok()?;
         (pin::hash(&value) == pin).then_some(value)
     }
-}
-
-fn write_private(
-    dir: &std::path::Path,
-    path: &std::path::Path,
-    value: &Value,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let tmp = dir.join(format!(".pin-{}.tmp", std::process::id()));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(value.to_string().as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ pub use sandbox::SandboxConfig;
 pub use spans::{NodeSpan, Position, Spans};
 pub use values::{is_valid_server_name, SERVER_NAME_RULE};
 pub use write::{
-    digest, set_server_enabled, set_server_trust, ConfigFile, TrustWriteError, WriteError, SERVERS,
+    digest, set_server_enabled, set_server_trust, write_private, ConfigFile, TrustWriteError,
+    WriteError, SERVERS,
 };
 
 /// The whole configuration file, validated and with `${VAR}` expanded.

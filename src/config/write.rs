@@ -290,6 +290,20 @@ pub fn set_server_enabled(
     file.save().map(Some)
 }
 
+/// Writes `text` to `path` as [`write_atomically`] does (a new file owner-only), making its
+/// folder first, owner-only too (0700), when it is not there: for what this program keeps for
+/// itself under the state folder (pinned definitions, the gateway's token).
+pub fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    write_atomically(path, text)
+}
+
 /// Temp file in the same folder, flushed and synced, permissions copied, renamed over `path`. A
 /// file made new is readable by its owner only (0600): a config can hold secrets.
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {

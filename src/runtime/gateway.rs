@@ -114,10 +114,7 @@ impl AgentRuntime {
 /// The gateway's bearer token: read from its file, or made (32 random bytes, hex) and written
 /// there, owner only, on first use.
 pub fn gateway_token() -> std::io::Result<String> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = crate::config::state_home();
-    let path = dir.join("gateway-token");
+    let path = crate::config::state_home().join("gateway-token");
     if let Ok(text) = std::fs::read_to_string(&path) {
         let token = text.trim();
         if token.len() >= 32 {
@@ -128,16 +125,6 @@ pub fn gateway_token() -> std::io::Result<String> {
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
         .map_err(|_| std::io::Error::other("no randomness for the gateway token"))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)?;
-    file.write_all(format!("{token}\n").as_bytes())?;
+    crate::config::write_private(&path, &format!("{token}\n"))?;
     Ok(token)
 }
