@@ -66,11 +66,6 @@ pub fn offered_name(tool: &ToolDescriptor) -> Option<&str> {
     tool.name.strip_prefix("mcp__")
 }
 
-/// [`offered_name`] of a listed name.
-pub fn offered_name_of(listed: &str) -> &str {
-    listed.strip_prefix("mcp__").unwrap_or(listed)
-}
-
 /// Serves the face over this process's stdin and stdout until the host goes away. When they
 /// are pipes (as a host starts a stdio server) they are read and written without blocking, in
 /// the runtime's own event loop: tokio's stdin and stdout hand every read and write to a

@@ -70,7 +70,7 @@ impl Backend for Gateway {
             return ToolResult::error(format!(
                 "refused: {} is mutating, and nobody is at a console to approve it (`serve` \
                  runs unattended, and gateway.unattended is refuse: only read-only tools run)",
-                face::offered_name_of(&tool.name)
+                face::offered_name(tool).unwrap_or(&tool.name)
             ));
         }
         let origin = CallOrigin::Host {
