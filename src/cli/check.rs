@@ -20,11 +20,23 @@ pub struct CheckArgs {
 }
 
 /// Starts a runtime on `config` with local tools, for headless `command`; what servers ask
-/// of the operator is answered as `asks` says.
+/// of the operator is answered as `asks` says. An approval nobody gives is a denial (the call's
+/// question goes unanswered).
 pub async fn start_runtime(
     config: &Config,
     asks: AskArgs,
     command: &'static str,
+) -> Result<AgentRuntime, ExitCode> {
+    start_runtime_answering(config, asks, command, None).await
+}
+
+/// [`start_runtime`], every approval question answered `approvals` (`serve`: refused as
+/// unattended, nobody being at a console) instead of left unanswered.
+pub async fn start_runtime_answering(
+    config: &Config,
+    asks: AskArgs,
+    command: &'static str,
+    approvals: Option<AnsweredBy>,
 ) -> Result<AgentRuntime, ExitCode> {
     let (events, mut stream) = AgentRuntimeFactory::events();
     // Headless commands read results, not the stream: drain it so nothing piles up.
@@ -41,9 +53,10 @@ pub async fn start_runtime(
                     Some(RuntimeEvent::Mcp(McpEvent::SamplingRequested(request))) => {
                         super::asks::reject_sampling(&request, command)
                     }
-                    // A host's call through `serve` that would ask: nobody is there to answer.
-                    Some(RuntimeEvent::ApprovalRequested(request)) if command == "serve" => {
-                        request.respond_by(ApprovalDecision::Deny, AnsweredBy::Unattended)
+                    Some(RuntimeEvent::ApprovalRequested(request)) => {
+                        if let Some(by) = approvals {
+                            request.respond_by(ApprovalDecision::Deny, by);
+                        }
                     }
                     // Dropped: an approval nobody gives is a denial.
                     Some(_) => {}

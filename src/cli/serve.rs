@@ -11,8 +11,9 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use super::asks::AskArgs;
-use super::check::start_runtime;
+use super::check::start_runtime_answering;
 use super::output;
+use crate::approval::AnsweredBy;
 use crate::config::Config;
 use crate::runtime::gateway_token;
 
@@ -40,10 +41,13 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
             }
         },
     };
-    let runtime = match start_runtime(&config, AskArgs::default(), "serve").await {
-        Ok(r) => Arc::new(r),
-        Err(code) => return code,
-    };
+    // A host's call that would ask is refused: nobody is at a console to answer it.
+    let unattended = Some(AnsweredBy::Unattended);
+    let runtime =
+        match start_runtime_answering(&config, AskArgs::default(), "serve", unattended).await {
+            Ok(r) => Arc::new(r),
+            Err(code) => return code,
+        };
     // Every server that can join has joined before the host lists the tools.
     let summary = runtime.wait_started().await;
     for server in summary.servers.iter().filter(|s| s.failure.is_some()) {
