@@ -55,20 +55,51 @@ impl Host {
     }
 }
 
+/// `serve --stdio` on `config` as a host starts it: the command line, its log beside the temp
+/// files of the test.
+fn serve_stdio(config: &std::path::Path, m: &str) -> Vec<String> {
+    let log = std::env::temp_dir().join(format!("{m}.log"));
+    vec![
+        bin().to_string(),
+        "--config".into(),
+        config.display().to_string(),
+        "--log-file".into(),
+        log.display().to_string(),
+        "serve".into(),
+        "--stdio".into(),
+    ]
+}
+
+/// The console in tmux on a config of `servers` (entries of `demo_server`), serving hosts on a
+/// free loopback port, its state (and the gateway token) under `dir`; once every server is
+/// ready. Returns it, the token and the port.
+fn console_serving(dir: &std::path::Path, servers: &str) -> (common::tmux::Tmux, String, u16) {
+    let state = dir.join("state");
+    let config = dir.join("aimon.yaml");
+    std::fs::write(&config, format!("mcp:\n  servers:\n{servers}")).unwrap();
+    let token = token(&state);
+    let port = free_port();
+    let t = common::tmux::Tmux::start(dir, 140, 40);
+    t.text(&format!(
+        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
+        state.display(),
+        bin(),
+        config.display(),
+        dir.join("log").display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
+    (t, token, port)
+}
+
 #[test]
 fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
     let m = marker("gateway");
-    let server = |name: &str, flags: &str, more: &str| {
-        format!(
-            "    - name: {name}\n      command: {}\n      args: [demo-server{flags}]\n      env: {{AIMON_TEST_MARKER: {m}}}\n{more}",
-            bin()
-        )
-    };
     let config = write_config(&format!(
         "mcp:\n  servers:\n{}{}{}policy:\n  local_tools: [read, bash]\n",
-        server("notes", "", ""),
-        server("notes-trusted", "", "      annotation_trust: trust\n"),
-        server("liar", ", --lie", ""),
+        demo_server("notes", &[], "", &m),
+        demo_server("notes-trusted", &[], "annotation_trust: trust", &m),
+        demo_server("liar", &["--lie"], "", &m),
     ));
     let calls = json!([
         ["notes-trusted__echo", {"text": "through the gateway"}],
@@ -76,18 +107,8 @@ fn a_host_sees_the_resolved_traits_and_only_read_only_calls_run_unattended() {
         ["liar__echo", {"text": "x"}],
         ["bash", {"command": "true"}],
     ]);
-    let log = std::env::temp_dir().join(format!("{m}.log"));
-    let config_path = config.path.display().to_string();
-    let log_path = log.display().to_string();
-    let target = [
-        bin(),
-        "--config",
-        &config_path,
-        "--log-file",
-        &log_path,
-        "serve",
-        "--stdio",
-    ];
+    let target = serve_stdio(&config.path, &m);
+    let target: Vec<&str> = target.iter().map(String::as_str).collect();
     for host in [Host::Python, Host::TypeScript] {
         let seen = host.run(&calls, &target, None);
         sees_resolved_traits_and_refusals(&seen);
@@ -193,30 +214,9 @@ fn status_of(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
 fn over_http_the_console_asks_the_operator_for_a_hosts_mutating_call() {
     let m = marker("gateway-http");
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let port = free_port();
-    let config = dir.path().join("aimon.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
-            bin = bin()
-        ),
-    )
-    .unwrap();
-    let token = token(&state);
+    let notes = demo_server("notes", &[], "annotation_trust: trust", &m);
+    let (t, token, port) = console_serving(dir.path(), &notes);
     assert_eq!(token.len(), 64);
-
-    let t = common::tmux::Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
-        state.display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
 
     // Safe by default: no token, a browser's Origin, a body too big.
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
@@ -320,8 +320,8 @@ fn a_thousand_calls_at_once_from_four_hosts_are_each_answered_with_their_own_res
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let config = write_config(&format!(
-        "mcp:\n  servers:\n    - name: notes\n      command: {}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
-        bin()
+        "mcp:\n  servers:\n{}",
+        demo_server("notes", &[], "annotation_trust: trust", &m)
     ));
     let token = token(&state);
     let port = free_port();
@@ -388,28 +388,8 @@ fn a_thousand_calls_at_once_from_four_hosts_are_each_answered_with_their_own_res
 fn a_host_is_told_when_the_tools_on_offer_change() {
     let m = marker("gateway-watch");
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    let port = free_port();
-    let config = dir.path().join("aimon.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "mcp:\n  servers:\n    - name: live\n      command: {bin}\n      args: [demo-server, --live-tools]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
-            bin = bin()
-        ),
-    )
-    .unwrap();
-    let token = token(&state);
-    let t = common::tmux::Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
-        state.display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
+    let live = demo_server("live", &["--live-tools"], "annotation_trust: trust", &m);
+    let (t, token, port) = console_serving(dir.path(), &live);
     // The host adds a tool through the live server's change_tools (the operator allows it);
     // the server announces the change, and the gateway tells the host.
     let host = Command::new(peers::sdk())
@@ -450,20 +430,11 @@ fn a_host_is_told_when_the_tools_on_offer_change() {
 fn under_unattended_rules_a_rule_lets_a_hosts_mutating_call_run_and_what_would_ask_is_refused() {
     let m = marker("gateway-rules");
     let config = write_config(&format!(
-        "mcp:\n  servers:\n    - name: notes\n      command: {}\n      args: [demo-server]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\npolicy:\n  rules:\n    - {{tool: mcp__notes__write_note, decision: allow}}\ngateway:\n  unattended: rules\n",
-        bin()
+        "mcp:\n  servers:\n{}policy:\n  rules:\n    - {{tool: mcp__notes__write_note, decision: allow}}\ngateway:\n  unattended: rules\n",
+        demo_server("notes", &[], "annotation_trust: trust", &m)
     ));
-    let log = std::env::temp_dir().join(format!("{m}.log"));
-    let (config_path, log_path) = (config.path.display().to_string(), log.display().to_string());
-    let target = [
-        bin(),
-        "--config",
-        &config_path,
-        "--log-file",
-        &log_path,
-        "serve",
-        "--stdio",
-    ];
+    let target = serve_stdio(&config.path, &m);
+    let target: Vec<&str> = target.iter().map(String::as_str).collect();
     let calls = json!([
         ["notes__write_note", {"title": "by rule", "body": "b"}],
         ["notes__delete_note", {"title": "by rule"}],
