@@ -79,16 +79,13 @@ fn console_serving(dir: &std::path::Path, servers: &str) -> (common::tmux::Tmux,
     std::fs::write(&config, format!("mcp:\n  servers:\n{servers}")).unwrap();
     let token = token(&state);
     let port = free_port();
-    let t = common::tmux::Tmux::start(dir, 140, 40);
-    t.text(&format!(
-        "XDG_STATE_HOME={} {} --config {} --log-file {} --serve-http 127.0.0.1:{port}",
-        state.display(),
-        bin(),
-        config.display(),
-        dir.join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", std::time::Duration::from_secs(20));
+    let t = common::tmux::Tmux::console(
+        dir,
+        &config,
+        &format!("XDG_STATE_HOME={}", state.display()),
+        &format!("--serve-http 127.0.0.1:{port}"),
+        "1/1 ready",
+    );
     (t, token, port)
 }
 

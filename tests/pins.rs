@@ -69,15 +69,14 @@ fn a_rug_pull_stops_the_always_rule_and_the_approval_shows_the_diff() {
     let state = dir.path().join("state");
     let pulled = dir.path().join("pulled");
     let config = dir.path().join("aimon.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "mcp:\n  servers:\n    - name: notes\n      command: {}\n      args: [demo-server, --rug-pull, {}]\n      env: {{AIMON_TEST_MARKER: {m}}}\n      annotation_trust: trust\n",
-            bin(),
-            pulled.display()
-        ),
-    )
-    .unwrap();
+    let rug = pulled.display().to_string();
+    let notes = demo_server(
+        "notes",
+        &["--rug-pull", &rug],
+        "annotation_trust: trust",
+        &m,
+    );
+    std::fs::write(&config, format!("mcp:\n  servers:\n{notes}")).unwrap();
 
     // Before anything is approved: not pinned.
     let before = write_note_pin(&config, &state);
@@ -85,16 +84,8 @@ fn a_rug_pull_stops_the_always_rule_and_the_approval_shows_the_diff() {
     let first = before["pin"].as_str().unwrap().to_string();
     assert!(first.starts_with("sha256:") && first.len() == 71, "{first}");
 
-    let t = Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "XDG_STATE_HOME={} {} --config {} --log-file {}",
-        state.display(),
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", Duration::from_secs(20));
+    let env = format!("XDG_STATE_HOME={}", state.display());
+    let t = Tmux::console(dir.path(), &config, &env, "", "1/1 ready");
 
     // The first call: A writes the rule, with the pin of what was approved.
     call_write_note(&t, &["first", "one"]);

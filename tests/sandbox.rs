@@ -72,15 +72,7 @@ fn a_sandboxed_server_writes_only_where_it_may_and_details_shows_why() {
     );
 
     // In the console: Details says the sandbox, and its stderr the refused write.
-    let t = Tmux::start(dir.path(), 140, 40);
-    t.text(&format!(
-        "{} --config {} --log-file {}",
-        bin(),
-        config.display(),
-        dir.path().join("log").display()
-    ));
-    t.keys(&["Enter"]);
-    t.wait_for("1/1 ready", Duration::from_secs(20));
+    let t = Tmux::console(dir.path(), &config, "", "", "1/1 ready");
     // Details focused grows, its summary whole; Enter shows the stderr lines whole.
     t.keys(&["2"]);
     let screen = t.wait_for("sandbox: Landlock (ABI", Duration::from_secs(5));

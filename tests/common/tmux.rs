@@ -50,6 +50,22 @@ impl Tmux {
         tmux
     }
 
+    /// A 140×40 window in `dir` running the console on `config` (its log in `dir`), the command
+    /// line preceded by `env` (`VAR=value …`, or empty) and followed by `more` options; returned
+    /// once the Servers title says `ready` (`1/1 ready`).
+    pub fn console(dir: &Path, config: &Path, env: &str, more: &str, ready: &str) -> Tmux {
+        let t = Tmux::start(dir, 140, 40);
+        t.text(&format!(
+            "{env} {} --config {} --log-file {} {more}",
+            super::bin(),
+            config.display(),
+            dir.join("log").display()
+        ));
+        t.keys(&["Enter"]);
+        t.wait_for(ready, Duration::from_secs(20));
+        t
+    }
+
     pub fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
         c.args(["-L", &self.socket, "-f", "/dev/null"]);
