@@ -98,7 +98,7 @@ pub fn load_str(
         None => super::SandboxConfig::default(),
     };
     let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
-    let gateway = raw.gateway;
+    let gateway = super::gateway::gateway(&cx, raw.gateway);
     let agent = value
         .get("agent")
         .and_then(|section| agent_config(&cx, section, raw.agent.unwrap_or_default(), &base));
@@ -111,9 +111,7 @@ pub fn load_str(
         notifications,
         hooks,
         agent,
-        gateway: super::GatewayConfig {
-            unattended: gateway.and_then(|g| g.unattended).unwrap_or_default(),
-        },
+        gateway,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),

@@ -21,6 +21,7 @@ pub mod edit;
 mod emit;
 mod error;
 mod expand;
+mod gateway;
 mod hooks;
 pub mod import;
 mod load;
@@ -45,6 +46,7 @@ pub use duration::parse_duration;
 pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
 pub use expand::ExpandError;
+pub use gateway::{GatewayConfig, Naming, Unattended, DEFAULT_MAX_CALLS_PER_HOST};
 pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
 pub use load::{file_uri, load, load_str, DEFAULT_REQUEST_TIMEOUT};
 pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
@@ -76,24 +78,6 @@ pub struct Config {
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
-}
-
-/// The `gateway:` section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct GatewayConfig {
-    /// What `serve` (no console to ask) does with a mutating call.
-    pub unattended: Unattended,
-}
-
-/// `gateway.unattended`: with no console to ask, a host's mutating call is refused outright
-/// (`refuse`, the default), or runs when a rule or a hook allows it, every other refused
-/// (`rules`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unattended {
-    #[default]
-    Refuse,
-    Rules,
 }
 
 /// The `mcp:` section.

@@ -31,14 +31,7 @@ pub(super) struct RawConfig {
     pub(super) hooks: Option<Vec<RawHook>>,
     pub(super) agent: Option<RawAgent>,
     #[serde(default)]
-    pub(super) gateway: Option<RawGateway>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a mapping with `unattended`")]
-pub(super) struct RawGateway {
-    #[serde(default)]
-    pub(super) unattended: Option<super::Unattended>,
+    pub(super) gateway: Option<super::gateway::RawGateway>,
 }
 
 #[derive(Default, Deserialize)]

@@ -224,7 +224,12 @@ static AGENT_FIELDS: [Field; 16] = {
     fields
 };
 
-static GATEWAY_FIELDS: [Field; 1] = [opt("unattended", Shape::Enum(&["refuse", "rules"]))];
+static GATEWAY_FIELDS: [Field; 4] = [
+    opt("unattended", Shape::Enum(&["refuse", "rules"])),
+    opt("listen", Shape::Str),
+    opt("naming", Shape::Str),
+    opt("max_calls_per_host", Shape::Count(1)),
+];
 
 static ROOT_FIELDS: [Field; 6] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
