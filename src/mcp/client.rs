@@ -13,14 +13,16 @@
 
 mod handshake;
 mod listing;
+mod mrtr;
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, JsonObject,
-    ListToolsRequest, LoggingLevel, PaginatedRequestParams, RequestId, ServerResult,
-    SetLevelRequest, SetLevelRequestParams,
+    ListToolsRequest, PaginatedRequestParams, RequestId, ServerResult, SetLevelRequest,
+    SetLevelRequestParams,
 };
 use rmcp::service::{
     Peer, PeerRequestOptions, RequestHandle, RoleClient, RunningService, ServiceError,
@@ -51,6 +53,9 @@ const CLOSE_GRACE: Duration = Duration::from_millis(500);
 pub const TOTAL_TIMEOUT_FACTOR: u32 = 10;
 /// How long sending `notifications/cancelled` may hold up a call that already ended.
 const CANCEL_SEND_LIMIT: Duration = Duration::from_millis(200);
+/// The first protocol revision whose log messages are asked for per request (the request's
+/// `_meta` carries `io.modelcontextprotocol/logLevel`), not by `logging/setLevel`.
+const PER_REQUEST_LOGS: &str = "2026-07-28";
 /// After the connection dropped mid-request, how long to wait to learn the exit status.
 const EXIT_SETTLE: Duration = Duration::from_millis(300);
 
@@ -152,6 +157,14 @@ pub struct DefaultMcpClient {
     /// Cancelled once the connection is over: its input ended (the process exited, the stream
     /// closed), it was closed, or a request found the server unreachable.
     ended: CancellationToken,
+    /// The least severe log level asked for on a 2026-07-28 session, as an index of
+    /// [`LogLevel::ALL`]: that revision has no `logging/setLevel`, and a server may log only for
+    /// requests that carry a level. Every level until the operator picks one (the older
+    /// revisions' default too).
+    log_level: AtomicU8,
+    /// The session's own handler, which also answers what a 2026-07-28 server asks inside an
+    /// `input_required` result (`mrtr.rs`).
+    pub(super) handler: AimonClientHandler,
 }
 
 impl DefaultMcpClient {
@@ -232,22 +245,21 @@ impl DefaultMcpClient {
     }
 
     /// Asks the server to send log messages at `level` and above (`logging/setLevel`).
+    /// On a 2026-07-28 session the level also goes in every request's `_meta` from now on, and
+    /// a server that no longer knows `logging/setLevel` (that revision has none) is not wrong.
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), McpError> {
-        let level = match level {
-            LogLevel::Debug => LoggingLevel::Debug,
-            LogLevel::Info => LoggingLevel::Info,
-            LogLevel::Notice => LoggingLevel::Notice,
-            LogLevel::Warning => LoggingLevel::Warning,
-            LogLevel::Error => LoggingLevel::Error,
-            LogLevel::Critical => LoggingLevel::Critical,
-            LogLevel::Alert => LoggingLevel::Alert,
-            LogLevel::Emergency => LoggingLevel::Emergency,
-        };
-        let request =
-            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
-        self.request(request, None, ProgressSink::none())
-            .await
-            .map(|_| ())
+        let per_request = self.identity.protocol_version.as_str() >= PER_REQUEST_LOGS;
+        if per_request {
+            let index = LogLevel::ALL.iter().position(|l| *l == level).unwrap_or(0);
+            self.log_level.store(index as u8, Ordering::Relaxed);
+        }
+        let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(
+            SetLevelRequestParams::new(level.to_rmcp()),
+        ));
+        match self.request(request, None, ProgressSink::none()).await {
+            Err(McpError::Server { code: -32601, .. }) if per_request => Ok(()),
+            outcome => outcome.map(|_| ()),
+        }
     }
 
     /// One page of `tools/list`, and the entries the reader skipped from it.
@@ -303,6 +315,11 @@ impl DefaultMcpClient {
     ) -> Result<(ServerResult, RequestId), McpError> {
         if !self.is_connected() {
             return Err(self.disconnected());
+        }
+        let mut request = request;
+        if self.identity.protocol_version.as_str() >= PER_REQUEST_LOGS {
+            let level = LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed))];
+            rmcp::model::GetMeta::get_meta_mut(&mut request).set_log_level(level.to_rmcp());
         }
         // No rmcp timeout: the deadlines are kept below, against our own progress routes.
         let handle = self
@@ -489,6 +506,10 @@ impl McpClient for DefaultMcpClient {
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                self.call_answering(tool, arguments, asked, cancel, progress)
+                    .await
+            }
             Ok(other) => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
                 result_kind(&other)

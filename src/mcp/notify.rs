@@ -63,6 +63,38 @@ impl LogLevel {
         }
     }
 
+    /// rmcp's level as ours.
+    #[allow(deprecated)] // SEP-2577 deprecates logging; the servers and hosts of today use it.
+    pub fn from_rmcp(level: rmcp::model::LoggingLevel) -> LogLevel {
+        use rmcp::model::LoggingLevel as L;
+        match level {
+            L::Debug => LogLevel::Debug,
+            L::Info => LogLevel::Info,
+            L::Notice => LogLevel::Notice,
+            L::Warning => LogLevel::Warning,
+            L::Error => LogLevel::Error,
+            L::Critical => LogLevel::Critical,
+            L::Alert => LogLevel::Alert,
+            L::Emergency => LogLevel::Emergency,
+        }
+    }
+
+    /// Our level as rmcp's.
+    #[allow(deprecated)]
+    pub fn to_rmcp(self) -> rmcp::model::LoggingLevel {
+        use rmcp::model::LoggingLevel as L;
+        match self {
+            LogLevel::Debug => L::Debug,
+            LogLevel::Info => L::Info,
+            LogLevel::Notice => L::Notice,
+            LogLevel::Warning => L::Warning,
+            LogLevel::Error => L::Error,
+            LogLevel::Critical => L::Critical,
+            LogLevel::Alert => L::Alert,
+            LogLevel::Emergency => L::Emergency,
+        }
+    }
+
     /// The level named `name` (the protocol's lowercase names).
     pub fn parse(name: &str) -> Option<LogLevel> {
         LogLevel::ALL.into_iter().find(|l| l.as_str() == name)

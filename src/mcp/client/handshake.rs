@@ -4,6 +4,7 @@
 //!
 //! Separate from `client.rs`, which runs the requests of a connected client.
 
+use std::sync::atomic::AtomicU8;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -114,8 +115,8 @@ impl DefaultMcpClient {
             discover_share(request_timeout),
             issues.clone(),
         );
-        let serve = AimonClientHandler::with_links(options, links.clone())
-            .serve_with_lifecycle(transport, lifecycle);
+        let handler = AimonClientHandler::with_links(options, links.clone());
+        let serve = handler.clone().serve_with_lifecycle(transport, lifecycle);
         let result = tokio::time::timeout(request_timeout, serve).await;
         if let (Err(_) | Ok(Err(_)), Some(memory)) = (&result, remembered) {
             // The remembered era did not work this time: find it anew next time.
@@ -190,6 +191,8 @@ impl DefaultMcpClient {
             list_warnings: Mutex::default(),
             links,
             ended,
+            log_level: AtomicU8::new(0),
+            handler,
         })
     }
 }
