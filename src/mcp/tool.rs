@@ -173,11 +173,19 @@ fn convert_result(result: CallToolResult) -> ToolResult {
             text = "the tool reported an error without a message".into();
         }
     }
+    // Blocks other than text are kept as sent, for the gateway's hosts.
+    let content = result
+        .content
+        .iter()
+        .any(|block| !matches!(block, ContentBlock::Text(_)))
+        .then(|| serde_json::to_value(&result.content).ok())
+        .flatten();
     ToolResult {
         is_error,
         text,
         structured: result.structured_content,
         parts,
+        content,
     }
 }
 

@@ -146,6 +146,10 @@ pub struct ToolResult {
     /// of the JSON shapes: `text` says the same for people.
     #[serde(skip)]
     pub parts: Vec<ContentPart>,
+    /// The content blocks exactly as the server sent them (MCP JSON), kept only when they were
+    /// more than text, for the gateway to hand on to its hosts unchanged.
+    #[serde(skip)]
+    pub content: Option<Value>,
 }
 
 impl ToolResult {
@@ -155,6 +159,7 @@ impl ToolResult {
             text: text.into(),
             structured: None,
             parts: Vec::new(),
+            content: None,
         }
     }
 
@@ -164,6 +169,7 @@ impl ToolResult {
             text: text.into(),
             structured: None,
             parts: Vec::new(),
+            content: None,
         }
     }
 }
