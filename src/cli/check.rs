@@ -27,7 +27,7 @@ pub async fn start_runtime(
     asks: AskArgs,
     command: &'static str,
 ) -> Result<AgentRuntime, ExitCode> {
-    start_runtime_answering(config, asks, command, None).await
+    start_runtime_answering(config, asks, command, None, RuntimeOptions::default()).await
 }
 
 /// [`start_runtime`], every approval question answered `approvals` (`serve`: refused as
@@ -37,6 +37,7 @@ pub async fn start_runtime_answering(
     asks: AskArgs,
     command: &'static str,
     approvals: Option<AnsweredBy>,
+    options: RuntimeOptions,
 ) -> Result<AgentRuntime, ExitCode> {
     let (events, mut stream) = AgentRuntimeFactory::events();
     // Headless commands read results, not the stream: drain it so nothing piles up.
@@ -65,7 +66,7 @@ pub async fn start_runtime_answering(
             }
         }
     });
-    let runtime = AgentRuntimeFactory::create(config, RuntimeOptions::default(), events).await;
+    let runtime = AgentRuntimeFactory::create(config, options, events).await;
     runtime.map_err(|err| {
         output::error_line(&format!("error: {err}"));
         ExitCode::from(1)

@@ -42,9 +42,15 @@ pub async fn run(config: Config, args: ConsoleArgs) -> ExitCode {
 }
 
 fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> {
-    let serving = match &args.serve_http {
+    // `--serve-http` first, else the config's `gateway.listen`.
+    let listen = match (&args.serve_http, &config.gateway.listen) {
+        (Some(addr), _) => Some(("--serve-http", addr)),
+        (None, Some(addr)) => Some(("gateway.listen", addr)),
+        (None, None) => None,
+    };
+    let serving = match listen {
         None => None,
-        Some(addr) => Some(Arc::new(serving(addr)?)),
+        Some((from, addr)) => Some(Arc::new(serving(from, addr)?)),
     };
     if args.model.is_none() && args.resume.is_none() {
         return Ok(ConsoleOptions {
@@ -73,14 +79,15 @@ fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> 
     })
 }
 
-/// The socket `--serve-http ADDR` asks for, bound before the console starts (a port in use is
-/// said on the command line), and the token hosts bring.
-fn serving(addr: &str) -> Result<Serving, String> {
+/// The socket `--serve-http ADDR` (or `gateway.listen`, named by `from`) asks for, bound
+/// before the console starts (a port in use is said on the command line), and the token hosts
+/// bring.
+fn serving(from: &str, addr: &str) -> Result<Serving, String> {
     let addr = crate::net::bind_address(addr);
     let listener = std::net::TcpListener::bind(&addr)
-        .map_err(|e| format!("error: --serve-http: cannot listen on {addr}: {e}"))?;
+        .map_err(|e| format!("error: {from}: cannot listen on {addr}: {e}"))?;
     let token = crate::runtime::gateway_token()
-        .map_err(|e| format!("error: --serve-http: no gateway token: {e}"))?;
+        .map_err(|e| format!("error: {from}: no gateway token: {e}"))?;
     Ok(Serving { listener, token })
 }
 

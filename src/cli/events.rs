@@ -133,6 +133,15 @@ pub fn event_json(event: &RuntimeEvent) -> Value {
             "id": id,
             "why": why,
         }),
+        RuntimeEvent::HostSession {
+            name,
+            version,
+            connected,
+        } => json!({
+            "type": if *connected { "host_connected" } else { "host_left" },
+            "name": name,
+            "version": version,
+        }),
         RuntimeEvent::ServerLog {
             server,
             level,
@@ -367,6 +376,15 @@ pub fn event_line(event: &RuntimeEvent) -> String {
             format!("call #{id} {}", answer_words(*decision, *by))
         }
         RuntimeEvent::CallAllowed { id, why } => format!("call #{id} {}", clean(why)),
+        RuntimeEvent::HostSession {
+            name,
+            version,
+            connected,
+        } => format!(
+            "host {} {}",
+            clean(format!("{name} {version}").trim()),
+            if *connected { "connected" } else { "went away" }
+        ),
         RuntimeEvent::ServerLog {
             server,
             level,

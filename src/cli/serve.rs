@@ -15,7 +15,7 @@ use super::check::start_runtime_answering;
 use super::output;
 use crate::approval::AnsweredBy;
 use crate::config::Config;
-use crate::runtime::gateway_token;
+use crate::runtime::{gateway_token, RuntimeOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 #[group(required = true, multiple = false)]
@@ -43,8 +43,15 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
     };
     // A host's call that would ask is refused: nobody is at a console to answer it.
     let unattended = Some(AnsweredBy::Unattended);
+    // A server's sampling or elicitation request during a host's call goes to that host.
+    let options = RuntimeOptions {
+        serves_hosts: true,
+        ..RuntimeOptions::default()
+    };
     let runtime =
-        match start_runtime_answering(&config, AskArgs::default(), "serve", unattended).await {
+        match start_runtime_answering(&config, AskArgs::default(), "serve", unattended, options)
+            .await
+        {
             Ok(r) => Arc::new(r),
             Err(code) => return code,
         };
@@ -57,7 +64,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
         ));
     }
     let served = match http {
-        None => runtime.serve_stdio(config.gateway.unattended).await,
+        None => runtime.serve_stdio(&config.gateway).await,
         Some((listener, token)) => {
             // Ctrl-C (or SIGTERM) closes the runtime, which ends the serving.
             let closing = runtime.clone();
@@ -66,7 +73,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
                 closing.close().await;
             });
             runtime
-                .serve_http(listener, token, Some(config.gateway.unattended))
+                .serve_http(listener, token, &config.gateway, false)
                 .await
                 .map_err(|e| e.to_string())
         }

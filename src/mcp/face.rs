@@ -8,70 +8,94 @@
 //! Here because it speaks MCP (rmcp's server side): the runtime above implements [`Backend`]
 //! and hands it down, so no arrow points up (docs/ARCHITECTURE.md).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    RequestMetaObject, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
+use tokio::sync::Semaphore;
 
-use crate::tool::registry::ToolSnapshot;
-use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
+pub use super::face_backend::{Backend, ContentKind, Host};
+use super::face_content::{self as content, Content, Routes};
+use super::face_notices::HostNotices;
+use super::face_offer::{error, result_of, Offer, OfferCache};
+use super::relay::{HostRelays, InFlightGuard, Relay};
+use crate::config::Naming;
+use crate::tool::{ProgressSink, ProgressUpdate, ToolDescriptor};
 
-/// The host a call came from, as it named itself in its handshake.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Host {
-    pub name: String,
-    pub version: String,
+/// What every host of one gateway shares: the backend, the naming, the tools on offer, and how
+/// many calls one host may run at once.
+pub struct Gateway {
+    pub(super) backend: Arc<dyn Backend>,
+    pub(super) naming: Naming,
+    offers: OfferCache,
+    pub(super) routes: Routes,
+    relays: Option<HostRelays>,
+    max_calls_per_host: usize,
+    /// The allowances of stateless hosts (2026-07-28: a face per request), by the name and
+    /// version each gives; a host with a session has its own in its face.
+    stateless: std::sync::Mutex<HashMap<(String, String), Arc<Semaphore>>>,
 }
 
-/// What the face serves: the tools, and the calls.
-#[async_trait::async_trait]
-pub trait Backend: Send + Sync + 'static {
-    /// Every tool on offer now (the face offers the remote ones).
-    fn tools(&self) -> Vec<ToolDescriptor>;
+/// Most stateless hosts' allowances kept; past it, the idle ones are let go.
+const STATELESS_KEPT: usize = 1024;
 
-    /// The tool listed as `name` (`mcp__<server>__<tool>`), if there is one now.
-    fn tool(&self, name: &str) -> Option<ToolDescriptor>;
+impl Gateway {
+    pub fn new(backend: Arc<dyn Backend>, naming: Naming, max_calls_per_host: usize) -> Arc<Self> {
+        Arc::new(Gateway {
+            relays: backend.relays(),
+            backend,
+            naming,
+            offers: OfferCache::default(),
+            routes: Routes::default(),
+            max_calls_per_host: max_calls_per_host.max(1),
+            stateless: std::sync::Mutex::default(),
+        })
+    }
 
-    /// The registry's snapshot: a new one whenever a server's tools joined, changed or left.
-    fn snapshot(&self) -> ToolSnapshot;
+    /// The allowance of stateless `host`.
+    fn stateless_allowance(&self, host: &Host) -> Arc<Semaphore> {
+        let mut kept = self.stateless.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() >= STATELESS_KEPT {
+            let all = self.max_calls_per_host;
+            kept.retain(|_, allowance| allowance.available_permits() < all);
+        }
+        let key = (host.name.clone(), host.version.clone());
+        kept.entry(key)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.max_calls_per_host)))
+            .clone()
+    }
 
-    /// Whether a server announced that its tools changed and they were not listed again yet.
-    fn stale(&self) -> bool;
+    /// What passing resources and prompts through needs.
+    fn content(&self) -> Content<'_> {
+        Content {
+            backend: &*self.backend,
+            naming: &self.naming,
+            routes: &self.routes,
+        }
+    }
 
-    /// Lists again the tools of the servers that announced a change (before a host lists).
-    async fn refresh(&self);
-
-    /// Runs `tool` (a remote tool on offer) for `host`.
-    async fn call(
-        &self,
-        tool: &ToolDescriptor,
-        arguments: Value,
-        host: Host,
-        cancel: CancellationToken,
-    ) -> ToolResult;
-}
-
-/// The name a host sees for a tool: `notes__write_note` for `mcp__notes__write_note` (the server
-/// kept, the prefix every host adds its own of left out). `None` for local tools.
-pub fn offered_name(tool: &ToolDescriptor) -> Option<&str> {
-    tool.origin.as_ref()?;
-    tool.name.strip_prefix("mcp__")
+    fn offer(&self) -> Arc<Offer> {
+        self.offers.offer(self.backend.snapshot(), &self.naming)
+    }
 }
 
 /// Serves the face over this process's stdin and stdout until the host goes away. When they
 /// are pipes (as a host starts a stdio server) they are read and written without blocking, in
 /// the runtime's own event loop: tokio's stdin and stdout hand every read and write to a
 /// blocking thread, a wake-up each way on every message.
-pub async fn serve_stdio(backend: Arc<dyn Backend>) -> Result<(), String> {
-    let face = Face { backend };
+pub async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), String> {
+    let face = Face::new(gateway);
     match stdio_pipes() {
         Ok(pipes) => serve_on(face, pipes).await,
         Err(_) => serve_on(face, rmcp::transport::io::stdio()).await,
@@ -119,23 +143,82 @@ where
         .map_err(|e| format!("serving the host ended: {e}"))
 }
 
-/// One host's MCP server (over stdio; over HTTP, one per session).
+/// One host's MCP server (over stdio; over HTTP, one per session), with its own allowance of
+/// calls at once.
 pub(super) struct Face {
-    backend: Arc<dyn Backend>,
+    gateway: Arc<Gateway>,
+    calls: Arc<Semaphore>,
+    notices: Arc<HostNotices>,
+    /// The host, once its handshake is done (it is told gone when the session ends); `None`
+    /// for a stateless host, whose face serves one request.
+    joined: std::sync::Mutex<Option<Joined>>,
+}
+
+/// A host with a session: as it named itself, and as a server's requests may be handed to it
+/// (made once, when the gateway hands them on).
+struct Joined {
+    host: Host,
+    relay: Option<Arc<Relay>>,
+}
+
+impl Drop for Face {
+    fn drop(&mut self) {
+        let joined = self.joined.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(joined) = joined {
+            self.gateway.backend.host_session(&joined.host, false);
+        }
+    }
 }
 
 impl Face {
-    pub(super) fn new(backend: Arc<dyn Backend>) -> Face {
-        Face { backend }
+    pub(super) fn new(gateway: Arc<Gateway>) -> Face {
+        let calls = Arc::new(Semaphore::new(gateway.max_calls_per_host));
+        Face {
+            gateway,
+            calls,
+            notices: Arc::default(),
+            joined: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Subscribes the host to (`on`) or unsubscribes it from offered `uri`: at the server, and
+    /// in what the host is told.
+    async fn subscription(&self, uri: &str, on: bool) -> Result<(), ErrorData> {
+        let (server, own) = content::subscribe(&self.gateway.content(), uri, on).await?;
+        let backend = &*self.gateway.backend;
+        self.notices.subscribe(&server, &own, on, backend);
+        Ok(())
+    }
+
+    /// Marks the host's call on `tool`'s server in flight, for that server's own requests.
+    /// `relay` is the session host's; a stateless host's call is entered as one that takes
+    /// no request (it may still be the call a server's request belongs to).
+    fn relay(
+        &self,
+        tool: &ToolDescriptor,
+        relay: Option<Arc<Relay>>,
+        host: &Host,
+        peer: &Peer<RoleServer>,
+    ) -> Option<InFlightGuard> {
+        let relays = self.gateway.relays.as_ref()?;
+        let server = &tool.origin.as_ref()?.server;
+        let relay = relay.unwrap_or_else(|| Arc::new(make_relay(relays, host, peer, false)));
+        Some(relays.enter(server, relay))
     }
 }
 
 impl ServerHandler for Face {
+    #[allow(deprecated)] // logging (SEP-2577): the hosts of today set a level.
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
+                .enable_completions()
+                .enable_prompts()
+                .enable_resources()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources_subscribe()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -143,15 +226,28 @@ impl ServerHandler for Face {
             env!("CARGO_PKG_VERSION"),
         ))
         .with_instructions(
-            "aimon-console's gateway: the tools of the servers it runs, named \
-                 <server>__<tool>. Every call passes its approval gate; readOnlyHint and \
-                 destructiveHint are the traits it resolved (the server's annotations under the \
-                 operator's trust), not the server's claims.",
+            "aimon-console's gateway: the tools, resources and prompts of the servers it \
+                 runs, named as its gateway.naming says (<server>__<tool> by default). Every \
+                 call passes its approval gate; readOnlyHint and destructiveHint are the traits \
+                 it resolved (the server's annotations under the operator's trust), not the \
+                 server's claims.",
         )
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        tokio::spawn(tell_changes(self.backend.clone(), context.peer));
+        let host = host_of(&context.peer, None);
+        self.gateway.backend.host_session(&host, true);
+        let relay = self
+            .gateway
+            .relays
+            .as_ref()
+            .map(|relays| Arc::new(make_relay(relays, &host, &context.peer, true)));
+        *self.joined.lock().unwrap_or_else(|p| p.into_inner()) = Some(Joined { host, relay });
+        tokio::spawn(tell_changes(
+            self.gateway.clone(),
+            self.notices.clone(),
+            context.peer,
+        ));
     }
 
     async fn list_tools(
@@ -159,10 +255,9 @@ impl ServerHandler for Face {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.backend.refresh().await;
-        let tools = self.backend.tools();
+        self.gateway.backend.refresh().await;
         Ok(ListToolsResult::with_all_items(
-            tools.iter().filter_map(offered).collect(),
+            self.gateway.offer().tools.clone(),
         ))
     }
 
@@ -171,21 +266,137 @@ impl ServerHandler for Face {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let listed = format!("mcp__{}", request.name);
-        let Some(tool) = self.backend.tool(&listed).filter(|t| t.origin.is_some()) else {
+        let offer = self.gateway.offer();
+        let Some(tool) = offer.get(&request.name) else {
             return Ok(error(format!(
                 "no tool named {} here (tools/list says what there is)",
                 request.name
             ))
             .into());
         };
-        let host = host_of(&context);
+        let host = host_of(&context.peer, Some(&context.meta));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // One host's calls beyond its allowance wait here, not in front of another host's: a
+        // host with a session has its face's; a stateless one, the one kept for its name.
+        let session = self
+            .joined
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|joined| joined.relay.clone());
+        let allowance = match session {
+            Some(_) => self.calls.clone(),
+            None => self.gateway.stateless_allowance(&host),
+        };
+        let Ok(_turn) = allowance.acquire_owned().await else {
+            return Ok(error("the gateway is closing".to_string()).into());
+        };
+        let (progress, told) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (sink, told) = progress_to(context.peer.clone(), token);
+                (Some(sink), Some(told))
+            }
+            None => (None, None),
+        };
+        let in_flight = self.relay(tool, session.flatten(), &host, &context.peer);
         let result = self
+            .gateway
             .backend
-            .call(&tool, arguments, host, context.ct.clone())
+            .call(
+                tool,
+                &request.name,
+                arguments,
+                host,
+                context.ct.clone(),
+                progress,
+            )
             .await;
+        drop(in_flight);
+        // Every progress notification and log message goes out before the result does.
+        if let Some(told) = told {
+            let _ = told.await;
+        }
+        self.notices.tell(&context.peer, &self.gateway.naming).await;
         Ok(result_of(result).into())
+    }
+
+    #[allow(deprecated)] // SEP-2577 deprecates logging; the hosts of today use it.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.notices
+            .set_level(request.level, &*self.gateway.backend);
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        content::list_resources(&self.gateway.content()).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        content::list_templates(&self.gateway.content()).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        content::read(&self.gateway.content(), &request.uri, context.ct)
+            .await
+            .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscription(&request.uri, true).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscription(&request.uri, false).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        content::list_prompts(&self.gateway.content()).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        content::get_prompt(&self.gateway.content(), request, context.ct)
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        content::complete(&self.gateway.content(), request).await
     }
 }
 
@@ -193,8 +404,10 @@ impl ServerHandler for Face {
 const WATCH: Duration = Duration::from_millis(250);
 
 /// Tells the host `tools/list_changed` whenever the tools on offer change (a server joined,
-/// failed, was restarted, or announced a change of its own), until it goes away.
-async fn tell_changes(backend: Arc<dyn Backend>, peer: Peer<RoleServer>) {
+/// failed, was restarted, or announced a change of its own), and what it asked to be told of
+/// the servers' notices, until it goes away.
+async fn tell_changes(gateway: Arc<Gateway>, notices: Arc<HostNotices>, peer: Peer<RoleServer>) {
+    let backend = &gateway.backend;
     let mut seen = backend.snapshot();
     let mut told_stale = false;
     loop {
@@ -202,6 +415,7 @@ async fn tell_changes(backend: Arc<dyn Backend>, peer: Peer<RoleServer>) {
         if peer.is_transport_closed() {
             return;
         }
+        notices.tell(&peer, &gateway.naming).await;
         let now = backend.snapshot();
         let stale = backend.stale();
         let changed = !Arc::ptr_eq(&now, &seen) || (stale && !told_stale);
@@ -213,56 +427,57 @@ async fn tell_changes(backend: Arc<dyn Backend>, peer: Peer<RoleServer>) {
     }
 }
 
-/// A tool as a host sees it: its hints are the resolved traits.
-fn offered(tool: &ToolDescriptor) -> Option<Tool> {
-    let name = offered_name(tool)?.to_string();
-    let origin = tool.origin.as_ref()?;
-    let schema = match tool.input_schema.parsed() {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
-    let mut offered = Tool::new_with_raw(name, Some(tool.description.clone().into()), schema);
-    offered.title = origin.title.clone();
-    offered.output_schema = origin
-        .output_schema
-        .as_ref()
-        .and_then(|s| s.parsed().as_object().cloned())
-        .map(Arc::new);
-    let read_only = matches!(tool.side_effect, SideEffectLevel::ReadOnly);
-    Some(offered.with_annotations(ToolAnnotations::from_raw(
-        None,
-        Some(read_only),
-        Some(tool.destructive.is_destructive()),
-        None,
-        None,
-    )))
+/// `host` as a server's requests may be handed to it: what it declared in its handshake
+/// (`declared`), else nothing.
+fn make_relay(relays: &HostRelays, host: &Host, peer: &Peer<RoleServer>, declared: bool) -> Relay {
+    let info = peer.peer_info().filter(|_| declared);
+    let caps = info.as_ref().map(|i| &i.capabilities);
+    Relay {
+        session: relays.session(),
+        name: format!("{} {}", host.name, host.version),
+        peer: peer.clone(),
+        sampling: caps.is_some_and(|c| c.sampling.is_some()),
+        elicitation: caps.is_some_and(|c| c.elicitation.is_some()),
+    }
 }
 
-fn host_of(context: &RequestContext<RoleServer>) -> Host {
-    match context.peer.peer_info() {
+/// A sink that tells the host the progress of its call under `token`, in order; the task
+/// returned ends once the sink is dropped (the call ended) and all it was given went out.
+fn progress_to(
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+) -> (ProgressSink, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ProgressUpdate>();
+    let told = tokio::spawn(async move {
+        while let Some(update) = rx.recv().await {
+            let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+            param.total = update.total;
+            param.message = update.message;
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+        }
+    });
+    let sink = ProgressSink::new(move |update| {
+        let _ = tx.send(update);
+    });
+    (sink, told)
+}
+
+/// The host as it named itself: in the request (2026-07-28, stateless: rmcp's stand-in peer
+/// then names rmcp itself), else in its handshake.
+fn host_of(peer: &Peer<RoleServer>, meta: Option<&RequestMetaObject>) -> Host {
+    let named = meta
+        .and_then(RequestMetaObject::client_info)
+        .or_else(|| peer.peer_info().map(|info| info.client_info.clone()));
+    match named {
         Some(info) => Host {
-            name: info.client_info.name.clone(),
-            version: info.client_info.version.clone(),
+            name: info.name,
+            version: info.version,
         },
         None => Host {
             name: "an unnamed host".to_string(),
             version: String::new(),
         },
     }
-}
-
-fn error(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
-/// The result as MCP: its text, and its structured content when it had any.
-fn result_of(result: ToolResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.text)];
-    let mut out = if result.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    out.structured_content = result.structured;
-    out
 }

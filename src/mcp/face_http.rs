@@ -3,7 +3,9 @@
 //!
 //! - Every request carries `Authorization: Bearer <token>` or gets 401 (compared in constant
 //!   time; the token is never logged).
-//! - A browser's request (an `Origin` header) gets 403: no web page may drive the gateway.
+//! - A browser's request (an `Origin` header) gets 403 unless, on loopback, it comes from a
+//!   loopback origin (`http://localhost:*`, `127.0.0.1`, `[::1]`): no other web page may drive
+//!   the gateway, and even those need the token.
 //! - On loopback, a `Host` that is not a loopback name gets 403 (DNS rebinding).
 //! - A body over [`MAX_BODY_BYTES`] gets 413.
 
@@ -20,18 +22,21 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::face::{Backend, Face};
+use super::face::{Face, Gateway};
 
 /// The path the gateway is served at.
 pub const PATH: &str = "/mcp";
 /// The largest request body taken (1 MiB: far above any tool call a host makes).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// The origins a browser on this machine sends (any port), let through on loopback.
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
 type Body = BoxBody<Bytes, Infallible>;
 
-/// Serves `backend` on `listener` to every host that brings `token`, until `stop`.
+/// Serves `gateway` on `listener` to every host that brings `token`, until `stop`.
 pub async fn serve_http(
-    backend: Arc<dyn Backend>,
+    gateway: Arc<Gateway>,
     listener: TcpListener,
     token: String,
     stop: CancellationToken,
@@ -41,13 +46,15 @@ pub async fn serve_http(
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(stop.child_token());
-    // DNS-rebinding protection (loopback host names only) holds on loopback; an operator who
-    // binds another address has chosen to be reached by other names.
-    if !local.ip().is_loopback() {
+    // DNS-rebinding protection (loopback host names and origins only) holds on loopback; an
+    // operator who binds another address has chosen to be reached by other names.
+    if local.ip().is_loopback() {
+        config = config.with_allowed_origins(LOOPBACK_ORIGINS);
+    } else {
         config = config.disable_allowed_hosts();
     }
     let service = StreamableHttpService::new(
-        move || Ok(Face::new(backend.clone())),
+        move || Ok(Face::new(gateway.clone())),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -10,6 +10,8 @@
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
 
+use std::sync::Arc;
+
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction,
@@ -22,6 +24,7 @@ use rmcp::ClientHandler;
 
 use super::elicitation::{ElicitationAnswer, ElicitationRequest};
 use super::events::{McpEvent, RequestOutcome};
+use super::relay::{Asks, HostRelays, Relay};
 use super::sampling::{sampling_ask, SamplingAnswer, SamplingRequest};
 use super::session::SessionLinks;
 use super::transport::era::EraMemory;
@@ -46,6 +49,10 @@ pub struct ClientOptions {
     /// Declare sampling and hand `sampling/createMessage` to the driver (a model is
     /// configured: config `agent:`); otherwise it is not declared, and declined if asked.
     pub sampling: bool,
+    /// The runtime serves other hosts (the gateway): a server's sampling or elicitation request
+    /// made during one host's call goes to that host when it declared the capability (so
+    /// sampling is declared too).
+    pub relays: Option<HostRelays>,
 }
 
 /// Our side of the MCP session: identity, capabilities (roots, sampling, elicitation) and the
@@ -55,6 +62,7 @@ pub struct ClientOptions {
 pub struct AimonClientHandler {
     roots: Vec<String>,
     sampling: bool,
+    relays: Option<HostRelays>,
     links: Option<SessionLinks>,
 }
 
@@ -84,10 +92,37 @@ impl AimonClientHandler {
         }
     }
 
+    /// The gateway host this session's server request goes to, if one takes it.
+    fn host_for(&self, asks: Asks) -> Option<Arc<Relay>> {
+        let server = &self.links.as_ref()?.server;
+        self.relays.as_ref()?.host_for(server, asks)
+    }
+
+    /// Reports a request the host answered (or failed to).
+    fn report_relayed(&self, method: &str, host: &Relay, error: Option<&ErrorData>) {
+        let name = crate::text::sanitize_line(&host.name, 100);
+        match error {
+            None => self.report(
+                method,
+                RequestOutcome::Answered,
+                format!("answered by host {name}, whose call made it"),
+            ),
+            Some(e) => self.report(
+                method,
+                RequestOutcome::Declined,
+                format!(
+                    "host {name} did not answer: {}",
+                    crate::text::sanitize_line(&e.message, 300)
+                ),
+            ),
+        }
+    }
+
     pub fn new(options: &ClientOptions) -> Self {
         AimonClientHandler {
             roots: options.roots.clone(),
             sampling: options.sampling,
+            relays: options.relays.clone(),
             links: None,
         }
     }
@@ -104,9 +139,9 @@ impl ClientHandler for AimonClientHandler {
                 .with_url(UrlElicitationCapability::new()),
         );
         capabilities.roots = Some(RootsCapabilities::default());
-        // Only when a model can answer: the driver shows the request, the agent's model
-        // answers it, the operator approves what goes back.
-        if self.sampling {
+        // Only when a model can answer (the driver shows the request, the agent's model answers
+        // it, the operator approves what goes back), or a host the gateway serves may.
+        if self.sampling || self.relays.is_some() {
             capabilities.sampling = Some(SamplingCapability::default());
         }
         let mut config = ClientConfig::new(
@@ -147,6 +182,11 @@ impl ClientHandler for AimonClientHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         const METHOD: &str = "sampling/createMessage";
+        if let Some(host) = self.host_for(Asks::Sampling) {
+            let answer = host.sample(params, &context.ct).await;
+            self.report_relayed(METHOD, &host, answer.as_ref().err());
+            return answer;
+        }
         let links = match &self.links {
             Some(links) if self.sampling => links,
             _ => {
@@ -210,6 +250,11 @@ impl ClientHandler for AimonClientHandler {
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         const METHOD: &str = "elicitation/create";
+        if let Some(host) = self.host_for(Asks::Elicitation) {
+            let answer = host.elicit(request, &context.ct).await;
+            self.report_relayed(METHOD, &host, answer.as_ref().err());
+            return answer;
+        }
         let decline = ElicitResult::new(ElicitationAction::Decline);
         let Some(links) = &self.links else {
             return Ok(decline);

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use tokio::sync::Notify;
+use tokio::sync::{broadcast, Notify};
 
 use super::events::RuntimeEvent;
 use crate::mcp::events::{EventSink, McpEvent};
@@ -30,6 +30,8 @@ const FLOOD_SLACK: usize = 1024;
 const STDERR_BOUND: usize = 1024;
 /// Most events of any kind queued at once (a driver that never reads while calls go on).
 pub const TOTAL_BOUND: usize = 65_536;
+/// Most server notices kept for a gateway's host that has not taken them yet.
+const HOST_NOTICES_BOUND: usize = 1024;
 /// How long a producer waits for room before the bus takes the driver to have stopped reading.
 pub const STALL_LIMIT: Duration = Duration::from_secs(2);
 
@@ -54,6 +56,10 @@ struct Shared {
     readable: Notify,
     /// Wakes every producer waiting for room.
     room: Notify,
+    /// Servers' log messages and resource updates, also for the gateway's hosts that asked for
+    /// them (sent only while one listens; a host that falls behind loses the oldest, never the
+    /// runtime).
+    host_notices: broadcast::Sender<McpNotification>,
 }
 
 impl Shared {
@@ -110,11 +116,17 @@ impl Drop for EventStream {
 pub(crate) struct EventBus(Arc<Shared>);
 
 impl EventBus {
+    /// Every server log message and resource update from now on, for a gateway's host.
+    pub(crate) fn host_notices(&self) -> broadcast::Receiver<McpNotification> {
+        self.0.host_notices.subscribe()
+    }
+
     pub(crate) fn new() -> (EventBus, EventStream) {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             readable: Notify::new(),
             room: Notify::new(),
+            host_notices: broadcast::channel(HOST_NOTICES_BOUND).0,
         });
         (EventBus(shared.clone()), EventStream(shared))
     }
@@ -201,6 +213,15 @@ impl EventBus {
 
 impl McpNotificationListener for EventBus {
     fn on_notification(&self, notification: &McpNotification) {
+        let hosts = &self.0.host_notices;
+        if hosts.receiver_count() > 0
+            && matches!(
+                notification.method.as_str(),
+                "notifications/message" | "notifications/resources/updated"
+            )
+        {
+            let _ = hosts.send(notification.clone());
+        }
         self.send(RuntimeEvent::from_notification(notification));
     }
 
@@ -240,6 +261,7 @@ fn is_flood(event: &RuntimeEvent) -> bool {
         | RuntimeEvent::ApprovalRequested(_)
         | RuntimeEvent::ApprovalAnswered { .. }
         | RuntimeEvent::CallAllowed { .. }
+        | RuntimeEvent::HostSession { .. }
         | RuntimeEvent::ToolsChanged(_)
         | RuntimeEvent::HookRan(_)
         | RuntimeEvent::EventsDropped { .. } => false,

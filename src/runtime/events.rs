@@ -52,6 +52,13 @@ pub enum RuntimeEvent {
     /// Call `id` runs without asking because a rule, a hook or a session approval lets it
     /// through (the policy's everyday read-only pass is not said): `why` names it.
     CallAllowed { id: u64, why: String },
+    /// A host of the gateway connected (`connected`) or went away: its name and version as it
+    /// named itself in its handshake.
+    HostSession {
+        name: String,
+        version: String,
+        connected: bool,
+    },
     /// A server notification matched a `notifications.rewake` rule: the external event it
     /// makes, for the driver (it follows that notification's own `Notification` event).
     Rewake(ExternalEvent),

@@ -62,6 +62,7 @@ impl Executor {
         arguments: Value,
         cancel: CancellationToken,
         origin: CallOrigin,
+        progress: Option<ProgressSink>,
     ) -> CallOutcome {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
         let started = Instant::now();
@@ -75,7 +76,14 @@ impl Executor {
         });
         let mut notes = Notes::default();
         let (status, result) = self
-            .decide_and_run(id, tool_name, arguments, cancel, origin, &mut notes)
+            .decide_and_run(
+                id,
+                tool_name,
+                arguments,
+                (cancel, progress),
+                origin,
+                &mut notes,
+            )
             .await;
         let outcome = CallOutcome {
             id,
@@ -119,7 +127,7 @@ impl Executor {
         id: u64,
         tool_name: &str,
         arguments: Value,
-        cancel: CancellationToken,
+        (cancel, also): (CancellationToken, Option<ProgressSink>),
         origin: CallOrigin,
         notes: &mut Notes,
     ) -> (CallStatus, ToolResult) {
@@ -267,7 +275,11 @@ impl Executor {
         let bus = self.bus.clone();
         let ctx = ToolContext {
             cancel: cancel.clone(),
+            // Published for the console, and told whoever asked for it too (a host).
             progress: ProgressSink::new(move |update| {
+                if let Some(also) = &also {
+                    also.report(update.clone());
+                }
                 bus.send(RuntimeEvent::CallProgress {
                     id,
                     progress: update.progress,

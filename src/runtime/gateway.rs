@@ -12,38 +12,35 @@
 //! Over HTTP every host brings the gateway's bearer token, made on first use and kept (owner
 //! only) at `$XDG_STATE_HOME/aimon-console/gateway-token`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::AgentRuntime;
+use super::{AgentRuntime, RuntimeEvent};
 use crate::approval::CallOrigin;
-use crate::config::Unattended;
-use crate::mcp::face::{self, Backend, Host};
+use crate::config::{GatewayConfig, Unattended};
+use crate::mcp::face::{self, Backend, ContentKind, Gateway, Host};
+use crate::mcp::notify::McpNotification;
+use crate::mcp::prompts::{PromptInfo, PromptMessages};
+use crate::mcp::relay::HostRelays;
+use crate::mcp::resources::{
+    Completion, CompletionTarget, ResourceContent, ResourceInfo, TemplateInfo,
+};
 use crate::tool::registry::ToolSnapshot;
-use crate::tool::{SideEffectLevel, ToolDescriptor, ToolResult};
+use crate::tool::{ProgressSink, SideEffectLevel, ToolDescriptor, ToolResult};
 
 /// The runtime as the face's backend. `unattended` says what a mutating call gets when no
 /// console answers questions (`None`: the console does).
-struct Gateway {
+struct Served {
     runtime: Arc<AgentRuntime>,
     unattended: Option<Unattended>,
 }
 
 #[async_trait::async_trait]
-impl Backend for Gateway {
-    fn tools(&self) -> Vec<ToolDescriptor> {
-        self.runtime.tools()
-    }
-
-    fn tool(&self, name: &str) -> Option<ToolDescriptor> {
-        self.runtime
-            .tool_snapshot()
-            .get(name)
-            .map(|t| t.descriptor().clone())
-    }
-
+impl Backend for Served {
     fn snapshot(&self) -> ToolSnapshot {
         self.runtime.tool_snapshot()
     }
@@ -61,16 +58,17 @@ impl Backend for Gateway {
     async fn call(
         &self,
         tool: &ToolDescriptor,
+        offered: &str,
         arguments: Value,
         host: Host,
         cancel: CancellationToken,
+        progress: Option<ProgressSink>,
     ) -> ToolResult {
         let mutating = tool.side_effect == SideEffectLevel::Mutating;
         if mutating && self.unattended == Some(Unattended::Refuse) {
             return ToolResult::error(format!(
-                "refused: {} is mutating, and nobody is at a console to approve it (`serve` \
-                 runs unattended, and gateway.unattended is refuse: only read-only tools run)",
-                face::offered_name(tool).unwrap_or(&tool.name)
+                "refused: {offered} is mutating, and nobody is at a console to approve it (`serve` \
+                 runs unattended, and gateway.unattended is refuse: only read-only tools run)"
             ));
         }
         let origin = CallOrigin::Host {
@@ -78,36 +76,126 @@ impl Backend for Gateway {
             version: host.version,
         };
         self.runtime
-            .call_from(&tool.name, arguments, cancel, origin)
+            .call_reporting(&tool.name, arguments, cancel, origin, progress)
             .await
             .result
+    }
+    fn host_session(&self, host: &Host, connected: bool) {
+        self.runtime.executor.bus.send(RuntimeEvent::HostSession {
+            name: host.name.clone(),
+            version: host.version.clone(),
+            connected,
+        });
+    }
+
+    fn relays(&self) -> Option<HostRelays> {
+        self.runtime.relays.clone()
+    }
+
+    fn host_notices(&self) -> broadcast::Receiver<McpNotification> {
+        self.runtime.executor.bus.host_notices()
+    }
+
+    fn content_servers(&self, kind: ContentKind) -> Vec<String> {
+        match kind {
+            ContentKind::Resources => self.runtime.resource_servers(),
+            ContentKind::Prompts => self.runtime.prompt_servers(),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        server: &str,
+    ) -> Result<(Vec<ResourceInfo>, Vec<TemplateInfo>), String> {
+        let listing = self.runtime.list_resources(server).await;
+        listing
+            .map(|l| (l.resources, l.templates))
+            .map_err(|e| e.to_string())
+    }
+
+    async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ResourceContent>, String> {
+        let read = self.runtime.read_resource(server, uri, cancel).await;
+        read.map_err(|e| e.to_string())
+    }
+
+    async fn subscribe(&self, server: &str, uri: &str, on: bool) -> Result<(), String> {
+        let set = self.runtime.set_subscription(server, uri, on).await;
+        set.map_err(|e| e.to_string())
+    }
+
+    async fn list_prompts(&self, server: &str) -> Result<Vec<PromptInfo>, String> {
+        let listed = self.runtime.list_prompts(server).await;
+        listed.map_err(|e| e.to_string())
+    }
+
+    async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: &BTreeMap<String, String>,
+        cancel: CancellationToken,
+    ) -> Result<PromptMessages, String> {
+        let got = self
+            .runtime
+            .get_prompt(server, name, arguments, cancel)
+            .await;
+        got.map_err(|e| e.to_string())
+    }
+
+    async fn complete(
+        &self,
+        server: &str,
+        target: &CompletionTarget,
+        argument: &str,
+        value: &str,
+        context: &BTreeMap<String, String>,
+    ) -> Result<Completion, String> {
+        let completed = self
+            .runtime
+            .complete(server, target, argument, value, context)
+            .await;
+        completed.map_err(|e| e.to_string())
     }
 }
 
 impl AgentRuntime {
     /// Serves the tools of every ready server to one host over this process's stdin and stdout
     /// (`serve --stdio`), until the host goes away; no console answers (`unattended`).
-    pub async fn serve_stdio(self: &Arc<Self>, unattended: Unattended) -> Result<(), String> {
-        face::serve_stdio(self.gateway(Some(unattended))).await
+    pub async fn serve_stdio(self: &Arc<Self>, config: &GatewayConfig) -> Result<(), String> {
+        face::serve_stdio(self.gateway(config, Some(config.unattended))).await
     }
 
     /// Serves hosts over Streamable HTTP on `listener` (each with `token`) until the runtime
-    /// closes; `unattended` when no console answers the questions their calls raise.
+    /// closes. `attended`: a console answers the questions their calls raise; else
+    /// `gateway.unattended` decides.
     pub async fn serve_http(
         self: &Arc<Self>,
         listener: tokio::net::TcpListener,
         token: String,
-        unattended: Option<Unattended>,
+        config: &GatewayConfig,
+        attended: bool,
     ) -> std::io::Result<()> {
         let stop = self.executor.all_calls.child_token();
-        crate::mcp::face_http::serve_http(self.gateway(unattended), listener, token, stop).await
+        let unattended = (!attended).then_some(config.unattended);
+        let gateway = self.gateway(config, unattended);
+        crate::mcp::face_http::serve_http(gateway, listener, token, stop).await
     }
 
-    fn gateway(self: &Arc<Self>, unattended: Option<Unattended>) -> Arc<dyn Backend> {
-        Arc::new(Gateway {
+    fn gateway(
+        self: &Arc<Self>,
+        config: &GatewayConfig,
+        unattended: Option<Unattended>,
+    ) -> Arc<Gateway> {
+        let served = Arc::new(Served {
             runtime: self.clone(),
             unattended,
-        })
+        });
+        Gateway::new(served, config.naming.clone(), config.max_calls_per_host)
     }
 }
 

@@ -22,9 +22,12 @@ use crate::mcp::client::{ClientOptions, McpError};
 use crate::mcp::events::ServerReport;
 use crate::mcp::manager::{McpClientManager, StartLimits, StartSummary};
 use crate::mcp::notify::{LogLevel, NotificationTap};
+use crate::mcp::relay::HostRelays;
 use crate::mcp::supervisor::Crashes;
 use crate::tool::registry::{DuplicateTool, ToolSnapshot};
-use crate::tool::{DestructiveBehavior, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry};
+use crate::tool::{
+    DestructiveBehavior, ProgressSink, SideEffectLevel, Tool, ToolDescriptor, ToolRegistry,
+};
 
 /// Why a runtime could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +45,9 @@ pub struct RuntimeOptions {
     /// Call ids go on after this one (a runtime started again in place of another keeps its
     /// predecessor's ids apart from its own).
     pub first_call_id: u64,
+    /// It serves other hosts (`serve`, the console's `--serve-http`): a server's sampling or
+    /// elicitation request made during a host's call goes to that host (`mcp::relay`).
+    pub serves_hosts: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -50,6 +56,7 @@ impl Default for RuntimeOptions {
             local_tools: true,
             extra_tools: Vec::new(),
             first_call_id: 0,
+            serves_hosts: false,
         }
     }
 }
@@ -96,6 +103,7 @@ impl AgentRuntimeFactory {
             bus: bus.clone(),
             rewaker: Rewaker::new(&config.notifications.rewake, bus.clone()),
         };
+        let relays = options.serves_hosts.then(HostRelays::default);
         let manager = Arc::new(McpClientManager::with_registry(
             // Server events reach the hooks of `server_ready` and `server_failed` too.
             hooks.sink(bus.mcp_sink()),
@@ -104,6 +112,7 @@ impl AgentRuntimeFactory {
                 roots: config.mcp.roots.clone(),
                 // A model answers sampling requests only where an agent is configured.
                 sampling: config.agent.is_some(),
+                relays: relays.clone(),
                 ..ClientOptions::default()
             },
             registry.clone(),
@@ -116,6 +125,7 @@ impl AgentRuntimeFactory {
             gate,
             hooks: hooks.clone(),
             bus,
+            relays,
         };
         let runtime = match build(manager.clone(), parts, config, options) {
             Ok(runtime) => runtime,
@@ -152,6 +162,7 @@ struct Parts {
     gate: Arc<ApprovalGate>,
     hooks: Arc<Hooks>,
     bus: EventBus,
+    relays: Option<HostRelays>,
 }
 
 fn build(
@@ -165,6 +176,7 @@ fn build(
         gate,
         hooks,
         bus,
+        relays,
     } = parts;
     if options.local_tools {
         for tool in crate::tool::local::all(&config.policy.bash_sandbox) {
@@ -187,6 +199,7 @@ fn build(
             all_calls: CancellationToken::new(),
             running: Default::default(),
         },
+        relays,
     })
 }
 
@@ -194,6 +207,8 @@ fn build(
 pub struct AgentRuntime {
     pub(super) manager: Arc<McpClientManager>,
     pub(super) executor: Executor,
+    /// The host calls in flight, when it serves other hosts.
+    pub(super) relays: Option<HostRelays>,
 }
 
 impl std::fmt::Debug for AgentRuntime {
@@ -377,11 +392,27 @@ impl AgentRuntime {
         cancel: CancellationToken,
         origin: CallOrigin,
     ) -> CallOutcome {
+        self.call_reporting(tool, arguments, cancel, origin, None)
+            .await
+    }
+
+    /// [`AgentRuntime::call_from`] that also tells `progress` how the tool is getting on (a
+    /// host that asked for progress through the gateway).
+    pub async fn call_reporting(
+        &self,
+        tool: &str,
+        arguments: Value,
+        cancel: CancellationToken,
+        origin: CallOrigin,
+        progress: Option<ProgressSink>,
+    ) -> CallOutcome {
         // The call's token is cancelled by the runtime closing (it is a child of `all_calls`) or
         // by the caller's `cancel`, which is forwarded here in the same task: no watcher task
         // per call (a spawn wakes another worker thread, a measurable cost on every call).
         let token = self.executor.all_calls.child_token();
-        let call = self.executor.call(tool, arguments, token.clone(), origin);
+        let call = self
+            .executor
+            .call(tool, arguments, token.clone(), origin, progress);
         forward_cancel(call, &cancel, &token).await
     }
 

@@ -13,6 +13,7 @@ use super::modals::call::CallEditor;
 use super::modals::Modal;
 use super::overlay::{Layer, Overlays};
 use super::pane_state::{Pane, Panes, Placement};
+use super::panes::hosts::HostBook;
 use super::state::{CallList, EventKind, EventLog, ServerRow, ToolRow};
 use super::theme::Theme;
 use crate::config::Config;
@@ -71,6 +72,8 @@ pub struct App {
     pub(super) quit: bool,
     /// The agent's conversation (the Conversation pane).
     pub(super) chat: ChatState,
+    /// The gateway's hosts, while the console serves them (the foot of the Servers pane).
+    pub(super) hosts: HostBook,
 }
 
 /// A tool's two traits.
@@ -141,6 +144,7 @@ impl App {
             notice: None,
             quit: false,
             chat: ChatState::new(config.agent.as_ref()),
+            hosts: HostBook::default(),
         }
     }
 

@@ -286,6 +286,7 @@ impl App {
                     CallOrigin::Operator => None,
                     CallOrigin::Agent { .. } => Some("agent".to_string()),
                     CallOrigin::Host { name, version } => {
+                        self.hosts.call_started(id, name, version, now);
                         Some(sanitize_line(format!("host {name} {version}").trim(), 60))
                     }
                 };
@@ -304,6 +305,7 @@ impl App {
                 elapsed_ms,
             } => {
                 let now = self.now;
+                self.hosts.call_finished(id, now);
                 if let Some(row) = self.calls.get_mut(id) {
                     row.set_status(status, now);
                     row.elapsed = Some(Duration::from_millis(elapsed_ms));
@@ -334,6 +336,11 @@ impl App {
                     row.decided = Some(sanitize_line(&why, 200));
                 }
             }
+            RuntimeEvent::HostSession {
+                name,
+                version,
+                connected,
+            } => self.hosts.session(&name, &version, connected, self.now),
             RuntimeEvent::ApprovalRequested(request) => {
                 if self.overlays.approvals.is_empty() {
                     self.overlays.approval_scroll = 0;

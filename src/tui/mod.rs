@@ -337,6 +337,7 @@ fn start_runtime(
     tokio::spawn(async move {
         let options = RuntimeOptions {
             first_call_id,
+            serves_hosts: serving.is_some(),
             ..RuntimeOptions::default()
         };
         let result = AgentRuntimeFactory::create(&config, options, events)
@@ -344,7 +345,7 @@ fn start_runtime(
             .map(Arc::new)
             .map_err(|e| e.to_string());
         if let (Ok(runtime), Some(serving)) = (&result, serving) {
-            serving::serve_hosts(runtime.clone(), &serving, &app_tx).await;
+            serving::serve_hosts(runtime.clone(), &serving, &config.gateway, &app_tx).await;
         }
         let _ = app_tx
             .send(AppEvent::RuntimeReady(generation, result))

@@ -1,4 +1,4 @@
-//! The console as a gateway too (`--serve-http ADDR`): the socket other MCP hosts reach it on,
+//! The console as a gateway too (`--serve-http ADDR`, or `gateway.listen`): the socket other MCP hosts reach it on,
 //! and each runtime the console starts serving them on it until that runtime closes. Their
 //! calls go through the same gate, so a mutating one asks in the approval modal.
 
@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::messages::{AppEvent, Level};
+use crate::config::GatewayConfig;
 use crate::runtime::AgentRuntime;
 
 /// The socket hosts reach the console's gateway on, and the token they bring. Each runtime
@@ -32,6 +33,7 @@ impl Serving {
 pub(super) async fn serve_hosts(
     runtime: Arc<AgentRuntime>,
     serving: &Serving,
+    gateway: &GatewayConfig,
     app_tx: &mpsc::Sender<AppEvent>,
 ) {
     let listener = serving
@@ -42,8 +44,9 @@ pub(super) async fn serve_hosts(
     match listener {
         Ok(listener) => {
             let token = serving.token.clone();
+            let gateway = gateway.clone();
             tokio::spawn(async move {
-                if let Err(e) = runtime.serve_http(listener, token, None).await {
+                if let Err(e) = runtime.serve_http(listener, token, &gateway, true).await {
                     tracing::warn!(error = %e, "serving hosts ended");
                 }
             });

@@ -88,6 +88,7 @@ fn runtime_line(event: &RuntimeEvent, json: bool) -> Option<String> {
         | RuntimeEvent::ServerLog { .. }
         | RuntimeEvent::ListChanged { .. }
         | RuntimeEvent::ResourceUpdated { .. }
+        | RuntimeEvent::HostSession { .. }
         | RuntimeEvent::EventsDropped { .. } => false,
     };
     if !shown {

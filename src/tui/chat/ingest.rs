@@ -163,6 +163,7 @@ impl App {
             | RuntimeEvent::ResourceUpdated { .. }
             | RuntimeEvent::ToolsChanged(_)
             | RuntimeEvent::HookRan(_)
+            | RuntimeEvent::HostSession { .. }
             | RuntimeEvent::EventsDropped { .. } => {}
         }
     }

@@ -9,6 +9,7 @@ pub mod component;
 pub mod conversation;
 pub mod details;
 pub mod events;
+pub mod hosts;
 pub mod prompts;
 pub mod resources;
 pub mod servers;

@@ -81,7 +81,14 @@ impl Component for Servers {
         let enabled = app.servers.iter().filter(|s| s.enabled).count();
         let scale = scale(app);
         // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
-        let shown = usize::from(area.height.saturating_sub(2));
+        let hosts = app
+            .session
+            .serving
+            .as_ref()
+            .map_or(0, |_| 1 + app.hosts.rows().len().max(1));
+        let shown = usize::from(area.height.saturating_sub(2))
+            .saturating_sub(hosts)
+            .max(3);
         let offset = scroll_offset(app.panes.servers.selected, shown, app.servers.len());
         let more = more_rows(offset, shown, app.servers.len());
         // The title's parts by how much they matter: on a narrow screen the deadline goes first,
@@ -104,8 +111,23 @@ impl Component for Servers {
         .find(|t| t.chars().count() <= room)
         .unwrap_or_else(|| format!("{} ", head.trim_end_matches("· ").trim_end()));
         let block = pane_block(title, focused, theme);
-        let inner = block.inner(area);
+        let mut inner = block.inner(area);
         frame.render_widget(block, area);
+        // Serving other hosts: they take the foot of the pane, leaving the servers 3 rows.
+        if let Some(serving) = &app.session.serving {
+            let mut foot =
+                super::hosts::lines(&app.hosts, &serving.url(), app.session.started_at, theme);
+            let room = inner.height.saturating_sub(3);
+            foot.truncate(usize::from(room));
+            let taken = u16::try_from(foot.len()).unwrap_or(room);
+            inner.height -= taken;
+            let at = Rect {
+                y: inner.y + inner.height,
+                height: taken,
+                ..inner
+            };
+            frame.render_widget(Paragraph::new(foot), at);
+        }
         if app.servers.is_empty() {
             frame.render_widget(
                 Paragraph::new("No servers configured: add some under mcp.servers in the config."),
