@@ -45,6 +45,10 @@ impl HttpDemo {
         );
         HttpDemo { child, url }
     }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for HttpDemo {
@@ -65,12 +69,19 @@ pub struct BareHttp {
     /// progress token.
     revision: String,
     context: serde_json::Map<String, Value>,
+    /// `Authorization: Bearer …` on every request (the gateway's token).
+    token: Option<String>,
 }
 
 impl BareHttp {
     /// Connects and does the handshake of `revision`: `server/discover` from 2026-07-28 on,
     /// `initialize` before.
     pub fn start(url: &str, revision: &str) -> std::io::Result<BareHttp> {
+        BareHttp::start_with(url, revision, None)
+    }
+
+    /// [`BareHttp::start`] bringing `token` on every request.
+    pub fn start_with(url: &str, revision: &str, token: Option<&str>) -> std::io::Result<BareHttp> {
         let rest = url.trim_start_matches("http://");
         let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let stream = TcpStream::connect(host)?;
@@ -83,6 +94,7 @@ impl BareHttp {
             next_id: 0,
             revision: revision.to_string(),
             context: serde_json::Map::new(),
+            token: token.map(str::to_string),
         };
         if revision == crate::bare::DISCOVER_REVISION {
             // The capabilities the stack declares over HTTP (captured from its requests).
@@ -113,6 +125,9 @@ impl BareHttp {
         );
         if let Some(session) = &self.session {
             request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+        }
+        if let Some(token) = &self.token {
+            request.push_str(&format!("Authorization: Bearer {token}\r\n"));
         }
         if self.revision == crate::bare::DISCOVER_REVISION {
             let method = message["method"].as_str().unwrap_or_default();

@@ -478,6 +478,7 @@ fn main() {
     }
     if wanted(&sections, "gateway") {
         rows.extend(gateway::rows(BINARY, tmp.path(), scale.n(1_000)));
+        rows.extend(gateway::memory_rows(BINARY, tmp.path(), 100));
         eprintln!("gateway done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "exit") {
