@@ -49,7 +49,7 @@ pub use expand::ExpandError;
 pub use gateway::{GatewayConfig, Naming, Unattended, DEFAULT_MAX_CALLS_PER_HOST};
 pub use hooks::{HookAction, HookConfig, HookEvent, DEFAULT_HOOK_TIMEOUT};
 pub use load::{file_uri, load, load_str, DEFAULT_REQUEST_TIMEOUT};
-pub use oauth::{IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
+pub use oauth::{Assertion, IdpConfig, OAuthConfig, OAuthGrant, PrivateKey, SigningAlgorithm};
 pub use path::{resolve_path, state_home, LOCAL_CONFIG_NAME};
 pub use rules::{add_rule, is_pin, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
 pub use sandbox::SandboxConfig;

@@ -1,10 +1,11 @@
 //! The `oauth:` block of a `streamable_http` server: how aimon-console gets a token for it (a
 //! pre-registered client or none, the scopes, the grant, the key for a private-key JWT, the
-//! identity provider for cross-app access), parsed and checked with `file:line:col` errors.
+//! identity provider for cross-app access, the workload's own token for workload identity),
+//! parsed and checked with `file:line:col` errors.
 //!
 //! Separate from `load.rs` because it is a small schema of its own with its own rules (which keys
 //! go with which grant). Every secret in it (`client_secret`, `private_key`, the IdP's secret and
-//! ID token) is shown redacted.
+//! ID token, the workload's `assertion`) is shown redacted.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,28 @@ pub struct OAuthConfig {
     pub client_metadata_url: Option<String>,
     /// The enterprise identity provider, for `cross_app_access`.
     pub idp: Option<IdpConfig>,
+    /// The workload's identity token, for `workload_identity`.
+    pub assertion: Option<Assertion>,
+}
+
+/// Where the workload's identity token (a JWT its platform issues) is, for `workload_identity`.
+#[derive(Clone, PartialEq)]
+pub enum Assertion {
+    /// A file the platform writes and rotates (a Kubernetes projected service-account token, a
+    /// CI job's OIDC token), made absolute against the config's folder and read again at every
+    /// token request.
+    File(PathBuf),
+    /// The token itself (`assertion: ${VAR}`). A secret: shown redacted.
+    Token(String),
+}
+
+impl fmt::Debug for Assertion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Assertion::File(path) => f.debug_tuple("File").field(path).finish(),
+            Assertion::Token(_) => f.write_str("Token(<redacted>)"),
+        }
+    }
 }
 
 /// Which OAuth grant gets the token.
@@ -54,6 +77,9 @@ pub enum OAuthGrant {
     /// Unattended: an enterprise ID token exchanged at the identity provider for an ID-JAG,
     /// then at the server's authorization server for the access token.
     CrossAppAccess,
+    /// Unattended: the workload's own identity token (`assertion` or `assertion_file`) is the
+    /// JWT bearer grant's assertion (workload identity federation, RFC 7523).
+    WorkloadIdentity,
 }
 
 impl OAuthGrant {
@@ -62,6 +88,7 @@ impl OAuthGrant {
             OAuthGrant::AuthorizationCode => "authorization_code",
             OAuthGrant::ClientCredentials => "client_credentials",
             OAuthGrant::CrossAppAccess => "cross_app_access",
+            OAuthGrant::WorkloadIdentity => "workload_identity",
         }
     }
 
@@ -69,7 +96,9 @@ impl OAuthGrant {
     pub fn is_unattended(self) -> bool {
         match self {
             OAuthGrant::AuthorizationCode => false,
-            OAuthGrant::ClientCredentials | OAuthGrant::CrossAppAccess => true,
+            OAuthGrant::ClientCredentials
+            | OAuthGrant::CrossAppAccess
+            | OAuthGrant::WorkloadIdentity => true,
         }
     }
 }
@@ -139,6 +168,7 @@ impl fmt::Debug for OAuthConfig {
             .field("signing_algorithm", &self.signing_algorithm)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("idp", &self.idp)
+            .field("assertion", &self.assertion)
             .finish()
     }
 }
@@ -162,7 +192,7 @@ impl fmt::Debug for IdpConfig {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "an oauth mapping (client_id, client_secret, scopes, grant, key_file, …)"
+    expecting = "an oauth mapping (client_id, client_secret, scopes, grant, key_file, assertion_file, …)"
 )]
 pub(super) struct RawOAuth {
     #[serde(default)]
@@ -183,6 +213,10 @@ pub(super) struct RawOAuth {
     client_metadata_url: Option<String>,
     #[serde(default)]
     idp: Option<RawIdp>,
+    #[serde(default)]
+    assertion: Option<String>,
+    #[serde(default)]
+    assertion_file: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -236,6 +270,14 @@ impl Context<'_> {
         let key_file = opt("key_file", raw.key_file)?;
         let private_key = opt("private_key", raw.private_key)?;
         let client_metadata_url = opt("client_metadata_url", raw.client_metadata_url)?;
+        let assertion = self.assertion(
+            node,
+            server,
+            grant,
+            opt("assertion", raw.assertion)?,
+            opt("assertion_file", raw.assertion_file)?,
+            base,
+        )?;
         let mut scopes = Vec::new();
         for (i, scope) in raw.scopes.unwrap_or_default().iter().enumerate() {
             let at = index_path(&field("scopes"), i);
@@ -325,6 +367,16 @@ impl Context<'_> {
                     );
                 }
             }
+            OAuthGrant::WorkloadIdentity => {
+                if client_id.is_none() {
+                    return invalid(
+                        "grant",
+                        format!(
+                            "server {server:?}: `grant: workload_identity` needs oauth.client_id"
+                        ),
+                    );
+                }
+            }
             OAuthGrant::CrossAppAccess => {
                 if client_id.is_none() || idp.is_none() {
                     return invalid(
@@ -352,7 +404,64 @@ impl Context<'_> {
             signing_algorithm: raw.signing_algorithm,
             client_metadata_url,
             idp,
+            assertion,
         })
+    }
+
+    /// `assertion` or `assertion_file`: exactly one with `grant: workload_identity`, neither with
+    /// another grant.
+    fn assertion(
+        &self,
+        node: &str,
+        server: &str,
+        grant: OAuthGrant,
+        token: Option<String>,
+        file: Option<String>,
+        base: &Path,
+    ) -> Result<Option<Assertion>, ConfigError> {
+        let invalid = |key: &str, message: String| {
+            Err(self.error(ConfigErrorKind::Invalid, &child_path(node, key), message))
+        };
+        let assertion = match (token, file) {
+            (Some(_), Some(_)) => {
+                return invalid(
+                    "assertion",
+                    format!(
+                        "server {server:?}: give oauth.assertion or oauth.assertion_file, not both"
+                    ),
+                )
+            }
+            (Some(token), None) => Some(Assertion::Token(token)),
+            (None, Some(path)) => {
+                let path = super::values::relative_to(base, Path::new(&path));
+                if !path.is_file() {
+                    return invalid(
+                        "assertion_file",
+                        format!(
+                            "server {server:?}: oauth.assertion_file {} is not a readable file",
+                            path.display()
+                        ),
+                    );
+                }
+                Some(Assertion::File(path))
+            }
+            (None, None) => None,
+        };
+        match (grant, &assertion) {
+            (OAuthGrant::WorkloadIdentity, None) => invalid(
+                "grant",
+                format!("server {server:?}: `grant: workload_identity` needs oauth.assertion or oauth.assertion_file (the workload's identity token)"),
+            ),
+            (OAuthGrant::WorkloadIdentity, Some(_)) | (_, None) => Ok(assertion),
+            (other, Some(Assertion::File(_))) => invalid(
+                "assertion_file",
+                format!("server {server:?}: oauth.assertion_file is for `grant: workload_identity`, not {}", other.as_str()),
+            ),
+            (other, Some(Assertion::Token(_))) => invalid(
+                "assertion",
+                format!("server {server:?}: oauth.assertion is for `grant: workload_identity`, not {}", other.as_str()),
+            ),
+        }
     }
 
     fn idp(&self, node: &str, server: &str, raw: RawIdp) -> Result<IdpConfig, ConfigError> {

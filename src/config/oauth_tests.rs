@@ -75,6 +75,31 @@ fn every_key_is_read_and_secrets_never_show() {
 }
 
 #[test]
+fn a_workload_identity_token_is_given_or_read_from_a_file_and_never_shows() {
+    let o = oauth(
+        "        grant: workload_identity\n        client_id: w\n        assertion: ${IDTOKEN}\n",
+    );
+    assert_eq!(o.grant, OAuthGrant::WorkloadIdentity);
+    assert!(o.grant.is_unattended());
+    assert_eq!(
+        o.assertion,
+        Some(Assertion::Token("eyJ.id-token.sig".into()))
+    );
+    assert!(!format!("{o:?}").contains("id-token"), "{o:?}");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("token"), "eyJ.file.sig").expect("write token");
+    let text = "mcp:\n  servers:\n    - name: r\n      transport: streamable_http\n      url: https://h/mcp\n      \
+                oauth: {grant: workload_identity, client_id: w, assertion_file: token}\n";
+    let config = load_str(&dir.path().join("aimon.yaml"), text, &env).expect("loads");
+    let o = config.mcp.servers[0].oauth.clone().expect("oauth");
+    assert_eq!(o.assertion, Some(Assertion::File(dir.path().join("token"))));
+    let missing = text.replace("assertion_file: token", "assertion_file: nope");
+    let err = load_str(&dir.path().join("aimon.yaml"), &missing, &env).expect_err("missing file");
+    assert!(err.to_string().contains("not a readable file"), "{err}");
+}
+
+#[test]
 fn a_key_file_is_relative_to_the_config_folder_and_must_exist() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("key.pem"), "pem").expect("write key");
@@ -114,6 +139,22 @@ fn rules_between_keys_are_located_errors() {
         (
             "        grant: cross_app_access\n        client_id: c\n",
             "/etc/aimon/cfg.yaml:7:16: server \"r\": `grant: cross_app_access` needs oauth.client_id (at the server's authorization server) and oauth.idp",
+        ),
+        (
+            "        grant: workload_identity\n        assertion: ${IDTOKEN}\n",
+            "/etc/aimon/cfg.yaml:7:16: server \"r\": `grant: workload_identity` needs oauth.client_id",
+        ),
+        (
+            "        grant: workload_identity\n        client_id: w\n",
+            "/etc/aimon/cfg.yaml:7:16: server \"r\": `grant: workload_identity` needs oauth.assertion or oauth.assertion_file (the workload's identity token)",
+        ),
+        (
+            "        client_id: c\n        assertion: ${IDTOKEN}\n",
+            "/etc/aimon/cfg.yaml:8:20: server \"r\": oauth.assertion is for `grant: workload_identity`, not authorization_code",
+        ),
+        (
+            "        assertion: ${IDTOKEN}\n        assertion_file: /token\n",
+            "/etc/aimon/cfg.yaml:7:20: server \"r\": give oauth.assertion or oauth.assertion_file, not both",
         ),
         (
             "        client_metadata_url: http://example.com/c.json\n",

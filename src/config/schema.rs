@@ -78,7 +78,7 @@ static OAUTH_IDP_FIELDS: [Field; 5] = [
     req("id_token", Shape::Str),
 ];
 
-static OAUTH_FIELDS: [Field; 9] = [
+static OAUTH_FIELDS: [Field; 11] = [
     opt("client_id", Shape::Str),
     opt("client_secret", Shape::Str),
     opt("scopes", Shape::List(&STR)),
@@ -88,6 +88,7 @@ static OAUTH_FIELDS: [Field; 9] = [
             "authorization_code",
             "client_credentials",
             "cross_app_access",
+            "workload_identity",
         ]),
     ),
     opt("key_file", Shape::Str),
@@ -98,6 +99,8 @@ static OAUTH_FIELDS: [Field; 9] = [
     ),
     opt("client_metadata_url", Shape::Str),
     opt("idp", Shape::Map(&OAUTH_IDP_FIELDS)),
+    opt("assertion", Shape::Str),
+    opt("assertion_file", Shape::Str),
 ];
 
 static SANDBOX_FIELDS: [Field; 4] = [

@@ -1,7 +1,8 @@
 //! Tokens without an operator: the client-credentials grant (with a client secret through
-//! rmcp, or with a private-key JWT signed here) and cross-app access (an enterprise ID token
+//! rmcp, or with a private-key JWT signed here), cross-app access (an enterprise ID token
 //! exchanged at the identity provider for an ID-JAG, then at the server's authorization server
-//! for the access token, through rmcp's `auth::enterprise`).
+//! for the access token, through rmcp's `auth::enterprise`) and workload identity (the
+//! workload's own token as a JWT bearer assertion).
 //!
 //! Each writes the token to the server's token store like a login does; the HTTP client calls
 //! [`obtain`] again whenever the stored token is missing, expiring or refused.
@@ -22,7 +23,10 @@ use super::discover::{discover, Discovered};
 use super::jwt::SigningKey;
 use super::store::{ClientRecord, ClientSource, TokenStore};
 use super::{describe, remote_url, LoginError};
-use crate::config::{OAuthConfig, OAuthGrant, PrivateKey, ServerConfig};
+use crate::config::{Assertion, OAuthConfig, OAuthGrant, PrivateKey, ServerConfig};
+
+/// The JWT bearer grant's `grant_type` (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
 /// Obtains a token for `config`'s unattended grant and stores it.
 pub async fn obtain(config: &ServerConfig, store: &TokenStore) -> Result<(), LoginError> {
@@ -77,6 +81,10 @@ pub async fn obtain(config: &ServerConfig, store: &TokenStore) -> Result<(), Log
         OAuthGrant::CrossAppAccess => {
             cross_app_access(oauth, &client_id, &metadata, &url, store).await?;
             "jwt_bearer"
+        }
+        OAuthGrant::WorkloadIdentity => {
+            workload_identity(oauth, &client_id, &metadata, &url, store).await?;
+            "none"
         }
     };
     store.update(|record| {
@@ -140,24 +148,8 @@ async fn private_key_jwt(
             )));
         }
     }
-    let endpoint = reqwest::Url::parse(&metadata.token_endpoint)
-        .map_err(|e| LoginError::Unattended(format!("token endpoint: {e}")))?;
-    let loopback = matches!(
-        endpoint.host_str(),
-        Some("localhost" | "127.0.0.1" | "[::1]")
-    );
-    if endpoint.scheme() != "https" && !loopback {
-        return Err(LoginError::Unattended(format!(
-            "refusing to send a client assertion to {endpoint}: the token endpoint must be https"
-        )));
-    }
-    // The audience is the authorization server's issuer (RFC 7523bis), else its token endpoint.
-    let audience = metadata
-        .issuer
-        .clone()
-        .unwrap_or_else(|| metadata.token_endpoint.clone());
     let assertion = key
-        .client_assertion(client_id, &audience)
+        .client_assertion(client_id, &audience(metadata))
         .map_err(|e| LoginError::Unattended(e.to_string()))?;
     let mut form = vec![
         ("grant_type", "client_credentials".to_string()),
@@ -171,11 +163,43 @@ async fn private_key_jwt(
     if !oauth.scopes.is_empty() {
         form.push(("scope", oauth.scopes.join(" ")));
     }
+    let token = post_token(metadata, &form, "a client assertion").await?;
+    save(store, client_id, token, &oauth.scopes).await
+}
+
+/// The authorization server's audience for an assertion: its issuer (RFC 7523bis), else its
+/// token endpoint.
+fn audience(metadata: &AuthorizationMetadata) -> String {
+    metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.token_endpoint.clone())
+}
+
+/// POSTs `form` to the token endpoint (https, or http on loopback only: `what` it carries is a
+/// credential) and reads the token. A refusal is said with the server's `error` and
+/// `error_description`.
+async fn post_token(
+    metadata: &AuthorizationMetadata,
+    form: &[(&str, String)],
+    what: &str,
+) -> Result<OAuthTokenResponse, LoginError> {
+    let endpoint = reqwest::Url::parse(&metadata.token_endpoint)
+        .map_err(|e| LoginError::Unattended(format!("token endpoint: {e}")))?;
+    let loopback = matches!(
+        endpoint.host_str(),
+        Some("localhost" | "127.0.0.1" | "[::1]")
+    );
+    if endpoint.scheme() != "https" && !loopback {
+        return Err(LoginError::Unattended(format!(
+            "refusing to send {what} to {endpoint}: the token endpoint must be https"
+        )));
+    }
     let client = super::discover::http_client()?;
     let response = client
         .post(endpoint.clone())
         .header(http::header::ACCEPT, "application/json")
-        .form(&form)
+        .form(form)
         .send()
         .await
         .map_err(|e| LoginError::Unattended(format!("{endpoint}: {e}")))?;
@@ -189,9 +213,54 @@ async fn private_key_jwt(
             &endpoint, status, &body,
         )));
     }
-    let token: OAuthTokenResponse = serde_json::from_slice(&body).map_err(|_| {
+    serde_json::from_slice(&body).map_err(|_| {
         LoginError::Unattended(format!("{endpoint} answered something that is not a token"))
-    })?;
+    })
+}
+
+/// Workload identity federation (SEP-1933): the workload's identity token, read afresh from
+/// its file (platforms rotate it) or given whole, is the assertion of the JWT bearer grant
+/// (RFC 7523 §2.1) for a public client. The token endpoint's refusal is final: no retry and no
+/// other grant.
+async fn workload_identity(
+    oauth: &OAuthConfig,
+    client_id: &str,
+    metadata: &AuthorizationMetadata,
+    resource: &str,
+    store: &TokenStore,
+) -> Result<(), LoginError> {
+    let assertion = match &oauth.assertion {
+        Some(Assertion::Token(token)) => token.clone(),
+        Some(Assertion::File(path)) => tokio::fs::read_to_string(path)
+            .await
+            .map(|text| text.trim().to_string())
+            .map_err(|e| {
+                LoginError::Unattended(format!(
+                    "cannot read oauth.assertion_file {}: {e}",
+                    path.display()
+                ))
+            })?,
+        None => {
+            return Err(LoginError::Unattended(
+                "`grant: workload_identity` needs oauth.assertion or oauth.assertion_file".into(),
+            ))
+        }
+    };
+    if assertion.is_empty() {
+        return Err(LoginError::Unattended(
+            "the workload identity token is empty".into(),
+        ));
+    }
+    let mut form = vec![
+        ("grant_type", JWT_BEARER.to_string()),
+        ("assertion", assertion),
+        ("client_id", client_id.to_string()),
+        ("resource", resource.to_string()),
+    ];
+    if !oauth.scopes.is_empty() {
+        form.push(("scope", oauth.scopes.join(" ")));
+    }
+    let token = post_token(metadata, &form, "a workload identity token").await?;
     save(store, client_id, token, &oauth.scopes).await
 }
 
