@@ -83,6 +83,10 @@ pub enum McpError {
     /// HTTP: the server answered the request with an error status (401/403: credentials).
     #[error("{message}{}", credentials_hint(*status))]
     HttpStatus { status: u16, message: String },
+    /// HTTP: the OAuth client wants a login (no token, a refused one it could not refresh, more
+    /// scope): in words, with the way out.
+    #[error("{0}")]
+    NeedsLogin(String),
 }
 
 impl McpError {
@@ -96,11 +100,16 @@ impl McpError {
                 server: server.to_string(),
             },
             // The inner error: the wrapper's message names rmcp's transport types.
-            ServiceError::TransportSend(e) => McpError::Transport(
-                // An OAuth verdict (a login needed, more scope) in words that say what to do.
-                super::transport::http::auth_message(&*e.error, server)
-                    .unwrap_or_else(|| crate::text::sanitize_line(&e.error.to_string(), 500)),
-            ),
+            // An OAuth verdict (a login needed, more scope) in words that say what to do.
+            ServiceError::TransportSend(e) => {
+                match super::transport::http::auth_message(&*e.error, server) {
+                    Some((FailureClass::NeedsLogin, message)) => McpError::NeedsLogin(message),
+                    Some((_, message)) => McpError::Transport(message),
+                    None => {
+                        McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
+                    }
+                }
+            }
             ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
             ServiceError::Cancelled { .. } => McpError::Cancelled,
             ServiceError::UnexpectedResponse => {

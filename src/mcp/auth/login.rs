@@ -123,15 +123,27 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         step_up.as_ref().map(|s| s.challenge.clone()),
     )
     .await?;
-    let granted = record
-        .credentials
+    // A registration and the scopes granted belong to the authorization server that made them
+    // (SEP-2352): when the server now names another one, register there afresh.
+    let moved = record
+        .metadata
         .as_ref()
-        .map(|c| c.granted_scopes.clone())
-        .unwrap_or_default();
+        .is_some_and(|before| !same_authorization_server(before, &metadata));
+    if moved {
+        tracing::info!(
+            server = %config.name,
+            issuer = metadata.issuer.as_deref().unwrap_or(&metadata.token_endpoint),
+            "the server names another authorization server: registering there afresh"
+        );
+    }
+    let granted = match &record.credentials {
+        Some(c) if !moved => c.granted_scopes.clone(),
+        _ => Vec::new(),
+    };
     let scopes = choose_scopes(config, &manager, &metadata, step_up.as_ref(), &granted).await;
     let client = choose_client(
         config.oauth.as_ref(),
-        record.client.as_ref(),
+        record.client.as_ref().filter(|_| !moved),
         &metadata,
         callback.redirect_uri(),
         &scopes,
@@ -159,6 +171,15 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         url,
         scopes,
     })))
+}
+
+/// Whether two authorization server metadata documents are the same server: the same issuer,
+/// or (without issuers) the same token endpoint.
+fn same_authorization_server(a: &AuthorizationMetadata, b: &AuthorizationMetadata) -> bool {
+    match (&a.issuer, &b.issuer) {
+        (Some(a), Some(b)) => a.trim_end_matches('/') == b.trim_end_matches('/'),
+        _ => a.token_endpoint == b.token_endpoint,
+    }
 }
 
 /// Sets `metadata` and `client` on `manager`, so that it can exchange codes and refresh.

@@ -158,6 +158,12 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
                 (None, McpError::Unreadable(why)) => {
                     (FailureClass::AnswerUnreadable, why.clone(), None)
                 }
+                // The token was refused after the handshake (and could not be refreshed).
+                (None, McpError::NeedsLogin(message)) => (
+                    FailureClass::NeedsLogin,
+                    format!("tools/list: {message}"),
+                    None,
+                ),
                 (None, McpError::HttpStatus { status, message }) => (
                     FailureClass::HttpStatus,
                     format!("tools/list: {message}"),

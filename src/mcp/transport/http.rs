@@ -291,21 +291,25 @@ fn cut_short(links: &[&(dyn StdError + 'static)]) -> bool {
 }
 
 /// What a request failed on, in words, when the OAuth client refused it (a login needed, more
-/// scope): for a call's error message, with the way out.
-pub fn auth_message(err: &(dyn StdError + 'static), server: &str) -> Option<String> {
+/// scope): its class, and the message for a call's error, with the way out.
+pub fn auth_message(
+    err: &(dyn StdError + 'static),
+    server: &str,
+) -> Option<(FailureClass, String)> {
     let links = chain(err);
     let auth = links.iter().find_map(|e| match e.downcast_ref() {
         Some(StreamableHttpError::<reqwest::Error>::Auth(auth)) => Some(auth),
         _ => None,
     })?;
     let failure = auth_failure(auth, &format!("server {server}"));
-    Some(match failure.class {
+    let message = match failure.class {
         FailureClass::NeedsLogin => format!(
             "{}: log in again with `aimon-console login {server}` (in the console: o on the server)",
             failure.message
         ),
         _ => failure.message,
-    })
+    };
+    Some((failure.class, message))
 }
 
 /// The failure for what the OAuth client decided: a login is needed (no token, a refused one
