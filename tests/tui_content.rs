@@ -3,7 +3,8 @@
 //! a prompt's messages and a server's instructions shown; `trigger-elicitation-request`
 //! answered through the form (the server's result echoes what was typed);
 //! `trigger-url-elicitation` showing its URL; and nothing the hostile server sends (its
-//! instructions, resource text, prompt messages, question) reaching the terminal.
+//! instructions, resource text, prompt messages, question) reaching the terminal. A 2026-07-28
+//! server's question asked inside a call's result (`input_required`) goes through the same form.
 
 mod common;
 mod peers;
@@ -164,6 +165,41 @@ fn resources_prompts_and_questions_in_the_console() {
     t.keys(&["q"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert_eq!(t.display("#{pane_title}"), "original-title");
+    assert!(
+        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        "servers left behind"
+    );
+}
+
+#[test]
+fn a_question_inside_a_calls_result_is_answered_through_the_form() {
+    // The demo server on 2026-07-28 (no --legacy) asks inside `ask`'s result (SEP-2322): the
+    // console shows the form, and the call goes again with the answer and completes.
+    let m = marker("tui-mrtr");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    let yaml = format!(
+        "mcp:\n  servers:\n{}policy:\n  approval: never\n",
+        demo_server("ask", &["--live-tools"], "annotation_trust: trust", &m)
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let t = Tmux::console(dir.path(), &config, "", "", "1/1 ready");
+    // On this revision `ask` has no request of its own to send: only its result can ask.
+    t.wait_for("protocol 2026-07-28", Duration::from_secs(5));
+    send_call(&t, "ask__ask", &[]);
+    t.wait_for("ask asks for input", Duration::from_secs(10));
+    t.wait_for("Details of the note to write:", Duration::from_secs(5));
+    t.text("groceries");
+    t.keys(&["C-s"]);
+    t.wait_for_row("#1", "ok");
+    t.keys(&["4", "End", "Enter"]);
+    let screen = t.wait_for("accepted:", Duration::from_secs(10));
+    assert!(screen.contains("\"title\":\"groceries\""), "{screen}");
+    assert!(screen.contains("\"copies\":3"), "{screen}");
+    // Apart: an Escape followed at once by `q` reads as Alt-q.
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
     assert!(
         wait_gone(&m, Duration::from_secs(3)).is_empty(),
         "servers left behind"

@@ -1,15 +1,18 @@
-//! `ask` (with `--live-tools`): the demo server asks the operator a question through
-//! `elicitation/create` (a form of four fields: a required string, a bounded integer with a
-//! default, an enum and a boolean) and answers with what came back.
+//! `ask` (with `--live-tools`): the demo server asks the operator a question (a form of four
+//! fields: a required string, a bounded integer with a default, an enum and a boolean) and
+//! answers with what came back.
 //!
-//! `elicitation/create` is a server-to-client request, which protocol 2026-07-28 replaces with
-//! `input_required` results: run the demo server with `--legacy` (protocol 2025-11-25) for it.
+//! On a 2026-07-28 session the question goes inside the call's result (`input_required`,
+//! SEP-2322: the client answers and calls again with the answer); on an older one (`--legacy`,
+//! or a client that negotiated 2025-11-25) as an `elicitation/create` request of its own.
 //! Separate from `live.rs` because it is the one demo tool that waits on the operator.
 
+use rmcp::handler::server::tool::InputResponses;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, ClientResult, ContentBlock, ElicitRequest, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, ServerRequest,
+    CallToolResponse, CallToolResult, ClientResult, ContentBlock, ElicitRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequiredResult, ServerRequest,
 };
 use rmcp::{tool, tool_router, Peer, RoleServer};
 use schemars::JsonSchema;
@@ -39,22 +42,52 @@ fn form() -> Result<ElicitationSchema, serde_json::Error> {
     }))
 }
 
+/// The key of the question inside an `input_required` result.
+const QUESTION: &str = "note";
+/// The first revision that asks inside results rather than with requests of its own.
+const ASKS_IN_RESULTS: &str = "2026-07-28";
+
 fn text(text: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }
 
+fn error(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// The tool's answer: what the operator replied.
+fn answered(result: ElicitResult) -> CallToolResult {
+    match result.action {
+        ElicitationAction::Accept => text(format!(
+            "accepted: {}",
+            result.content.unwrap_or(serde_json::Value::Null)
+        )),
+        ElicitationAction::Decline => text("declined"),
+        ElicitationAction::Cancel => text("cancelled"),
+        other => text(format!("answered {other:?}")),
+    }
+}
+
 #[tool_router(router = ask_tool_router, vis = "pub(super)")]
 impl DemoServer {
-    /// Ask the operator through `elicitation/create` and answer with the reply.
+    /// Ask the operator through a form and answer with the reply.
     #[tool(
-        description = "Ask the operator a question through elicitation/create (a form) and \
-                       answer with the reply (needs --legacy: protocol 2025-11-25)."
+        description = "Ask the operator a question through a form (elicitation) and answer \
+                       with the reply."
     )]
     async fn ask(
         &self,
         Parameters(args): Parameters<AskArgs>,
+        InputResponses(responses): InputResponses,
         peer: Peer<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
+        // The second round of a 2026-07-28 call: the answer came with it.
+        if let Some(answer) = responses.and_then(|mut r| r.remove(QUESTION)) {
+            return match serde_json::from_value::<ElicitResult>(answer) {
+                Ok(result) => answered(result).into(),
+                Err(e) => error(format!("the answer is not an elicitation result: {e}")).into(),
+            };
+        }
         let question = args
             .question
             .unwrap_or_else(|| "Details of the note to write:".into());
@@ -65,30 +98,28 @@ impl DemoServer {
         };
         let requested_schema = match form() {
             Ok(schema) => schema,
-            Err(e) => return CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+            Err(e) => return error(e.to_string()).into(),
         };
-        let request = ElicitRequestParams::FormElicitationParams {
+        let request = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
             requested_schema,
-        };
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(request));
-        match peer.send_request(request).await {
-            Ok(ClientResult::ElicitResult(result)) => match result.action {
-                ElicitationAction::Accept => text(format!(
-                    "accepted: {}",
-                    result.content.unwrap_or(serde_json::Value::Null)
-                )),
-                ElicitationAction::Decline => text("declined"),
-                ElicitationAction::Cancel => text("cancelled"),
-                other => text(format!("answered {other:?}")),
-            },
-            Ok(_) => CallToolResult::error(vec![ContentBlock::text(
-                "elicitation/create was answered with something else",
-            )]),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
-                "elicitation/create failed: {e}"
-            ))]),
+        });
+        let legacy = self.opts.legacy
+            || peer
+                .peer_info()
+                .is_some_and(|info| info.protocol_version.as_str() < ASKS_IN_RESULTS);
+        if !legacy {
+            let asked = [(QUESTION.to_string(), InputRequest::Elicitation(request))];
+            return InputRequiredResult::new(Some(asked.into_iter().collect()), None).into();
+        }
+        match peer
+            .send_request(ServerRequest::ElicitRequest(request))
+            .await
+        {
+            Ok(ClientResult::ElicitResult(result)) => answered(result).into(),
+            Ok(_) => error("elicitation/create was answered with something else").into(),
+            Err(e) => error(format!("elicitation/create failed: {e}")).into(),
         }
     }
 }
