@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::{
-    Config, IdpConfig, OAuthConfig, OAuthGrant, PolicyConfig, PrivateKey, RestartPolicy,
+    Assertion, Config, IdpConfig, OAuthConfig, OAuthGrant, PolicyConfig, PrivateKey, RestartPolicy,
     ServerConfig, SigningAlgorithm, TransportKind,
 };
 use crate::runtime::{
@@ -65,7 +65,7 @@ pub async fn run(args: ConformanceArgs) -> ExitCode {
     ));
     std::env::set_var("XDG_STATE_HOME", &state);
     let server = server_config(&args.url, &scenario, &context);
-    let code = drive(&server, &scenario).await;
+    let code = drive(&server, &scenario, &context).await;
     let _ = std::fs::remove_dir_all(&state);
     code
 }
@@ -92,6 +92,11 @@ fn server_config(url: &str, scenario: &str, context: &Value) -> ServerConfig {
             Some(_) | None => None,
         };
     }
+    // Workload identity: the platform's token for this workload (the suite's valid one).
+    if let Some(token) = text("valid_jwt") {
+        oauth.grant = OAuthGrant::WorkloadIdentity;
+        oauth.assertion = Some(Assertion::Token(token));
+    }
     if let (Some(issuer), Some(token_endpoint), Some(client_id), Some(id_token)) = (
         text("idp_issuer"),
         text("idp_token_endpoint"),
@@ -111,7 +116,7 @@ fn server_config(url: &str, scenario: &str, context: &Value) -> ServerConfig {
     server
 }
 
-async fn drive(server: &ServerConfig, scenario: &str) -> ExitCode {
+async fn drive(server: &ServerConfig, scenario: &str, context: &Value) -> ExitCode {
     let config = Config::from_servers(vec![server.clone()], PolicyConfig::default());
     let (events, mut stream) = AgentRuntimeFactory::events();
     // The operator's approvals: granted, as `call --yes` does; elicitations: accepted with the
@@ -145,7 +150,14 @@ async fn drive(server: &ServerConfig, scenario: &str) -> ExitCode {
     };
     let report = runtime.wait_for_server(SERVER).await;
     let code = match ready(&runtime, server, report).await {
-        Ok(()) => call_first(&runtime, server, scenario).await,
+        Ok(()) => {
+            call_all(
+                &runtime,
+                server,
+                &planned_calls(&runtime, scenario, context),
+            )
+            .await
+        }
         Err(why) => {
             output::error_line(&format!("conformance: the server did not start ({why})"));
             ExitCode::from(1)
@@ -221,24 +233,96 @@ async fn follow(url: &str) -> Result<(), String> {
         .map_err(|e| format!("following the authorization URL: {e}"))
 }
 
-/// Calls the server's first tool through the runtime (and its gate): `{"a":2,"b":3}` for
-/// `tools_call`, `{}` otherwise. A call refused for scope gets a step-up login and is made again.
-async fn call_first(runtime: &AgentRuntime, server: &ServerConfig, scenario: &str) -> ExitCode {
-    // The first tool the server listed, as registered (its qualified name).
-    let Some(first) = runtime.server_tool_names(SERVER).into_iter().next() else {
-        return ExitCode::SUCCESS;
+/// Scenarios whose server lists tools and answers no call (`tools/call` is -32601 there): the
+/// listing is all they check.
+const LIST_ONLY: &[&str] = &["json-schema-ref-no-deref"];
+
+/// The calls an operator makes in this scenario, as (the server's tool name, arguments): none for
+/// [`LIST_ONLY`], the ones the suite names in its context (`toolCalls`, an argument given as
+/// `null` left out, as an operator leaves an optional field empty), else every tool the server listed, in its order,
+/// with the arguments the call editor starts from (each `default`, an empty value for the other
+/// required properties) or the scenario's own: `{"a":2,"b":3}` for `tools_call`, and for
+/// `json-schema-2020-12-preservation` the focal tool's input schema as this client holds it,
+/// handed back to the echo tool.
+fn planned_calls(runtime: &AgentRuntime, scenario: &str, context: &Value) -> Vec<(String, Value)> {
+    if LIST_ONLY.contains(&scenario) {
+        return Vec::new();
+    }
+    if let Some(Value::Array(calls)) = context.get("toolCalls") {
+        return calls
+            .iter()
+            .filter_map(|call| {
+                let name = call.get("name")?.as_str()?.to_string();
+                let mut arguments = call.get("arguments").cloned().unwrap_or(json!({}));
+                if let Value::Object(given) = &mut arguments {
+                    given.retain(|_, value| !value.is_null());
+                }
+                Some((name, arguments))
+            })
+            .collect();
+    }
+    let tools: Vec<_> = runtime
+        .tools()
+        .into_iter()
+        .filter(|t| t.origin.as_ref().is_some_and(|o| o.server == SERVER))
+        .collect();
+    let schema_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.origin.as_ref().is_some_and(|o| o.tool == name))
+            .map(|t| t.input_schema.to_value())
     };
+    if scenario == "json-schema-2020-12-preservation" {
+        if let Some(schema) = schema_of("json_schema_2020_12_tool") {
+            return vec![("json_schema_echo".into(), json!({ "schema": schema }))];
+        }
+    }
+    runtime
+        .server_tool_names(SERVER)
+        .into_iter()
+        .map(|name| {
+            let arguments = match scenario {
+                "tools_call" => json!({"a": 2, "b": 3}),
+                _ => schema_of(&name)
+                    .map(|schema| crate::tool::schema::defaults_skeleton(&schema))
+                    .unwrap_or(json!({})),
+            };
+            (name, arguments)
+        })
+        .collect()
+}
+
+/// Makes each planned call through the runtime (and its gate), in order, each whatever the one
+/// before it gave: fails when any did.
+async fn call_all(
+    runtime: &AgentRuntime,
+    server: &ServerConfig,
+    calls: &[(String, Value)],
+) -> ExitCode {
+    let mut code = ExitCode::SUCCESS;
+    for (name, arguments) in calls {
+        if call_one(runtime, server, name, arguments).await.is_err() {
+            code = ExitCode::from(1);
+        }
+    }
+    code
+}
+
+/// Calls the server's tool `name` (its own name) through the runtime. A call refused for scope
+/// gets a step-up login and is made again.
+async fn call_one(
+    runtime: &AgentRuntime,
+    server: &ServerConfig,
+    name: &str,
+    arguments: &Value,
+) -> Result<(), ()> {
     let Some(tool) = runtime.tools().into_iter().find(|t| {
         t.origin
             .as_ref()
-            .is_some_and(|o| o.server == SERVER && o.tool == first)
+            .is_some_and(|o| o.server == SERVER && o.tool == name)
     }) else {
-        output::error_line(&format!("conformance: tool {first} was not registered"));
-        return ExitCode::from(1);
-    };
-    let arguments = match scenario {
-        "tools_call" => json!({"a": 2, "b": 3}),
-        _ => json!({}),
+        output::error_line(&format!("conformance: tool {name} was not registered"));
+        return Err(());
     };
     let mut logins = 0;
     loop {
@@ -247,18 +331,18 @@ async fn call_first(runtime: &AgentRuntime, server: &ServerConfig, scenario: &st
             .await;
         if outcome.status == CallStatus::Ok {
             output::print(&format!("{}\n", output::safe_text(&outcome.result.text)));
-            return ExitCode::SUCCESS;
+            return Ok(());
         }
         if logins < MAX_LOGINS && step_up_pending(server).is_some() {
             logins += 1;
             if let Err(why) = login(server).await {
                 output::error_line(&format!("conformance: step-up login failed: {why}"));
-                return ExitCode::from(1);
+                return Err(());
             }
             let report = runtime.restart_server(server).await;
             if report.status != ServerStatus::Ready {
                 output::error_line("conformance: the server did not start again after the step-up");
-                return ExitCode::from(1);
+                return Err(());
             }
             continue;
         }
@@ -268,6 +352,6 @@ async fn call_first(runtime: &AgentRuntime, server: &ServerConfig, scenario: &st
             outcome.status.as_str(),
             output::safe_text(&outcome.result.text)
         ));
-        return ExitCode::from(1);
+        return Err(());
     }
 }
