@@ -384,3 +384,31 @@ fn headless_elicitation_is_declined_or_answered_with_defaults() {
     );
     assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
 }
+
+#[test]
+fn a_2026_prompt_that_asks_inside_its_result_is_answered_headless() {
+    // `greet` asks whom to greet inside its `prompts/get` result (`input_required`, SEP-2322):
+    // the same answers as a question sent on its own, then the prompt again with the answer.
+    let m = marker("greet");
+    let mut yaml = String::from("mcp:\n  servers:\n");
+    yaml.push_str(&demo_server("live", &["--live-tools"], "", &m));
+    let cfg = write_config(&yaml);
+    let path = Some(cfg.path.as_path());
+    let out = run(
+        &["prompt", "greet", "--elicitation", "defaults", "--json"],
+        path,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        stdout_json(&out)["messages"][0]["text"],
+        "Say hello to operator."
+    );
+    // Declined (no operator to ask): the server's refusal, said.
+    let out = run(&["prompt", "greet"], path);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the question was not answered"),
+        "{out:?}"
+    );
+    assert!(wait_gone(&m, Duration::from_secs(2)).is_empty());
+}

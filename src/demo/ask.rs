@@ -5,16 +5,19 @@
 //! On a 2026-07-28 session the question goes inside the call's result (`input_required`,
 //! SEP-2322: the client answers and calls again with the answer); on an older one (`--legacy`,
 //! or a client that negotiated 2025-11-25) as an `elicitation/create` request of its own.
-//! Separate from `live.rs` because it is the one demo tool that waits on the operator.
+//! The prompt `greet` (also with `--live-tools`) asks whom to greet the same way on a 2026-07-28
+//! session (`prompts/get` answered `input_required`); older sessions get the operator greeted.
+//! Separate from `live.rs` because these wait on the operator.
 
 use rmcp::handler::server::tool::InputResponses;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ClientResult, ContentBlock, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequiredResult, ServerRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, InputRequest, InputRequiredResult,
+    Prompt, PromptMessage, Role, ServerRequest,
 };
-use rmcp::{tool, tool_router, Peer, RoleServer};
+use rmcp::{tool, tool_router, ErrorData, Peer, RoleServer};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -53,6 +56,86 @@ fn text(text: impl Into<String>) -> CallToolResult {
 
 fn error(text: impl Into<String>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+/// Whether `peer`'s session is older than 2026-07-28 (or the server speaks only 2025-11-25): a
+/// question goes as a request of its own there, not inside a result.
+fn legacy_session(server: &DemoServer, peer: &Peer<RoleServer>) -> bool {
+    server.opts.legacy
+        || peer
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.as_str() < ASKS_IN_RESULTS)
+}
+
+/// The question `greet` asks: whom to greet, "operator" unless the operator says otherwise.
+fn whom() -> Result<ElicitRequest, serde_json::Error> {
+    let schema: ElicitationSchema = serde_json::from_value(json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "description": "Whom to greet", "default": "operator"}
+        },
+        "required": ["name"]
+    }))?;
+    Ok(ElicitRequest::new(
+        ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Whom should the greeting be for?".into(),
+            requested_schema: schema,
+        },
+    ))
+}
+
+impl DemoServer {
+    /// The prompt `greet`, as listed.
+    pub(super) fn greet_prompt() -> Prompt {
+        Prompt::new(
+            "greet",
+            Some("A greeting for someone: on 2026-07-28 it asks whom first (inside its result)."),
+            None,
+        )
+    }
+
+    /// `prompts/get greet`: asks whom to greet inside the result on a 2026-07-28 session (then
+    /// greets whom the answer names), greets the operator on an older one.
+    pub(super) fn greet(
+        &self,
+        request: GetPromptRequestParams,
+        peer: &Peer<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let greeting = |name: &str| {
+            GetPromptResponse::from(
+                GetPromptResult::new(vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Say hello to {name}."),
+                )])
+                .with_description("A greeting."),
+            )
+        };
+        if let Some(answer) = request.input_responses.and_then(|mut r| r.remove(QUESTION)) {
+            let answer: ElicitResult = serde_json::from_value(answer)
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+            let name = match (&answer.action, &answer.content) {
+                (ElicitationAction::Accept, Some(content)) => content
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("operator")
+                    .to_string(),
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "nobody to greet: the question was not answered",
+                        None,
+                    ))
+                }
+            };
+            return Ok(greeting(&name));
+        }
+        if legacy_session(self, peer) {
+            return Ok(greeting("the operator"));
+        }
+        let question = whom().map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let asked = [(QUESTION.to_string(), InputRequest::Elicitation(question))];
+        Ok(InputRequiredResult::new(Some(asked.into_iter().collect()), None).into())
+    }
 }
 
 /// The tool's answer: what the operator replied.
@@ -105,11 +188,7 @@ impl DemoServer {
             message,
             requested_schema,
         });
-        let legacy = self.opts.legacy
-            || peer
-                .peer_info()
-                .is_some_and(|info| info.protocol_version.as_str() < ASKS_IN_RESULTS);
-        if !legacy {
+        if !legacy_session(self, &peer) {
             let asked = [(QUESTION.to_string(), InputRequest::Elicitation(request))];
             return InputRequiredResult::new(Some(asked.into_iter().collect()), None).into();
         }

@@ -1,7 +1,7 @@
 //! The demo server's resources and prompts: a readme (text), a logo (a PNG blob), every note as
 //! `demo://notes/{title}` (also a template, with completions over the titles), generated
 //! resources for `--extra-resources` (listed in pages), and the prompts `summarize` (a note,
-//! with completions) and `hello`. Subscriptions: `subscriptions/listen` on 2026-07-28 sessions,
+//! with completions) and `hello` (and `greet` with `--live-tools`, `ask.rs`). Subscriptions: `subscriptions/listen` on 2026-07-28 sessions,
 //! `resources/subscribe` on older ones; writing or deleting a note sends
 //! `notifications/resources/updated` for it and `notifications/resources/list_changed`.
 //!
@@ -201,21 +201,26 @@ impl DemoServer {
     }
 
     pub(super) fn prompts(&self) -> ListPromptsResult {
-        ListPromptsResult::with_all_items(vec![
-            Prompt::new(
-                "summarize",
-                Some(self.shown("Summarize a note.")),
-                Some(vec![
-                    PromptArgument::new("title")
-                        .with_description("The note (completions offer the titles).")
-                        .with_required(true),
-                    PromptArgument::new("style")
-                        .with_description("short or detailed (default short).")
-                        .with_required(false),
-                ]),
-            ),
-            Prompt::new("hello", Some("A greeting, no arguments."), None),
-        ])
+        ListPromptsResult::with_all_items(
+            [
+                Prompt::new(
+                    "summarize",
+                    Some(self.shown("Summarize a note.")),
+                    Some(vec![
+                        PromptArgument::new("title")
+                            .with_description("The note (completions offer the titles).")
+                            .with_required(true),
+                        PromptArgument::new("style")
+                            .with_description("short or detailed (default short).")
+                            .with_required(false),
+                    ]),
+                ),
+                Prompt::new("hello", Some("A greeting, no arguments."), None),
+            ]
+            .into_iter()
+            .chain(self.opts.live_tools.then(DemoServer::greet_prompt))
+            .collect(),
+        )
     }
 
     pub(super) fn prompt(

@@ -346,8 +346,11 @@ impl ServerHandler for DemoServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.opts.live_tools && request.name == "greet" {
+            return self.greet(request, &context.peer);
+        }
         self.prompt(request).map(GetPromptResponse::from)
     }
 

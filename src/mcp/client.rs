@@ -15,6 +15,8 @@ mod handshake;
 mod listing;
 mod mrtr;
 
+pub(crate) use mrtr::Retried;
+
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -506,8 +508,16 @@ impl McpClient for DefaultMcpClient {
         let mut params = CallToolRequestParams::new(tool.to_string());
         // Kept for a tool that turns out to run only as a task (`tasks.rs`).
         params.arguments = Some(arguments.clone());
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        match self.request(request, Some(&cancel), progress.clone()).await {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let answer = match self.request(request, Some(&cancel), progress.clone()).await {
+            // The server asks for something first (2026-07-28): answered, and called again.
+            Ok(asked @ ServerResult::InputRequiredResult(_)) => {
+                let call = mrtr::Retried::Call(params);
+                self.go_on(&call, asked, &cancel, &progress).await
+            }
+            answer => answer,
+        };
+        match answer {
             Ok(ServerResult::CallToolResult(result)) if Self::task_required_result(&result) => {
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
@@ -515,10 +525,6 @@ impl McpClient for DefaultMcpClient {
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(ServerResult::InputRequiredResult(asked)) => {
-                self.call_answering(tool, arguments, asked, cancel, progress)
-                    .await
-            }
             Ok(other) => Err(McpError::Protocol(format!(
                 "tools/call was answered with {}",
                 result_kind(&other)

@@ -5,14 +5,14 @@
 //! Completions for prompt arguments are `McpResourceClient::complete` with a prompt target.
 
 use rmcp::model::{
-    ClientRequest, ContentBlock, GetPromptRequest, GetPromptRequestParams, JsonObject,
-    ListPromptsRequest, PaginatedRequestParams, Role, ServerResult,
+    ClientRequest, ContentBlock, GetPromptRequestParams, JsonObject, ListPromptsRequest,
+    PaginatedRequestParams, Role, ServerResult,
 };
 use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{DefaultMcpClient, McpClient, McpError};
+use super::client::{DefaultMcpClient, McpClient, McpError, Retried};
 use crate::tool::ProgressSink;
 
 /// One argument a prompt takes.
@@ -173,9 +173,9 @@ impl McpPromptClient for DefaultMcpClient {
         if !arguments.is_empty() {
             params = params.with_arguments(arguments);
         }
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let request = Retried::Prompt(params);
         match self
-            .request(request, Some(&cancel), ProgressSink::none())
+            .request_answering(request, &cancel, ProgressSink::none())
             .await?
         {
             ServerResult::GetPromptResult(result) => Ok(PromptMessages {
@@ -193,9 +193,6 @@ impl McpPromptClient for DefaultMcpClient {
                     })
                     .collect(),
             }),
-            ServerResult::InputRequiredResult(_) => Err(McpError::Protocol(
-                "prompts/get: the server asks for more input first, which aimon-console does not answer".into(),
-            )),
             _ => Err(McpError::Protocol(
                 "prompts/get was answered with something other than messages".into(),
             )),

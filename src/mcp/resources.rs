@@ -15,14 +15,13 @@ use base64::Engine;
 use rmcp::model::{
     ArgumentInfo, ClientRequest, CompleteRequest, CompleteRequestParams, CompletionContext,
     ListResourceTemplatesRequest, ListResourcesRequest, PaginatedRequestParams,
-    ReadResourceRequest, ReadResourceRequestParams, Reference, ResourceContents, ServerResult,
-    SubscribeRequest, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequest,
-    UnsubscribeRequestParams,
+    ReadResourceRequestParams, Reference, ResourceContents, ServerResult, SubscribeRequest,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequest, UnsubscribeRequestParams,
 };
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{DefaultMcpClient, McpClient, McpError};
+use super::client::{DefaultMcpClient, McpClient, McpError, Retried};
 use crate::tool::ProgressSink;
 
 /// Most pages of a listing followed before giving up (a server looping on cursors).
@@ -334,19 +333,14 @@ impl McpResourceClient for DefaultMcpClient {
         uri: &str,
         cancel: CancellationToken,
     ) -> Result<Vec<ResourceContent>, McpError> {
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
+        let request = Retried::Read(ReadResourceRequestParams::new(uri));
         match self
-            .request(request, Some(&cancel), ProgressSink::none())
+            .request_answering(request, &cancel, ProgressSink::none())
             .await?
         {
             ServerResult::ReadResourceResult(result) => {
                 result.contents.into_iter().map(content).collect()
             }
-            ServerResult::InputRequiredResult(_) => Err(McpError::Protocol(
-                "resources/read: the server asks for more input first, which aimon-console does not answer".into(),
-            )),
             _ => Err(McpError::Protocol(
                 "resources/read was answered with something other than contents".into(),
             )),

@@ -1,65 +1,128 @@
 //! Multi round-trip requests (2026-07-28, SEP-2322): a server that needs something from the
-//! client while it runs a tool (a model's answer, the operator's, the roots) answers the
-//! `tools/call` with `input_required` and what it needs. Each request is answered by the
-//! session's own handler, exactly as the same request sent on its own would be (the console's
-//! sampling or elicitation modal, or the gateway's host whose call it is), and the call is
-//! made again with the answers and the server's `requestState`, up to
-//! [`DEFAULT_MRTR_MAX_ROUNDS`] times.
+//! client while it runs a tool, renders a prompt or reads a resource (a model's answer, the
+//! operator's, the roots) answers the `tools/call`, `prompts/get` or `resources/read` with
+//! `input_required` and what it needs. Each request is answered by the session's own handler,
+//! exactly as the same request sent on its own would be (the console's sampling or elicitation
+//! modal, or the gateway's host whose call it is), and the request is made again with the
+//! answers and the server's `requestState`, up to [`DEFAULT_MRTR_MAX_ROUNDS`] times.
 
 // Sampling and roots are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, InputRequest,
-    InputRequiredResult, InputResponses, JsonObject, NumberOrString, ServerResult,
-    DEFAULT_MRTR_MAX_ROUNDS,
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetPromptRequest,
+    GetPromptRequestParams, InputRequest, InputRequiredResult, InputResponses, NumberOrString,
+    ReadResourceRequest, ReadResourceRequestParams, ServerResult, DEFAULT_MRTR_MAX_ROUNDS,
 };
 use rmcp::service::RequestContext;
 use rmcp::ClientHandler;
 use tokio_util::sync::CancellationToken;
 
-use super::{result_kind, DefaultMcpClient, McpError};
+use super::{DefaultMcpClient, McpError};
 use crate::tool::ProgressSink;
 
-impl DefaultMcpClient {
-    /// Goes on with `tools/call` of `tool` after the server asked for `asked`: answers it,
-    /// calls again, until the server gives the tool's result.
-    pub(super) async fn call_answering(
-        &self,
-        tool: &str,
-        arguments: JsonObject,
-        mut asked: InputRequiredResult,
-        cancel: CancellationToken,
-        progress: ProgressSink,
-    ) -> Result<CallToolResult, McpError> {
-        for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
-            let mut params = CallToolRequestParams::new(tool.to_string());
-            params.arguments = Some(arguments.clone());
-            params.input_responses = self.answer(asked.input_requests.take(), &cancel).await?;
-            params.request_state = asked.request_state.take();
-            if params.input_responses.is_none() && params.request_state.is_none() {
-                return Err(McpError::Protocol(
-                    "tools/call was answered input_required with nothing to answer".into(),
-                ));
+/// A request that may be answered `input_required`: it can be made again carrying the answers
+/// and the server's state.
+pub(crate) enum Retried {
+    Call(CallToolRequestParams),
+    Prompt(GetPromptRequestParams),
+    Read(ReadResourceRequestParams),
+}
+
+impl Retried {
+    fn method(&self) -> &'static str {
+        match self {
+            Retried::Call(_) => "tools/call",
+            Retried::Prompt(_) => "prompts/get",
+            Retried::Read(_) => "resources/read",
+        }
+    }
+
+    /// The request again, with this round's answers and state (and nothing of an earlier one).
+    fn again(&self, answers: Option<InputResponses>, state: Option<String>) -> ClientRequest {
+        match self {
+            Retried::Call(params) => {
+                let mut params = params.clone();
+                params.input_responses = answers;
+                params.request_state = state;
+                ClientRequest::CallToolRequest(CallToolRequest::new(params))
             }
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            match self
-                .request(request, Some(&cancel), progress.clone())
-                .await?
-            {
-                ServerResult::CallToolResult(result) => return Ok(result),
-                ServerResult::InputRequiredResult(again) => asked = again,
-                other => {
-                    return Err(McpError::Protocol(format!(
-                        "tools/call was answered with {}",
-                        result_kind(&other)
-                    )))
-                }
+            Retried::Prompt(params) => {
+                let mut params = params.clone();
+                params.input_responses = answers;
+                params.request_state = state;
+                ClientRequest::GetPromptRequest(GetPromptRequest::new(params))
+            }
+            Retried::Read(params) => {
+                let mut params = params.clone();
+                params.input_responses = answers;
+                params.request_state = state;
+                ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params))
             }
         }
-        Err(McpError::Protocol(format!(
-            "tools/call still wanted input after {DEFAULT_MRTR_MAX_ROUNDS} rounds"
-        )))
+    }
+}
+
+impl DefaultMcpClient {
+    /// Makes `request`, and while the server answers `input_required`, answers what it asked
+    /// and makes it again: the server's last answer, whatever its kind.
+    pub(crate) async fn request_answering(
+        &self,
+        request: Retried,
+        cancel: &CancellationToken,
+        progress: ProgressSink,
+    ) -> Result<ServerResult, McpError> {
+        let first = request.again(None, None);
+        let answer = self.request(first, Some(cancel), progress.clone()).await?;
+        self.go_on(&request, answer, cancel, &progress).await
+    }
+
+    /// While `answer` is `input_required`: answers what it asks and makes `request` again.
+    pub(super) async fn go_on(
+        &self,
+        request: &Retried,
+        mut answer: ServerResult,
+        cancel: &CancellationToken,
+        progress: &ProgressSink,
+    ) -> Result<ServerResult, McpError> {
+        for _ in 0..DEFAULT_MRTR_MAX_ROUNDS {
+            let ServerResult::InputRequiredResult(asked) = answer else {
+                return Ok(answer);
+            };
+            answer = self.answer_round(request, asked, cancel, progress).await?;
+        }
+        match answer {
+            ServerResult::InputRequiredResult(_) => Err(McpError::Protocol(format!(
+                "{} still wanted input after {DEFAULT_MRTR_MAX_ROUNDS} rounds",
+                request.method()
+            ))),
+            answer => Ok(answer),
+        }
+    }
+
+    /// One round: answers what the server asked and makes the request again with the answers
+    /// and its state.
+    async fn answer_round(
+        &self,
+        request: &Retried,
+        mut asked: InputRequiredResult,
+        cancel: &CancellationToken,
+        progress: &ProgressSink,
+    ) -> Result<ServerResult, McpError> {
+        let answers = self.answer(asked.input_requests.take(), cancel).await?;
+        let state = asked.request_state.take();
+        if answers.is_none() && state.is_none() {
+            return Err(McpError::Protocol(format!(
+                "{} was answered input_required with nothing to answer",
+                request.method()
+            )));
+        }
+        self.request(
+            request.again(answers, state),
+            Some(cancel),
+            progress.clone(),
+        )
+        .await
     }
 
     /// The answers to what the server asked, by its keys (`None` when it asked nothing).
