@@ -34,6 +34,7 @@ use super::store::{StepUp, TokenStore};
 use super::{unattended, MAX_STEP_UP_LOGINS};
 use crate::config::ServerConfig;
 use crate::mcp::transport::http::headers;
+use crate::mcp::transport::http_pages::ToolPages;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -41,11 +42,13 @@ type HttpError = StreamableHttpError<reqwest::Error>;
 /// rmcp refreshes interactive ones itself, 30 s ahead).
 const UNATTENDED_MARGIN: Duration = Duration::from_secs(30);
 
-/// The HTTP client of one server: plain, or with OAuth.
+/// The HTTP client of one server: plain, or with OAuth; its `tools/list` pages read entry by
+/// entry (`http_pages.rs`).
 #[derive(Clone)]
 pub struct ServerHttpClient {
     plain: reqwest::Client,
     oauth: Option<Arc<OAuthLayer>>,
+    pages: ToolPages,
 }
 
 struct OAuthLayer {
@@ -64,7 +67,7 @@ struct OAuthLayer {
 impl ServerHttpClient {
     /// The client for `config`: with OAuth unless it sends its own credentials
     /// (`bearer_token` or an `Authorization` header) or is not Streamable HTTP.
-    pub fn new(config: &ServerConfig, plain: reqwest::Client) -> Self {
+    pub fn new(config: &ServerConfig, plain: reqwest::Client, pages: ToolPages) -> Self {
         let oauth = super::applies(config).then(|| {
             Arc::new(OAuthLayer {
                 config: config.clone(),
@@ -74,7 +77,11 @@ impl ServerHttpClient {
                 step_up: AtomicBool::new(false),
             })
         });
-        ServerHttpClient { plain, oauth }
+        ServerHttpClient {
+            plain,
+            oauth,
+            pages,
+        }
     }
 }
 
@@ -321,42 +328,48 @@ impl StreamableHttpClient for ServerHttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let method = method_of(&message);
-        self.run(method, |client| {
-            let (uri, message, session_id, auth_header, custom_headers) = (
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                auth_header.clone(),
-                custom_headers.clone(),
-            );
-            async move {
-                match client {
-                    Client::Plain(c) => {
-                        c.post_message_with_response_limits(
-                            uri,
-                            message,
-                            session_id,
-                            auth_header,
-                            custom_headers,
-                            limits,
-                        )
-                        .await
-                    }
-                    Client::OAuth(c) => {
-                        c.post_message_with_response_limits(
-                            uri,
-                            message,
-                            session_id,
-                            auth_header,
-                            custom_headers,
-                            limits,
-                        )
-                        .await
+        let list = ToolPages::list_id(&message);
+        let answer = self
+            .run(method, |client| {
+                let (uri, message, session_id, auth_header, custom_headers) = (
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    auth_header.clone(),
+                    custom_headers.clone(),
+                );
+                async move {
+                    match client {
+                        Client::Plain(c) => {
+                            c.post_message_with_response_limits(
+                                uri,
+                                message,
+                                session_id,
+                                auth_header,
+                                custom_headers,
+                                limits,
+                            )
+                            .await
+                        }
+                        Client::OAuth(c) => {
+                            c.post_message_with_response_limits(
+                                uri,
+                                message,
+                                session_id,
+                                auth_header,
+                                custom_headers,
+                                limits,
+                            )
+                            .await
+                        }
                     }
                 }
-            }
-        })
-        .await
+            })
+            .await;
+        match list {
+            Some(id) => self.pages.answer(id, answer),
+            None => answer,
+        }
     }
 
     async fn delete_session(
@@ -463,6 +476,7 @@ impl StreamableHttpClient for ServerHttpClient {
 pub fn streamable_http(
     config: &ServerConfig,
     client: reqwest::Client,
+    pages: ToolPages,
 ) -> StreamableHttpClientTransport<ServerHttpClient> {
     let mut transport =
         StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
@@ -471,7 +485,10 @@ pub fn streamable_http(
     if let Some(token) = &config.bearer_token {
         transport = transport.auth_header(token.clone());
     }
-    StreamableHttpClientTransport::with_client(ServerHttpClient::new(config, client), transport)
+    StreamableHttpClientTransport::with_client(
+        ServerHttpClient::new(config, client, pages),
+        transport,
+    )
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! (`starter.rs`). Failures are classified by type (`transport::http::classify`): refused, DNS,
 //! TLS, HTTP status, timeout, else protocol error.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
@@ -13,6 +13,8 @@ use crate::mcp::client::{DefaultMcpClient, HandshakeError};
 use crate::mcp::events::{FailureClass, StartPhase};
 use crate::mcp::notify::NotificationTap;
 use crate::mcp::transport::http::{self, ConnectWatch, HttpFailure};
+use crate::mcp::transport::http_pages::ToolPages;
+use crate::mcp::transport::issues::StdoutIssues;
 use crate::mcp::transport::sse::SseTransport;
 use crate::mcp::transport::tap::Tapped;
 
@@ -32,12 +34,15 @@ pub(super) async fn start_streamable_http(
                 .await
         }
     };
+    // The entries of tools/list pages read here wait for the client beside the answer.
+    let issues = Arc::new(Mutex::new(StdoutIssues::default()));
+    let pages = ToolPages::new(issues.clone());
     let transport = Tapped::new(
-        crate::mcp::auth::streamable_http(config, client),
+        crate::mcp::auth::streamable_http(config, client, pages),
         &config.name,
         tap,
     );
-    handshake(starter, transport, Some(&watch)).await
+    handshake(starter, transport, Some(&watch), issues).await
 }
 
 /// Starts a legacy `sse` server: its connect phase ends with the `endpoint` event.
@@ -79,7 +84,8 @@ pub(super) async fn start_sse(starter: &Starter<'_>, tap: NotificationTap) -> St
     };
     starter.finish(StartPhase::Connect);
     starter.enter(StartPhase::Handshake);
-    handshake(starter, Tapped::new(transport, &config.name, tap), None).await
+    let tapped = Tapped::new(transport, &config.name, tap);
+    handshake(starter, tapped, None, Arc::default()).await
 }
 
 fn build_failure(e: http::ClientBuildError) -> HttpFailure {
@@ -96,6 +102,7 @@ async fn handshake<T>(
     starter: &Starter<'_>,
     transport: T,
     watch: Option<&ConnectWatch>,
+    issues: Arc<Mutex<StdoutIssues>>,
 ) -> StartOutcome
 where
     T: Transport<RoleClient> + 'static,
@@ -107,7 +114,7 @@ where
         transport,
         None,
         config.request_timeout,
-        Arc::default(),
+        issues,
         starter.options,
     );
     tokio::pin!(handshake);

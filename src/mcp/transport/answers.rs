@@ -192,6 +192,25 @@ struct ListAnswer<'a> {
     result: &'a RawValue,
 }
 
+/// The answer to a `tools/list` whose id is `wanted`, read entry by entry (`tool_page.rs`):
+/// the answer with the page's tools left out, and the entries. `None` for anything else (an
+/// error, another request's answer, a result that is no page).
+pub fn read_list_answer(
+    bytes: &[u8],
+    wanted: impl Fn(&RequestId) -> bool,
+) -> Option<(ServerJsonRpcMessage, PageEntries)> {
+    let answer = serde_json::from_slice::<ListAnswer<'_>>(bytes)
+        .ok()
+        .filter(|a| wanted(&a.id))?;
+    let read = read_page(answer.result)?;
+    let message = JsonRpcMessage::Response(JsonRpcResponse {
+        jsonrpc: answer.jsonrpc,
+        id: answer.id,
+        result: ServerResult::ListToolsResult(read.page),
+    });
+    Some((message, read.entries))
+}
+
 /// Classifies one line as [`classify_line`] does, reading an answer as the kind of result its
 /// request asked for: a `tools/call` answer as a tool's result straight away (rmcp's general
 /// read tries every kind of result in turn, fifteen before a tool's, each formatting its
@@ -215,18 +234,12 @@ pub fn classify_answer(line: &[u8], pending: &Pending) -> LineKind {
         }
     }
     if pending.lists_in_flight() {
-        let page = serde_json::from_slice::<ListAnswer<'_>>(trimmed)
-            .ok()
-            .filter(|a| pending.asked(&a.id) == Some(Asked::ListTools))
-            .and_then(|a| Some((a.jsonrpc, a.id, read_page(a.result)?)));
-        if let Some((jsonrpc, id, read)) = page {
-            pending.answered(&id);
-            let message = JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc,
-                id,
-                result: ServerResult::ListToolsResult(read.page),
-            });
-            return LineKind::ToolPage(Box::new(message), read.entries);
+        let page = read_list_answer(trimmed, |id| pending.asked(id) == Some(Asked::ListTools));
+        if let Some((message, entries)) = page {
+            if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = &message {
+                pending.answered(id);
+            }
+            return LineKind::ToolPage(Box::new(message), entries);
         }
     }
     let kind = classify_line(line);

@@ -7,6 +7,7 @@ pub mod discover;
 pub mod ended;
 pub mod era;
 pub mod http;
+pub mod http_pages;
 pub mod issues;
 pub mod lines;
 pub mod outbound;
