@@ -80,7 +80,8 @@ pub struct WireArgs {
     #[arg(long, value_name = "BYTES")]
     pub huge_answer: Option<usize>,
     /// Add malformed entries to the tool list: no inputSchema, one that is a string, one that is
-    /// an array, an entry without a name, an entry that is not an object.
+    /// an array, an entry without a name, an entry that is not an object (over stdio, and over
+    /// --http too).
     #[arg(long)]
     pub malformed_tools: bool,
     /// List `echo` a second time (with another description).

@@ -97,6 +97,9 @@ pub struct DemoServerArgs {
     /// closes them.
     #[arg(long, requires = "http")]
     pub http_hang: bool,
+    /// With --http: answer each request with one JSON body instead of an SSE stream.
+    #[arg(long, requires = "http")]
+    pub http_json: bool,
     /// With --http: answer a request with 200 and headers promising a JSON body, send part of
     /// the body, then close the connection.
     #[arg(long, requires = "http")]
@@ -176,6 +179,8 @@ impl DemoServerArgs {
             unauthorized_on: self.http_401_on.clone(),
             socket,
             oauth,
+            malformed_tools: self.wire.malformed_tools,
+            json_answers: self.http_json,
         }
     }
 }

@@ -22,12 +22,13 @@ use tokio::net::TcpListener;
 
 use super::auth::{AuthServer, DemoAuth};
 use super::http_faults::{serve_socket_fault, SocketFault};
+use super::http_listing::with_malformed_tools;
 use super::{DemoError, DemoOptions, DemoServer};
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
 
-type Body = BoxBody<Bytes, Infallible>;
+pub(super) type Body = BoxBody<Bytes, Infallible>;
 
 /// What the HTTP endpoint does besides serving MCP; the default is well-behaved.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +43,11 @@ pub struct HttpFaults {
     pub socket: Option<SocketFault>,
     /// The endpoint wants an OAuth access token from the server's own authorization server.
     pub oauth: Option<DemoAuth>,
+    /// The `tools/list` answer also holds malformed entries (`http_listing.rs`).
+    pub malformed_tools: bool,
+    /// Requests are answered with one JSON body each, not an SSE stream (not a fault: a way
+    /// of answering servers may choose).
+    pub json_answers: bool,
 }
 
 /// Serve the demo tools over Streamable HTTP on `listener`, broken as `faults` say, until the
@@ -62,6 +68,7 @@ pub async fn serve_http(
     if !local.ip().is_loopback() {
         config = config.disable_allowed_hosts();
     }
+    config.json_response = faults.json_answers;
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -147,6 +154,9 @@ async fn route(
             .handle(Request::from_parts(parts, Full::new(body)))
             .await;
     }
+    if faults.malformed_tools {
+        return with_malformed_tools(service, request).await;
+    }
     service.handle(request).await
 }
 
@@ -160,7 +170,7 @@ fn unauthorized(text: &'static str) -> Response<Body> {
     response
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
     *response.status_mut() = status;
     response

@@ -18,6 +18,7 @@ mod extra;
 mod handler;
 mod http;
 mod http_faults;
+mod http_listing;
 mod live;
 mod model;
 mod model_rules;

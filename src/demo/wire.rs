@@ -44,6 +44,18 @@ impl WireFaults {
 /// one that is not an object have none).
 pub const MALFORMED_TOOLS: [&str; 3] = ["no_schema", "string_schema", "array_schema"];
 
+/// Adds the malformed entries of `malformed_tools` to a page's `tools` (over stdio here, over
+/// HTTP in `http.rs`).
+pub fn add_malformed_tools(tools: &mut Vec<Value>) {
+    tools.extend([
+        json!({"name": MALFORMED_TOOLS[0], "description": "no inputSchema"}),
+        json!({"name": MALFORMED_TOOLS[1], "inputSchema": "object"}),
+        json!({"name": MALFORMED_TOOLS[2], "inputSchema": []}),
+        json!({"description": "no name", "inputSchema": {"type": "object"}}),
+        json!(42),
+    ]);
+}
+
 /// Methods of the requests in flight, by the id's JSON text.
 type Asked = Arc<Mutex<HashMap<String, String>>>;
 
@@ -132,13 +144,7 @@ fn rewrite(line: &str, faults: &WireFaults, asked: &Asked) -> Vec<u8> {
                     }
                 }
                 if faults.malformed_tools {
-                    tools.extend([
-                        json!({"name": MALFORMED_TOOLS[0], "description": "no inputSchema"}),
-                        json!({"name": MALFORMED_TOOLS[1], "inputSchema": "object"}),
-                        json!({"name": MALFORMED_TOOLS[2], "inputSchema": []}),
-                        json!({"description": "no name", "inputSchema": {"type": "object"}}),
-                        json!(42),
-                    ]);
+                    add_malformed_tools(tools);
                 }
             }
         }

@@ -147,8 +147,37 @@ async fn a_server_silent_on_discover_is_ready_through_initialize_and_restarts_st
 #[tokio::test]
 async fn malformed_tool_entries_are_skipped_and_named_the_rest_registered() {
     let (r, registry) = fault("malformed-tools", &["--malformed-tools"], Expect::Ready).await;
-    assert_eq!(r.tools, 5, "{r:#?}");
     assert_eq!(faulty_tools(&registry), 5);
+    assert_malformed_named(&r);
+}
+
+#[tokio::test]
+async fn over_http_too_malformed_tool_entries_are_skipped_and_named_the_rest_callable() {
+    // The page comes as an SSE event, or (--http-json) as a JSON body: read entry by entry
+    // either way, as over stdio.
+    for answers in [&[][..], &["--http-json"][..]] {
+        let flags: Vec<&str> = ["--malformed-tools"]
+            .iter()
+            .chain(answers)
+            .copied()
+            .collect();
+        let (_server, url) = demo_http(&flags);
+        let mut faulty = ServerConfig::remote("faulty", TransportKind::StreamableHttp, &url);
+        faulty.request_timeout = TIMEOUT;
+        let manager = McpClientManager::new(null_sink(), NotificationTap::none());
+        let summary = manager.start_all(&[faulty], None).await;
+        let r = &summary.servers[0];
+        assert_eq!(r.status, ServerStatus::Ready, "{answers:?}: {r:#?}");
+        assert_malformed_named(r);
+        let called = echo(&manager, "faulty").await;
+        assert!(called.is_ok(), "{answers:?}: {called:?}");
+        assert!(manager.close_all().await.is_empty());
+    }
+}
+
+/// The faulty server's report: its 5 good tools, and each malformed entry named as skipped.
+fn assert_malformed_named(r: &ServerReport) {
+    assert_eq!(r.tools, 5, "{r:#?}");
     for name in aimon_console::demo::MALFORMED_TOOLS {
         assert!(
             r.warnings
