@@ -11,6 +11,7 @@
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
 
+mod error;
 mod handshake;
 mod listing;
 mod mrtr;
@@ -32,17 +33,17 @@ use rmcp::service::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::events::FailureClass;
 pub use super::handler::{AimonClientHandler, ClientOptions};
 use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
-use super::transport::http;
 use super::transport::lines::StdoutIssues;
 use super::transport::process::{ExitInfo, ServerProcess};
 use super::transport::reaper;
 use super::transport::tool_page::PageEntries;
 use crate::tool::ProgressSink;
+pub use error::McpError;
+use error::{connection_lost, http_answer_error};
 pub use handshake::HandshakeError;
 use listing::Listing;
 
@@ -60,67 +61,6 @@ const CANCEL_SEND_LIMIT: Duration = Duration::from_millis(200);
 const PER_REQUEST_LOGS: &str = "2026-07-28";
 /// After the connection dropped mid-request, how long to wait to learn the exit status.
 const EXIT_SETTLE: Duration = Duration::from_millis(300);
-
-/// Why an MCP request failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum McpError {
-    #[error("server {server} is disconnected")]
-    Disconnected { server: String },
-    #[error("no answer within {}", crate::text::fmt_duration(*.0))]
-    Timeout(Duration),
-    #[error("no answer within the total cap of {} (progress kept the request alive until then)", crate::text::fmt_duration(*.0))]
-    TotalTimeout(Duration),
-    #[error("cancelled")]
-    Cancelled,
-    #[error("server error {code}: {message}")]
-    Server { code: i32, message: String },
-    #[error("protocol error: {0}")]
-    Protocol(String),
-    #[error("transport error: {0}")]
-    Transport(String),
-    /// The server answered, but the answer could not be read: why, in words (the request, the
-    /// size over the limit, the byte that is not UTF-8…).
-    #[error("{0}")]
-    Unreadable(String),
-    /// HTTP: the server answered the request with an error status (401/403: credentials).
-    #[error("{message}{}", credentials_hint(*status))]
-    HttpStatus { status: u16, message: String },
-    /// HTTP: the OAuth client wants a login (no token, a refused one it could not refresh, more
-    /// scope): in words, with the way out.
-    #[error("{0}")]
-    NeedsLogin(String),
-}
-
-impl McpError {
-    pub(super) fn from_service(server: &str, err: ServiceError) -> Self {
-        match err {
-            ServiceError::McpError(data) => McpError::Server {
-                code: data.code.0,
-                message: crate::text::sanitize_line(&data.message, 500),
-            },
-            ServiceError::TransportClosed => McpError::Disconnected {
-                server: server.to_string(),
-            },
-            // The inner error: the wrapper's message names rmcp's transport types.
-            // An OAuth verdict (a login needed, more scope) in words that say what to do.
-            ServiceError::TransportSend(e) => {
-                match super::transport::http::auth_message(&*e.error, server) {
-                    Some((FailureClass::NeedsLogin, message)) => McpError::NeedsLogin(message),
-                    Some((_, message)) => McpError::Transport(message),
-                    None => {
-                        McpError::Transport(crate::text::sanitize_line(&e.error.to_string(), 500))
-                    }
-                }
-            }
-            ServiceError::Timeout { timeout } => McpError::Timeout(timeout),
-            ServiceError::Cancelled { .. } => McpError::Cancelled,
-            ServiceError::UnexpectedResponse => {
-                McpError::Protocol("the server sent an unexpected response".into())
-            }
-            other => McpError::Protocol(other.to_string()),
-        }
-    }
-}
 
 /// What a server said about itself in the handshake.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -561,42 +501,4 @@ fn result_kind(result: &ServerResult) -> String {
         .and_then(|v| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()))
         .map(|keys| format!("a result with fields [{}]", keys.join(", ")))
         .unwrap_or_else(|| "an unexpected result".into())
-}
-
-/// An HTTP answer that is an error status, or that could not be read, as our error; `None` for
-/// anything else. `server` names the server in the message (the client does not know its URL).
-fn http_answer_error(server: &str, err: &(dyn std::error::Error + 'static)) -> Option<McpError> {
-    if let Some(why) = http::unreadable_answer(err) {
-        return Some(McpError::Unreadable(why));
-    }
-    // The OAuth client's verdicts (a login needed) are said by `from_service`, with the way out.
-    if http::auth_message(err, server).is_some() {
-        return None;
-    }
-    let failure = http::classify(err, &format!("server {server}"))
-        .filter(|f| f.class == FailureClass::HttpStatus)?;
-    Some(McpError::HttpStatus {
-        status: failure.http_status?,
-        message: failure.message,
-    })
-}
-
-/// What an error status asks of the operator, for 401 and 403 (after start-up, where the
-/// report's hint is not there to say it).
-fn credentials_hint(status: u16) -> &'static str {
-    match status {
-        401 | 403 => " (set `bearer_token` or an Authorization header; a token may have expired or lost its scope)",
-        _ => "",
-    }
-}
-
-/// Whether a failed request means the connection is gone: it closed, or (Streamable HTTP, which
-/// holds no connection open to notice with) the server could not be reached at all. A slow or
-/// erring server is not gone: timeouts and error answers do not count.
-fn connection_lost(err: &ServiceError) -> bool {
-    match err {
-        ServiceError::TransportClosed => true,
-        ServiceError::TransportSend(e) => super::transport::http::server_gone(&*e.error),
-        _ => false,
-    }
 }
