@@ -23,6 +23,7 @@ pub mod resources;
 pub mod rewake;
 pub mod sampling;
 pub mod session;
+pub mod skills;
 mod start;
 pub mod supervisor;
 mod tasks;

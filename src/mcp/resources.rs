@@ -137,7 +137,7 @@ pub trait McpResourceClient: Send + Sync {
 }
 
 /// A paginated listing request for `cursor`.
-fn paged(cursor: Option<String>) -> Option<PaginatedRequestParams> {
+pub(super) fn paged(cursor: Option<String>) -> Option<PaginatedRequestParams> {
     cursor.map(|c| {
         let mut params = PaginatedRequestParams::default();
         params.cursor = Some(c);

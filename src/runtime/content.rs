@@ -7,6 +7,7 @@
 //! call path: resources and prompts are read, never called.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +20,7 @@ use crate::mcp::prompts::{McpPromptClient, PromptInfo, PromptMessages};
 use crate::mcp::resources::{
     Completion, CompletionTarget, McpResourceClient, ResourceContent, ResourceInfo, TemplateInfo,
 };
+use crate::mcp::skills::{LoadedSkill, McpSkillClient, SkillError, SkillInfo, SKILLS_EXTENSION_ID};
 
 /// Why a resource or prompt request could not be answered.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -35,6 +37,13 @@ pub enum ContentError {
         #[source]
         source: McpError,
     },
+    /// A skill that could not be loaded (not listed, or its `SKILL.md` refused).
+    #[error("{server}: {source}")]
+    Skill {
+        server: String,
+        #[source]
+        source: SkillError,
+    },
 }
 
 /// What a capability check is for.
@@ -43,6 +52,7 @@ enum Offer {
     Resources,
     Prompts,
     Completions,
+    Skills,
 }
 
 impl Offer {
@@ -51,6 +61,7 @@ impl Offer {
             Offer::Resources => "resources",
             Offer::Prompts => "prompts",
             Offer::Completions => "completions",
+            Offer::Skills => "skills (the io.modelcontextprotocol/skills extension)",
         }
     }
 
@@ -59,6 +70,7 @@ impl Offer {
             Offer::Resources => caps.resources.is_some(),
             Offer::Prompts => caps.prompts.is_some(),
             Offer::Completions => caps.completions,
+            Offer::Skills => caps.extensions.iter().any(|e| e == SKILLS_EXTENSION_ID),
         }
     }
 }
@@ -74,6 +86,11 @@ impl AgentRuntime {
     /// The ready servers whose capabilities include resources, in config order.
     pub fn resource_servers(&self) -> Vec<String> {
         self.offering(Offer::Resources)
+    }
+
+    /// The ready servers that declared the skills extension, in config order.
+    pub fn skill_servers(&self) -> Vec<String> {
+        self.offering(Offer::Skills)
     }
 
     /// The ready servers whose capabilities include prompts, in config order.
@@ -246,6 +263,40 @@ impl AgentRuntime {
             .get_prompt(name, arguments, cancel)
             .await
             .map_err(|source| ContentError::Mcp {
+                server: server.to_string(),
+                source,
+            })
+    }
+
+    fn skill_client(&self, server: &str) -> Result<Arc<dyn McpSkillClient>, ContentError> {
+        self.ready_offering(server, Offer::Skills)?;
+        self.manager
+            .skill_client(server)
+            .ok_or_else(|| ContentError::NotReady(server.to_string()))
+    }
+
+    /// Every skill `server` lists (nothing of any skill is read).
+    pub async fn list_skills(&self, server: &str) -> Result<Vec<SkillInfo>, ContentError> {
+        let client = self.skill_client(server)?;
+        client.skills().await.map_err(|source| ContentError::Mcp {
+            server: server.to_string(),
+            source,
+        })
+    }
+
+    /// Loads the skill of `server` whose `SKILL.md` is `uri`: read and verified against the
+    /// listing; refused when it does not match.
+    pub async fn load_skill(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: CancellationToken,
+    ) -> Result<LoadedSkill, ContentError> {
+        let client = self.skill_client(server)?;
+        client
+            .load_skill(uri, cancel)
+            .await
+            .map_err(|source| ContentError::Skill {
                 server: server.to_string(),
                 source,
             })

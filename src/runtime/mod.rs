@@ -63,6 +63,7 @@ pub use crate::mcp::sampling::{
     stop_reason, SamplingAnswer, SamplingAsk, SamplingMessage, SamplingRequest, SamplingRole,
     SamplingTool,
 };
+pub use crate::mcp::skills::{LoadedSkill, SkillFile, SkillInfo};
 pub use crate::mcp::supervisor::Crashes;
 /// rustls' ring provider as the process default, for every HTTPS client (servers and models).
 pub use crate::mcp::transport::process::ExitInfo;

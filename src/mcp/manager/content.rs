@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::McpClientManager;
 use crate::mcp::prompts::McpPromptClient;
 use crate::mcp::resources::McpResourceClient;
+use crate::mcp::skills::McpSkillClient;
 
 impl McpClientManager {
     /// The resource interface of a ready server.
@@ -17,6 +18,14 @@ impl McpClientManager {
             .set()
             .ready(server)
             .map(|s| s.client.clone() as Arc<dyn McpResourceClient>)
+    }
+
+    /// The skill interface of a ready server.
+    pub fn skill_client(&self, server: &str) -> Option<Arc<dyn McpSkillClient>> {
+        self.shared
+            .set()
+            .ready(server)
+            .map(|s| s.client.clone() as Arc<dyn McpSkillClient>)
     }
 
     /// The prompt interface of a ready server.
