@@ -14,7 +14,8 @@ use http::StatusCode;
 
 use super::demo_faults::{Next, ProcessFaults, WireArgs};
 use crate::demo::{
-    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, HttpFaults, SocketFault, MCP_PATH,
+    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, DemoSkills, HttpFaults,
+    SocketFault, MCP_PATH,
 };
 
 /// The line `--garbage-stdout` writes before the protocol starts.
@@ -128,6 +129,12 @@ pub struct DemoServerArgs {
     /// falls back to initialize, and `ask` can send elicitation/create.
     #[arg(long)]
     pub legacy: bool,
+    /// Serve one skill (the skills extension, SEP-2640): note-taking, its SKILL.md and a file.
+    #[arg(long)]
+    pub skills: bool,
+    /// Like --skills, but the SKILL.md served is not the one listed (its digest differs).
+    #[arg(long, conflicts_with = "skills")]
+    pub tampered_skill: bool,
     #[command(flatten)]
     pub faults: ProcessFaults,
     /// Boxed, so that the CLI's command enum stays small (clippy::large_enum_variant).
@@ -154,6 +161,11 @@ impl DemoServerArgs {
             live_tools: self.live_tools,
             extra_resources: self.extra_resources,
             legacy: self.legacy,
+            skills: match (self.skills, self.tampered_skill) {
+                (_, true) => DemoSkills::Tampered,
+                (true, false) => DemoSkills::Served,
+                (false, false) => DemoSkills::None,
+            },
         }
     }
 

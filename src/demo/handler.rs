@@ -13,10 +13,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, DiscoverResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    ListSkillsResult, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -217,10 +217,14 @@ impl ServerHandler for DemoServer {
             .enable_completions()
             .enable_prompts()
             .enable_resources_with(resources);
-        let capabilities = if self.opts.live_tools {
-            capabilities.enable_tool_list_changed().build()
-        } else {
-            capabilities.build()
+        let capabilities = match (self.opts.live_tools, self.opts.skills.any()) {
+            (true, true) => capabilities
+                .enable_tool_list_changed()
+                .enable_skills()
+                .build(),
+            (true, false) => capabilities.enable_tool_list_changed().build(),
+            (false, true) => capabilities.enable_skills().build(),
+            (false, false) => capabilities.build(),
         };
         let instructions = "Demo server of aimon-console: echo, add, notes (write_note, \
                             delete_note) and a slow task with progress. Notes are kept in \
@@ -296,7 +300,18 @@ impl ServerHandler for DemoServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(read) = self.opts.skills.read(&request.uri) {
+            return Ok(read.into());
+        }
         self.read(request).map(ReadResourceResponse::from)
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        Ok(self.opts.skills.listing())
     }
 
     fn accepted_subscription_filter(

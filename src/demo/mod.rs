@@ -22,6 +22,7 @@ mod http_listing;
 mod live;
 mod model;
 mod model_rules;
+mod skills;
 mod stdio;
 mod tools;
 mod wire;
@@ -41,6 +42,7 @@ pub use model_rules::{
     long_answer, Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP,
     INVENTED_TOOL,
 };
+pub use skills::{DemoSkills, SKILL_URI};
 pub use stdio::serve_stdio;
 pub use wire::{WireFaults, MALFORMED_TOOLS};
 
@@ -84,6 +86,8 @@ pub struct DemoOptions {
     /// servers from before 2026-07-28 do, so the client uses `initialize` (and `ask` can send
     /// `elicitation/create`, a server-to-client request 2026-07-28 no longer has).
     pub legacy: bool,
+    /// Serve the `note-taking` skill (the skills extension), as listed or tampered with.
+    pub skills: DemoSkills,
 }
 
 /// What `evil` puts in descriptions, results and stderr: a window-title change, a screen
