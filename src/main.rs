@@ -45,6 +45,8 @@ enum Command {
     Prompts(cli::prompts::PromptsArgs),
     /// Get one prompt's messages.
     Prompt(cli::prompts::PromptArgs),
+    /// List the skills of the ready servers (SEP-2640), or load one (--load URI), verified.
+    Skills(cli::skills::SkillsArgs),
     /// Ask the agent (the model of agent: in the config) one prompt; it calls tools through the gate.
     Run(cli::run::RunArgs),
     /// List the agent's conversations (transcripts), for `run --resume ID`.
@@ -172,6 +174,7 @@ fn main() -> ExitCode {
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,
             Some(Command::Read(args)) => cli::resources::run_read(config, args).await,
+            Some(Command::Skills(args)) => cli::skills::run(config, args).await,
             Some(Command::Prompts(args)) => cli::prompts::run_list(config, args).await,
             Some(Command::Prompt(args)) => cli::prompts::run_get(config, args).await,
             Some(Command::Run(args)) => cli::run::run(config, args).await,

@@ -26,16 +26,6 @@ fn notes_yaml(m: &str, flags: &[&str]) -> TempConfig {
     write_config(&yaml)
 }
 
-fn stdout_json(out: &std::process::Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {text}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 #[test]
 fn check_reports_capabilities_and_instructions() {
     let m = marker("caps");

@@ -24,6 +24,7 @@ pub mod resources;
 pub mod run;
 pub mod serve;
 pub mod sessions;
+pub mod skills;
 pub mod tools;
 pub mod trust;
 pub mod watch;

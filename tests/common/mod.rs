@@ -290,3 +290,14 @@ pub fn default_signals(cmd: &mut Command) -> &mut Command {
         })
     }
 }
+
+/// The stdout of a command that prints JSON, parsed (a panic naming both streams if it is not).
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {text}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
