@@ -150,6 +150,7 @@ async fn drive(server: &ServerConfig, scenario: &str, context: &Value) -> ExitCo
     };
     let report = runtime.wait_for_server(SERVER).await;
     let code = match ready(&runtime, server, report).await {
+        Ok(()) if scenario.starts_with("sep-2640-") => skills(&runtime, scenario).await,
         Ok(()) => {
             call_all(
                 &runtime,
@@ -290,6 +291,36 @@ fn planned_calls(runtime: &AgentRuntime, scenario: &str, context: &Value) -> Vec
             (name, arguments)
         })
         .collect()
+}
+
+/// The skills scenarios: the skills listed (nothing read), and for the `verify` ones the first
+/// skill loaded, as an operator would use it: its `SKILL.md` read and verified, refused when it
+/// does not match its listing (the refusal is this run's expected end, said on stderr).
+async fn skills(runtime: &AgentRuntime, scenario: &str) -> ExitCode {
+    let listed = match runtime.list_skills(SERVER).await {
+        Ok(listed) => listed,
+        Err(e) => {
+            output::error_line(&format!("conformance: {e}"));
+            return ExitCode::from(1);
+        }
+    };
+    let first = listed.first().filter(|_| scenario.contains("-verify-"));
+    let Some(skill) = first else {
+        return ExitCode::SUCCESS;
+    };
+    match runtime
+        .load_skill(SERVER, &skill.uri, CancellationToken::new())
+        .await
+    {
+        Ok(loaded) => {
+            output::print(&format!("{}\n", output::safe_text(&loaded.text)));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            output::error_line(&format!("conformance: {e}"));
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Makes each planned call through the runtime (and its gate), in order, each whatever the one
