@@ -215,12 +215,12 @@ fn one_hosts_calls_past_its_allowance_wait_and_another_hosts_call_runs_meanwhile
         .stderr(Stdio::piped())
         .spawn()
         .expect("host A");
-    let screen = t.wait_for_question("Approval needed", std::time::Duration::from_secs(20));
+    t.wait_for_question("Approval needed", std::time::Duration::from_secs(20));
     // Host B's call runs meanwhile: A's waiting call holds up only A.
     let seen = Host::Python.run(&json!([["ro__echo", {"text": "B"}]]), &[&url], Some(&token));
     assert_eq!(seen["calls"][0], json!({"is_error": false, "text": "B"}));
     // A's second call waits for A's turn, not in the gate; once A's first ran, it asks.
-    one_question_at_a_time(&t, &screen, "A-0", "A-1");
+    one_question_at_a_time(&t, "A-0", "A-1");
     let out = flood.wait_with_output().expect("host A ends");
     assert!(out.status.success(), "{out:?}");
     let seen: Value = serde_json::from_slice(&out.stdout).expect("host A's JSON");
@@ -236,11 +236,15 @@ fn one_hosts_calls_past_its_allowance_wait_and_another_hosts_call_runs_meanwhile
         std::thread::spawn(move || stateless_call(port, &token, "notes__echo", text))
     };
     let calls = [stateless("S-0"), stateless("S-1")];
-    let screen = t.wait_for_question("stateless-host 9", std::time::Duration::from_secs(20));
+    // The question's own line (the hosts at the foot of Servers name the host before it asks).
+    t.wait_for_question(
+        "by host stateless-host 9",
+        std::time::Duration::from_secs(20),
+    );
     // The other call of that host has had all the time it needed to arrive (this wait can only
     // hide a failure, never make one): it waits its turn.
     std::thread::sleep(std::time::Duration::from_millis(500));
-    one_question_at_a_time(&t, &screen, "S-0", "S-1");
+    one_question_at_a_time(&t, "S-0", "S-1");
     for call in calls {
         let (status, answer) = call.join().expect("a stateless call");
         assert_eq!(status, 200, "{answer}");

@@ -168,15 +168,15 @@ pub fn stateless_call(port: u16, token: &str, tool: &str, text: &str) -> (u16, S
 }
 
 /// The console asks one question for two calls at once of one host, `a` and `b` (the texts
-/// they echo), the other waiting its turn: it checks there is one question, not "1 of 2",
-/// allows it, and allows the other when it asks in turn.
-pub fn one_question_at_a_time(t: &crate::common::tmux::Tmux, screen: &str, a: &str, b: &str) {
+/// they echo), the other waiting its turn: with the question on screen, it checks there is one
+/// question, not "1 of 2", allows it, and allows the other when it asks in turn.
+pub fn one_question_at_a_time(t: &crate::common::tmux::Tmux, a: &str, b: &str) {
+    let screen = t.screen();
     let (first, second) = if screen.contains(&format!("\"text\": \"{a}\"")) {
         (a, b)
     } else {
         (b, a)
     };
-    let screen = t.screen();
     assert!(screen.contains("┌ Approval needed ─"), "{screen}");
     assert!(
         screen.contains(&format!("\"text\": \"{first}\"")),
