@@ -205,3 +205,46 @@ fn a_question_inside_a_calls_result_is_answered_through_the_form() {
         "servers left behind"
     );
 }
+
+#[test]
+fn skills_are_listed_beside_resources_and_loaded_only_as_listed() {
+    // A server's skills are rows of the Resources pane; Enter loads one into the viewer when
+    // its SKILL.md is the one listed, and shows why not when it is not.
+    let m = marker("tui-skills");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    let yaml = format!(
+        "mcp:\n  servers:\n{}{}",
+        demo_server("notes", &["--skills"], "", &m),
+        demo_server("bad", &["--tampered-skill"], "", &m)
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let t = Tmux::console(dir.path(), &config, "", "", "2/2 ready");
+    t.keys(&["6"]);
+    t.wait_for("+ 2 skills", Duration::from_secs(10));
+    // The last of the eight rows (each server's readme, logo, template and skill): bad's
+    // skill, refused.
+    for _ in 0..7 {
+        t.keys(&["Down"]);
+    }
+    t.wait_for("skill: Enter loads it", Duration::from_secs(5));
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("refused", Duration::from_secs(10));
+    assert!(screen.contains("digest"), "{screen}");
+    assert!(!screen.contains("# Note taking"), "{screen}");
+    t.keys(&["Escape"]);
+    // Four rows up (bad's readme, logo, template and skill): notes' skill, loaded.
+    for _ in 0..4 {
+        t.keys(&["Up"]);
+    }
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("# Note taking", Duration::from_secs(10));
+    assert!(screen.contains("notes · skill note-taking"), "{screen}");
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    t.wait_for("READY$", Duration::from_secs(10));
+    assert!(
+        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        "servers left behind"
+    );
+}

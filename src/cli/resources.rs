@@ -292,6 +292,7 @@ mod tests {
                         mime_type: None,
                     })
                     .collect(),
+                skills: Vec::new(),
             }),
         )
     }

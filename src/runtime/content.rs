@@ -80,6 +80,8 @@ impl Offer {
 pub struct ResourceListing {
     pub resources: Vec<ResourceInfo>,
     pub templates: Vec<TemplateInfo>,
+    /// Its skills, when it declared the skills extension (from the listing: no file read).
+    pub skills: Vec<SkillInfo>,
 }
 
 impl AgentRuntime {
@@ -165,9 +167,14 @@ impl AgentRuntime {
             Err(McpError::Server { code: -32601, .. }) => Vec::new(),
             Err(e) => return Err(mcp(e)),
         };
+        let skills = match self.skill_client(server) {
+            Ok(client) => client.skills().await.map_err(mcp)?,
+            Err(_) => Vec::new(),
+        };
         Ok(ResourceListing {
             resources,
             templates,
+            skills,
         })
     }
 

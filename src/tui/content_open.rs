@@ -23,12 +23,19 @@ impl App {
         let Some(row) = self.panes.resources.selected_row() else {
             return Vec::new();
         };
-        if row.kind == RowKind::Template {
-            self.notify(
-                Level::Warn,
-                "a template is not a resource: Enter reads one, then s subscribes to it",
-            );
-            return Vec::new();
+        match row.kind {
+            RowKind::Template => {
+                self.notify(
+                    Level::Warn,
+                    "a template is not a resource: Enter reads one, then s subscribes to it",
+                );
+                return Vec::new();
+            }
+            RowKind::Skill => {
+                self.notify(Level::Warn, "a skill is loaded (Enter), not subscribed to");
+                return Vec::new();
+            }
+            RowKind::Resource => {}
         }
         vec![Effect::Subscribe {
             server: row.server.clone(),
@@ -38,7 +45,7 @@ impl App {
     }
 
     /// Enter on the Resources pane: a resource is read in the viewer; a template opens its
-    /// argument form.
+    /// argument form; a skill is loaded into the viewer (its `SKILL.md`, or why it was refused).
     pub(super) fn open_resource(&mut self) -> Vec<Effect> {
         let Some(row) = self.panes.resources.selected_row().cloned() else {
             return Vec::new();
@@ -61,6 +68,18 @@ impl App {
                     row.subscribed,
                 )));
                 vec![Effect::ReadResource {
+                    server: row.server,
+                    uri: row.uri,
+                }]
+            }
+            RowKind::Skill => {
+                self.overlays.modal = Some(Modal::Resource(ResourceView::new(
+                    &row.server,
+                    &row.uri,
+                    &format!("skill {}", row.name),
+                    false,
+                )));
+                vec![Effect::LoadSkill {
                     server: row.server,
                     uri: row.uri,
                 }]

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::listing::ContentEvent;
 use super::messages::AppEvent;
-use crate::runtime::{AgentRuntime, CompletionTarget};
+use crate::runtime::{AgentRuntime, CompletionTarget, ResourceContent};
 
 /// Where the results go.
 type Tx = mpsc::Sender<AppEvent>;
@@ -38,6 +38,34 @@ pub(super) fn list_resources(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server:
             Err(e) => Err(e),
         };
         back(tx, ContentEvent::ResourcesListed { server, result });
+    });
+}
+
+/// Loads a skill; what comes back is shown as a read of its `SKILL.md` (or why it was refused).
+pub(super) fn load_skill(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server: String, uri: String) {
+    tokio::spawn(async move {
+        let result = match need(runtime) {
+            Ok(rt) => rt
+                .load_skill(&server, &uri, CancellationToken::new())
+                .await
+                .map(|skill| {
+                    vec![ResourceContent::Text {
+                        uri: uri.clone(),
+                        mime_type: Some("text/markdown".into()),
+                        text: skill.text,
+                    }]
+                })
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        back(
+            tx,
+            ContentEvent::ResourceRead {
+                server,
+                uri,
+                result,
+            },
+        );
     });
 }
 

@@ -72,11 +72,12 @@ pub enum Listing {
     Failed(String),
 }
 
-/// A resource or a template.
+/// A resource, a template, or a skill (its `SKILL.md`, loaded only as listed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RowKind {
     Resource,
     Template,
+    Skill,
 }
 
 /// One row of the Resources pane.
@@ -172,6 +173,27 @@ impl ResourcesPane {
             subscribed: false,
             updated: false,
         }));
+        fresh.extend(listing.skills.into_iter().map(|s| {
+            ResourceRow {
+                server: server.to_string(),
+                kind: RowKind::Skill,
+                name: sanitize_line(&s.name, 100),
+                shown_uri: sanitize_line(&s.uri, 300),
+                size: s
+                    .files
+                    .as_ref()
+                    .and_then(|files| files.iter().find(|f| f.uri == s.uri))
+                    .map(|f| f.size),
+                mime: match &s.files {
+                    Some(files) => format!("skill, {} file{}", files.len(), plural(files.len())),
+                    None => "skill, dynamic".into(),
+                },
+                uri: s.uri,
+                description: sanitize_line(&s.description, DESCRIPTION_CHARS),
+                subscribed: false,
+                updated: false,
+            }
+        }));
         for row in &mut fresh {
             if let Some((subscribed, updated)) = marks.get(&(row.kind, row.uri.clone())) {
                 row.subscribed = *subscribed;
@@ -238,4 +260,12 @@ fn rank(order: &[String], server: &str) -> usize {
         .iter()
         .position(|s| s == server)
         .unwrap_or(order.len())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }

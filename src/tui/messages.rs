@@ -52,6 +52,8 @@ pub enum Effect {
     ListResources { server: String },
     /// Read one resource.
     ReadResource { server: String, uri: String },
+    /// Load one skill: its `SKILL.md`, verified against the listing (into the resource viewer).
+    LoadSkill { server: String, uri: String },
     /// Subscribe to (`on`) or unsubscribe from a resource's updates.
     Subscribe {
         server: String,

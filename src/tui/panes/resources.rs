@@ -70,6 +70,7 @@ impl Component for Resources {
     const SHORT_TITLE: &'static str = "Res";
     const COMMANDS: &'static [Command] = &[
         cmd(Some(("Enter", "fill in and read")), None, If(template), Enter, Opens(Layer::Modal)),
+        cmd(Some(("Enter", "load")), Some(("Enter", "a skill: load its SKILL.md, shown only when its size, digest and\nfront matter are the ones listed")), If(skill), Enter, Runs("LoadSkill")),
         cmd(Some(("Enter", "read")), Some(("Enter", "read it (text scrolls; a blob: w saves it to a file);\na template: fill in its variables (suggestions: Tab)")), If(not_subscribed), Enter, Runs("ReadResource")),
         cmd(Some(("s", "unsubscribe")), None, If(subscribed), Char('s'), Runs("Subscribe")),
         cmd(Some(("s", "subscribe")), Some(("s", "subscribe / unsubscribe: ◉; * marks an update\n(an open resource is read again)")), If(not_subscribed), Char('s'), Runs("Subscribe")),
@@ -92,23 +93,17 @@ impl Component for Resources {
     fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         let theme = app.theme;
         let pane = &app.panes.resources;
-        let templates = pane
-            .rows
-            .iter()
-            .filter(|r| r.kind == RowKind::Template)
-            .count();
+        let count = |kind| pane.rows.iter().filter(|r| r.kind == kind).count();
+        let (templates, skills) = (count(RowKind::Template), count(RowKind::Skill));
         let notes = listing_notes(&pane.listings);
         let title = format!(
             " Resources {}{} {}",
-            pane.rows.len() - templates,
-            if templates > 0 {
-                format!(
-                    " + {templates} template{}",
-                    if templates == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            },
+            pane.rows.len() - templates - skills,
+            [(templates, "template"), (skills, "skill")]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!(" + {n} {what}{}", if *n == 1 { "" } else { "s" }))
+                .collect::<String>(),
             if notes.is_empty() {
                 String::new()
             } else {
@@ -180,7 +175,7 @@ impl Component for Resources {
                     Span::styled(
                         cell(&r.shown_uri, uri_w),
                         match r.kind {
-                            RowKind::Template => theme.accent(),
+                            RowKind::Template | RowKind::Skill => theme.accent(),
                             RowKind::Resource => Style::default(),
                         },
                     ),
@@ -214,6 +209,10 @@ impl Component for Resources {
                     let size = r.size.map(|s| format!("{s} bytes · ")).unwrap_or_default();
                     format!("{size}{}", r.description)
                 }
+                RowKind::Skill => format!(
+                    "skill: Enter loads it, verified against the listing · {}",
+                    r.description
+                ),
             };
             frame.render_widget(
                 Paragraph::new(Line::styled(fit(&about, width), theme.dim())),
@@ -235,12 +234,20 @@ fn template(app: &App) -> bool {
         .is_some_and(|r| r.kind == RowKind::Template)
 }
 
+/// The selected row is a skill.
+fn skill(app: &App) -> bool {
+    app.panes
+        .resources
+        .selected_row()
+        .is_some_and(|r| r.kind == RowKind::Skill)
+}
+
 /// The selected row is a resource, subscribed to.
 fn subscribed(app: &App) -> bool {
     app.panes
         .resources
         .selected_row()
-        .is_some_and(|r| r.kind != RowKind::Template && r.subscribed)
+        .is_some_and(|r| r.kind == RowKind::Resource && r.subscribed)
 }
 
 /// The selected row is a resource, not subscribed to.
@@ -248,5 +255,5 @@ fn not_subscribed(app: &App) -> bool {
     app.panes
         .resources
         .selected_row()
-        .is_some_and(|r| r.kind != RowKind::Template && !r.subscribed)
+        .is_some_and(|r| r.kind == RowKind::Resource && !r.subscribed)
 }

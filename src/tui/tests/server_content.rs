@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::runtime::{
     Capabilities, ElicitationRequest, ListCapability, McpEvent, MessageRole, PromptArgumentInfo,
     PromptInfo, PromptMessageInfo, PromptMessages, ResourceCapability, ResourceContent,
-    ResourceInfo, ResourceListing, RuntimeEvent, TemplateInfo,
+    ResourceInfo, ResourceListing, RuntimeEvent, SkillFile, SkillInfo, TemplateInfo,
 };
 use crate::tui::app::App;
 use crate::tui::listing::ContentEvent;
@@ -52,6 +52,16 @@ pub(in crate::tui) fn listing(server: &str) -> ResourceListing {
             title: None,
             description: Some("A note by its title.".into()),
             mime_type: Some("text/plain".into()),
+        }],
+        skills: vec![SkillInfo {
+            server: server.into(),
+            uri: "skill://note-taking/SKILL.md".into(),
+            name: "note-taking".into(),
+            description: "Write short notes".into(),
+            files: Some(vec![SkillFile {
+                uri: "skill://note-taking/SKILL.md".into(),
+                size: 120,
+            }]),
         }],
     }
 }

@@ -52,6 +52,7 @@ fn with_content() -> App {
                 description: None,
                 mime_type: None,
             }],
+            skills: vec![],
         }),
     }));
     let prompt = |name: &str, arguments: Vec<PromptArgumentInfo>| PromptInfo {
