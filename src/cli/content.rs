@@ -80,6 +80,50 @@ pub(super) async fn found_or_exit(
     }
 }
 
+/// The end of a listing of one kind (`key`: `prompts`, `skills`): every server's items
+/// gathered and its failure kept, printed as JSON `{key: [...], "errors", "complete",
+/// "missing"}` (docs/commands.md "JSON shapes") or as the table `table` makes of the items; the
+/// exit code as [`listing_end`].
+pub(super) fn print_listing<T: serde::Serialize>(
+    key: &str,
+    listed: Vec<(String, Result<Vec<T>, String>)>,
+    (missing, failed): (Vec<Value>, bool),
+    json: bool,
+    table: impl Fn(&[T]) -> String,
+) -> ExitCode {
+    let mut items = Vec::new();
+    let mut errors = Vec::new();
+    for (server, listing) in listed {
+        match listing {
+            Ok(found) => items.extend(found),
+            Err(error) => errors.push((server, error)),
+        }
+    }
+    if json {
+        print_json(json!({ key: items }), &errors, (missing, failed));
+    } else {
+        output::print(&table(&items));
+    }
+    listing_end(&errors, failed)
+}
+
+/// A listing as JSON: its `items` (an object of the lists by kind) and `"errors"`,
+/// `"complete"`, `"missing"`.
+pub(super) fn print_json(
+    items: Value,
+    errors: &[(String, String)],
+    (missing, failed): (Vec<Value>, bool),
+) {
+    let mut value = items;
+    value["errors"] = Value::Array(errors_json(errors));
+    value["complete"] = Value::Bool(errors.is_empty() && !failed);
+    value["missing"] = Value::Array(missing);
+    output::print(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    ));
+}
+
 /// What a listing lacks: the servers that did not start as `missing` (docs/commands.md "JSON shapes"),
 /// and whether any failed (noted on stderr unless `json`).
 pub(super) fn gaps(runtime: &AgentRuntime, json: bool, what: &str) -> (Vec<Value>, bool) {

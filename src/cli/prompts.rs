@@ -55,33 +55,14 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
         Err(code) => return code,
     };
     let listed = listings(&runtime).await;
-    let (missing, failed) = content::gaps(&runtime, args.json, "prompts");
+    let gaps = content::gaps(&runtime, args.json, "prompts");
     runtime.close().await;
-    let mut prompts = Vec::new();
-    let mut errors = Vec::new();
-    for (server, listing) in listed {
-        match listing {
-            Ok(found) => prompts.extend(found),
-            Err(error) => errors.push((server, error)),
-        }
-    }
-    if args.json {
-        let value = json!({
-            "prompts": prompts,
-            "errors": content::errors_json(&errors),
-            "complete": errors.is_empty() && !failed,
-            "missing": missing,
-        });
-        output::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
-    } else {
+    content::print_listing("prompts", listed, gaps, args.json, |prompts| {
         let mut table = Table::new(
             vec!["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"],
             vec![false; 4],
         );
-        for p in &prompts {
+        for p in prompts {
             let arguments: Vec<String> = p
                 .arguments
                 .iter()
@@ -105,9 +86,8 @@ pub async fn run_list(config: Config, args: PromptsArgs) -> ExitCode {
                 sanitize_line(p.description.as_deref().unwrap_or(""), 100),
             ]);
         }
-        output::print(&table.render(Style::for_stdout(), &|_, _, cell| cell));
-    }
-    content::listing_end(&errors, failed)
+        table.render(Style::for_stdout(), &|_, _, cell| cell)
+    })
 }
 
 /// `--args` as prompt arguments: a JSON object whose values are strings.

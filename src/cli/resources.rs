@@ -68,17 +68,8 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
         }
     }
     if args.json {
-        let value = json!({
-            "resources": resources,
-            "templates": templates,
-            "errors": content::errors_json(&errors),
-            "complete": errors.is_empty() && !failed,
-            "missing": missing,
-        });
-        output::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        let items = json!({"resources": resources, "templates": templates});
+        content::print_json(items, &errors, (missing, failed));
     } else {
         let style = Style::for_stdout();
         let mut table = Table::new(

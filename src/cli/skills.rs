@@ -6,7 +6,6 @@
 
 use std::process::ExitCode;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::asks::AskArgs;
@@ -52,33 +51,14 @@ async fn list(config: &Config, json: bool) -> ExitCode {
         Err(code) => return code,
     };
     let listed = listings(&runtime).await;
-    let (missing, failed) = content::gaps(&runtime, json, "skills");
+    let gaps = content::gaps(&runtime, json, "skills");
     runtime.close().await;
-    let mut skills = Vec::new();
-    let mut errors = Vec::new();
-    for (server, listing) in listed {
-        match listing {
-            Ok(found) => skills.extend(found),
-            Err(error) => errors.push((server, error)),
-        }
-    }
-    if json {
-        let value = json!({
-            "skills": skills,
-            "errors": content::errors_json(&errors),
-            "complete": errors.is_empty() && !failed,
-            "missing": missing,
-        });
-        output::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
-    } else {
+    content::print_listing("skills", listed, gaps, json, |skills| {
         let mut table = Table::new(
             vec!["SERVER", "SKILL", "DESCRIPTION", "FILES", "SKILL.md"],
             vec![false, false, false, true, false],
         );
-        for s in &skills {
+        for s in skills {
             table.row(vec![
                 s.server.clone(),
                 sanitize_line(&s.name, 64),
@@ -89,9 +69,8 @@ async fn list(config: &Config, json: bool) -> ExitCode {
                 sanitize_line(&s.uri, 100),
             ]);
         }
-        output::print(&table.render(Style::for_stdout(), &|_, _, cell| cell));
-    }
-    content::listing_end(&errors, failed)
+        table.render(Style::for_stdout(), &|_, _, cell| cell)
+    })
 }
 
 async fn load(config: &mut Config, uri: &str, args: SkillsArgs) -> ExitCode {
