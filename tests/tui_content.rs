@@ -176,14 +176,8 @@ fn a_question_inside_a_calls_result_is_answered_through_the_form() {
     // The demo server on 2026-07-28 (no --legacy) asks inside `ask`'s result (SEP-2322): the
     // console shows the form, and the call goes again with the answer and completes.
     let m = marker("tui-mrtr");
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("aimon.yaml");
-    let yaml = format!(
-        "mcp:\n  servers:\n{}policy:\n  approval: never\n",
-        demo_server("ask", &["--live-tools"], "annotation_trust: trust", &m)
-    );
-    std::fs::write(&config, yaml).unwrap();
-    let t = Tmux::console(dir.path(), &config, "", "", "1/1 ready");
+    let servers = demo_server("ask", &["--live-tools"], "annotation_trust: trust", &m);
+    let (t, _dir) = console_on(&servers, "policy:\n  approval: never\n", "1/1 ready");
     // On this revision `ask` has no request of its own to send: only its result can ask.
     t.wait_for("protocol 2026-07-28", Duration::from_secs(5));
     send_call(&t, "ask__ask", &[]);
@@ -196,14 +190,7 @@ fn a_question_inside_a_calls_result_is_answered_through_the_form() {
     let screen = t.wait_for("accepted:", Duration::from_secs(10));
     assert!(screen.contains("\"title\":\"groceries\""), "{screen}");
     assert!(screen.contains("\"copies\":3"), "{screen}");
-    // Apart: an Escape followed at once by `q` reads as Alt-q.
-    t.keys(&["Escape"]);
-    t.keys(&["q"]);
-    t.wait_for("READY$", Duration::from_secs(10));
-    assert!(
-        wait_gone(&m, Duration::from_secs(3)).is_empty(),
-        "servers left behind"
-    );
+    close_and_quit(&t, &m);
 }
 
 #[test]
@@ -211,15 +198,9 @@ fn skills_are_listed_beside_resources_and_loaded_only_as_listed() {
     // A server's skills are rows of the Resources pane; Enter loads one into the viewer when
     // its SKILL.md is the one listed, and shows why not when it is not.
     let m = marker("tui-skills");
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("aimon.yaml");
-    let yaml = format!(
-        "mcp:\n  servers:\n{}{}",
-        demo_server("notes", &["--skills"], "", &m),
-        demo_server("bad", &["--tampered-skill"], "", &m)
-    );
-    std::fs::write(&config, yaml).unwrap();
-    let t = Tmux::console(dir.path(), &config, "", "", "2/2 ready");
+    let servers = demo_server("notes", &["--skills"], "", &m)
+        + &demo_server("bad", &["--tampered-skill"], "", &m);
+    let (t, _dir) = console_on(&servers, "", "2/2 ready");
     t.keys(&["6"]);
     t.wait_for("+ 2 skills", Duration::from_secs(10));
     // The last of the eight rows (each server's readme, logo, template and skill): bad's
@@ -240,11 +221,26 @@ fn skills_are_listed_beside_resources_and_loaded_only_as_listed() {
     t.keys(&["Enter"]);
     let screen = t.wait_for("# Note taking", Duration::from_secs(10));
     assert!(screen.contains("notes · skill note-taking"), "{screen}");
+    close_and_quit(&t, &m);
+}
+
+/// The console on a config of `servers` (entries under `mcp.servers`) and `rest`, once the
+/// Servers title says `ready`; the folder holding the config goes with it.
+fn console_on(servers: &str, rest: &str, ready: &str) -> (Tmux, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("aimon.yaml");
+    std::fs::write(&config, format!("mcp:\n  servers:\n{servers}{rest}")).unwrap();
+    (Tmux::console(dir.path(), &config, "", "", ready), dir)
+}
+
+/// Closes the view on top and quits; the servers marked `m` are gone after.
+fn close_and_quit(t: &Tmux, m: &str) {
+    // Apart: an Escape followed at once by `q` reads as Alt-q.
     t.keys(&["Escape"]);
     t.keys(&["q"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert!(
-        wait_gone(&m, Duration::from_secs(3)).is_empty(),
+        wait_gone(m, Duration::from_secs(3)).is_empty(),
         "servers left behind"
     );
 }

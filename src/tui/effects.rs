@@ -41,11 +41,17 @@ pub(super) fn list_resources(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server:
     });
 }
 
-/// Loads a skill; what comes back is shown as a read of its `SKILL.md` (or why it was refused).
-pub(super) fn load_skill(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server: String, uri: String) {
+/// Reads a resource of `server` into the viewer, or (`skill`) loads the skill whose
+/// `SKILL.md` `uri` is: shown as a read of that file, or why it was refused.
+pub(super) fn read_resource(
+    runtime: Option<Arc<AgentRuntime>>,
+    tx: Tx,
+    (server, uri): (String, String),
+    skill: bool,
+) {
     tokio::spawn(async move {
         let result = match need(runtime) {
-            Ok(rt) => rt
+            Ok(rt) if skill => rt
                 .load_skill(&server, &uri, CancellationToken::new())
                 .await
                 .map(|skill| {
@@ -56,27 +62,6 @@ pub(super) fn load_skill(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server: Str
                     }]
                 })
                 .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        };
-        back(
-            tx,
-            ContentEvent::ResourceRead {
-                server,
-                uri,
-                result,
-            },
-        );
-    });
-}
-
-pub(super) fn read_resource(
-    runtime: Option<Arc<AgentRuntime>>,
-    tx: Tx,
-    server: String,
-    uri: String,
-) {
-    tokio::spawn(async move {
-        let result = match need(runtime) {
             Ok(rt) => rt
                 .read_resource(&server, &uri, CancellationToken::new())
                 .await

@@ -419,8 +419,12 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             }
         }
         Effect::ListResources { server } => effects::list_resources(runtime, tx, server),
-        Effect::ReadResource { server, uri } => effects::read_resource(runtime, tx, server, uri),
-        Effect::LoadSkill { server, uri } => effects::load_skill(runtime, tx, server, uri),
+        Effect::ReadResource { server, uri } => {
+            effects::read_resource(runtime, tx, (server, uri), false)
+        }
+        Effect::LoadSkill { server, uri } => {
+            effects::read_resource(runtime, tx, (server, uri), true)
+        }
         Effect::Subscribe { server, uri, on } => effects::subscribe(runtime, tx, server, uri, on),
         Effect::Complete {
             seq,
