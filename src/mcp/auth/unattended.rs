@@ -151,19 +151,15 @@ async fn private_key_jwt(
     let assertion = key
         .client_assertion(client_id, &audience(metadata))
         .map_err(|e| LoginError::Unattended(e.to_string()))?;
-    let mut form = vec![
+    let form = vec![
         ("grant_type", "client_credentials".to_string()),
         (
             "client_assertion_type",
             "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_string(),
         ),
         ("client_assertion", assertion),
-        ("resource", resource.to_string()),
     ];
-    if !oauth.scopes.is_empty() {
-        form.push(("scope", oauth.scopes.join(" ")));
-    }
-    let token = post_token(metadata, &form, "a client assertion").await?;
+    let token = post_token(metadata, form, (resource, oauth), "a client assertion").await?;
     save(store, client_id, token, &oauth.scopes).await
 }
 
@@ -176,14 +172,19 @@ fn audience(metadata: &AuthorizationMetadata) -> String {
         .unwrap_or_else(|| metadata.token_endpoint.clone())
 }
 
-/// POSTs `form` to the token endpoint (https, or http on loopback only: `what` it carries is a
-/// credential) and reads the token. A refusal is said with the server's `error` and
-/// `error_description`.
+/// POSTs `form` with the `resource` and the configured scopes to the token endpoint (https, or
+/// http on loopback only: `what` it carries is a credential) and reads the token. A refusal is
+/// said with the server's `error` and `error_description`.
 async fn post_token(
     metadata: &AuthorizationMetadata,
-    form: &[(&str, String)],
+    mut form: Vec<(&str, String)>,
+    (resource, oauth): (&str, &OAuthConfig),
     what: &str,
 ) -> Result<OAuthTokenResponse, LoginError> {
+    form.push(("resource", resource.to_string()));
+    if !oauth.scopes.is_empty() {
+        form.push(("scope", oauth.scopes.join(" ")));
+    }
     let endpoint = reqwest::Url::parse(&metadata.token_endpoint)
         .map_err(|e| LoginError::Unattended(format!("token endpoint: {e}")))?;
     let loopback = matches!(
@@ -199,7 +200,7 @@ async fn post_token(
     let response = client
         .post(endpoint.clone())
         .header(http::header::ACCEPT, "application/json")
-        .form(form)
+        .form(&form)
         .send()
         .await
         .map_err(|e| LoginError::Unattended(format!("{endpoint}: {e}")))?;
@@ -251,16 +252,18 @@ async fn workload_identity(
             "the workload identity token is empty".into(),
         ));
     }
-    let mut form = vec![
+    let form = vec![
         ("grant_type", JWT_BEARER.to_string()),
         ("assertion", assertion),
         ("client_id", client_id.to_string()),
-        ("resource", resource.to_string()),
     ];
-    if !oauth.scopes.is_empty() {
-        form.push(("scope", oauth.scopes.join(" ")));
-    }
-    let token = post_token(metadata, &form, "a workload identity token").await?;
+    let token = post_token(
+        metadata,
+        form,
+        (resource, oauth),
+        "a workload identity token",
+    )
+    .await?;
     save(store, client_id, token, &oauth.scopes).await
 }
 
