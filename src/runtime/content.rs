@@ -167,8 +167,13 @@ impl AgentRuntime {
             Err(McpError::Server { code: -32601, .. }) => Vec::new(),
             Err(e) => return Err(mcp(e)),
         };
+        // Skills ride on resources: a skills listing that fails loses only the skills (said in
+        // the log; `skills` says it to the operator), not the resources.
         let skills = match self.skill_client(server) {
-            Ok(client) => client.skills().await.map_err(mcp)?,
+            Ok(client) => client.skills().await.unwrap_or_else(|e| {
+                tracing::warn!(server, error = %e, "skills/list failed");
+                Vec::new()
+            }),
             Err(_) => Vec::new(),
         };
         Ok(ResourceListing {
