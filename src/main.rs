@@ -1,5 +1,6 @@
 //! aimon-console: parse the command line, set up file logging, dispatch to a command. Nothing else.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -73,11 +74,7 @@ enum Command {
 }
 
 fn default_log_file() -> PathBuf {
-    dirs::state_dir()
-        .or_else(dirs::data_local_dir)
-        .unwrap_or_else(std::env::temp_dir)
-        .join("aimon-console")
-        .join("aimon-console.log")
+    aimon_console::config::state_home().join("aimon-console.log")
 }
 
 /// Lines the log writer's queue holds (see `init_logging`).
@@ -85,11 +82,18 @@ const LOG_QUEUE_LINES: usize = 8_192;
 
 /// Logs go to a file, never to the screen; the guard flushes on drop.
 fn init_logging(path: &PathBuf) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    // Owner-only, as everything this program keeps for itself (a folder made here 0700, a
+    // file made here 0600): a log names servers, tools and what they answered.
     let dir = path.parent()?;
-    std::fs::create_dir_all(dir).ok()?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .ok()?;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(path)
         .ok()?;
     // The writer thread's queue is allocated whole up front: 128,000 lines by default (4 MiB

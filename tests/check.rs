@@ -280,3 +280,22 @@ fn an_empty_server_list_is_valid() {
     assert_eq!(tools[0]["name"], "read");
     assert_eq!(tools[0]["local"], true);
 }
+
+#[test]
+fn the_log_is_kept_owner_only_by_default() {
+    // Without --log-file the log goes under the state folder: made 0700, the file 0600.
+    use std::os::unix::fs::PermissionsExt;
+    let state = tempfile::tempdir().unwrap();
+    let cfg = write_config("mcp:\n  servers: []\n");
+    let out = std::process::Command::new(bin())
+        .args(["--config", cfg.path.to_str().unwrap(), "check"])
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = state.path().join("aimon-console");
+    assert_eq!(mode(&dir), 0o700);
+    assert_eq!(mode(&dir.join("aimon-console.log")), 0o600);
+}
