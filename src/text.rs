@@ -32,6 +32,14 @@ pub fn sanitize_line(input: &str, max_chars: usize) -> String {
     truncate(&sanitize(input, false), max_chars)
 }
 
+/// The `s` of a plural: `""` for one, `"s"` for any other count.
+pub fn plural(n: impl TryInto<u64>) -> &'static str {
+    match n.try_into() {
+        Ok(1) => "",
+        _ => "s",
+    }
+}
+
 /// Cuts `s` to at most `max_chars` characters, marking the cut with `…`.
 pub fn truncate(s: &str, max_chars: usize) -> String {
     if s.chars().count() <= max_chars {

@@ -185,7 +185,11 @@ impl ResourcesPane {
                     .and_then(|files| files.iter().find(|f| f.uri == s.uri))
                     .map(|f| f.size),
                 mime: match &s.files {
-                    Some(files) => format!("skill, {} file{}", files.len(), plural(files.len())),
+                    Some(files) => format!(
+                        "skill, {} file{}",
+                        files.len(),
+                        crate::text::plural(files.len())
+                    ),
                     None => "skill, dynamic".into(),
                 },
                 uri: s.uri,
@@ -260,12 +264,4 @@ fn rank(order: &[String], server: &str) -> usize {
         .iter()
         .position(|s| s == server)
         .unwrap_or(order.len())
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }

@@ -11,6 +11,7 @@ use rmcp::model::RequestId;
 
 use super::tool_page::PageEntries;
 use super::unreadable::MAX_LINE_BYTES;
+use crate::text::plural;
 
 /// Most entries kept by request id before the oldest are forgotten (requests abandoned on a
 /// deadline never come to take theirs).
@@ -125,14 +126,6 @@ fn bounded_insert<V>(map: &mut HashMap<RequestId, V>, id: RequestId, value: V) {
         map.clear();
     }
     map.insert(id, value);
-}
-
-pub(crate) fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 #[cfg(test)]

@@ -217,7 +217,7 @@ impl Reader {
                 let warning = format!(
                     "a line with no id ({defect}), {} pending request{} failed: {quoted}",
                     all.len(),
-                    super::issues::plural(all.len() as u64)
+                    crate::text::plural(all.len())
                 );
                 let failed = all
                     .into_iter()

@@ -102,7 +102,7 @@ impl Component for Resources {
             [(templates, "template"), (skills, "skill")]
                 .iter()
                 .filter(|(n, _)| *n > 0)
-                .map(|(n, what)| format!(" + {n} {what}{}", if *n == 1 { "" } else { "s" }))
+                .map(|(n, what)| format!(" + {n} {what}{}", crate::text::plural(*n)))
                 .collect::<String>(),
             if notes.is_empty() {
                 String::new()
