@@ -106,11 +106,6 @@ pub async fn run_list(config: Config, args: ResourcesArgs) -> ExitCode {
     content::listing_end(&errors, failed)
 }
 
-/// The literal start of a URI template (up to its first expression).
-fn template_prefix(template: &str) -> &str {
-    template.split('{').next().unwrap_or(template)
-}
-
 /// The server that serves `uri`: the one listing it, else the one whose template matches it,
 /// else the only resource server. `Err` says why none can be told (exit 2).
 fn server_for(
@@ -144,7 +139,7 @@ fn server_for(
         .filter(|(_, l)| {
             listing(l).is_some_and(|l| {
                 l.templates.iter().any(|t| {
-                    let prefix = template_prefix(&t.uri_template);
+                    let prefix = crate::runtime::template_start(&t.uri_template);
                     !prefix.is_empty() && uri.starts_with(prefix)
                 })
             })

@@ -90,7 +90,7 @@ async fn listing(gateway: &Content<'_>) -> (Vec<Value>, Vec<Value>) {
             }));
         }
         for t in listed_templates {
-            let start = t.uri_template.split('{').next().unwrap_or_default();
+            let start = super::uri_template::template_start(&t.uri_template);
             known.templates.push((start.to_string(), server.clone()));
             templates.push(json!({
                 "uriTemplate": naming.uri(&server, &t.uri_template),

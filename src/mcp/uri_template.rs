@@ -26,6 +26,12 @@ pub fn expand_template(template: &str, values: &BTreeMap<String, String>) -> Str
     out
 }
 
+/// The literal start of a URI template, up to its first expression: what every URI it makes
+/// begins with.
+pub fn template_start(template: &str) -> &str {
+    template.split('{').next().unwrap_or(template)
+}
+
 /// The names of a URI template's variables, in order, each once.
 pub fn template_variables(template: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();

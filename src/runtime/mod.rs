@@ -67,4 +67,4 @@ pub use crate::mcp::skills::{LoadedSkill, SkillFile, SkillInfo};
 pub use crate::mcp::supervisor::Crashes;
 /// rustls' ring provider as the process default, for every HTTPS client (servers and models).
 pub use crate::mcp::transport::process::ExitInfo;
-pub use crate::mcp::uri_template::{expand_template, template_variables};
+pub use crate::mcp::uri_template::{expand_template, template_start, template_variables};
