@@ -8,6 +8,7 @@ pub mod approval;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod dpop;
 pub mod mcp;
 pub mod net;
 pub mod runtime;
