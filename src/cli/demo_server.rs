@@ -14,7 +14,7 @@ use http::StatusCode;
 
 use super::demo_faults::{Next, ProcessFaults, WireArgs};
 use crate::demo::{
-    bind_address, serve_http, serve_stdio, DemoAuth, DemoOptions, DemoSkills, HttpFaults,
+    bind_address, serve_http, serve_stdio, DemoAuth, DemoDpop, DemoOptions, DemoSkills, HttpFaults,
     SocketFault, MCP_PATH,
 };
 
@@ -87,6 +87,14 @@ pub struct DemoServerArgs {
     /// With --oauth: token responses leave out `expires_in` (expiry shows only as a 401).
     #[arg(long, requires = "oauth")]
     pub oauth_hide_expiry: bool,
+    /// With --oauth: DPoP-bound tokens (RFC 9449): the authorization server offers ES256
+    /// proofs and binds its tokens to the client's key; the endpoint takes them only as
+    /// `Authorization: DPoP` with a fresh proof.
+    #[arg(long, requires = "oauth")]
+    pub oauth_dpop: bool,
+    /// With --oauth-dpop: both ask for a DPoP nonce first (`use_dpop_nonce`).
+    #[arg(long, requires = "oauth_dpop")]
+    pub oauth_dpop_nonce: bool,
     /// With --http: answer every request to /mcp with STATUS (an error status, 400 to 599).
     #[arg(long, value_name = "STATUS", requires = "http", value_parser = error_status)]
     pub http_status: Option<StatusCode>,
@@ -184,6 +192,9 @@ impl DemoServerArgs {
                 .oauth_token_ttl
                 .map_or(DemoAuth::default().token_ttl, Duration::from_secs),
             hide_expiry: self.oauth_hide_expiry,
+            dpop: self.oauth_dpop.then_some(DemoDpop {
+                nonce: self.oauth_dpop_nonce,
+            }),
         });
         HttpFaults {
             require_bearer: self.require_bearer.clone(),
@@ -410,7 +421,14 @@ mod tests {
         let oauth = parse(
             &[
                 &http[..],
-                &["--oauth", "--oauth-token-ttl", "2", "--oauth-hide-expiry"],
+                &[
+                    "--oauth",
+                    "--oauth-token-ttl",
+                    "2",
+                    "--oauth-hide-expiry",
+                    "--oauth-dpop",
+                    "--oauth-dpop-nonce",
+                ],
             ]
             .concat(),
         )?;
@@ -418,7 +436,8 @@ mod tests {
             oauth.http_faults().oauth,
             Some(DemoAuth {
                 token_ttl: Duration::from_secs(2),
-                hide_expiry: true
+                hide_expiry: true,
+                dpop: Some(DemoDpop { nonce: true }),
             })
         );
         for (flag, fault) in [

@@ -10,28 +10,25 @@
 //! stderr (`oauth: …`), never a token.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
-use std::io::Write;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use ring::rand::{SecureRandom, SystemRandom};
 use serde_json::{json, Value};
+
+use super::auth_http::{
+    is_loopback_redirect, json_response, log, oauth_error, pairs, plain, random_token, read_body,
+    redirect, same_but_port, with_form, Body,
+};
+use super::dpop::{DemoDpop, Guard};
 
 /// The scope the demo resource asks for.
 pub const SCOPE: &str = "notes";
-/// Largest request body read (registration, token requests).
-const MAX_BODY: usize = 64 * 1024;
 /// How long an authorization code is good for.
 const CODE_TTL: Duration = Duration::from_secs(60);
-
-type Body = BoxBody<Bytes, Infallible>;
 
 /// The flags of the authorization mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +37,8 @@ pub struct DemoAuth {
     pub token_ttl: Duration,
     /// Leave `expires_in` out of token responses (the client learns of expiry from a 401).
     pub hide_expiry: bool,
+    /// DPoP-bound tokens (`demo/dpop.rs`).
+    pub dpop: Option<DemoDpop>,
 }
 
 impl Default for DemoAuth {
@@ -47,6 +46,7 @@ impl Default for DemoAuth {
         DemoAuth {
             token_ttl: Duration::from_secs(3600),
             hide_expiry: false,
+            dpop: None,
         }
     }
 }
@@ -57,6 +57,7 @@ pub struct AuthServer {
     base: String,
     options: DemoAuth,
     state: Mutex<State>,
+    dpop: Option<Guard>,
 }
 
 #[derive(Default)]
@@ -64,8 +65,8 @@ struct State {
     /// Registered clients and their redirect URIs.
     clients: HashMap<String, Vec<String>>,
     codes: HashMap<String, Grant>,
-    /// Access tokens and when they expire.
-    access: HashMap<String, Instant>,
+    /// Access tokens: when they expire, and the key they are bound to.
+    access: HashMap<String, Access>,
     /// Refresh tokens and the grant they renew.
     refresh: HashMap<String, Grant>,
 }
@@ -77,12 +78,20 @@ struct Grant {
     challenge: String,
     scope: String,
     issued: Instant,
+    /// The DPoP key thumbprint the grant's tokens are bound to.
+    jkt: Option<String>,
+}
+
+struct Access {
+    expires: Instant,
+    jkt: Option<String>,
 }
 
 impl AuthServer {
     pub fn new(base: String, options: DemoAuth) -> Self {
         AuthServer {
             base,
+            dpop: options.dpop.map(Guard::new),
             options,
             state: Mutex::new(State::default()),
         }
@@ -135,7 +144,7 @@ impl AuthServer {
             ),
             ("GET", "/.well-known/oauth-authorization-server") => json_response(
                 StatusCode::OK,
-                &json!({
+                &self.with_dpop(json!({
                     "issuer": self.base,
                     "authorization_endpoint": format!("{}/authorize", self.base),
                     "token_endpoint": format!("{}/token", self.base),
@@ -147,7 +156,7 @@ impl AuthServer {
                     "token_endpoint_auth_methods_supported": ["none"],
                     "scopes_supported": [SCOPE, "offline_access"],
                     "authorization_response_iss_parameter_supported": true,
-                }),
+                })),
             ),
             ("GET", "/authorize") => self.authorize(&pairs(&query)),
             ("POST", "/register") => match read_body(request).await {
@@ -158,31 +167,77 @@ impl AuthServer {
                     "unreadable body",
                 ),
             },
-            ("POST", "/token") => with_form(request, |form| self.token(form)).await,
+            ("POST", "/token") => {
+                let proof = request
+                    .headers()
+                    .get(crate::dpop::PROOF_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                with_form(request, |form| self.token(form, proof.as_deref())).await
+            }
             ("POST", "/revoke") => with_form(request, |form| self.revoke(form)).await,
             _ => plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed"),
         }
     }
 
-    /// `None` when the request carries a valid access token; else the 401 to answer.
+    /// The authorization server's metadata, with DPoP offered when it is.
+    fn with_dpop(&self, mut metadata: Value) -> Value {
+        if self.dpop.is_some() {
+            metadata["dpop_signing_alg_values_supported"] = json!([crate::dpop::ALGORITHM]);
+        }
+        metadata
+    }
+
+    /// `None` when the request carries a valid access token (presented as its type asks);
+    /// else the 401 to answer.
     pub fn check(&self, request: &Request<Incoming>) -> Option<Response<Body>> {
+        let scheme = if self.dpop.is_some() {
+            "DPoP"
+        } else {
+            "Bearer"
+        };
         let token = request
             .headers()
             .get(http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        let problem = match token {
-            None => None,
-            Some(token) => match self.state().access.get(token) {
-                Some(expires) if *expires > Instant::now() => return None,
-                Some(_) => Some("the access token expired"),
-                None => Some("unknown access token"),
-            },
-        };
+            .and_then(|v| {
+                v.split_once(' ')
+                    .filter(|(s, _)| s.eq_ignore_ascii_case(scheme))
+            })
+            .map(|(_, token)| token.trim());
         let mut challenge = format!(
-            "Bearer resource_metadata=\"{}\", scope=\"{SCOPE}\"",
+            "{scheme} resource_metadata=\"{}\", scope=\"{SCOPE}\"",
             self.resource_metadata_url()
         );
+        let problem = match token {
+            None => None,
+            Some(token) => {
+                let found = self
+                    .state()
+                    .access
+                    .get(token)
+                    .map(|a| (a.expires, a.jkt.clone()));
+                match found {
+                    Some((expires, jkt)) if expires > Instant::now() => {
+                        let (Some(guard), Some(jkt)) = (&self.dpop, jkt) else {
+                            return None;
+                        };
+                        return guard.resource_request(
+                            request,
+                            &self.resource(),
+                            token,
+                            &jkt,
+                            &challenge,
+                        );
+                    }
+                    Some(_) => Some("the access token expired"),
+                    None => Some("unknown access token"),
+                }
+            }
+        };
+        if self.dpop.is_some() {
+            challenge.push_str(&format!(", algs=\"{}\"", crate::dpop::ALGORITHM));
+        }
         if let Some(problem) = problem {
             challenge.push_str(&format!(
                 ", error=\"invalid_token\", error_description=\"{problem}\""
@@ -278,6 +333,7 @@ impl AuthServer {
                 challenge: get("code_challenge").to_string(),
                 scope: scope.clone(),
                 issued: Instant::now(),
+                jkt: None,
             },
         );
         log(&format!(
@@ -294,8 +350,16 @@ impl AuthServer {
         )
     }
 
-    fn token(&self, form: &HashMap<String, String>) -> Response<Body> {
+    fn token(&self, form: &HashMap<String, String>, proof: Option<&str>) -> Response<Body> {
         let get = |k: &str| form.get(k).map(String::as_str).unwrap_or_default();
+        // With DPoP, every token request proves the key its tokens are bound to.
+        let jkt = match &self.dpop {
+            Some(guard) => match guard.token_request(proof, &format!("{}/token", self.base)) {
+                Ok(jkt) => Some(jkt),
+                Err(refusal) => return *refusal,
+            },
+            None => None,
+        };
         match get("grant_type") {
             "authorization_code" => {
                 let grant = self.state().codes.remove(get("code"));
@@ -331,10 +395,11 @@ impl AuthServer {
                     );
                 }
                 log(&format!(
-                    "token issued to {} (authorization code)",
-                    grant.client_id
+                    "token issued to {} (authorization code{})",
+                    grant.client_id,
+                    if jkt.is_some() { ", DPoP-bound" } else { "" }
                 ));
-                self.issue(grant)
+                self.issue(Grant { jkt, ..grant })
             }
             "refresh_token" => {
                 let grant = self.state().refresh.remove(get("refresh_token"));
@@ -350,6 +415,13 @@ impl AuthServer {
                         StatusCode::BAD_REQUEST,
                         "invalid_grant",
                         "another client's refresh token",
+                    );
+                }
+                if grant.jkt != jkt {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "the refresh token is bound to another DPoP key",
                     );
                 }
                 log(&format!("token refreshed for {}", grant.client_id));
@@ -397,14 +469,18 @@ impl AuthServer {
         let scope = grant.scope.clone();
         {
             let mut state = self.state();
-            state
-                .access
-                .insert(access.clone(), Instant::now() + self.options.token_ttl);
-            state.refresh.insert(refresh.clone(), grant);
+            state.access.insert(
+                access.clone(),
+                Access {
+                    expires: Instant::now() + self.options.token_ttl,
+                    jkt: grant.jkt.clone(),
+                },
+            );
+            state.refresh.insert(refresh.clone(), grant.clone());
         }
         let mut body = json!({
             "access_token": access,
-            "token_type": "Bearer",
+            "token_type": if grant.jkt.is_some() { "DPoP" } else { "Bearer" },
             "refresh_token": refresh,
         });
         if !self.options.hide_expiry {
@@ -419,153 +495,5 @@ impl AuthServer {
             http::HeaderValue::from_static("no-store"),
         );
         response
-    }
-}
-
-/// A line on stderr about what the authorization server did (never a token).
-fn log(line: &str) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "oauth: {line}").and_then(|()| stderr.flush());
-}
-
-fn random_token(prefix: &str) -> String {
-    let mut bytes = [0_u8; 24];
-    // The system RNG does not fail on Linux; a zeroed token would still be unique per prefix
-    // only by luck, so fall back to the time as well.
-    if SystemRandom::new().fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        bytes[..16].copy_from_slice(&nanos.to_le_bytes());
-    }
-    format!("{prefix}-{}", URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// `application/x-www-form-urlencoded` pairs (a query string or a form body).
-fn pairs(text: &str) -> HashMap<String, String> {
-    reqwest::Url::parse(&format!("http://x/?{text}"))
-        .map(|u| u.query_pairs().into_owned().collect())
-        .unwrap_or_default()
-}
-
-fn is_loopback_redirect(uri: &str) -> bool {
-    reqwest::Url::parse(uri).is_ok_and(|u| {
-        u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
-    })
-}
-
-/// Equal but for the port (a loopback redirect URI's port may change, RFC 8252 §7.3).
-fn same_but_port(registered: &str, given: &str) -> bool {
-    match (reqwest::Url::parse(registered), reqwest::Url::parse(given)) {
-        (Ok(mut a), Ok(mut b)) => {
-            let _ = a.set_port(None);
-            let _ = b.set_port(None);
-            a == b && is_loopback_redirect(given)
-        }
-        _ => false,
-    }
-}
-
-/// Answers a form POST (the token and revocation endpoints) with `answer`, or refuses a body
-/// that cannot be read.
-async fn with_form(
-    request: Request<Incoming>,
-    answer: impl FnOnce(&HashMap<String, String>) -> Response<Body>,
-) -> Response<Body> {
-    match read_body(request).await {
-        Some(body) => answer(&pairs(&String::from_utf8_lossy(&body))),
-        None => oauth_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "unreadable body",
-        ),
-    }
-}
-
-async fn read_body(request: Request<Incoming>) -> Option<Vec<u8>> {
-    Limited::new(request.into_body(), MAX_BODY)
-        .collect()
-        .await
-        .ok()
-        .map(|b| b.to_bytes().to_vec())
-}
-
-fn redirect(to: &str, params: &[(&str, &str)]) -> Response<Body> {
-    let Ok(mut url) = reqwest::Url::parse(to) else {
-        return plain(StatusCode::BAD_REQUEST, "bad redirect_uri");
-    };
-    {
-        let mut query = url.query_pairs_mut();
-        for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
-            query.append_pair(k, v);
-        }
-    }
-    let mut response = plain(StatusCode::FOUND, "redirecting");
-    if let Ok(value) = http::HeaderValue::from_str(url.as_str()) {
-        response.headers_mut().insert(http::header::LOCATION, value);
-    }
-    response
-}
-
-fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from(value.to_string())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response<Body> {
-    json_response(
-        status,
-        &json!({"error": error, "error_description": description}),
-    )
-}
-
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
-    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_redirects_match_whatever_their_port() {
-        assert!(same_but_port(
-            "http://127.0.0.1:5000/callback",
-            "http://127.0.0.1:6000/callback"
-        ));
-        assert!(!same_but_port(
-            "http://127.0.0.1:5000/callback",
-            "http://127.0.0.1:6000/other"
-        ));
-        assert!(!same_but_port(
-            "http://127.0.0.1:5000/callback",
-            "http://evil.example:5000/callback"
-        ));
-        assert!(!is_loopback_redirect("https://example.com/cb"));
-    }
-
-    #[test]
-    fn form_pairs_are_decoded() {
-        let p = pairs("a=1&scope=notes+offline_access&r=http%3A%2F%2Fh%2Fmcp");
-        assert_eq!(
-            p.get("scope").map(String::as_str),
-            Some("notes offline_access")
-        );
-        assert_eq!(p.get("r").map(String::as_str), Some("http://h/mcp"));
-    }
-
-    #[test]
-    fn tokens_are_random_and_prefixed() {
-        let a = random_token("demo-at");
-        assert!(a.starts_with("demo-at-") && a.len() > 30, "{a}");
-        assert_ne!(a, random_token("demo-at"));
     }
 }

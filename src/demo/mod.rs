@@ -13,7 +13,9 @@
 mod annotations;
 mod ask;
 mod auth;
+mod auth_http;
 mod content;
+mod dpop;
 mod extra;
 mod handler;
 mod http;
@@ -34,6 +36,7 @@ use std::time::Duration;
 
 pub use crate::net::bind_address;
 pub use auth::DemoAuth;
+pub use dpop::DemoDpop;
 pub use handler::DemoServer;
 pub use http::{serve_http, HttpFaults, MCP_PATH};
 pub use http_faults::SocketFault;
