@@ -128,17 +128,19 @@ pub async fn probe(config: &ServerConfig) -> Option<String> {
         .get_all(http::header::WWW_AUTHENTICATE)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .find(|v| is_bearer(v))
+        .find(|v| is_oauth_challenge(v))
         .map(str::to_string);
     challenge
 }
 
-/// Whether a `WWW-Authenticate` value is a Bearer challenge.
-pub fn is_bearer(challenge: &str) -> bool {
-    challenge
+/// Whether a `WWW-Authenticate` value is an OAuth challenge: scheme Bearer, or DPoP (RFC 9449 §7.1).
+pub fn is_oauth_challenge(challenge: &str) -> bool {
+    let scheme = challenge
         .trim_start()
-        .get(..6)
-        .is_some_and(|s| s.eq_ignore_ascii_case("bearer"))
+        .split([' ', ','])
+        .next()
+        .unwrap_or_default();
+    scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop")
 }
 
 /// The value of `param` in a challenge (quoted or token form), e.g. `scope`.
@@ -199,7 +201,7 @@ mod tests {
     #[test]
     fn challenge_parameters_are_read_quoted_or_bare() {
         let c = r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="http://h/.well-known/x""#;
-        assert!(is_bearer(c));
+        assert!(is_oauth_challenge(c));
         assert_eq!(
             challenge_param(c, "scope").as_deref(),
             Some("mcp:basic mcp:write")
@@ -221,8 +223,12 @@ mod tests {
             challenge_param(r#"Bearer realm="a \"b\"""#, "realm").as_deref(),
             Some("a \"b\"")
         );
-        assert!(!is_bearer("Basic realm=x"));
-        assert!(!is_bearer("Bear"));
+        assert!(!is_oauth_challenge("Basic realm=x"));
+        assert!(!is_oauth_challenge("Bear"));
+        assert!(is_oauth_challenge(
+            r#"DPoP resource_metadata="http://h/x", algs="ES256""#
+        ));
+        assert!(!is_oauth_challenge("DPoPx realm=y"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use rmcp::transport::auth::{
 
 use super::callback::Callback;
 use super::discover::{discover, Discovered};
+use super::dpop;
 use super::register::{choose_client, metadata_for};
 use super::store::{ClientRecord, ClientSource, StepUp, TokenStore};
 use super::{describe, remote_url, unattended, LoginError, MAX_STEP_UP_LOGINS};
@@ -75,6 +76,8 @@ pub struct PendingLogin {
     callback: Callback,
     url: String,
     scopes: Vec<String>,
+    /// The DPoP key the tokens are bound to, stored with them.
+    dpop_key: Option<String>,
 }
 
 impl std::fmt::Debug for PendingLogin {
@@ -157,10 +160,32 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         callback.redirect_uri(),
     )?;
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let url = manager
+    let mut url = manager
         .get_authorization_url(&refs)
         .await
         .map_err(|e| LoginError::Discovery(describe(&e)))?;
+    // Where the authorization server offers DPoP, the token requests go through a manager that
+    // signs proofs with the server's key (kept across logins: a refresh token stays bound to it).
+    // Its base URL is the resource the discovery settled on, which rmcp sends as `resource`.
+    let dpop_key = if dpop::offered(&metadata) {
+        let key = dpop::key_for(record.dpop_key.as_deref())?;
+        let resource = query_param(&url, "resource").unwrap_or_else(|| url_of(config));
+        manager = dpop::manager(&resource, &store, key.clone()).await?;
+        configure(
+            &mut manager,
+            config,
+            &metadata,
+            &client,
+            callback.redirect_uri(),
+        )?;
+        url = manager
+            .get_authorization_url(&refs)
+            .await
+            .map_err(|e| LoginError::Discovery(describe(&e)))?;
+        Some(key.to_stored())
+    } else {
+        None
+    };
     Ok(Login::Interactive(Box::new(PendingLogin {
         server: config.name.clone(),
         store,
@@ -170,7 +195,21 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         callback,
         url,
         scopes,
+        dpop_key,
     })))
+}
+
+/// A query parameter of `url`, decoded.
+fn query_param(url: &str, name: &str) -> Option<String> {
+    reqwest::Url::parse(url)
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn url_of(config: &ServerConfig) -> String {
+    config.url.clone().unwrap_or_default()
 }
 
 /// Whether two authorization server metadata documents are the same server: the same issuer,
@@ -295,10 +334,11 @@ impl PendingLogin {
             )
             .await
             .map_err(|e| LoginError::Exchange(describe(&e)))?;
-        let (client, metadata) = (self.client, self.metadata);
+        let (client, metadata, dpop_key) = (self.client, self.metadata, self.dpop_key);
         self.store.update(|record| {
             record.client = Some(client);
             record.metadata = Some(metadata);
+            record.dpop_key = dpop_key;
         })?;
         summary_of(&self.server, &self.store, &self.scopes)
     }

@@ -10,12 +10,15 @@
 //! - `callback` and `login`: the loopback redirect listener and the interactive flow;
 //! - `unattended`: client credentials with a private-key JWT (`jwt`, signed with ring), and
 //!   getting a new unattended token whenever one is missing or refused;
+//! - `dpop`: DPoP-bound tokens (RFC 9449) where the authorization server offers them: proofs on
+//!   token requests and on every request to the server, and the nonces servers hand out;
 //! - `revoke`: giving the tokens back at `logout` (RFC 7009), where the server offers it;
 //! - `transport`: the HTTP client that turns 401s into `needs_login`, records 403
 //!   `insufficient_scope` step-ups with a retry limit, and ends them when the request succeeds.
 
 mod callback;
 mod discover;
+mod dpop;
 mod jwt;
 mod login;
 mod register;

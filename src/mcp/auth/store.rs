@@ -121,6 +121,10 @@ pub struct TokenRecord {
     pub credentials: Option<StoredCredentials>,
     #[serde(default)]
     pub step_up: Option<StepUp>,
+    /// The private key DPoP-bound tokens of this server are bound to (PKCS#8, base64url), when
+    /// its authorization server offers DPoP (`mcp/auth/dpop.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl std::fmt::Debug for TokenRecord {
@@ -133,6 +137,10 @@ impl std::fmt::Debug for TokenRecord {
                 &crate::config::redact::RedactedSecret(self.credentials.as_ref().map(|_| "tokens")),
             )
             .field("step_up", &self.step_up)
+            .field(
+                "dpop_key",
+                &crate::config::redact::RedactedSecret(self.dpop_key.as_ref().map(|_| "key")),
+            )
             .finish()
     }
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
+use oauth2::TokenResponse;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::auth::{AuthClient, AuthError};
 use rmcp::transport::streamable_http_client::{
@@ -28,7 +29,8 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::{Mutex, OnceCell};
 
-use super::discover::{challenge_param, is_bearer};
+use super::discover::{challenge_param, is_oauth_challenge};
+use super::dpop::{self, DpopSession, Presenter};
 use super::login::configure;
 use super::store::{StepUp, TokenStore};
 use super::{unattended, MAX_STEP_UP_LOGINS};
@@ -57,7 +59,7 @@ struct OAuthLayer {
     /// Built at the first request (rmcp's manager is made asynchronously); `None` while the
     /// server has no `oauth:` block and nothing stored: requests then go out plain, with no
     /// token store read on each one.
-    client: OnceCell<Option<AuthClient<reqwest::Client>>>,
+    client: OnceCell<Option<AuthClient<Presenter>>>,
     /// One unattended token request at a time.
     obtaining: Mutex<()>,
     /// A step-up is recorded in the store (so a success must end it).
@@ -98,7 +100,7 @@ impl OAuthLayer {
     async fn client(
         &self,
         plain: &reqwest::Client,
-    ) -> Result<Option<&AuthClient<reqwest::Client>>, HttpError> {
+    ) -> Result<Option<&AuthClient<Presenter>>, HttpError> {
         let client = self
             .client
             .get_or_try_init(|| async {
@@ -113,9 +115,18 @@ impl OAuthLayer {
                     return Ok::<_, HttpError>(None);
                 }
                 let url = self.config.url.as_deref().unwrap_or_default();
-                let mut manager = super::discover::manager(url, &self.store)
-                    .await
-                    .map_err(|e| HttpError::Auth(AuthError::InternalError(e.to_string())))?;
+                let internal = |e: super::LoginError| HttpError::Auth(AuthError::InternalError(e.to_string()));
+                // A DPoP-bound token is presented with proofs, and refreshed with them.
+                let bound = record.credentials.as_ref().and_then(|c| c.token_response.as_ref()).is_some_and(|t| dpop::is_bound(t.token_type().as_ref()));
+                let key = match (&record.dpop_key, bound) {
+                    (Some(stored), true) => Some(dpop::key_for(Some(stored)).map_err(internal)?),
+                    _ => None,
+                };
+                let mut manager = match &key {
+                    Some(key) => dpop::manager(url, &self.store, key.clone()).await,
+                    None => super::discover::manager(url, &self.store).await,
+                }
+                .map_err(internal)?;
                 if let (Some(client), Some(metadata)) = (&record.client, &record.metadata) {
                     let redirect = client.redirect_uri.clone().unwrap_or_else(|| url.to_string());
                     if let Err(e) = configure(&mut manager, &self.config, metadata, client, &redirect) {
@@ -124,7 +135,8 @@ impl OAuthLayer {
                         tracing::warn!(server = %self.config.name, error = %e, "stored OAuth client unusable");
                     }
                 }
-                Ok(Some(AuthClient::new(plain.clone(), manager)))
+                let presenter = Presenter::new(plain.clone(), key.map(|k| Arc::new(DpopSession::new(k))));
+                Ok(Some(AuthClient::new(presenter, manager)))
             })
             .await?;
         Ok(client.as_ref())
@@ -147,7 +159,7 @@ impl OAuthLayer {
 
     /// Whether a 401 with `challenge` means "log in" for this server.
     fn wants_login(&self, challenge: &str) -> bool {
-        if !is_bearer(challenge) {
+        if !is_oauth_challenge(challenge) {
             return false;
         }
         let stored = self
@@ -271,7 +283,7 @@ impl ServerHttpClient {
 /// Which client a request goes through (both are handles to shared state: cheap clones).
 enum Client {
     Plain(reqwest::Client),
-    OAuth(AuthClient<reqwest::Client>),
+    OAuth(AuthClient<Presenter>),
 }
 
 impl StreamableHttpClient for ServerHttpClient {
