@@ -6,20 +6,23 @@
 //! On a machine without a browser, the redirected URL is pasted into `login` instead.
 //! A token that expires during a session is refreshed (ahead of its expiry, and on the 401 of
 //! a server that does not say when it expires), and the next call works without a new login.
+//! Against `--oauth-dpop --oauth-dpop-nonce` the tokens are DPoP-bound (RFC 9449): the login,
+//! the calls and the refresh each prove the key, after answering both servers' nonces.
 
 mod common;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use aimon_console::config::{ApprovalPolicy, PolicyConfig, ServerConfig, TransportKind};
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions, ServerStatus};
+use common::oauth::*;
 use common::*;
 
 /// The token folder of this test binary's own process (the in-process runtime reads
@@ -32,199 +35,6 @@ fn process_state_home() -> &'static Path {
         std::env::set_var("XDG_STATE_HOME", &dir);
         dir
     })
-}
-
-/// `demo-server --http 127.0.0.1:0 --oauth FLAGS…`, its stderr (what its authorization server
-/// did) going to `stderr`; returns it and its URL.
-fn demo_oauth(flags: &[&str], stderr: &Path) -> (Background, String) {
-    let child = Command::new(bin())
-        .args(["demo-server", "--http", "127.0.0.1:0", "--oauth"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(stderr).expect("stderr file"))
-        .spawn()
-        .expect("demo-server --http --oauth");
-    listening(child)
-}
-
-/// A temp folder with a config holding one streamable_http server `secure` at `url`, a token
-/// folder and a log file.
-struct Setup {
-    config: TempConfig,
-    state: PathBuf,
-    log: PathBuf,
-}
-
-fn setup(url: &str) -> Setup {
-    let config = write_config(&format!(
-        "mcp:\n  servers:\n    - name: secure\n      transport: streamable_http\n      url: {url}\n"
-    ));
-    let state = config.dir.path().join("state");
-    let log = config.dir.path().join("aimon.log");
-    Setup { config, state, log }
-}
-
-impl Setup {
-    fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(bin());
-        cmd.arg("--config")
-            .arg(&self.config.path)
-            .arg("--log-file")
-            .arg(&self.log)
-            .args(args)
-            .env("XDG_STATE_HOME", &self.state)
-            .env("AIMON_LOG", "debug")
-            .env("NO_COLOR", "1");
-        cmd
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run aimon-console")
-    }
-
-    fn check_json(&self) -> (Output, Value) {
-        let out = self.run(&["check", "--json"]);
-        let value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "no JSON ({e}): {}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        (out, value)
-    }
-
-    /// `login secure --no-browser`, its URL followed with plain HTTP. Returns its output.
-    fn login(&self) -> Output {
-        let mut child = self
-            .command(&["login", "secure", "--no-browser"])
-            // Kept open: a closed stdin must not end the wait for the redirect.
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("login");
-        let stdout = child.stdout.take().expect("stdout");
-        let (lines_tx, lines_rx) = std::sync::mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = lines_tx.send(line);
-            }
-        });
-        let mut printed = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let url = loop {
-            let line = lines_rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("no authorization URL; printed: {printed:#?}"));
-            printed.push(line.clone());
-            if let Some(at) = line.find("http://") {
-                if line.contains("/authorize?") {
-                    break line[at..].trim().to_string();
-                }
-            }
-        };
-        follow(&url);
-        let status = wait_exit(&mut child, Duration::from_secs(30));
-        drop(child.stdin.take());
-        let _ = reader.join();
-        printed.extend(lines_rx.try_iter());
-        let mut stderr = Vec::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = std::io::Read::read_to_end(&mut e, &mut stderr);
-        }
-        Output {
-            status,
-            stdout: printed.join("\n").into_bytes(),
-            stderr,
-        }
-    }
-
-    /// The token file of the one server.
-    fn token_file(&self) -> PathBuf {
-        let dir = self.state.join("aimon-console/oauth");
-        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        assert_eq!(files.len(), 1, "{files:?}");
-        files[0].clone()
-    }
-}
-
-/// GETs `url` following redirects, as a browser whose user is signed in: the authorization
-/// server redirects to the login's loopback listener.
-fn follow(url: &str) {
-    // A thread of its own: callers may be inside an async test.
-    let url = url.to_string();
-    let status = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        runtime.block_on(async {
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            let response = reqwest::Client::new().get(&url).send().await.expect("GET");
-            response.status()
-        })
-    })
-    .join()
-    .expect("the browser thread");
-    assert!(
-        status.is_success(),
-        "the redirect listener answered {status}"
-    );
-}
-
-fn wait_exit(child: &mut std::process::Child, timeout: Duration) -> std::process::ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            return status;
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            panic!("login did not finish in {timeout:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// POSTs `form` to `path` on the host of `url` over plain HTTP/1.1; the status line answered.
-fn post_form(url: &str, path: &str, form: &str) -> String {
-    use std::io::{BufRead, BufReader, Write};
-    let host = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .expect("host");
-    let mut stream = std::net::TcpStream::connect(host).expect("connect");
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{form}",
-        form.len()
-    )
-    .expect("write");
-    let mut status = String::new();
-    BufReader::new(stream).read_line(&mut status).expect("read");
-    status
-}
-
-/// The access and refresh tokens in a token file.
-fn tokens_in(file: &Path) -> Vec<String> {
-    let record: Value =
-        serde_json::from_slice(&std::fs::read(file).expect("token file")).expect("token JSON");
-    let response = &record["credentials"]["token_response"];
-    ["access_token", "refresh_token"]
-        .iter()
-        .filter_map(|k| response[k].as_str().map(str::to_string))
-        .collect()
 }
 
 #[test]
@@ -470,6 +280,86 @@ async fn a_session_outlives_its_token(flags: &[&str]) {
 #[tokio::test]
 async fn an_expiring_token_is_refreshed_before_the_next_call() {
     a_session_outlives_its_token(&["--oauth-token-ttl", "2"]).await;
+}
+
+#[tokio::test]
+async fn a_dpop_bound_token_is_refreshed_with_a_proof() {
+    a_session_outlives_its_token(&[
+        "--oauth-token-ttl",
+        "2",
+        "--oauth-dpop",
+        "--oauth-dpop-nonce",
+    ])
+    .await;
+}
+
+#[test]
+fn a_dpop_login_binds_the_token_and_every_call_proves_the_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let demo_err = dir.path().join("demo.err");
+    let (_demo, url) = demo_oauth(&["--oauth-dpop", "--oauth-dpop-nonce"], &demo_err);
+    let s = setup(&url);
+    let (_, before) = s.check_json();
+    assert_eq!(
+        server(&before, "secure")["failure"]["class"],
+        "needs_login",
+        "{before:#}"
+    );
+    let login = s.login();
+    assert!(
+        login.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&login.stdout),
+        String::from_utf8_lossy(&login.stderr)
+    );
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(s.token_file()).expect("token file")).expect("JSON");
+    // oauth2 keeps a token type it does not know in lower case.
+    let token_type = record["credentials"]["token_response"]["token_type"].as_str();
+    assert!(
+        token_type.is_some_and(|t| t.eq_ignore_ascii_case("dpop")),
+        "{token_type:?}"
+    );
+    let key = record["dpop_key"]
+        .as_str()
+        .expect("the key is stored")
+        .to_string();
+    assert!(key.len() > 100, "a PKCS#8 key");
+    let mut outputs = vec![login.stdout, login.stderr];
+    for text in ["first", "second"] {
+        let call = s.run(&[
+            "call",
+            "mcp__secure__echo",
+            "--args",
+            &json!({ "text": text }).to_string(),
+            "--yes",
+            "--json",
+        ]);
+        let outcome: Value = serde_json::from_slice(&call.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&call.stderr)));
+        assert_eq!(outcome["status"], "ok", "{outcome:#}");
+        assert!(outcome["result"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains(text)));
+        outputs.extend([call.stdout, call.stderr]);
+    }
+    let demo_log = std::fs::read_to_string(&demo_err).expect("demo stderr");
+    for said in [
+        "DPoP nonce asked for at the token endpoint",
+        "(authorization code, DPoP-bound)",
+        "DPoP nonce asked for at the resource",
+    ] {
+        assert!(demo_log.contains(said), "no {said:?} in:\n{demo_log}");
+    }
+    assert!(!demo_log.contains("refused"), "{demo_log}");
+    // Neither the token nor the key is in any output or the log.
+    let log = std::fs::read_to_string(&s.log).expect("log file");
+    for secret in tokens_in(&s.token_file()).iter().chain([&key]) {
+        assert!(!log.contains(secret.as_str()), "a secret is in the log");
+        for out in &outputs {
+            assert!(!String::from_utf8_lossy(out).contains(secret.as_str()));
+        }
+    }
 }
 
 #[tokio::test]

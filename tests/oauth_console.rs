@@ -10,30 +10,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::oauth::follow;
 use common::tmux::Tmux;
 use common::*;
-
-/// GETs `url` following redirects (the authorization server sends it to the console's
-/// loopback listener).
-fn follow(url: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let status = runtime.block_on(async {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        reqwest::Client::new()
-            .get(url)
-            .send()
-            .await
-            .expect("GET")
-            .status()
-    });
-    assert!(
-        status.is_success(),
-        "the redirect listener answered {status}"
-    );
-}
 
 #[test]
 fn o_logs_in_from_the_console_and_the_server_starts() {
