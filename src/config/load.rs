@@ -445,6 +445,7 @@ impl Context<'_> {
             request_timeout,
             annotation_trust: raw.annotation_trust.unwrap_or_default(),
             restart: raw.restart.unwrap_or_default(),
+            start: raw.start.unwrap_or_default(),
             enabled: raw.enabled.unwrap_or(true),
             roots,
             sandbox,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::config::parse_duration;
 use crate::config::{AnnotationTrust, ApprovalPolicy, SideEffectCeiling};
-use crate::config::{RestartPolicy, RewakeRule};
+use crate::config::{RestartPolicy, RewakeRule, StartMode};
 
 pub(super) fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config")
@@ -102,6 +102,7 @@ fn full_fixture_sets_every_key() {
             request_timeout: Duration::from_millis(1500),
             annotation_trust: AnnotationTrust::Trust,
             restart: RestartPolicy::Never,
+            start: StartMode::Eager,
             enabled: false,
             roots: None,
             sandbox: Some(crate::config::SandboxConfig {

@@ -120,6 +120,9 @@ pub struct ServerConfig {
     pub annotation_trust: AnnotationTrust,
     /// Whether the supervisor starts the server again after it went away by itself.
     pub restart: RestartPolicy,
+    /// When the server is started: with the others at start-up, or (`lazy`) on its first call,
+    /// its tools listed meanwhile from the cached list of its last run.
+    pub start: StartMode,
     pub enabled: bool,
     /// This server's answer to `roots/list` (`file://` URIs), instead of `mcp.roots`.
     pub roots: Option<Vec<String>>,
@@ -167,6 +170,7 @@ impl ServerConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             annotation_trust: AnnotationTrust::Ignore,
             restart: RestartPolicy::OnFailure,
+            start: StartMode::Eager,
             enabled: true,
             roots: None,
             sandbox: None,
@@ -208,6 +212,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("request_timeout", &self.request_timeout)
             .field("annotation_trust", &self.annotation_trust)
             .field("restart", &self.restart)
+            .field("start", &self.start)
             .field("enabled", &self.enabled)
             .field("roots", &self.roots)
             .finish()
@@ -278,6 +283,28 @@ impl RestartPolicy {
         match self {
             RestartPolicy::Never => "never",
             RestartPolicy::OnFailure => "on_failure",
+        }
+    }
+}
+
+/// When a server is started (`start:`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartMode {
+    /// With every other server, at start-up.
+    #[default]
+    Eager,
+    /// On its first call. Until then its tools are those of its last listing, kept on disk for
+    /// as long as the server said they stay fresh (`ttlMs`); without such a list it starts at
+    /// start-up like the others, and its listing is kept for next time.
+    Lazy,
+}
+
+impl StartMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartMode::Eager => "eager",
+            StartMode::Lazy => "lazy",
         }
     }
 }

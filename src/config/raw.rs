@@ -11,7 +11,8 @@ use super::rewake::RawNotifications;
 use super::rules::RawRule;
 use super::values::DurationText;
 use super::{
-    AnnotationTrust, ApprovalPolicy, FlaggedPolicy, RestartPolicy, SideEffectCeiling, TransportKind,
+    AnnotationTrust, ApprovalPolicy, FlaggedPolicy, RestartPolicy, SideEffectCeiling, StartMode,
+    TransportKind,
 };
 
 // No Debug on the raw types: they hold headers and tokens before redaction.
@@ -81,6 +82,8 @@ pub(super) struct RawServer {
     pub(super) annotation_trust: Option<AnnotationTrust>,
     #[serde(default)]
     pub(super) restart: Option<RestartPolicy>,
+    #[serde(default)]
+    pub(super) start: Option<StartMode>,
     #[serde(default)]
     pub(super) enabled: Option<bool>,
     #[serde(default)]

@@ -111,7 +111,7 @@ static SANDBOX_FIELDS: [Field; 4] = [
 ];
 static SANDBOX: Shape = Shape::Map(&SANDBOX_FIELDS);
 
-static SERVER_FIELDS: [Field; 16] = [
+static SERVER_FIELDS: [Field; 17] = [
     req("name", Shape::Str),
     opt(
         "transport",
@@ -128,6 +128,7 @@ static SERVER_FIELDS: [Field; 16] = [
     opt("request_timeout", Shape::Duration),
     opt("annotation_trust", Shape::Enum(&["ignore", "trust"])),
     opt("restart", Shape::Enum(&["never", "on_failure"])),
+    opt("start", Shape::Enum(&["eager", "lazy"])),
     opt("enabled", Shape::Bool),
     opt("roots", Shape::List(&STR)),
     opt("sandbox", SANDBOX),
