@@ -104,6 +104,9 @@ pub struct DefaultMcpClient {
     stdout_issues: Arc<Mutex<StdoutIssues>>,
     /// What the last `tools/list` skipped (malformed entries, duplicate names), in words.
     list_warnings: Mutex<Vec<String>>,
+    /// How long the last `tools/list` stays fresh, as the server said (`ttlMs`, the shortest
+    /// of its pages); `None`: it did not say.
+    list_ttl: Mutex<Option<Duration>>,
     links: SessionLinks,
     /// Cancelled once the connection is over: its input ended (the process exited, the stream
     /// closed), it was closed, or a request found the server unreachable.
@@ -169,6 +172,11 @@ impl DefaultMcpClient {
 
     /// Warnings for the server's report: what it wrote on stdout besides JSON-RPC, answers
     /// that could not be read, and the tool entries its last `tools/list` skipped.
+    /// How long the last listing of the tools stays fresh, as the server said (`ttlMs`).
+    pub fn tools_ttl(&self) -> Option<Duration> {
+        *self.list_ttl.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self
             .stdout_issues
@@ -406,6 +414,7 @@ impl McpClient for DefaultMcpClient {
         self.links.take_tools_stale();
         let mut listing = Listing::default();
         let mut cursor: Option<String> = None;
+        let mut ttl: Option<u64> = None;
         for _ in 0..MAX_TOOL_PAGES {
             match self.list_page(cursor.take()).await? {
                 (ServerResult::ListToolsResult(page), entries) => {
@@ -415,12 +424,18 @@ impl McpClient for DefaultMcpClient {
                         skipped: Vec::new(),
                     });
                     listing.add_page(entries);
+                    ttl = match (ttl, page.ttl_ms) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
                     match page.next_cursor {
                         Some(next) if !next.is_empty() => cursor = Some(next),
                         _ => {
                             let (tools, warnings) = listing.finish();
                             *self.list_warnings.lock().unwrap_or_else(|e| e.into_inner()) =
                                 warnings;
+                            *self.list_ttl.lock().unwrap_or_else(|e| e.into_inner()) =
+                                ttl.map(Duration::from_millis);
                             return Ok(tools);
                         }
                     }

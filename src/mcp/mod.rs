@@ -29,6 +29,7 @@ pub mod supervisor;
 mod tasks;
 mod text_format;
 pub mod tool;
+pub mod tool_cache;
 pub mod traits;
 pub mod transport;
 pub mod uri_template;

@@ -189,6 +189,7 @@ impl DefaultMcpClient {
             identity,
             stdout_issues: issues,
             list_warnings: Mutex::default(),
+            list_ttl: Mutex::default(),
             links,
             ended,
             log_level: AtomicU8::new(0),
