@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aimon_console::config::{Config, PolicyConfig, ServerConfig};
+use aimon_console::config::{Config, PolicyConfig, ServerConfig, StartMode};
 use aimon_console::runtime::{
     AgentRuntimeFactory, CallStatus, LogLevel, McpEvent, PhaseTimes, RuntimeEvent, RuntimeOptions,
     ServerInfo, ServerReport, ServerStatus, Timeline,
@@ -40,6 +40,7 @@ fn report(name: &str) -> ServerReport {
         name: name.into(),
         transport: aimon_console::config::TransportKind::Stdio,
         status: ServerStatus::Ready,
+        start: StartMode::Eager,
         protocol_version: Some("2026-07-28".into()),
         server_info: Some(ServerInfo {
             name: "bench".into(),

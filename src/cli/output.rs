@@ -236,7 +236,9 @@ pub fn render_servers(summary: &StartSummary, style: Style) -> String {
     let mut out = table.render(style, &|r, c, cell| match (c, statuses[r]) {
         (1, ServerStatus::Ready) => style.green(&cell),
         (1, ServerStatus::Failed) => style.red(&cell),
-        (1, ServerStatus::Disabled | ServerStatus::Starting) => style.dim(&cell),
+        (1, ServerStatus::Disabled | ServerStatus::Starting | ServerStatus::Idle) => {
+            style.dim(&cell)
+        }
         _ => cell,
     });
     for s in &summary.servers {
@@ -301,6 +303,7 @@ pub(crate) fn status_word(s: &ServerReport) -> &'static str {
         ServerStatus::Failed => "failed",
         ServerStatus::Disabled => "disabled",
         ServerStatus::Starting => "starting",
+        ServerStatus::Idle => "idle",
     }
 }
 

@@ -12,7 +12,7 @@ use super::capabilities::Capabilities;
 use super::elicitation::ElicitationRequest;
 use super::sampling::SamplingRequest;
 use super::transport::process::ExitInfo;
-use crate::config::{RestartPolicy, ServerConfig, TransportKind};
+use crate::config::{RestartPolicy, ServerConfig, StartMode, TransportKind};
 
 /// A start phase, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -234,6 +234,9 @@ pub enum ServerStatus {
     Ready,
     Failed,
     Disabled,
+    /// `start: lazy` and not running: its tools are those of its cached list, and its first
+    /// call starts it.
+    Idle,
 }
 
 impl ServerStatus {
@@ -243,6 +246,7 @@ impl ServerStatus {
             ServerStatus::Ready => "ready",
             ServerStatus::Failed => "failed",
             ServerStatus::Disabled => "disabled",
+            ServerStatus::Idle => "idle",
         }
     }
 }
@@ -274,6 +278,8 @@ pub struct ServerReport {
     pub name: String,
     pub transport: TransportKind,
     pub status: ServerStatus,
+    /// When it is started (`eager`, or `lazy`: on its first call).
+    pub start: StartMode,
     pub protocol_version: Option<String>,
     pub server_info: Option<ServerInfo>,
     pub phases: PhaseTimes,
@@ -306,6 +312,14 @@ impl ServerReport {
         ServerReport::blank(config, ServerStatus::Disabled)
     }
 
+    /// The report of a lazy server not started, listing its `tools` cached ones.
+    pub fn idle(config: &ServerConfig, tools: usize) -> ServerReport {
+        ServerReport {
+            tools,
+            ..ServerReport::blank(config, ServerStatus::Idle)
+        }
+    }
+
     /// The report of a server whose start has not ended yet.
     pub fn starting(config: &ServerConfig) -> ServerReport {
         ServerReport::blank(config, ServerStatus::Starting)
@@ -325,6 +339,7 @@ impl ServerReport {
             name: config.name.clone(),
             transport: config.transport,
             status,
+            start: config.start,
             protocol_version: None,
             server_info: None,
             phases: PhaseTimes::default(),

@@ -29,6 +29,8 @@ pub struct SessionLinks {
     pub sink: EventSink,
     pub(crate) routes: Arc<ProgressRoutes>,
     pub(crate) tools_stale: Arc<AtomicBool>,
+    /// A `start: lazy` server's entry: its kept tool list is dropped on `tools/list_changed`.
+    pub(crate) kept_list: Option<Arc<crate::config::ServerConfig>>,
     pub(crate) subscriptions: Arc<tokio::sync::Mutex<Subscriptions>>,
     /// The URIs whose `resources/updated` is reported: those subscribed to, kept apart from
     /// `subscriptions` so the tap can read them without waiting. An update for any other URI
@@ -69,9 +71,17 @@ impl SessionLinks {
             sink,
             routes: Arc::default(),
             tools_stale: Arc::default(),
+            kept_list: None,
             subscriptions: Arc::default(),
             wanted: Arc::default(),
         }
+    }
+
+    /// The links of a server whose tool list is kept on disk (`start: lazy`): a
+    /// `tools/list_changed` drops it.
+    pub fn keeping_list(mut self, config: &crate::config::ServerConfig) -> Self {
+        self.kept_list = Some(Arc::new(config.clone()));
+        self
     }
 
     /// The tap a transport of this session delivers to: progress of a pending request goes to
@@ -81,6 +91,7 @@ impl SessionLinks {
         NotificationTap::new(Arc::new(SessionTap {
             routes: self.routes.clone(),
             tools_stale: self.tools_stale.clone(),
+            kept_list: self.kept_list.clone(),
             wanted: self.wanted.clone(),
             next,
         }))
@@ -111,6 +122,7 @@ impl SessionLinks {
 struct SessionTap {
     routes: Arc<ProgressRoutes>,
     tools_stale: Arc<AtomicBool>,
+    kept_list: Option<Arc<crate::config::ServerConfig>>,
     wanted: Arc<Mutex<BTreeSet<String>>>,
     next: NotificationTap,
 }
@@ -137,7 +149,12 @@ impl McpNotificationListener for SessionTap {
                     }
                 }
             }
-            "notifications/tools/list_changed" => self.tools_stale.store(true, Ordering::SeqCst),
+            "notifications/tools/list_changed" => {
+                self.tools_stale.store(true, Ordering::SeqCst);
+                if let Some(config) = &self.kept_list {
+                    super::tool_cache::remove(config);
+                }
+            }
             "notifications/resources/updated" => {
                 if let Notice::ResourceUpdated { uri } = notification.notice() {
                     let wanted = self.wanted.lock().unwrap_or_else(|e| e.into_inner());

@@ -9,12 +9,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::set::{Join, ReadyServer};
 use super::Shared;
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, StartMode};
 use crate::mcp::client::{DefaultMcpClient, McpClient};
 use crate::mcp::events::{
     Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, StartPhase, Timeline,
 };
 use crate::mcp::start::{start_server, StartOutcome};
+use crate::mcp::tool_cache;
 use crate::text::millis;
 
 /// stderr lines attached to a deadline failure.
@@ -116,6 +117,9 @@ pub(super) async fn finish(
                 ready_at_ms: Some(ended_at),
                 failed_at_ms: None,
             };
+            if config.start == StartMode::Lazy {
+                tool_cache::write(config, &tools, client.tools_ttl());
+            }
             let joined = {
                 let mut set = shared.set();
                 let ready = ReadyServer::new(client.clone(), config.clone(), tools);

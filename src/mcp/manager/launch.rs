@@ -10,10 +10,12 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::join::{finish, mark_restart, start_timed};
+use super::lazy::LazyClient;
 use super::{startup_deadline, supervise, McpClientManager, Shared, StartLimits};
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, StartMode};
 use crate::mcp::client::McpClient;
 use crate::mcp::events::{Failure, FailureClass, McpEvent, PhaseTimes, ServerReport, StartPhase};
+use crate::mcp::tool_cache;
 use crate::text::millis;
 
 /// The stderr marker of a restart by hand.
@@ -39,6 +41,7 @@ impl McpClientManager {
         let mut duplicates = Vec::new();
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut to_start = Vec::new();
+        let mut idle = Vec::new();
         for (index, config) in servers.iter().enumerate() {
             if !config.enabled {
                 slots.push((ServerReport::disabled(config), false));
@@ -66,6 +69,20 @@ impl McpClientManager {
                 continue;
             }
             seen.insert(config.name.as_str(), index);
+            if config.start == StartMode::Lazy {
+                match tool_cache::read(config) {
+                    Ok(tools) => {
+                        slots.push((ServerReport::idle(config, tools.len()), false));
+                        idle.push((config.clone(), tools));
+                        continue;
+                    }
+                    Err(why) => tracing::info!(
+                        server = %config.name,
+                        reason = ?why,
+                        "lazy server started now: no fresh tool list of it is kept"
+                    ),
+                }
+            }
             slots.push((ServerReport::starting(config), false));
             to_start.push(config.clone());
         }
@@ -83,6 +100,16 @@ impl McpClientManager {
         shared.bump();
         for report in duplicates {
             shared.emit(McpEvent::ServerStarted(Box::new(report)));
+        }
+        for (config, tools) in idle {
+            let count = tools.len();
+            shared.registry.replace_prefixed(
+                &format!("mcp__{}__", config.name),
+                LazyClient::tools(shared, &config, tools),
+            );
+            shared.emit(McpEvent::ServerStarted(Box::new(ServerReport::idle(
+                &config, count,
+            ))));
         }
         let mut tasks = shared.tasks.lock().unwrap_or_else(|e| e.into_inner());
         for (config, epoch, cancel) in starts {
@@ -130,15 +157,26 @@ impl McpClientManager {
             return report;
         }
         mark_restart(shared, &config.name, RESTART_MARKER);
-        let deadline = startup_deadline(std::slice::from_ref(config), None);
-        let phases = Arc::new(Mutex::new(PhaseTimes::default()));
-        let (outcome, started_at) = start_timed(shared, config, phases, cancel, deadline).await;
-        let joined = finish(shared, config, epoch, outcome, started_at).await;
-        if let Some(client) = &joined.client {
-            supervise::watch(shared, config, client);
-        }
-        joined.report
+        start_one(shared, config, epoch, cancel).await
     }
+}
+
+/// One server's start outside a start-up (a restart by hand, a lazy server's first call):
+/// under its own deadline, then `finish`, then its watch.
+pub(super) async fn start_one(
+    shared: &Arc<Shared>,
+    config: &ServerConfig,
+    epoch: u64,
+    cancel: CancellationToken,
+) -> ServerReport {
+    let deadline = startup_deadline(std::slice::from_ref(config), None);
+    let phases = Arc::new(Mutex::new(PhaseTimes::default()));
+    let (outcome, started_at) = start_timed(shared, config, phases, cancel, deadline).await;
+    let joined = finish(shared, config, epoch, outcome, started_at).await;
+    if let Some(client) = &joined.client {
+        supervise::watch(shared, config, client);
+    }
+    joined.report
 }
 
 /// One server's start within a start-up: its turn in the queue, then its own start under the

@@ -6,11 +6,13 @@
 //! the starts of a start-up (the queue, the deadline) and restarts by hand; `join.rs` is where a
 //! finished start joins or fails; `tools.rs` builds and refreshes a server's tools;
 //! `supervise.rs` is the watch loop that brings a server back after it went away;
-//! `content.rs` hands out the ready servers' resource and prompt interfaces.
+//! `content.rs` hands out the ready servers' resource and prompt interfaces; `lazy.rs` offers
+//! the kept tools of an idle `start: lazy` server and starts it on its first call.
 
 mod content;
 mod join;
 mod launch;
+mod lazy;
 mod set;
 mod supervise;
 mod tools;

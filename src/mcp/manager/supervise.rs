@@ -167,7 +167,10 @@ async fn bring_back(
         match joined.report.status {
             // Ready, but overtaken by a restart by hand, which owns the server now.
             ServerStatus::Ready => return None,
-            ServerStatus::Failed | ServerStatus::Starting | ServerStatus::Disabled => {
+            ServerStatus::Failed
+            | ServerStatus::Starting
+            | ServerStatus::Disabled
+            | ServerStatus::Idle => {
                 let crashed = counts_as_crash(config.transport, &joined.report);
                 m.watches
                     .count(&config.name, |c, _| c.start_failed(crashed));

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use super::set::ServerSet;
 use super::{McpClientManager, Shared};
+use crate::config::StartMode;
 use crate::mcp::client::{DefaultMcpClient, McpClient, McpError};
 use crate::mcp::notify::LogLevel;
+use crate::mcp::tool_cache;
 use crate::tool::{Tool, ToolRegistry};
 
 impl Shared {
@@ -85,6 +87,15 @@ impl McpClientManager {
                 return Err(e);
             }
         };
+        let lazy = self
+            .shared
+            .set()
+            .ready(server)
+            .filter(|r| r.config.start == StartMode::Lazy)
+            .map(|r| r.config.clone());
+        if let Some(config) = lazy {
+            tool_cache::write(&config, &tools, client.tools_ttl());
+        }
         let mut set = self.shared.set();
         if !set.set_tools(server, tools) {
             return Err(McpError::Disconnected {

@@ -44,7 +44,10 @@ pub async fn start_server(
         },
         None => options.clone(),
     };
-    let links = SessionLinks::new(&config.name, sink.clone());
+    let mut links = SessionLinks::new(&config.name, sink.clone());
+    if config.start == crate::config::StartMode::Lazy {
+        links = links.keeping_list(config);
+    }
     let tap = links.tap(tap);
     let starter = Starter {
         config,

@@ -209,6 +209,7 @@ pub(super) async fn list_tools(starter: &Starter<'_>, client: DefaultMcpClient) 
         name: config.name.clone(),
         transport: config.transport,
         status: ServerStatus::Ready,
+        start: config.start,
         protocol_version: Some(identity.protocol_version),
         server_info: Some(ServerInfo {
             name: identity.name,

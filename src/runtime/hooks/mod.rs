@@ -237,7 +237,7 @@ impl Hooks {
                 let event = match report.status {
                     ServerStatus::Ready => HookEvent::ServerReady,
                     ServerStatus::Failed => HookEvent::ServerFailed,
-                    ServerStatus::Starting | ServerStatus::Disabled => return,
+                    ServerStatus::Starting | ServerStatus::Disabled | ServerStatus::Idle => return,
                 };
                 hooks.spawn(event, Subject::Server(Box::new(report)));
             }
@@ -417,7 +417,9 @@ fn stopped() -> String {
 fn missing(server: &str, tool: &str, report: Option<&ServerReport>) -> String {
     match report.map(|r| (r.status, r.failure.as_ref())) {
         None => format!("server {server} is not configured"),
-        Some((ServerStatus::Ready, _)) => format!("server {server} has no tool {tool}"),
+        Some((ServerStatus::Ready | ServerStatus::Idle, _)) => {
+            format!("server {server} has no tool {tool}")
+        }
         Some((ServerStatus::Failed, Some(failure))) => format!(
             "server {server} is down ({}: {})",
             failure.class.as_str(),

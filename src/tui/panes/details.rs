@@ -169,6 +169,14 @@ fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
             "disabled (enabled: false in the config)",
             theme.dim(),
         )),
+        (_, ServerStatus::Idle) => lines.push(Line::styled(
+            format!(
+                "idle: start: lazy, so it starts on its first call; its {} tool{} are those of its cached list",
+                s.report.as_ref().map_or(0, |r| r.tools),
+                crate::text::plural(s.report.as_ref().map_or(0, |r| r.tools))
+            ),
+            theme.dim(),
+        )),
         (None, _) => lines.push(Line::styled("starting…", theme.accent())),
         (Some(r), _) => {
             if let Some(info) = &r.server_info {

@@ -342,6 +342,8 @@ fn status_of(app: &App, s: &ServerRow) -> (String, String, Style) {
             ),
         },
         ServerStatus::Disabled => ("-".into(), "disabled".into(), theme.dim()),
+        // Lazy and not running: its cached tools are offered; the first call starts it.
+        ServerStatus::Idle => ("○".into(), "idle (lazy)".into(), theme.dim()),
     }
 }
 
@@ -374,7 +376,7 @@ fn row(
             r.start_took()
                 .or_else(|| finished_at(&r.phases).map(Duration::from_millis))
         }),
-        ServerStatus::Disabled => None,
+        ServerStatus::Disabled | ServerStatus::Idle => None,
     };
     let mut spans = vec![
         Span::styled(format!("{mark} "), status_style),

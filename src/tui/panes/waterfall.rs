@@ -68,7 +68,7 @@ fn bar(s: &ServerRow, now: Instant) -> Option<Bar> {
         since.map_or(0, |t| crate::text::millis(now.saturating_duration_since(t)))
     };
     match s.status {
-        ServerStatus::Disabled => None,
+        ServerStatus::Disabled | ServerStatus::Idle => None,
         ServerStatus::Starting => match s.phase? {
             (StartPhase::Queued, _) => {
                 let queued = ms(s.queued_at);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::config::{
-    AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, TransportKind,
+    AnnotationTrust, Config, McpConfig, PolicyConfig, ServerConfig, StartMode, TransportKind,
 };
 use crate::runtime::{
     CallStatus, ExitInfo, Failure, FailureClass, McpEvent, PhaseTimes, RuntimeEvent, ServerInfo,
@@ -75,6 +75,7 @@ pub(in crate::tui) fn ready(
         name: name.into(),
         transport: TransportKind::Stdio,
         status: ServerStatus::Ready,
+        start: StartMode::Eager,
         protocol_version: Some("2026-07-28".into()),
         server_info: Some(ServerInfo {
             name: "aimon-demo".into(),
@@ -111,6 +112,7 @@ pub(in crate::tui) fn failed() -> ServerReport {
         name: "broken".into(),
         transport: TransportKind::Stdio,
         status: ServerStatus::Failed,
+        start: StartMode::Eager,
         protocol_version: None,
         server_info: None,
         phases: PhaseTimes {
