@@ -127,6 +127,10 @@ pub struct DemoServerArgs {
     /// (default: every tool in one page).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub tools_page: Option<u64>,
+    /// Say in every tools/list answer that it stays fresh MS milliseconds (`ttlMs`, MCP
+    /// 2026-07-28 caching): what a `start: lazy` server's kept list lives on.
+    #[arg(long, value_name = "MS")]
+    pub tools_ttl: Option<u64>,
     /// Also serve the live-server fixtures: flood, change_tools, crash, never_answer, ask.
     #[arg(long)]
     pub live_tools: bool,
@@ -166,6 +170,7 @@ impl DemoServerArgs {
             tools_page: self
                 .tools_page
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            tools_ttl: self.tools_ttl,
             live_tools: self.live_tools,
             extra_resources: self.extra_resources,
             legacy: self.legacy,

@@ -396,6 +396,7 @@ impl ServerHandler for DemoServer {
         let (tools, next) = self.tools_page(start, size);
         let mut page = ListToolsResult::with_all_items(tools);
         page.next_cursor = next.map(|n| n.to_string());
+        page.ttl_ms = self.opts.tools_ttl;
         Ok(page)
     }
 

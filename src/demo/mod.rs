@@ -80,6 +80,8 @@ pub struct DemoOptions {
     pub extra_tools: usize,
     /// Answer `tools/list` in pages of this many tools (`nextCursor`); `None`: one page.
     pub tools_page: Option<usize>,
+    /// The `ttlMs` of every `tools/list` answer; `None`: not said.
+    pub tools_ttl: Option<u64>,
     /// Also serve `flood`, `change_tools`, `crash` and `never_answer` (see `live.rs`), and
     /// `ask` (`ask.rs`).
     pub live_tools: bool,
