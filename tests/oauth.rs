@@ -13,9 +13,8 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -24,18 +23,6 @@ use aimon_console::config::{ApprovalPolicy, PolicyConfig, ServerConfig, Transpor
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions, ServerStatus};
 use common::oauth::*;
 use common::*;
-
-/// The token folder of this test binary's own process (the in-process runtime reads
-/// `XDG_STATE_HOME`); set once, before any test reads it. Subprocesses get theirs explicitly.
-fn process_state_home() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("aimon-oauth-tests-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("state dir");
-        std::env::set_var("XDG_STATE_HOME", &dir);
-        dir
-    })
-}
 
 #[test]
 fn login_end_to_end_needs_login_then_ready_with_no_token_shown() {
@@ -205,7 +192,7 @@ fn login_refuses_what_it_cannot_log_in_to() {
 /// Logs in to `url` through the `login` command with the token folder of this process.
 fn login_for_this_process(url: &str) -> Setup {
     let mut s = setup(url);
-    s.state = process_state_home().to_path_buf();
+    s.state = process_state_home("oauth").to_path_buf();
     let out = s.login();
     assert!(
         out.status.success(),
@@ -219,7 +206,7 @@ fn login_for_this_process(url: &str) -> Setup {
 /// Two calls in one runtime, the access token expiring between them: both work, and the demo
 /// authorization server saw one authorization and at least one refresh.
 async fn a_session_outlives_its_token(flags: &[&str]) {
-    process_state_home();
+    process_state_home("oauth");
     let dir = tempfile::tempdir().expect("tempdir");
     let demo_err = dir.path().join("demo.err");
     let (_demo, url) = demo_oauth(flags, &demo_err);

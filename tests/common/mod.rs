@@ -20,6 +20,19 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_aimon-console")
 }
 
+/// The state folder (`XDG_STATE_HOME`) of this test binary's own process, where an in-process
+/// runtime keeps tokens and tool lists; set once, before any test reads it (subprocesses inherit
+/// it, or get their own explicitly).
+pub fn process_state_home(name: &str) -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("aimon-{name}-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("state dir");
+        std::env::set_var("XDG_STATE_HOME", &dir);
+        dir
+    })
+}
+
 /// A unique marker for the processes of one test (put in a server's env, found in /proc).
 pub fn marker(name: &str) -> String {
     format!("aimon-test-{name}-{}-{}", std::process::id(), rand_suffix())

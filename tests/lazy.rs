@@ -1,0 +1,223 @@
+//! `start: lazy` end to end, against real demo servers that say how long their tool list stays
+//! fresh (`--tools-ttl`, MCP 2026-07-28 `ttlMs`): with no kept list the server starts at
+//! start-up and its list is kept; with one, its tools are listed while no process of it runs
+//! (checked by pid), and the first call starts it and succeeds; a `tools/list_changed` drops the
+//! kept list at once and the next listing keeps the new one. Headless, `check --json` says
+//! which servers are lazy and whether they run, and `tools` lists a kept list without a start.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use aimon_console::config::{
+    AnnotationTrust, ApprovalPolicy, Config, PolicyConfig, ServerConfig, StartMode,
+};
+use aimon_console::runtime::{
+    AgentRuntime, AgentRuntimeFactory, CallStatus, RuntimeOptions, ServerStatus,
+};
+use common::*;
+
+/// Fresh for ten minutes: longer than the test.
+const TTL: &str = "600000";
+
+fn lazy_server(marker: &str) -> ServerConfig {
+    let mut server = demo_config(
+        "notes",
+        &["--tools-ttl", TTL, "--live-tools"],
+        AnnotationTrust::Trust,
+        marker,
+    );
+    server.start = StartMode::Lazy;
+    server
+}
+
+async fn runtime(config: &Config) -> AgentRuntime {
+    let (events, mut stream) = AgentRuntimeFactory::events();
+    tokio::spawn(async move { while stream.recv().await.is_some() {} });
+    AgentRuntimeFactory::create(
+        config,
+        RuntimeOptions {
+            local_tools: false,
+            ..RuntimeOptions::default()
+        },
+        events,
+    )
+    .await
+    .expect("runtime")
+}
+
+/// The kept list files under `state`.
+fn kept_lists(state: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(state.join("aimon-console/tools"))
+        .map(|dir| dir.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+fn kept_names(file: &Path) -> Vec<String> {
+    let kept: Value =
+        serde_json::from_slice(&std::fs::read(file).expect("kept list")).expect("JSON");
+    kept["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_lazy_server_is_listed_from_its_kept_list_and_started_by_its_first_call() {
+    let state = process_state_home("lazy");
+    let marker = marker("lazy");
+    let config = config_of(
+        vec![lazy_server(&marker)],
+        PolicyConfig {
+            approval: ApprovalPolicy::Never,
+            ..PolicyConfig::default()
+        },
+    );
+
+    // 1. No kept list yet: it starts with the others, and its listing is kept.
+    let first = runtime(&config).await;
+    let report = first.wait_started().await.servers[0].clone();
+    assert_eq!(report.status, ServerStatus::Ready, "{report:#?}");
+    assert!(!processes_with(&marker).is_empty());
+    let listed = first.server_tool_names("notes");
+    first.close().await;
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+    let files = kept_lists(state);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(kept_names(&files[0]), listed);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&files[0])
+            .expect("kept list")
+            .permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+
+    // 2. With it: idle, its tools offered, no process of it running.
+    let second = runtime(&config).await;
+    let report = second.wait_started().await.servers[0].clone();
+    assert_eq!(report.status, ServerStatus::Idle, "{report:#?}");
+    assert_eq!(report.start, StartMode::Lazy);
+    assert_eq!(report.tools, listed.len());
+    let offered: Vec<String> = second.tools().into_iter().map(|t| t.name).collect();
+    assert!(
+        offered.contains(&"mcp__notes__echo".to_string()),
+        "{offered:?}"
+    );
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<i32>::new(),
+        "an idle server was spawned"
+    );
+
+    // 3. The first call starts it and succeeds.
+    let call = second
+        .call(
+            "mcp__notes__echo",
+            json!({"text": "woken"}),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(call.status, CallStatus::Ok, "{call:?}");
+    assert!(call.result.text.contains("woken"), "{call:?}");
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the call did not start it"
+    );
+    assert_eq!(second.reports()[0].status, ServerStatus::Ready);
+
+    // 4. tools/list_changed drops the kept list at once; the next listing keeps the new one.
+    let change = second
+        .call(
+            "mcp__notes__change_tools",
+            json!({"action": "add", "tool": "fresh"}),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(change.status, CallStatus::Ok, "{change:?}");
+    let until = Instant::now() + Duration::from_secs(10);
+    while !second.has_stale_tools() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(second.has_stale_tools(), "no tools/list_changed arrived");
+    assert!(
+        kept_lists(state).is_empty(),
+        "the kept list outlived list_changed"
+    );
+    second.turn_boundary().await;
+    let files = kept_lists(state);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(kept_names(&files[0]).contains(&"fresh".to_string()));
+    second.close().await;
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+}
+
+#[test]
+fn headless_commands_say_lazy_and_idle_and_list_without_a_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("lazy-cli");
+    let spawns = dir.path().join("spawns");
+    // A shell in front of the server writes down every spawn.
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: sh\n      args: [\"-c\", \"echo spawned >> {}; exec {} demo-server --tools-ttl {TTL}\"]\n      env: {{AIMON_TEST_MARKER: {marker}}}\n      start: lazy\n",
+        spawns.display(),
+        bin()
+    ));
+    let state = dir.path().join("state");
+    let run = |args: &[&str]| {
+        std::process::Command::new(bin())
+            .arg("--config")
+            .arg(&config.path)
+            .arg("--log-file")
+            .arg(dir.path().join("log"))
+            .args(args)
+            .env("XDG_STATE_HOME", &state)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("aimon-console")
+    };
+    let spawned = || {
+        std::fs::read_to_string(&spawns)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    // The first listing starts it (nothing kept yet); the second is the kept one.
+    for (round, expected_spawns) in [(1, 1), (2, 1)] {
+        let out = run(&["tools", "--json"]);
+        assert!(out.status.success(), "round {round}: {out:?}");
+        let tools = stdout_json(&out);
+        assert!(
+            tools["tools"]
+                .as_array()
+                .is_some_and(|t| t.iter().any(|t| t["name"] == "mcp__notes__echo")),
+            "round {round}: {tools:#}"
+        );
+        assert_eq!(spawned(), expected_spawns, "round {round}");
+    }
+    let out = run(&["check", "--json"]);
+    let report = stdout_json(&out);
+    let notes = server(&report, "notes");
+    assert_eq!(notes["status"], "idle", "{report:#}");
+    assert_eq!(notes["start"], "lazy", "{report:#}");
+    assert_eq!(notes["tools"], 5, "{report:#}");
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    assert_eq!(spawned(), 1);
+    // A call starts it.
+    let out = run(&[
+        "call",
+        "mcp__notes__echo",
+        "--args",
+        r#"{"text":"hi"}"#,
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(stdout_json(&out)["status"], "ok", "{out:?}");
+    assert_eq!(spawned(), 2);
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+}
