@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::join::{finish, mark_restart, start_timed};
 use super::lazy::LazyClient;
+use super::single::start_one;
 use super::{startup_deadline, supervise, McpClientManager, Shared, StartLimits};
 use crate::config::{ServerConfig, StartMode};
 use crate::mcp::client::McpClient;
@@ -159,24 +160,6 @@ impl McpClientManager {
         mark_restart(shared, &config.name, RESTART_MARKER);
         start_one(shared, config, epoch, cancel).await
     }
-}
-
-/// One server's start outside a start-up (a restart by hand, a lazy server's first call):
-/// under its own deadline, then `finish`, then its watch.
-pub(super) async fn start_one(
-    shared: &Arc<Shared>,
-    config: &ServerConfig,
-    epoch: u64,
-    cancel: CancellationToken,
-) -> ServerReport {
-    let deadline = startup_deadline(std::slice::from_ref(config), None);
-    let phases = Arc::new(Mutex::new(PhaseTimes::default()));
-    let (outcome, started_at) = start_timed(shared, config, phases, cancel, deadline).await;
-    let joined = finish(shared, config, epoch, outcome, started_at).await;
-    if let Some(client) = &joined.client {
-        supervise::watch(shared, config, client);
-    }
-    joined.report
 }
 
 /// One server's start within a start-up: its turn in the queue, then its own start under the

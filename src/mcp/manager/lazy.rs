@@ -10,7 +10,7 @@ use std::sync::{Arc, Weak};
 use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
-use super::launch::start_one;
+use super::single::start_one;
 use super::Shared;
 use crate::config::ServerConfig;
 use crate::mcp::client::{DefaultMcpClient, McpClient, McpError};

@@ -14,6 +14,7 @@ mod join;
 mod launch;
 mod lazy;
 mod set;
+mod single;
 mod supervise;
 mod tools;
 
