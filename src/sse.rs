@@ -43,6 +43,9 @@ pub struct SseParser {
     at_start: bool,
     data: String,
     event: String,
+    /// Events ended, and comment lines read between events: what a stream that makes progress
+    /// completes (bytes dripping inside an event complete none).
+    completed: u64,
 }
 
 impl Default for SseParser {
@@ -60,7 +63,13 @@ impl SseParser {
             at_start: true,
             data: String::new(),
             event: String::new(),
+            completed: 0,
         }
+    }
+
+    /// How many events ended, and comment lines (keep-alives) came between events, so far.
+    pub fn completed(&self) -> u64 {
+        self.completed
     }
 
     /// Parses `bytes`, appending the events they complete to `out`.
@@ -107,10 +116,14 @@ impl SseParser {
 
     fn interpret(&mut self, line: &[u8], out: &mut VecDeque<SseEvent>) -> Result<(), TooLarge> {
         if line.is_empty() {
+            self.completed += 1;
             self.dispatch(out);
             return Ok(());
         }
         if line[0] == b':' {
+            if self.data.is_empty() && self.event.is_empty() {
+                self.completed += 1;
+            }
             return Ok(());
         }
         let (field, value) = match line.iter().position(|b| *b == b':') {
@@ -308,5 +321,22 @@ mod tests {
         assert_eq!(got[0].as_ref().unwrap().data, "a");
         assert_eq!(got[1].as_ref().unwrap().data, "b");
         assert!(matches!(got[2], Err(SseStreamError::Body("reset"))));
+    }
+
+    #[test]
+    fn only_ended_events_and_comments_between_events_count_as_completed() {
+        let mut parser = SseParser::default();
+        let mut out = VecDeque::new();
+        let mut feed = |bytes: &[u8]| {
+            parser.feed(bytes, &mut out).unwrap();
+            parser.completed()
+        };
+        // Bytes dripping inside an event, its lines too, complete nothing.
+        assert_eq!(feed(b"data: {\"choi"), 0);
+        assert_eq!(feed(b"ces\"\ndata: x\n: a comment inside the event\n"), 0);
+        assert_eq!(feed(b"\n"), 1);
+        // A keep-alive comment between events counts; so does every event's end.
+        assert_eq!(feed(b": keep-alive\n"), 2);
+        assert_eq!(feed(b"data: a\n\ndata: b\n\n"), 4);
     }
 }

@@ -182,6 +182,16 @@ async fn every_fault_has_its_class_and_hint_within_the_timeout() {
             "try again",
             0,
         ),
+        // Bytes that drip inside an event that never ends are no progress: the stream is
+        // stalled after request_timeout, not after 10 x request_timeout of dripping.
+        (
+            &["--drip-stream"],
+            true,
+            ModelFailureClass::Timeout,
+            "completed no event of the stream within request_timeout (2.0s)",
+            "request_timeout",
+            0,
+        ),
     ];
     for (flags, stream, class, message, hint, retry_wait) in cases {
         let (error, elapsed) = fault(flags, *stream).await;

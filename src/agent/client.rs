@@ -234,15 +234,17 @@ impl HttpModelClient {
         }
     }
 
-    /// Reads a streamed answer: each piece of the body within `request_timeout` of the last
-    /// (any bytes count, a keep-alive comment too), the whole within ten times that. `[DONE]`
-    /// completes it at once, whether or not the server then closes the connection.
+    /// Reads a streamed answer: an event (or a keep-alive comment between events) completed
+    /// within `request_timeout` of the last one — bytes that drip inside an event that never
+    /// ends are no progress — and the whole within ten times that. `[DONE]` completes it at
+    /// once, whether or not the server then closes the connection.
     async fn read_stream(
         &self,
         response: Response,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
         let mut body = Body::new(response, self.timeout);
+        body.by_events = true;
         let mut parser = crate::sse::SseParser::default();
         let mut ready = std::collections::VecDeque::new();
         let mut assembler = Assembler::new(self.secrets.clone());
@@ -250,9 +252,13 @@ impl HttpModelClient {
             let Some(bytes) = body.next(&self.authority, "streamed answer").await? else {
                 return assembler.finish();
             };
+            let completed = parser.completed();
             parser.feed(&bytes, &mut ready).map_err(|e| {
                 ModelError::new(ModelFailureClass::BadStream, format!("the stream has {e}"))
             })?;
+            if parser.completed() != completed {
+                body.progressed();
+            }
             for event in ready.drain(..) {
                 if event.event != "message" && event.event != "error" {
                     continue;
@@ -304,21 +310,33 @@ impl HttpModelClient {
 /// How many `request_timeout`s a whole answer, streamed or not, may take once its head came.
 const TOTAL_TIMEOUTS: u32 = 10;
 
-/// An answer's body as it arrives, under its two deadlines: `request_timeout` of silence, and
-/// [`TOTAL_TIMEOUTS`] times that in all.
+/// An answer's body as it arrives, under its two deadlines: `request_timeout` without
+/// progress, and [`TOTAL_TIMEOUTS`] times that in all. Progress is any bytes, or for a stream
+/// read `by_events`, an event completed (the reader says so with [`Body::progressed`]).
 struct Body {
     stream: futures::stream::BoxStream<'static, Result<Bytes, super::http::HttpError>>,
     started: Instant,
     timeout: Duration,
+    /// When the last progress was made.
+    progress_at: Instant,
+    by_events: bool,
 }
 
 impl Body {
     fn new(response: Response, timeout: Duration) -> Self {
+        let now = Instant::now();
         Body {
             stream: response.body,
-            started: Instant::now(),
+            started: now,
             timeout,
+            progress_at: now,
+            by_events: false,
         }
+    }
+
+    /// The answer made progress (for a stream read by events: an event completed).
+    fn progressed(&mut self) {
+        self.progress_at = Instant::now();
     }
 
     /// The next piece, or `None` at its end; `what` names the answer in a timeout's message.
@@ -339,15 +357,31 @@ impl Body {
         if left.is_zero() {
             return Err(too_long());
         }
-        match tokio::time::timeout(self.timeout.min(left), self.stream.next()).await {
-            Err(_) if left <= self.timeout => Err(too_long()),
-            Err(_) => Err(ModelError::timeout(
-                &format!("{authority} sent nothing more"),
+        let idle = self.timeout.saturating_sub(self.progress_at.elapsed());
+        let stalled = || {
+            ModelError::timeout(
+                &if self.by_events {
+                    format!("{authority} completed no event of the stream")
+                } else {
+                    format!("{authority} sent nothing more")
+                },
                 self.timeout,
-            )),
+            )
+        };
+        if idle.is_zero() {
+            return Err(stalled());
+        }
+        match tokio::time::timeout(idle.min(left), self.stream.next()).await {
+            Err(_) if left <= idle => Err(too_long()),
+            Err(_) => Err(stalled()),
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(e.classify(authority)),
-            Ok(Some(Ok(bytes))) => Ok(Some(bytes)),
+            Ok(Some(Ok(bytes))) => {
+                if !self.by_events {
+                    self.progressed();
+                }
+                Ok(Some(bytes))
+            }
         }
     }
 }

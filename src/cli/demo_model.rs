@@ -41,6 +41,10 @@ pub struct DemoModelArgs {
     /// Drop the connection in the middle of a streamed answer, before its finish reason.
     #[arg(long)]
     pub cut_stream: bool,
+    /// After the first event of a streamed answer, start one that never ends: a byte every
+    /// 200 ms, forever.
+    #[arg(long)]
+    pub drip_stream: bool,
     /// Read requests and never answer.
     #[arg(long)]
     pub hang: bool,
@@ -105,6 +109,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         empty_stream: args.empty_stream,
         malformed_chunk: args.malformed_chunk,
         cut_stream: args.cut_stream,
+        drip_stream: args.drip_stream,
         hang: args.hang,
         api_key: args.api_key.clone(),
         chunk_delay: Duration::from_millis(args.chunk_delay_ms),

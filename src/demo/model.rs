@@ -46,6 +46,9 @@ pub struct ModelFaults {
     pub malformed_chunk: bool,
     /// A streamed answer stops (the connection is dropped) before its finish reason.
     pub cut_stream: bool,
+    /// A streamed answer's second event never ends: after its first bytes, one more byte every
+    /// 200 ms, forever (a stream that drips without progress).
+    pub drip_stream: bool,
     /// Read requests and never answer.
     pub hang: bool,
     /// Requests without `Authorization: Bearer KEY` get 401.
@@ -329,6 +332,22 @@ fn stream(
         // An error drops the connection without the end of the chunked body.
         events.push(Err(std::io::Error::other("cut by --cut-stream")));
     }
+    if faults.drip_stream {
+        events.truncate(1);
+        return event_stream(BodyExt::boxed(StreamBody::new(
+            futures::stream::iter(events)
+                .chain(futures::stream::once(async {
+                    Ok(Bytes::from_static(
+                        b"data: {\"choices\": [{\"delta\": {\"content\": \"",
+                    ))
+                }))
+                .chain(futures::stream::unfold((), |()| async {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    Some((Ok(Bytes::from_static(b"a")), ()))
+                }))
+                .map(|event| event.map(Frame::data)),
+        )));
+    }
     let delay = faults.chunk_delay;
     let body = match faults.tokens_per_sec {
         Some(rate) => BodyExt::boxed(StreamBody::new(paced(events, rate, delay))),
@@ -342,6 +361,10 @@ fn stream(
             BodyExt::boxed(StreamBody::new(body))
         }
     };
+    event_stream(body)
+}
+
+fn event_stream(body: Body) -> Response<Body> {
     let mut response = Response::new(body);
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
