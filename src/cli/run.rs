@@ -1,12 +1,16 @@
 //! `aimon-console run PROMPT [--yes] [--json] [--max-turns N] [--model NAME] [--resume ID]`:
-//! one prompt to the agent, headless. The answer streams to stdout (with `--json`, one event a
-//! line: docs/commands.md "JSON shapes"); calls that need approval ask y/N on the terminal, are approved
-//! by `--yes`, or are refused when there is no terminal (and the model is told so). Exit 0 with
-//! a final answer and every tool call ok, 1 otherwise (Ctrl-C included), 2 on a config error or
-//! an empty prompt. Here: the checks, the profile, the start and the end; what is printed
-//! meanwhile is `print.rs`, the y/N question `ask.rs`.
+//! one prompt to the agent, headless; `--prompts FILE` (or `-`: standard input) asks several,
+//! one a line, one after another in one conversation and one start. The answer streams to
+//! stdout (with `--json`, one event a line: docs/commands.md "JSON shapes"); calls that need
+//! approval ask y/N on the terminal, are approved by `--yes`, or are refused when there is no
+//! terminal (and the model is told so). Exit 0 with a final answer to every prompt and every
+//! tool call ok, 1 otherwise (Ctrl-C included), 2 on a config error or no prompt. Here: the
+//! checks, the profile, the start and the end; what is printed meanwhile is `print.rs`, the
+//! y/N question `approve.rs`.
 
 mod print;
+
+use print::Said;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,7 +36,13 @@ use crate::runtime::AgentRuntimeFactory;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunArgs {
     /// What to ask the agent.
-    pub prompt: String,
+    #[arg(required_unless_present = "prompts")]
+    pub prompt: Option<String>,
+    /// Ask several prompts, one a line (blank lines skipped), one after another in one
+    /// conversation: FILE, or - for standard input (where approvals then need --yes). One start
+    /// and one session for them all; it stops after a prompt that did not end with an answer.
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompts: Option<std::path::PathBuf>,
     /// Approve every call that needs approval (the side-effect ceiling still holds).
     #[arg(long)]
     pub yes: bool,
@@ -52,12 +62,13 @@ pub struct RunArgs {
 
 pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     // Nothing to ask: refused before anything starts (no server, no model, no session).
-    if args.prompt.trim().is_empty() {
-        output::error_line(
-            "error: the prompt is empty: say what to ask the agent, e.g. run \"what is 2 plus 3\"",
-        );
-        return ExitCode::from(super::EXIT_CONFIG);
-    }
+    let prompts = match prompts_of(&args) {
+        Ok(prompts) => prompts,
+        Err(message) => {
+            output::error_line(&format!("error: {message}"));
+            return ExitCode::from(super::EXIT_CONFIG);
+        }
+    };
     let Some(agent) = &config.agent else {
         output::error_line(&format!(
             "{}: no agent: section: add one with a model profile (see docs/agent.md)",
@@ -98,11 +109,13 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
 
     let (events, stream) = AgentRuntimeFactory::events();
     let (agent_tx, agent_rx) = mpsc::unbounded_channel();
+    let (said_tx, said_rx) = mpsc::unbounded_channel();
     // Ctrl-C cancels the prompt: the model request, the running calls, and a y/N question.
     let cancel = CancellationToken::new();
     let printer = tokio::spawn(print::print_events(
         stream,
         agent_rx,
+        said_rx,
         args.json,
         args.yes,
         cancel.clone(),
@@ -177,7 +190,38 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         agent_tx,
         transcript,
     );
-    let report = conversation.prompt(&args.prompt, cancel).await;
+    let several = prompts.len() > 1;
+    let mut all_ok = true;
+    // The last prompt's outcome is said after everything else (the printer done); an earlier
+    // one's after that prompt's events, through the printer.
+    let mut last = Vec::new();
+    for (index, prompt) in prompts.iter().enumerate() {
+        let report = conversation.prompt(prompt, cancel.clone()).await;
+        let (ok, mut said) = outcome(
+            &report,
+            session.as_deref(),
+            several.then_some(index + 1),
+            args.json,
+        );
+        all_ok &= ok;
+        let answered = matches!(report.outcome, PromptOutcome::Answered { .. });
+        if index + 1 == prompts.len() {
+            last = said;
+        } else if !answered {
+            said.push(Said::Err(format!(
+                "the prompts after prompt {} are not asked: it ended without an answer",
+                index + 1
+            )));
+            all_ok = false;
+            last = said;
+            break;
+        } else {
+            for line in said {
+                let _ = said_tx.send(line);
+            }
+        }
+    }
+    drop(said_tx);
     stop.abort();
     // Dropping the conversation closes the agent events' channel for the printer.
     drop(conversation);
@@ -187,7 +231,46 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     if let Err(e) = printer.await {
         tracing::warn!(error = %e, "the printer of `run` failed");
     }
-    finish(&report, session.as_deref(), args.json)
+    for line in last {
+        match line {
+            Said::Out(text) => output::print(&text),
+            Said::Err(text) => output::error_line(&text),
+        }
+    }
+    if let (Some(id), false) = (&session, args.json) {
+        output::error_line(&format!("session {id} (continue with --resume {id})"));
+    }
+    ExitCode::from(if all_ok { 0 } else { 1 })
+}
+
+/// The prompts to ask: the one given, or the lines of `--prompts` (blank ones skipped).
+fn prompts_of(args: &RunArgs) -> Result<Vec<String>, String> {
+    let prompts: Vec<String> = match (&args.prompt, &args.prompts) {
+        (Some(prompt), _) => vec![prompt.clone()],
+        (None, Some(path)) => {
+            let text = if path.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())
+                    .map_err(|e| format!("cannot read the prompts from standard input: {e}"))?
+            } else {
+                std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read the prompts from {}: {e}", path.display()))?
+            };
+            text.lines().map(str::to_string).collect()
+        }
+        (None, None) => Vec::new(),
+    };
+    let prompts: Vec<String> = prompts
+        .into_iter()
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    if prompts.is_empty() {
+        return Err(match &args.prompts {
+            Some(path) => format!("{} holds no prompt: one a line", path.display()),
+            None => "the prompt is empty: say what to ask the agent, e.g. run \"what is 2 plus 3\""
+                .to_string(),
+        });
+    }
+    Ok(prompts)
 }
 
 /// The model of a profile whose endpoint could not be started: every request fails with why,
@@ -207,8 +290,15 @@ impl ModelClient for Unavailable {
     }
 }
 
-/// Prints the outcome (or the failure) and gives the exit code.
-fn finish(report: &PromptReport, session: Option<&str>, json: bool) -> ExitCode {
+/// What to say of how a prompt ended (or its failure), and whether it is a success (an
+/// answer, and every tool call ok). `prompt`: its number among several.
+fn outcome(
+    report: &PromptReport,
+    session: Option<&str>,
+    prompt: Option<usize>,
+    json: bool,
+) -> (bool, Vec<Said>) {
+    let mut said = Vec::new();
     let ok = matches!(report.outcome, PromptOutcome::Answered { .. }) && report.tool_failures == 0;
     let code: u8 = if ok { 0 } else { 1 };
     let (status, error) = match &report.outcome {
@@ -218,7 +308,7 @@ fn finish(report: &PromptReport, session: Option<&str>, json: bool) -> ExitCode 
         PromptOutcome::Cancelled => ("cancelled", None),
     };
     if json {
-        emit(&json!({
+        let mut line = json!({
             "type": "outcome",
             "status": status,
             "turns": report.turns,
@@ -227,32 +317,33 @@ fn finish(report: &PromptReport, session: Option<&str>, json: bool) -> ExitCode 
             "error": error,
             "session": session,
             "exit_code": code,
-        }));
+        });
+        if let Some(n) = prompt {
+            line["prompt"] = json!(n);
+        }
+        said.push(Said::Out(format!("{line}\n")));
     } else {
         match &report.outcome {
             PromptOutcome::Answered { .. } => {}
-            PromptOutcome::MaxTurns { turns } => output::error_line(&format!(
+            PromptOutcome::MaxTurns { turns } => said.push(Said::Err(format!(
                 "stopped after {turns} model turns (max_turns) without a final answer: the model kept calling tools"
-            )),
-            PromptOutcome::ModelFailed(e) => output::error_line(&format!(
+            ))),
+            PromptOutcome::ModelFailed(e) => said.push(Said::Err(format!(
                 "model error: {}: {}\nhint: {}",
                 e.class.as_str(),
                 safe_text(&e.message),
                 safe_text(&e.hint)
-            )),
-            PromptOutcome::Cancelled => output::error_line("cancelled"),
+            ))),
+            PromptOutcome::Cancelled => said.push(Said::Err("cancelled".to_string())),
         }
         if report.tool_failures > 0 {
-            output::error_line(&format!(
+            said.push(Said::Err(format!(
                 "{} tool call(s) did not succeed",
                 report.tool_failures
-            ));
-        }
-        if let Some(id) = session {
-            output::error_line(&format!("session {id} (continue with --resume {id})"));
+            )));
         }
     }
-    ExitCode::from(code)
+    (ok, said)
 }
 
 /// One JSON line on stdout; a closed stdout is ignored.

@@ -14,20 +14,29 @@ use crate::cli::output::{self, safe_text};
 use crate::runtime::{EventStream, McpEvent, RuntimeEvent};
 use crate::text::sanitize;
 
+/// What `run` itself prints between the events: a prompt's outcome, on stdout or stderr.
+pub(super) enum Said {
+    Out(String),
+    Err(String),
+}
+
 /// Prints agent events and the calls' runtime events as they come, and answers approvals.
 /// Runtime events go first when both are ready: an approval or a call's end that happened
-/// before an agent event is printed before it.
+/// before an agent event is printed before it. What `run` says (`said`) goes last: after every
+/// event already queued, so a prompt's outcome follows its events.
 pub(super) async fn print_events(
     mut stream: EventStream,
     mut agent: mpsc::UnboundedReceiver<AgentEvent>,
+    mut said: mpsc::UnboundedReceiver<Said>,
     json: bool,
     yes: bool,
     cancel: CancellationToken,
 ) {
     let mut stream_open = true;
     let mut agent_open = true;
+    let mut said_open = true;
     let mut plain = Plain::default();
-    while stream_open || agent_open {
+    while stream_open || agent_open || said_open {
         tokio::select! {
             biased;
             event = stream.recv(), if stream_open => match event {
@@ -60,6 +69,19 @@ pub(super) async fn print_events(
                         plain.line(&event)
                     };
                     output::print(&line);
+                }
+            },
+            line = said.recv(), if said_open => match line {
+                None => said_open = false,
+                Some(line) => {
+                    if plain.mid_line {
+                        output::print("\n");
+                        plain.mid_line = false;
+                    }
+                    match line {
+                        Said::Out(text) => output::print(&text),
+                        Said::Err(text) => output::error_line(&text),
+                    }
                 }
             },
         }

@@ -1,0 +1,134 @@
+//! `aimon-console run --prompts FILE` (and `-`, standard input): several prompts in one
+//! process, one start and one conversation, against the demo model: an outcome line per
+//! prompt, one session whose transcript holds every prompt, and a stop after a prompt that
+//! ended without an answer.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{bin, demo_model, write_config};
+use serde_json::Value;
+
+fn run(state: &Path, config: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(bin())
+        .arg("--config")
+        .arg(config)
+        .arg("--log-file")
+        .arg(state.join("aimon.log"))
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run aimon-console");
+    if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
+        input.write_all(text.as_bytes()).expect("stdin");
+    }
+    child.wait_with_output().expect("its output")
+}
+
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+#[test]
+fn several_prompts_run_in_one_conversation_from_a_file_or_stdin() {
+    let state = tempfile::tempdir().unwrap();
+    let (_model, url) = demo_model(&[]);
+    let config = write_config(&format!("agent:\n  base_url: {url}\n  model: demo\n"));
+    let file = state.path().join("prompts.txt");
+    std::fs::write(&file, "what is 2 plus 3\n\nhello\nwhat is 4 plus 5\n").unwrap();
+    let from_file = run(
+        state.path(),
+        &config.path,
+        &["run", "--prompts", &file.to_string_lossy(), "--json"],
+        None,
+    );
+    let from_stdin = run(
+        state.path(),
+        &config.path,
+        &["run", "--prompts", "-", "--json"],
+        Some("what is 2 plus 3\n\nhello\nwhat is 4 plus 5\n"),
+    );
+    for out in [from_file, from_stdin] {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let events = lines(&out);
+        let sessions = of_type(&events, "session");
+        assert_eq!(sessions.len(), 1, "{events:#?}");
+        let outcomes = of_type(&events, "outcome");
+        let numbers: Vec<&Value> = outcomes.iter().map(|o| &o["prompt"]).collect();
+        assert_eq!(numbers, [1, 2, 3], "blank lines are skipped: {outcomes:#?}");
+        assert!(outcomes.iter().all(|o| o["status"] == "answered"));
+        // One session: its transcript holds the three prompts, in order.
+        let id = sessions[0]["id"].as_str().expect("a session id");
+        let transcript = std::fs::read_to_string(
+            state
+                .path()
+                .join(format!("aimon-console/sessions/{id}.jsonl")),
+        )
+        .expect("transcript");
+        let prompts: Vec<String> = transcript
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["type"] == "prompt")
+            .map(|r| r["text"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(prompts, ["what is 2 plus 3", "hello", "what is 4 plus 5"]);
+    }
+}
+
+#[test]
+fn a_prompt_without_an_answer_stops_the_rest_and_an_empty_file_is_refused() {
+    let state = tempfile::tempdir().unwrap();
+    // A 400 is not retried: the first prompt fails at once.
+    let (_model, url) = demo_model(&["--status", "400"]);
+    let config = write_config(&format!("agent:\n  base_url: {url}\n  model: demo\n"));
+    let file = state.path().join("prompts.txt");
+    std::fs::write(&file, "first\nsecond\n").unwrap();
+    let out = run(
+        state.path(),
+        &config.path,
+        &["run", "--prompts", &file.to_string_lossy(), "--json"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let events = lines(&out);
+    let outcomes = of_type(&events, "outcome");
+    assert_eq!(outcomes.len(), 1, "{events:#?}");
+    assert_eq!(outcomes[0]["status"], "model_failed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the prompts after prompt 1 are not asked"),
+        "{stderr}"
+    );
+    std::fs::write(&file, "\n  \n").unwrap();
+    let out = run(
+        state.path(),
+        &config.path,
+        &["run", "--prompts", &file.to_string_lossy()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no prompt"));
+}
