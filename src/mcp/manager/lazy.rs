@@ -103,9 +103,21 @@ impl McpClient for LazyClient {
         &self.config.name
     }
 
-    /// An idle server is not connected, but it is usable: the first call starts it.
+    /// An idle server is not connected, but it is usable: the first call starts it (and the
+    /// calls that come while it starts wait for it). Once that start failed, or the server went
+    /// down after it, its kept tools are not.
     fn is_connected(&self) -> bool {
-        true
+        let Some(shared) = self.shared.upgrade() else {
+            return false;
+        };
+        let set = shared.set();
+        match set.ready(&self.config.name) {
+            Some(ready) => ready.client.is_connected(),
+            None => matches!(
+                set.report(&self.config.name).map(|r| r.status),
+                Some(ServerStatus::Idle | ServerStatus::Starting)
+            ),
+        }
     }
 
     async fn list_tools(&self) -> Result<Vec<ListedTool>, McpError> {
