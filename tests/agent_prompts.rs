@@ -80,6 +80,14 @@ fn several_prompts_run_in_one_conversation_from_a_file_or_stdin() {
         let numbers: Vec<&Value> = outcomes.iter().map(|o| &o["prompt"]).collect();
         assert_eq!(numbers, [1, 2, 3], "blank lines are skipped: {outcomes:#?}");
         assert!(outcomes.iter().all(|o| o["status"] == "answered"));
+        // The later prompts went on the conversation: the demo model, which reports a follow-up
+        // request's history as read from its prompt cache, says so in their usage.
+        let cached: Vec<u64> = outcomes
+            .iter()
+            .map(|o| o["usage"]["cached_tokens"].as_u64().expect("cached_tokens"))
+            .collect();
+        assert_eq!(cached[0], 0, "{outcomes:#?}");
+        assert!(cached[1] > 0 && cached[2] > cached[1], "{outcomes:#?}");
         // One session: its transcript holds the three prompts, in order.
         let id = sessions[0]["id"].as_str().expect("a session id");
         let transcript = std::fs::read_to_string(

@@ -286,6 +286,7 @@ impl Conversation {
                     .completion_tokens
                     .saturating_add(usage.completion_tokens);
                 sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
+                sum.cached_tokens = sum.cached_tokens.saturating_add(usage.cached_tokens);
             }
             let latency = started.elapsed();
             // A reply that did not stream (`stream: false`, or an endpoint that answered whole)

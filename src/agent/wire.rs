@@ -136,13 +136,50 @@ pub enum ToolChoice {
 
 /// Token counts of one answer, as the endpoint reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "UsageRead")]
 pub struct Usage {
-    #[serde(default)]
     pub prompt_tokens: u64,
-    #[serde(default)]
     pub completion_tokens: u64,
-    #[serde(default)]
     pub total_tokens: u64,
+    /// Of `prompt_tokens`, those the endpoint read from its prompt cache.
+    pub cached_tokens: u64,
+}
+
+/// [`Usage`] as read: from an endpoint (Chat Completions puts the cached count in
+/// `prompt_tokens_details.cached_tokens`), or from a transcript (this program's own form; one
+/// written before `cached_tokens` existed has none).
+#[derive(Deserialize)]
+struct UsageRead {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    total_tokens: u64,
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptTokensDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl From<UsageRead> for Usage {
+    fn from(read: UsageRead) -> Usage {
+        Usage {
+            prompt_tokens: read.prompt_tokens,
+            completion_tokens: read.completion_tokens,
+            total_tokens: read.total_tokens,
+            cached_tokens: read
+                .cached_tokens
+                .or(read.prompt_tokens_details.and_then(|d| d.cached_tokens))
+                .unwrap_or(0),
+        }
+    }
 }
 
 /// Everything a request carries besides the messages and tools.
@@ -446,139 +483,5 @@ pub fn arguments_text(value: Value) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn an_assistant_that_only_called_tools_sends_empty_content_not_null() {
-        let message = Message::Assistant {
-            content: String::new(),
-            tool_calls: vec![ToolCall {
-                id: "c1".into(),
-                name: "mcp__notes__write_note".into(),
-                arguments: "{\"title\":\"t\"}".into(),
-            }],
-        };
-        let v = serde_json::to_value(&message).unwrap();
-        assert_eq!(
-            v,
-            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "mcp__notes__write_note", "arguments": "{\"title\":\"t\"}"}}]})
-        );
-        let back: Message = serde_json::from_value(v).unwrap();
-        assert_eq!(back, message);
-        let text_only = serde_json::to_value(Message::Assistant {
-            content: "hi".into(),
-            tool_calls: vec![],
-        })
-        .unwrap();
-        assert_eq!(text_only, json!({"role": "assistant", "content": "hi"}));
-    }
-
-    fn body(
-        history: &History,
-        tools: &ToolList,
-        choice: ToolChoice,
-        options: &RequestOptions,
-    ) -> Value {
-        serde_json::from_slice(&request_body(history, tools, choice, options)).unwrap()
-    }
-
-    #[test]
-    fn the_body_carries_tools_as_given_and_asks_for_usage_when_streaming() {
-        let tools = ToolList::new(vec![ToolSpec {
-            name: "mcp__s__echo".into(),
-            description: "Echo \"this\".".into(),
-            parameters: json!({"type": "object", "properties": {"text": {"type": "string"}}}),
-        }]);
-        let options = RequestOptions {
-            model: "m\"1".into(),
-            stream: true,
-            temperature: Some(0.2),
-            max_tokens: Some(7),
-        };
-        let user = History::from(vec![Message::User {
-            content: "hi".into(),
-        }]);
-        assert_eq!(
-            body(&user, &tools, ToolChoice::Auto, &options),
-            json!({
-                "model": "m\"1",
-                "messages": [{"role": "user", "content": "hi"}],
-                "stream": true,
-                "tools": [{"type": "function", "function": {"name": "mcp__s__echo",
-                    "description": "Echo \"this\".", "parameters": tools.specs()[0].parameters}}],
-                "tool_choice": "auto",
-                "stream_options": {"include_usage": true},
-                "temperature": 0.2,
-                "max_tokens": 7,
-            })
-        );
-        let last = body(&user, &tools, ToolChoice::None, &options);
-        assert_eq!(last["tool_choice"], "none");
-        let plain = body(
-            &History::default(),
-            &ToolList::default(),
-            ToolChoice::Auto,
-            &RequestOptions {
-                stream: false,
-                temperature: None,
-                max_tokens: None,
-                ..options
-            },
-        );
-        assert_eq!(
-            plain,
-            json!({"model": "m\"1", "messages": [], "stream": false})
-        );
-    }
-
-    #[test]
-    fn the_history_sends_each_message_as_serialized_when_it_was_added() {
-        let messages = vec![
-            Message::System {
-                content: "sys".into(),
-            },
-            Message::User {
-                content: "line\nnext \u{1F600}".into(),
-            },
-            Message::Assistant {
-                content: String::new(),
-                tool_calls: vec![ToolCall {
-                    id: "c1".into(),
-                    name: "t".into(),
-                    arguments: "{\"a\":1}".into(),
-                }],
-            },
-            Message::Tool {
-                tool_call_id: "c1".into(),
-                content: "ok".into(),
-            },
-        ];
-        let mut history = History::from(messages[..2].to_vec());
-        let mark = history.mark();
-        history.extend(messages[2..].iter().cloned());
-        assert_eq!(history.messages(), messages);
-        assert_eq!(history.len(), messages.len());
-        let options = RequestOptions {
-            model: "m".into(),
-            stream: false,
-            temperature: None,
-            max_tokens: None,
-        };
-        let sent = body(&history, &ToolList::default(), ToolChoice::Auto, &options);
-        assert_eq!(sent["messages"], serde_json::to_value(&messages).unwrap());
-        history.truncate(mark);
-        assert_eq!(history.messages(), messages[..2]);
-        assert_eq!(history.len(), 2);
-    }
-
-    #[test]
-    fn arguments_sent_as_an_object_are_read_as_text() {
-        let call: ToolCall = serde_json::from_value(
-            json!({"id": "x", "function": {"name": "n", "arguments": {"a": 1}}}),
-        )
-        .unwrap();
-        assert_eq!(call.arguments, "{\"a\":1}");
-    }
-}
+#[path = "wire_tests.rs"]
+mod tests;

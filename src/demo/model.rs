@@ -209,9 +209,20 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     }
 }
 
-/// Rough token counts: four bytes a token.
+/// Rough token counts: four bytes a token. A request that goes on a conversation (its history
+/// holds an answer) reports all but its last message as read from a prompt cache, as endpoints
+/// with prefix caching do.
 fn usage(request: &[u8], reply: &Answer) -> Value {
     let prompt = request.len() / 4;
+    let messages = serde_json::from_slice::<Value>(request)
+        .ok()
+        .and_then(|r| r["messages"].as_array().cloned())
+        .unwrap_or_default();
+    let follows = messages.iter().any(|m| m["role"] == "assistant");
+    let cached = match messages.last() {
+        Some(last) if follows => prompt.saturating_sub(last.to_string().len() / 4 + 1),
+        _ => 0,
+    };
     let completion = (reply.text.len()
         + reply
             .calls
@@ -220,7 +231,12 @@ fn usage(request: &[u8], reply: &Answer) -> Value {
             .sum::<usize>())
         / 4
         + 1;
-    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion})
+    json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+    })
 }
 
 fn finish_reason(reply: &Answer) -> &'static str {

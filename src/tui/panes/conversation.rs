@@ -332,10 +332,11 @@ fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'
         } => {
             let mut text = format!("    turn {turn} · {}", crate::text::fmt_duration(*latency));
             if let Some(u) = usage {
-                text.push_str(&format!(
-                    " · {} in + {} out tokens",
-                    u.prompt_tokens, u.completion_tokens
-                ));
+                text.push_str(&format!(" · {} in", u.prompt_tokens));
+                if u.cached_tokens > 0 {
+                    text.push_str(&format!(" ({} cached)", u.cached_tokens));
+                }
+                text.push_str(&format!(" + {} out tokens", u.completion_tokens));
             }
             let cut = finish_reason.as_deref() == Some(crate::agent::stream::CUT_AT_TOKEN_LIMIT);
             match finish_reason {

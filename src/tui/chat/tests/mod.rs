@@ -146,6 +146,7 @@ fn turn_ended(app: &mut App, turn: u32, ms: u64, tokens: (u64, u64), reason: &st
                 prompt_tokens: tokens.0,
                 completion_tokens: tokens.1,
                 total_tokens: tokens.0 + tokens.1,
+                cached_tokens: 0,
             }),
             latency: Duration::from_millis(ms),
         },
