@@ -79,6 +79,16 @@ impl Component for Servers {
             .filter(|s| s.status == ServerStatus::Ready)
             .count();
         let enabled = app.servers.iter().filter(|s| s.enabled).count();
+        let idle = app
+            .servers
+            .iter()
+            .filter(|s| s.status == ServerStatus::Idle)
+            .count();
+        let idle = if idle > 0 {
+            format!("{idle} idle · ")
+        } else {
+            String::new()
+        };
         let scale = scale(app);
         // Rows that do not fit are said in the title (`↓ 1 more`), as the list scrolls with them.
         let hosts = app
@@ -93,7 +103,7 @@ impl Component for Servers {
         let more = more_rows(offset, shown, app.servers.len());
         // The title's parts by how much they matter: on a narrow screen the deadline goes first,
         // then the bars' scale (the rows stay whole either way).
-        let head = format!(" Servers {ready}/{enabled} ready · {more}");
+        let head = format!(" Servers {ready}/{enabled} ready · {idle}{more}");
         let bars = format!(
             "bars 0–{}",
             crate::text::fmt_duration(Duration::from_millis(scale))

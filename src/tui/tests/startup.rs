@@ -183,3 +183,29 @@ fn servers_at_real_timings() {
     assert!(line("waiting").contains("queued"), "{screen}");
     assert!(line("waiting").contains("5.0s"), "{screen}");
 }
+
+/// A `start: lazy` server with a kept tool list: its row says it is idle and lazy (no start
+/// time), and Details says its first call starts it.
+#[test]
+fn an_idle_lazy_server_says_so() {
+    let mut lazy = ServerConfig::stdio("lazy", "demo", Vec::new());
+    lazy.start = crate::config::StartMode::Lazy;
+    let config = Config::from_servers(vec![lazy.clone()], Default::default());
+    let mut app = App::new(&config, Theme::plain(), Instant::now());
+    app.on_runtime_event(RuntimeEvent::Mcp(McpEvent::ServerStarted(Box::new(
+        ServerReport::idle(&lazy, 5),
+    ))));
+    let screen = draw(&app, (140, 40));
+    let row = screen
+        .lines()
+        .find(|l| l.contains("○ lazy"))
+        .unwrap_or_default();
+    assert!(row.contains("idle (lazy)"), "{screen}");
+    assert!(screen.contains("Servers 0/1 ready · 1 idle"), "{screen}");
+    app.focus = crate::tui::pane_state::Pane::Details;
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("idle: start: lazy, so it starts on its first call;"),
+        "{screen}"
+    );
+}
