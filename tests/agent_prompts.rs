@@ -1,7 +1,7 @@
 //! `aimon-console run --prompts FILE` (and `-`, standard input): several prompts in one
 //! process, one start and one conversation, against the demo model: an outcome line per
 //! prompt, one session whose transcript holds every prompt, and a stop after a prompt that
-//! ended without an answer.
+//! ended without an answer. A transcript of an earlier format still resumes.
 
 mod common;
 
@@ -139,4 +139,45 @@ fn a_prompt_without_an_answer_stops_the_rest_and_an_empty_file_is_refused() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds no prompt"));
+}
+
+/// A transcript as this program wrote it on 2026-12-05 (before usage had `cached_tokens`;
+/// `tests/fixtures/transcripts/`) still resumes: its turns, the tool call and its result
+/// among them, are sent again with the next prompt, which is answered and recorded after them.
+#[test]
+fn a_transcript_written_before_still_resumes() {
+    let state = tempfile::tempdir().unwrap();
+    let sessions = state.path().join("aimon-console/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let id = "20261205-000000-fix0";
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/transcripts/{id}.jsonl"));
+    let before = std::fs::read_to_string(&fixture).expect("fixture");
+    std::fs::write(sessions.join(format!("{id}.jsonl")), &before).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml");
+    let out = run(
+        state.path(),
+        &example,
+        &["run", "what is 2 plus 3", "--resume", id, "--json"],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = lines(&out);
+    assert_eq!(of_type(&events, "session")[0]["resumed"], true);
+    let outcome = of_type(&events, "outcome")[0];
+    assert_eq!(outcome["status"], "answered", "{events:#?}");
+    // The old turns went with the request: the demo model counts them as the cached prefix.
+    assert!(
+        outcome["usage"]["cached_tokens"].as_u64() > Some(1000),
+        "{outcome:#}"
+    );
+    let after = std::fs::read_to_string(sessions.join(format!("{id}.jsonl"))).unwrap();
+    assert!(after.starts_with(&before), "the old records were rewritten");
+    assert!(after[before.len()..].contains(r#""type":"resumed""#));
+    assert!(after[before.len()..].contains("what is 2 plus 3"));
 }
