@@ -3,7 +3,8 @@
 //! start-up and its list is kept; with one, its tools are listed while no process of it runs
 //! (checked by pid), and the first call starts it and succeeds; a `tools/list_changed` drops the
 //! kept list at once and the next listing keeps the new one. Headless, `check --json` says
-//! which servers are lazy and whether they run, and `tools` lists a kept list without a start.
+//! which servers are lazy and whether they run, and `tools` lists a kept list without a start;
+//! in the console (tmux) the row says `idle (lazy)` until a call from the Tools pane starts it.
 
 mod common;
 
@@ -219,5 +220,59 @@ fn headless_commands_say_lazy_and_idle_and_list_without_a_start() {
     ]);
     assert_eq!(stdout_json(&out)["status"], "ok", "{out:?}");
     assert_eq!(spawned(), 2);
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+}
+
+/// In the console (tmux): the lazy server's row says `idle (lazy)` and no process of it runs;
+/// a call of one of its kept tools from the Tools pane starts it, the call is ok, and the row
+/// says it is ready.
+#[test]
+fn in_the_console_an_idle_server_starts_on_its_first_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = marker("lazy-tui");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}policy:\n  approval: never\n",
+        demo_server("notes", &["--tools-ttl", TTL], "start: lazy", &marker)
+    ));
+    let state = dir.path().join("state");
+    // The first listing is kept.
+    let out = std::process::Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .args([
+            "--log-file",
+            &dir.path().join("log").to_string_lossy(),
+            "tools",
+        ])
+        .env("XDG_STATE_HOME", &state)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("tools");
+    assert!(out.status.success(), "{out:?}");
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+    let t = common::tmux::Tmux::console(
+        dir.path(),
+        &config.path,
+        &format!("XDG_STATE_HOME={}", state.display()),
+        "",
+        "idle (lazy)",
+    );
+    let screen = t.wait_for("0/1 ready · 1 idle", Duration::from_secs(10));
+    assert!(screen.contains("idle (lazy)"), "{screen}");
+    assert_eq!(processes_with(&marker), Vec::<i32>::new(), "{screen}");
+    t.keys(&["3", "/"]);
+    t.text("echo");
+    t.keys(&["Enter", "Enter"]);
+    t.wait_for("Ctrl-S send", Duration::from_secs(5));
+    t.keys(&["C-r"]);
+    t.wait_for("raw JSON", Duration::from_secs(5));
+    t.keys(&["C-u"]);
+    t.text(r#""text": "woken""#);
+    t.keys(&["C-s"]);
+    t.wait_for_row("#1", "ok");
+    let screen = t.wait_for("1/1 ready", Duration::from_secs(10));
+    assert!(!screen.contains("idle (lazy)"), "{screen}");
+    assert!(!processes_with(&marker).is_empty(), "{screen}");
+    t.keys(&["q"]);
     assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
 }
