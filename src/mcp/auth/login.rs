@@ -117,10 +117,7 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         .and_then(|uri| reqwest::Url::parse(uri).ok())
         .and_then(|uri| uri.port());
     let callback = Callback::bind(port).await?;
-    let Discovered {
-        mut manager,
-        metadata,
-    } = discover(
+    let Discovered { manager, metadata } = discover(
         config,
         &store,
         step_up.as_ref().map(|s| s.challenge.clone()),
@@ -152,25 +149,9 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
         &scopes,
     )
     .await?;
-    configure(
-        &mut manager,
-        config,
-        &metadata,
-        &client,
-        callback.redirect_uri(),
-    )?;
     let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let mut url = manager
-        .get_authorization_url(&refs)
-        .await
-        .map_err(|e| LoginError::Discovery(describe(&e)))?;
-    // Where the authorization server offers DPoP, the token requests go through a manager that
-    // signs proofs with the server's key (kept across logins: a refresh token stays bound to it).
-    // Its base URL is the resource the discovery settled on, which rmcp sends as `resource`.
-    let dpop_key = if dpop::offered(&metadata) {
-        let key = dpop::key_for(record.dpop_key.as_deref())?;
-        let resource = query_param(&url, "resource").unwrap_or_else(|| url_of(config));
-        manager = dpop::manager(&resource, &store, key.clone()).await?;
+    // The manager made ready to exchange the code, and the URL the operator opens.
+    let authorize = |mut manager: AuthorizationManager| async {
         configure(
             &mut manager,
             config,
@@ -178,10 +159,20 @@ pub async fn begin(config: &ServerConfig) -> Result<Login, LoginError> {
             &client,
             callback.redirect_uri(),
         )?;
-        url = manager
+        let url = manager
             .get_authorization_url(&refs)
             .await
             .map_err(|e| LoginError::Discovery(describe(&e)))?;
+        Ok::<_, LoginError>((manager, url))
+    };
+    let (mut manager, mut url) = authorize(manager).await?;
+    // Where the authorization server offers DPoP, the token requests go through a manager that
+    // signs proofs with the server's key (kept across logins: a refresh token stays bound to it).
+    // Its base URL is the resource the discovery settled on, which rmcp sends as `resource`.
+    let dpop_key = if dpop::offered(&metadata) {
+        let key = dpop::key_for(record.dpop_key.as_deref())?;
+        let resource = query_param(&url, "resource").unwrap_or_else(|| url_of(config));
+        (manager, url) = authorize(dpop::manager(&resource, &store, key.clone()).await?).await?;
         Some(key.to_stored())
     } else {
         None
