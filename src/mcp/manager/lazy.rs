@@ -10,20 +10,19 @@ use std::sync::{Arc, Weak};
 use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 
+use super::set::mcp_tools;
 use super::single::start_one;
 use super::Shared;
 use crate::config::ServerConfig;
 use crate::mcp::client::{DefaultMcpClient, McpClient, McpError};
 use crate::mcp::events::{ServerReport, ServerStatus};
-use crate::mcp::tool::{ListedTool, McpTool};
+use crate::mcp::tool::ListedTool;
 use crate::tool::{ProgressSink, Tool};
 
 /// The client of an idle lazy server's kept tools: it starts the server when first used.
 pub(super) struct LazyClient {
     config: ServerConfig,
     shared: Weak<Shared>,
-    /// One start at a time; the calls that come meanwhile wait for it.
-    starting: tokio::sync::Mutex<()>,
 }
 
 impl LazyClient {
@@ -36,64 +35,81 @@ impl LazyClient {
         let client: Arc<dyn McpClient> = Arc::new(LazyClient {
             config: config.clone(),
             shared: Arc::downgrade(shared),
-            starting: tokio::sync::Mutex::new(()),
         });
-        listed
+        mcp_tools(client, config, listed)
             .into_iter()
-            .map(|tool| {
-                Arc::new(McpTool::new(
-                    &config.name,
-                    config.annotation_trust,
-                    tool,
-                    client.clone(),
-                )) as Arc<dyn Tool>
-            })
+            .map(|tool| tool as Arc<dyn Tool>)
             .collect()
     }
 
-    /// The running server's client, started now if it is still idle.
+    /// The running server's client: started now if it is still idle, waited for while it
+    /// starts. The start runs as a task of the manager's, so a call cancelled while it waits
+    /// leaves it to finish (or `close_all` to end it), never half done.
     async fn started(&self) -> Result<Arc<DefaultMcpClient>, McpError> {
         let name = &self.config.name;
         let gone = || McpError::Disconnected {
             server: name.clone(),
         };
-        let _one = self.starting.lock().await;
         let shared = self.shared.upgrade().ok_or_else(gone)?;
-        if shared.closing.is_cancelled() {
-            return Err(gone());
-        }
-        let idle = {
-            let set = shared.set();
+        // Subscribed first: a change between the look below and the wait is not missed.
+        let mut changed = shared.changed.subscribe();
+        let begun = {
+            let mut set = shared.set();
             if let Some(ready) = set.ready(name) {
                 return Ok(ready.client.clone());
             }
-            set.report(name).map(|r| r.status) == Some(ServerStatus::Idle)
+            match set.report(name).map(|r| r.status) {
+                Some(ServerStatus::Idle) if !shared.closing.is_cancelled() => {
+                    let begun = set.begin(name, &shared.closing);
+                    set.store(ServerReport::starting(&self.config));
+                    Some(begun)
+                }
+                Some(ServerStatus::Starting) => None,
+                // Failed, disabled, or restarted by hand into another state: not this client's
+                // to start.
+                _ => return Err(gone()),
+            }
         };
-        if !idle {
-            // Restarted by hand, failed, or starting some other way: not this client's to
-            // start.
-            return Err(gone());
+        if let Some((epoch, cancel)) = begun {
+            tracing::info!(server = %name, "a lazy server is started by its first call");
+            shared.bump();
+            let (task_shared, config) = (shared.clone(), self.config.clone());
+            shared
+                .tasks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .spawn(async move {
+                    start_one(&task_shared, &config, epoch, cancel).await;
+                });
         }
-        tracing::info!(server = %name, "a lazy server is started by its first call");
-        let (epoch, cancel) = {
-            let mut set = shared.set();
-            let begun = set.begin(name, &shared.closing);
-            set.store(ServerReport::starting(&self.config));
-            begun
-        };
-        shared.bump();
-        let report = start_one(&shared, &self.config, epoch, cancel).await;
-        let ready = shared.set().ready(name).map(|r| r.client.clone());
-        ready.ok_or_else(|| {
-            McpError::Transport(match &report.failure {
-                Some(f) => format!(
-                    "starting {name} for its first call failed: {}: {}",
-                    f.class.as_str(),
-                    f.message
-                ),
-                None => format!("starting {name} for its first call failed"),
-            })
-        })
+        loop {
+            {
+                let set = shared.set();
+                if let Some(ready) = set.ready(name) {
+                    return Ok(ready.client.clone());
+                }
+                let report = set.report(name);
+                if report.map(|r| r.status) != Some(ServerStatus::Starting) {
+                    return Err(McpError::Transport(
+                        match report.and_then(|r| r.failure.as_ref()) {
+                            Some(f) => format!(
+                                "starting {name} for its first call failed: {}: {}",
+                                f.class.as_str(),
+                                f.message
+                            ),
+                            None => format!("starting {name} for its first call failed"),
+                        },
+                    ));
+                }
+            }
+            let more = tokio::select! {
+                changed = changed.changed() => changed.is_ok(),
+                () = shared.closing.cancelled() => false,
+            };
+            if !more {
+                return Err(gone());
+            }
+        }
     }
 }
 

@@ -30,7 +30,7 @@ impl ReadyServer {
         config: ServerConfig,
         listed: Vec<ListedTool>,
     ) -> ReadyServer {
-        let tools = mcp_tools(&client, &config, listed);
+        let tools = mcp_tools(client.clone(), &config, listed);
         ReadyServer {
             client,
             config,
@@ -40,12 +40,11 @@ impl ReadyServer {
 }
 
 /// The listed tools as `McpTool`s of `client`, resolved under the server's trust.
-fn mcp_tools(
-    client: &Arc<DefaultMcpClient>,
+pub(crate) fn mcp_tools(
+    client: Arc<dyn McpClient>,
     config: &ServerConfig,
     listed: Vec<ListedTool>,
 ) -> Vec<Arc<McpTool>> {
-    let shared: Arc<dyn McpClient> = client.clone();
     listed
         .into_iter()
         .map(|tool| {
@@ -53,7 +52,7 @@ fn mcp_tools(
                 &config.name,
                 config.annotation_trust,
                 tool,
-                shared.clone(),
+                client.clone(),
             ))
         })
         .collect()
@@ -241,7 +240,7 @@ impl ServerSet {
     pub(crate) fn set_tools(&mut self, server: &str, listed: Vec<ListedTool>) -> bool {
         match self.ready.get_mut(server) {
             Some(entry) => {
-                entry.tools = mcp_tools(&entry.client, &entry.config, listed);
+                entry.tools = mcp_tools(entry.client.clone(), &entry.config, listed);
                 true
             }
             None => false,
