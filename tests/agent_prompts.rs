@@ -5,42 +5,14 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::{bin, demo_model, write_config};
+use common::{demo_model, run_in_state, stdout_lines, write_config};
 use serde_json::Value;
 
 fn run(state: &Path, config: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(bin())
-        .arg("--config")
-        .arg(config)
-        .arg("--log-file")
-        .arg(state.join("aimon.log"))
-        .args(args)
-        .env("XDG_STATE_HOME", state)
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run aimon-console");
-    if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
-        input.write_all(text.as_bytes()).expect("stdin");
-    }
-    child.wait_with_output().expect("its output")
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+    run_in_state(state, config, args, &[], stdin)
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -73,7 +45,7 @@ fn several_prompts_run_in_one_conversation_from_a_file_or_stdin() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let events = lines(&out);
+        let events = stdout_lines(&out);
         let sessions = of_type(&events, "session");
         assert_eq!(sessions.len(), 1, "{events:#?}");
         let outcomes = of_type(&events, "outcome");
@@ -121,7 +93,7 @@ fn a_prompt_without_an_answer_stops_the_rest_and_an_empty_file_is_refused() {
         None,
     );
     assert_eq!(out.status.code(), Some(1));
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     let outcomes = of_type(&events, "outcome");
     assert_eq!(outcomes.len(), 1, "{events:#?}");
     assert_eq!(outcomes[0]["status"], "model_failed");
@@ -167,7 +139,7 @@ fn a_transcript_written_before_still_resumes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     assert_eq!(of_type(&events, "session")[0]["resumed"], true);
     let outcome = of_type(&events, "outcome")[0];
     assert_eq!(outcome["status"], "answered", "{events:#?}");

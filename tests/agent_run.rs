@@ -5,33 +5,14 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use common::{bin, demo_model, write_config};
+use common::{bin, demo_model, run_in_state, stdout_lines, write_config};
 use serde_json::Value;
 
 /// Runs the binary with `args`, stdin closed, the state dir (transcripts, the log) in `state`.
 fn run_in(state: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.arg("--config")
-        .arg(config)
-        .arg("--log-file")
-        .arg(state.join("aimon.log"))
-        .args(args)
-        .env("XDG_STATE_HOME", state)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run aimon-console")
-}
-
-fn lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+    run_in_state(state, config, args, env, None)
 }
 
 fn example() -> std::path::PathBuf {
@@ -71,7 +52,7 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     let is_write = |e: &Value| {
         e["tool"]
             .as_str()
@@ -138,7 +119,7 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
         "{}",
         String::from_utf8_lossy(&again.stderr)
     );
-    let again = lines(&again);
+    let again = stdout_lines(&again);
     assert_eq!(again[0]["resumed"], true);
     assert_eq!(again.last().unwrap()["session"], id);
     let listed = run_in(state.path(), &example(), &["sessions", "--json"], &[]);
@@ -172,7 +153,7 @@ fn without_yes_and_without_a_terminal_the_call_is_refused_and_the_model_told() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     let approval = find(&events, "approval_answered", |_| true);
     assert_eq!(
         (
@@ -214,7 +195,7 @@ fn a_model_that_calls_tools_forever_stops_at_max_turns() {
     ));
     let out = run_in(state.path(), &config.path, &["run", "go on", "--json"], &[]);
     assert_eq!(out.status.code(), Some(1));
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     let stopped = find(&events, "stopped", |_| true);
     assert_eq!(events[stopped]["reason"], "max_turns");
     assert_eq!(
@@ -390,7 +371,7 @@ fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure
         &[],
     );
     assert_eq!(out.status.code(), Some(1));
-    let events = lines(&out);
+    let events = stdout_lines(&out);
     let stopped = find(&events, "stopped", |_| true);
     assert_eq!(events[stopped]["reason"], "model_failed");
     assert_eq!(events[stopped]["error"]["class"], "endpoint_failed");
@@ -458,7 +439,7 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
         &[],
     );
     assert_eq!(first.status.code(), Some(0));
-    let first = lines(&first);
+    let first = stdout_lines(&first);
     let id = first[0]["id"].as_str().expect("a session id").to_string();
     // No --model: the session's profile, and the human output names it.
     let again = run_in(
@@ -467,7 +448,7 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
         &["run", "hello again", "--resume", &id, "--json"],
         &[],
     );
-    assert_eq!(lines(&again)[0]["profile"], "other");
+    assert_eq!(stdout_lines(&again)[0]["profile"], "other");
     let human = run_in(
         state.path(),
         &both.path,
@@ -489,7 +470,7 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
         &["run", "hi", "--resume", &id, "--model", "main", "--json"],
         &[],
     );
-    assert_eq!(lines(&picked)[0]["profile"], "main");
+    assert_eq!(stdout_lines(&picked)[0]["profile"], "main");
     // The last profile used is the session's now; gone from the config: the default, and why.
     let back = run_in(
         state.path(),
@@ -497,14 +478,17 @@ fn resume_continues_with_the_sessions_profile_and_says_which() {
         &["run", "hi", "--resume", &id, "--json"],
         &[],
     );
-    assert_eq!(lines(&back)[0]["profile"], "main");
+    assert_eq!(stdout_lines(&back)[0]["profile"], "main");
     let fresh = run_in(
         state.path(),
         &both.path,
         &["run", "hello", "--model", "other", "--json"],
         &[],
     );
-    let fresh = lines(&fresh)[0]["id"].as_str().expect("an id").to_string();
+    let fresh = stdout_lines(&fresh)[0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
     let one = profiles(false);
     let gone = run_in(
         state.path(),

@@ -25,13 +25,9 @@ use common::*;
 /// Fresh for ten minutes: longer than the test.
 const TTL: &str = "600000";
 
-fn lazy_server(marker: &str) -> ServerConfig {
-    let mut server = demo_config(
-        "notes",
-        &["--tools-ttl", TTL, "--live-tools"],
-        AnnotationTrust::Trust,
-        marker,
-    );
+fn lazy_server(name: &str, flags: &[&str], marker: &str) -> ServerConfig {
+    let flags: Vec<&str> = ["--tools-ttl", TTL].iter().chain(flags).copied().collect();
+    let mut server = demo_config(name, &flags, AnnotationTrust::Trust, marker);
     server.start = StartMode::Lazy;
     server
 }
@@ -51,11 +47,19 @@ async fn runtime(config: &Config) -> AgentRuntime {
     .expect("runtime")
 }
 
-/// The kept list files under `state`.
-fn kept_lists(state: &Path) -> Vec<PathBuf> {
+/// The kept list files under `state` of the server `name`.
+fn kept_lists(state: &Path, name: &str) -> Vec<PathBuf> {
     std::fs::read_dir(state.join("aimon-console/tools"))
-        .map(|dir| dir.flatten().map(|e| e.path()).collect())
+        .map(|dir| dir.flatten().map(|e| e.path()).collect::<Vec<_>>())
         .unwrap_or_default()
+        .into_iter()
+        .filter(|file| {
+            std::fs::read(file)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .is_some_and(|kept| kept["server"] == name)
+        })
+        .collect()
 }
 
 fn kept_names(file: &Path) -> Vec<String> {
@@ -74,7 +78,7 @@ async fn a_lazy_server_is_listed_from_its_kept_list_and_started_by_its_first_cal
     let state = process_state_home("lazy");
     let marker = marker("lazy");
     let config = config_of(
-        vec![lazy_server(&marker)],
+        vec![lazy_server("notes", &["--live-tools"], &marker)],
         PolicyConfig {
             approval: ApprovalPolicy::Never,
             ..PolicyConfig::default()
@@ -89,7 +93,7 @@ async fn a_lazy_server_is_listed_from_its_kept_list_and_started_by_its_first_cal
     let listed = first.server_tool_names("notes");
     first.close().await;
     assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
-    let files = kept_lists(state);
+    let files = kept_lists(state, "notes");
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(kept_names(&files[0]), listed);
     let mode = std::os::unix::fs::PermissionsExt::mode(
@@ -147,11 +151,11 @@ async fn a_lazy_server_is_listed_from_its_kept_list_and_started_by_its_first_cal
     }
     assert!(second.has_stale_tools(), "no tools/list_changed arrived");
     assert!(
-        kept_lists(state).is_empty(),
+        kept_lists(state, "notes").is_empty(),
         "the kept list outlived list_changed"
     );
     second.turn_boundary().await;
-    let files = kept_lists(state);
+    let files = kept_lists(state, "notes");
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(kept_names(&files[0]).contains(&"fresh".to_string()));
     second.close().await;
@@ -274,5 +278,64 @@ fn in_the_console_an_idle_server_starts_on_its_first_call() {
     assert!(!screen.contains("idle (lazy)"), "{screen}");
     assert!(!processes_with(&marker).is_empty(), "{screen}");
     t.keys(&["q"]);
+    assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
+}
+
+/// A call cancelled while it waits for the start of the server it woke: the call ends
+/// cancelled, and the start goes on to the end (ready), never left half done.
+#[tokio::test]
+async fn a_call_cancelled_while_its_server_starts_leaves_the_start_to_finish() {
+    let state = process_state_home("lazy");
+    let marker = marker("lazy-cancel");
+    let config = config_of(
+        vec![lazy_server(
+            "slow-notes",
+            &["--init-delay-ms", "600"],
+            &marker,
+        )],
+        PolicyConfig {
+            approval: ApprovalPolicy::Never,
+            ..PolicyConfig::default()
+        },
+    );
+    let first = runtime(&config).await;
+    assert_eq!(
+        first.wait_started().await.servers[0].status,
+        ServerStatus::Ready
+    );
+    first.close().await;
+    assert_eq!(kept_lists(state, "slow-notes").len(), 1);
+    let second = runtime(&config).await;
+    assert_eq!(
+        second.wait_started().await.servers[0].status,
+        ServerStatus::Idle
+    );
+    let cancel = CancellationToken::new();
+    let call = second.call(
+        "mcp__slow-notes__echo",
+        json!({"text": "never"}),
+        cancel.clone(),
+    );
+    let canceller = async {
+        // Well inside the server's 600 ms handshake.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    };
+    let (outcome, ()) = tokio::join!(call, canceller);
+    assert_eq!(outcome.status, CallStatus::Cancelled, "{outcome:?}");
+    let report = second
+        .wait_for_server("slow-notes")
+        .await
+        .expect("a report");
+    assert_eq!(report.status, ServerStatus::Ready, "{report:#?}");
+    let again = second
+        .call(
+            "mcp__slow-notes__echo",
+            json!({"text": "now"}),
+            CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(again.status, CallStatus::Ok, "{again:?}");
+    second.close().await;
     assert!(wait_gone(&marker, Duration::from_secs(10)).is_empty());
 }

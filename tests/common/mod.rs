@@ -315,3 +315,46 @@ pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// Stdout as JSON lines (`run --json`, `watch --json`), one value a line.
+pub fn stdout_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// Runs the binary on `config` with `args`, its state (transcripts, kept lists, the log) in
+/// `state`, `env` added, and `stdin` written to it (closed when `None`).
+pub fn run_in_state(
+    state: &Path,
+    config: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: Option<&str>,
+) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(bin());
+    cmd.arg("--config")
+        .arg(config)
+        .arg("--log-file")
+        .arg(state.join("aimon.log"))
+        .args(args)
+        .env("XDG_STATE_HOME", state)
+        .env("NO_COLOR", "1")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("run aimon-console");
+    if let (Some(text), Some(mut input)) = (stdin, child.stdin.take()) {
+        input.write_all(text.as_bytes()).expect("stdin");
+    }
+    child.wait_with_output().expect("its output")
+}
