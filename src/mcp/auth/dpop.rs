@@ -83,14 +83,38 @@ pub async fn manager(
     Ok(manager)
 }
 
+/// The last nonce a server handed out (`DPoP-Nonce`).
+#[derive(Default)]
+struct Nonce(Mutex<Option<String>>);
+
+impl Nonce {
+    fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Keeps the nonce an answer handed out; whether it is a new one.
+    fn learn(&self, headers: &http::HeaderMap) -> bool {
+        let Some(fresh) = headers
+            .get(dpop::NONCE_HEADER)
+            .and_then(|v| dpop::nonce(v.as_bytes()))
+        else {
+            return false;
+        };
+        let mut nonce = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let new = nonce.as_deref() != Some(fresh.as_str());
+        *nonce = Some(fresh);
+        new
+    }
+}
+
 /// rmcp's OAuth HTTP client for token requests with proofs. It follows no redirect: it is
 /// given only the token requests of a discovery already made (discovery keeps rmcp's own
 /// client, with its address checks).
 struct TokenClient {
     http: reqwest::Client,
     key: Arc<DpopKey>,
-    /// The authorization server's last nonce.
-    nonce: Mutex<Option<String>>,
+    /// The authorization server's.
+    nonce: Nonce,
 }
 
 impl TokenClient {
@@ -103,26 +127,8 @@ impl TokenClient {
         Ok(TokenClient {
             http,
             key,
-            nonce: Mutex::new(None),
+            nonce: Nonce::default(),
         })
-    }
-
-    fn nonce(&self) -> Option<String> {
-        self.nonce.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// Keeps a nonce the answer handed out; whether it is a new one.
-    fn learn(&self, headers: &http::HeaderMap) -> bool {
-        let Some(fresh) = headers
-            .get(dpop::NONCE_HEADER)
-            .and_then(|v| dpop::nonce(v.as_bytes()))
-        else {
-            return false;
-        };
-        let mut nonce = self.nonce.lock().unwrap_or_else(|e| e.into_inner());
-        let new = nonce.as_deref() != Some(fresh.as_str());
-        *nonce = Some(fresh);
-        new
     }
 
     async fn send(
@@ -138,7 +144,7 @@ impl TokenClient {
         if request.method() == http::Method::POST {
             let proof = self
                 .key
-                .proof("POST", &url, None, self.nonce().as_deref())?;
+                .proof("POST", &url, None, self.nonce.get().as_deref())?;
             out = out.header(dpop::PROOF_HEADER, proof);
         }
         let response = out.send().await?;
@@ -169,7 +175,7 @@ impl OAuthHttpClient for TokenClient {
             let answer = self.send(&request).await?;
             let asked = answer.status() == http::StatusCode::BAD_REQUEST
                 && dpop::asks_for_nonce(&String::from_utf8_lossy(answer.body()));
-            if self.learn(answer.headers()) && asked {
+            if self.nonce.learn(answer.headers()) && asked {
                 return self.send(&request).await;
             }
             Ok(answer)
@@ -180,20 +186,16 @@ impl OAuthHttpClient for TokenClient {
 /// What a server's requests need to present a DPoP-bound token.
 pub struct DpopSession {
     key: Arc<DpopKey>,
-    /// The server's last nonce.
-    nonce: Mutex<Option<String>>,
+    /// The server's.
+    nonce: Nonce,
 }
 
 impl DpopSession {
     pub fn new(key: Arc<DpopKey>) -> DpopSession {
         DpopSession {
             key,
-            nonce: Mutex::new(None),
+            nonce: Nonce::default(),
         }
-    }
-
-    fn nonce(&self) -> Option<String> {
-        self.nonce.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// `headers` with the token as `Authorization: DPoP` and a fresh proof for the request.
@@ -208,7 +210,7 @@ impl DpopSession {
             |e: &dyn std::fmt::Display| HttpError::Auth(AuthError::InternalError(e.to_string()));
         let proof = self
             .key
-            .proof(method, uri, Some(token), self.nonce().as_deref())
+            .proof(method, uri, Some(token), self.nonce.get().as_deref())
             .map_err(|e| failed(&e))?;
         let mut authorization =
             HeaderValue::from_str(&format!("DPoP {token}")).map_err(|e| failed(&e))?;
@@ -246,20 +248,10 @@ impl DpopSession {
         for (name, value) in presented {
             ping = ping.header(name, value);
         }
-        let Ok(answer) = ping.send().await else {
-            return false;
-        };
-        let Some(fresh) = answer
-            .headers()
-            .get(dpop::NONCE_HEADER)
-            .and_then(|v| dpop::nonce(v.as_bytes()))
-        else {
-            return false;
-        };
-        let mut nonce = self.nonce.lock().unwrap_or_else(|e| e.into_inner());
-        let new = nonce.as_deref() != Some(fresh.as_str());
-        *nonce = Some(fresh);
-        new
+        match ping.send().await {
+            Ok(answer) => self.nonce.learn(answer.headers()),
+            Err(_) => false,
+        }
     }
 }
 
