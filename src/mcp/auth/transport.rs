@@ -280,6 +280,17 @@ impl ServerHttpClient {
     }
 }
 
+/// `$call` made with `$c` bound to whichever client `$client` is (the two are different types
+/// with the same methods).
+macro_rules! on_client {
+    ($client:expr, $c:ident => $call:expr) => {
+        match $client {
+            Client::Plain($c) => $call.await,
+            Client::OAuth($c) => $call.await,
+        }
+    };
+}
+
 /// Which client a request goes through (both are handles to shared state: cheap clones).
 enum Client {
     Plain(reqwest::Client),
@@ -312,30 +323,14 @@ impl StreamableHttpClient for ServerHttpClient {
                     custom_headers.clone(),
                 );
                 async move {
-                    match client {
-                        Client::Plain(c) => {
-                            c.post_message_with_response_limits(
-                                uri,
-                                message,
-                                session_id,
-                                auth_header,
-                                custom_headers,
-                                limits,
-                            )
-                            .await
-                        }
-                        Client::OAuth(c) => {
-                            c.post_message_with_response_limits(
-                                uri,
-                                message,
-                                session_id,
-                                auth_header,
-                                custom_headers,
-                                limits,
-                            )
-                            .await
-                        }
-                    }
+                    on_client!(client, c => c.post_message_with_response_limits(
+                        uri,
+                        message,
+                        session_id,
+                        auth_header,
+                        custom_headers,
+                        limits,
+                    ))
                 }
             })
             .await;
@@ -360,16 +355,12 @@ impl StreamableHttpClient for ServerHttpClient {
                 custom_headers.clone(),
             );
             async move {
-                match client {
-                    Client::Plain(c) => {
-                        c.delete_session(uri, session_id, auth_header, custom_headers)
-                            .await
-                    }
-                    Client::OAuth(c) => {
-                        c.delete_session(uri, session_id, auth_header, custom_headers)
-                            .await
-                    }
-                }
+                on_client!(client, c => c.delete_session(
+                    uri,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                ))
             }
         })
         .await
@@ -393,30 +384,14 @@ impl StreamableHttpClient for ServerHttpClient {
                 custom_headers.clone(),
             );
             async move {
-                match client {
-                    Client::Plain(c) => {
-                        c.get_stream_with_max_sse_event_size(
-                            uri,
-                            session_id,
-                            last_event_id,
-                            auth_header,
-                            custom_headers,
-                            max_sse_event_size,
-                        )
-                        .await
-                    }
-                    Client::OAuth(c) => {
-                        c.get_stream_with_max_sse_event_size(
-                            uri,
-                            session_id,
-                            last_event_id,
-                            auth_header,
-                            custom_headers,
-                            max_sse_event_size,
-                        )
-                        .await
-                    }
-                }
+                on_client!(client, c => c.get_stream_with_max_sse_event_size(
+                    uri,
+                    session_id,
+                    last_event_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                ))
             }
         })
         .await
