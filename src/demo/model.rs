@@ -200,7 +200,7 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
         .as_str()
         .unwrap_or(DEMO_MODEL_NAME)
         .to_string();
-    let usage = usage(&body, &reply);
+    let usage = usage(body.len(), &request, &reply);
     if request["stream"] == json!(true) {
         let include_usage = request["stream_options"]["include_usage"] == json!(true);
         stream(reply, &model, include_usage.then_some(usage), faults)
@@ -211,13 +211,12 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
 
 /// Rough token counts: four bytes a token. A request that goes on a conversation (its history
 /// holds an answer) reports all but its last message as read from a prompt cache, as endpoints
-/// with prefix caching do.
-fn usage(request: &[u8], reply: &Answer) -> Value {
-    let prompt = request.len() / 4;
-    let messages = serde_json::from_slice::<Value>(request)
-        .ok()
-        .and_then(|r| r["messages"].as_array().cloned())
-        .unwrap_or_default();
+/// with prefix caching do. `bytes`: the request's size; `request`: the request, read once.
+fn usage(bytes: usize, request: &Value, reply: &Answer) -> Value {
+    let prompt = bytes / 4;
+    let messages = request["messages"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
     let follows = messages.iter().any(|m| m["role"] == "assistant");
     let cached = match messages.last() {
         Some(last) if follows => prompt.saturating_sub(last.to_string().len() / 4 + 1),
