@@ -11,7 +11,7 @@ use std::time::Duration;
 use aimon_console::agent::conversation::MAX_REASON_BYTES;
 use aimon_console::agent::start::start_runtime;
 use aimon_console::agent::stream::ModelReply;
-use aimon_console::agent::wire::{History, Message, ToolChoice, ToolList};
+use aimon_console::agent::turn::{FinishReason, History, Item, ToolChoice, ToolList};
 use aimon_console::agent::{
     AgentEvent, Conversation, ConversationSettings, HttpModelClient, ModelClient, ModelError,
     ModelFailureClass, PromptOutcome,
@@ -161,9 +161,7 @@ async fn ask(profile: &ModelProfile) -> Result<ModelReply, ModelError> {
         aimon_console::config::ModelEndpoint::Command { .. } => unreachable!("url profiles"),
     };
     let client = HttpModelClient::new(profile, &url).expect("client");
-    let prompt = History::from(vec![Message::User {
-        content: "hi".into(),
-    }]);
+    let prompt = History::new(None, vec![Item::User { text: "hi".into() }]);
     tokio::time::timeout(
         Duration::from_secs(60),
         client.complete(&prompt, &ToolList::default(), ToolChoice::Auto, &|_| {}),
@@ -187,7 +185,7 @@ async fn done_completes_a_streamed_answer_on_a_connection_kept_open() {
         .await
         .expect("[DONE] completes the answer");
     assert_eq!(reply.text, "all there");
-    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(reply.finish_reason, Some(FinishReason::Stop));
 }
 
 #[tokio::test]
@@ -418,8 +416,8 @@ async fn the_loop_caps_each_reason_and_saturates_usage() {
             text: "done".into()
         }
     );
-    assert_eq!(report.usage.prompt_tokens, u64::MAX);
-    assert_eq!(report.usage.total_tokens, u64::MAX);
+    assert_eq!(report.usage.input_tokens, u64::MAX);
+    assert_eq!(report.usage.total(), u64::MAX);
     let mut reasons = Vec::new();
     while let Ok(event) = events.try_recv() {
         if let AgentEvent::ToolCall { reason, .. } = event {
@@ -433,8 +431,8 @@ async fn the_loop_caps_each_reason_and_saturates_usage() {
     }
     // The whole text is still the model's message, once.
     assert!(matches!(
-        &conversation.messages()[2],
-        Message::Assistant { content, .. } if content.len() == text.len()
+        &conversation.items()[1],
+        Item::Assistant { text: said, .. } if said.len() == text.len()
     ));
     runtime.close().await;
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aimon_console::agent::start::start_runtime;
-use aimon_console::agent::wire::Message;
+use aimon_console::agent::turn::Item;
 use aimon_console::agent::{
     AgentEvent, Conversation, ConversationSettings, HttpModelClient, PromptOutcome, ToolCallStatus,
 };
@@ -283,9 +283,9 @@ async fn made_up_tools_bad_json_and_schema_failures_go_back_to_the_model() {
     // Every call got its tool message, in order, so the conversation stays well formed.
     let tool_messages = s
         .conversation
-        .messages()
+        .items()
         .iter()
-        .filter(|m| matches!(m, Message::Tool { .. }))
+        .filter(|m| matches!(m, Item::ToolResult { .. }))
         .count();
     assert_eq!(tool_messages, 5);
     close(s).await;
@@ -400,12 +400,11 @@ async fn a_cancel_while_the_model_streams_drops_the_request() {
         report
     };
     assert_eq!(report.outcome, PromptOutcome::Cancelled);
-    // The prompt got no answer: the history is as it was (the system prompt alone).
-    assert_eq!(
-        s.conversation.messages().len(),
-        1,
+    // The prompt got no answer: the history is as it was (empty).
+    assert!(
+        s.conversation.items().is_empty(),
         "{:?}",
-        s.conversation.messages()
+        s.conversation.items()
     );
     close(s).await;
 }
@@ -430,21 +429,18 @@ async fn a_prompt_the_model_failed_leaves_no_user_message_behind() {
         matches!(second.outcome, PromptOutcome::Answered { .. }),
         "{second:?}"
     );
-    // System, the second prompt, its answer: never two user messages in a row.
+    // The second prompt, its answer: never two user messages in a row.
     let roles: Vec<&str> = s
         .conversation
-        .messages()
+        .items()
         .iter()
         .map(|m| match m {
-            Message::System { .. } => "system",
-            Message::User { .. } => "user",
-            Message::Assistant { .. } => "assistant",
-            Message::Tool { .. } => "tool",
+            Item::User { .. } => "user",
+            Item::Assistant { .. } => "assistant",
+            Item::ToolResult { .. } => "tool",
         })
         .collect();
-    assert_eq!(roles, ["system", "user", "assistant"]);
-    assert!(
-        matches!(&s.conversation.messages()[1], Message::User { content } if content == "hello")
-    );
+    assert_eq!(roles, ["user", "assistant"]);
+    assert!(matches!(&s.conversation.items()[0], Item::User { text } if text == "hello"));
     close(s).await;
 }

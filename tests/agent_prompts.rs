@@ -56,7 +56,11 @@ fn several_prompts_run_in_one_conversation_from_a_file_or_stdin() {
         // request's history as read from its prompt cache, says so in their usage.
         let cached: Vec<u64> = outcomes
             .iter()
-            .map(|o| o["usage"]["cached_tokens"].as_u64().expect("cached_tokens"))
+            .map(|o| {
+                o["usage"]["cached_input_tokens"]
+                    .as_u64()
+                    .expect("cached_input_tokens")
+            })
             .collect();
         assert_eq!(cached[0], 0, "{outcomes:#?}");
         assert!(cached[1] > 0 && cached[2] > cached[1], "{outcomes:#?}");
@@ -113,8 +117,9 @@ fn a_prompt_without_an_answer_stops_the_rest_and_an_empty_file_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("holds no prompt"));
 }
 
-/// A transcript as this program wrote it on 2026-12-05 (before usage had `cached_tokens`;
-/// `tests/fixtures/transcripts/`) still resumes: its turns, the tool call and its result
+/// A transcript as this program wrote it on 2026-12-05, before the providers (its calls and
+/// usage in Chat Completions' shapes, its usage without a cached count;
+/// `tests/fixtures/transcripts/`), still resumes: its turns, the tool call and its result
 /// among them, are sent again with the next prompt, which is answered and recorded after them.
 #[test]
 fn a_transcript_written_before_still_resumes() {
@@ -145,7 +150,7 @@ fn a_transcript_written_before_still_resumes() {
     assert_eq!(outcome["status"], "answered", "{events:#?}");
     // The old turns went with the request: the demo model counts them as the cached prefix.
     assert!(
-        outcome["usage"]["cached_tokens"].as_u64() > Some(1000),
+        outcome["usage"]["cached_input_tokens"].as_u64() > Some(1000),
         "{outcome:#}"
     );
     let after = std::fs::read_to_string(sessions.join(format!("{id}.jsonl"))).unwrap();

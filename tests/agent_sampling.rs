@@ -67,8 +67,13 @@ async fn everything(m: &str, profile: Option<ModelProfile>) -> (AgentRuntime, Se
                     let Some(client) = client else {
                         return request.reject("no model");
                     };
-                    match sample(&client, &request.ask).await {
-                        Ok(s) => request.answer(s.text, s.model, s.finish_reason, false),
+                    match sample(&*client, &request.ask).await {
+                        Ok(s) => request.answer(
+                            s.text,
+                            s.model,
+                            s.finish_reason.map(|r| r.as_str().to_string()),
+                            false,
+                        ),
                         Err(e) => request.reject(format!("{}: {}", e.class.as_str(), e.message)),
                     }
                 });

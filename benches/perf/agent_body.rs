@@ -1,22 +1,94 @@
 //! The request body of a model turn for a long conversation with many tools: the product's
-//! (`wire::History` and `wire::ToolList`: each message, and the tool list, serialized once
-//! when made) beside the bare loop's (the whole history and tool list serialized for every
-//! request, as a plain client does).
+//! (`History` and `ToolList`: each item, and the tool list, encoded once when first sent)
+//! beside the bare loop's (the whole history and tool list serialized for every request, as a
+//! plain client does), in Chat Completions' form.
 
 use std::time::Instant;
 
-use aimon_console::agent::wire::{
-    request_body, History, Message, RequestOptions, ToolCall, ToolChoice, ToolList, ToolSpec,
-};
+use aimon_console::agent::providers::openai_chat::request_body;
+use aimon_console::agent::providers::RequestOptions;
+use aimon_console::agent::turn::{History, Item, ToolCall, ToolChoice, ToolList, ToolSpec};
 use serde_json::{json, Value};
 
 use crate::report::{CallStats, Row};
 
+/// A Chat Completions message as a plain client writes it.
+#[derive(serde::Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum BareMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        content: String,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<BareCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+impl BareMessage {
+    /// The messages of a conversation: the system prompt, then each item.
+    pub fn of(system: &str, items: &[Item]) -> Vec<BareMessage> {
+        let mut out = vec![BareMessage::System {
+            content: system.into(),
+        }];
+        out.extend(items.iter().map(|item| match item {
+            Item::User { text } => BareMessage::User {
+                content: text.clone(),
+            },
+            Item::Assistant { text, calls, .. } => BareMessage::Assistant {
+                content: text.clone(),
+                tool_calls: calls.iter().map(BareCall::of).collect(),
+            },
+            Item::ToolResult { call_id, text } => BareMessage::Tool {
+                tool_call_id: call_id.clone(),
+                content: text.clone(),
+            },
+        }));
+        out
+    }
+}
+
+/// A tool call as a plain client writes it.
+#[derive(serde::Serialize)]
+pub struct BareCall {
+    id: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: BareFunction,
+}
+
+#[derive(serde::Serialize)]
+struct BareFunction {
+    name: String,
+    arguments: String,
+}
+
+impl BareCall {
+    pub fn of(call: &ToolCall) -> BareCall {
+        BareCall {
+            id: call.id.clone(),
+            kind: "function",
+            function: BareFunction {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+        }
+    }
+}
+
 /// The bare loop's request body: serialized whole from its messages and tools every turn, as a
-/// plain client does (the product serializes each message once, see `wire::History`). The
-/// same bytes as the product's body.
+/// plain client does (the product encodes each item once, see `History`). The same bytes as
+/// the product's body.
 pub fn bare_body(
-    messages: &[Message],
+    messages: &[BareMessage],
     tools: &[ToolSpec],
     choice: ToolChoice,
     options: &RequestOptions,
@@ -36,7 +108,7 @@ pub fn bare_body(
     #[derive(serde::Serialize)]
     struct Body<'a> {
         model: &'a str,
-        messages: &'a [Message],
+        messages: &'a [BareMessage],
         stream: bool,
         tools: Vec<Tool<'a>>,
         tool_choice: &'static str,
@@ -64,34 +136,33 @@ pub fn bare_body(
     serde_json::to_vec(&body).map_err(std::io::Error::other)
 }
 
+/// The system prompt of the body bench.
+const SYSTEM: &str = "You are an operator's agent. Mutating calls wait for the operator.";
+
 /// `rounds` rounds of a tool call and its result after a prompt.
-fn conversation(rounds: usize) -> Vec<Message> {
-    let mut messages = vec![
-        Message::System {
-            content: "You are an operator's agent. Mutating calls wait for the operator.".into(),
-        },
-        Message::User {
-            content: "Go through the open tickets and summarise each.".into(),
-        },
-    ];
+fn conversation(rounds: usize) -> Vec<Item> {
+    let mut items = vec![Item::User {
+        text: "Go through the open tickets and summarise each.".into(),
+    }];
     for round in 0..rounds {
-        messages.push(Message::Assistant {
-            content: format!("Reading ticket {round} next, then I will summarise it."),
-            tool_calls: vec![ToolCall {
+        items.push(Item::assistant(
+            format!("Reading ticket {round} next, then I will summarise it."),
+            Vec::new(),
+            vec![ToolCall {
                 id: format!("call_{round}"),
                 name: "mcp__tickets__read_ticket".into(),
                 arguments: format!("{{\"id\":{round},\"with_comments\":true}}"),
             }],
-        });
-        messages.push(Message::Tool {
-            tool_call_id: format!("call_{round}"),
-            content: format!(
+        ));
+        items.push(Item::ToolResult {
+            call_id: format!("call_{round}"),
+            text: format!(
                 "Ticket {round}: \"Login fails after the update\". Status open, 3 comments: \
                  seen on two machines; a restart does not help; logs attached."
             ),
         });
     }
-    messages
+    items
 }
 
 /// `count` tools of a few servers, each with a schema of four properties.
@@ -116,7 +187,8 @@ fn tools(count: usize) -> Vec<ToolSpec> {
 
 /// The body of a request with 50 rounds of history and 100 tools, `n` times each way.
 pub fn rows(n: usize) -> Vec<Row> {
-    let (messages, specs) = (conversation(50), tools(100));
+    let (items, specs) = (conversation(50), tools(100));
+    let messages = BareMessage::of(SYSTEM, &items);
     let options = RequestOptions {
         model: "demo".into(),
         stream: false,
@@ -124,7 +196,7 @@ pub fn rows(n: usize) -> Vec<Row> {
         max_tokens: None,
     };
     let (held, offered) = (
-        History::from(messages.clone()),
+        History::new(Some(SYSTEM.into()), items),
         ToolList::new(specs.clone()),
     );
     let mut bodies = (Vec::new(), Vec::new());

@@ -1,6 +1,6 @@
 //! The second reference of the agent loop: the same turns made through the product's own two
 //! clients and nothing else. The model request is `HttpModelClient::complete` on a
-//! `wire::History` the loop appends to, the tool call the registered tool's `execute` (the
+//! `History` the loop appends to, the tool call the registered tool's `execute` (the
 //! `McpTool`: rmcp, the line transport, the pipe), with no turn boundary, gate, ledger, events,
 //! hooks or transcript. What `Conversation::prompt` costs beyond it is the loop's own cost, the
 //! row the agent's target is about; the bare loop of hand-written I/O also holds the clients'
@@ -8,17 +8,17 @@
 
 use std::sync::Arc;
 
-use aimon_console::agent::wire::{History, Message, ToolList};
+use aimon_console::agent::turn::{History, Item, ToolList};
 use aimon_console::agent::{HttpModelClient, ModelClient};
 use aimon_console::tool::{Tool, ToolContext, ToolInput};
 use serde_json::Value;
 
-use crate::agent::{choice_in, opening, TURNS};
+use crate::agent::{choice_in, opening, SYSTEM, TURNS};
 
 /// One conversation of [`TURNS`] turns: the request made from the history, the answer's
 /// first tool call made through the tool, both messages appended.
 pub async fn conversation(client: &HttpModelClient, tool: &Arc<dyn Tool>, tools: &ToolList) {
-    let mut history = History::from(opening());
+    let mut history = History::new(Some(SYSTEM.into()), opening());
     for turn in 1..=TURNS {
         let reply = match client
             .complete(&history, tools, choice_in(turn), &|_| {})
@@ -28,7 +28,11 @@ pub async fn conversation(client: &HttpModelClient, tool: &Arc<dyn Tool>, tools:
             Err(e) => panic!("clients loop: model: {e}"),
         };
         let call = reply.tool_calls.first().cloned();
-        history.push(Message::assistant(reply.text, reply.tool_calls));
+        history.push(Item::assistant(
+            reply.text,
+            reply.reasoning,
+            reply.tool_calls,
+        ));
         if turn == TURNS {
             break;
         }
@@ -45,9 +49,9 @@ pub async fn conversation(client: &HttpModelClient, tool: &Arc<dyn Tool>, tools:
         };
         let result = tool.execute(input, ToolContext::default()).await;
         assert!(!result.is_error, "clients loop: {}", result.text);
-        history.push(Message::Tool {
-            tool_call_id: call.id,
-            content: result.text,
+        history.push(Item::ToolResult {
+            call_id: call.id,
+            text: result.text,
         });
     }
 }

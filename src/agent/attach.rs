@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use tokio_util::sync::CancellationToken;
 
-use super::wire::Message;
+use super::turn::Item;
 use crate::runtime::{AgentRuntime, MessageRole, PromptMessages, ResourceContent};
 
 /// The most bytes of one attached resource's text the model is sent; the rest is cut with a
@@ -123,17 +123,14 @@ pub fn with_attachments(text: &str, attached: &[Attached]) -> String {
 }
 
 /// A prompt's messages as conversation messages.
-pub fn prompt_messages(got: &PromptMessages) -> Vec<Message> {
+pub fn prompt_items(got: &PromptMessages) -> Vec<Item> {
     got.messages
         .iter()
         .map(|m| match m.role {
-            MessageRole::User => Message::User {
-                content: m.text.clone(),
+            MessageRole::User => Item::User {
+                text: m.text.clone(),
             },
-            MessageRole::Assistant => Message::Assistant {
-                content: m.text.clone(),
-                tool_calls: Vec::new(),
-            },
+            MessageRole::Assistant => Item::assistant(m.text.clone(), Vec::new(), Vec::new()),
         })
         .collect()
 }
@@ -141,12 +138,12 @@ pub fn prompt_messages(got: &PromptMessages) -> Vec<Message> {
 /// What runs after a prompt's messages are added: the operator's `text` if any, else the
 /// prompt's last message when it is the user's (taken off `messages`); `None` when there is
 /// nothing to ask the model (the prompt ends with an assistant message and nothing was typed).
-pub fn split_last(messages: &mut Vec<Message>, text: String) -> Option<String> {
+pub fn split_last(messages: &mut Vec<Item>, text: String) -> Option<String> {
     if !text.trim().is_empty() {
         return Some(text);
     }
     match messages.last() {
-        Some(Message::User { content }) => {
+        Some(Item::User { text: content }) => {
             let content = content.clone();
             messages.pop();
             Some(content)
@@ -175,12 +172,8 @@ mod tests {
             "look\n\n<resource server=\"s\" uri=\"demo://x\">\nbody\n</resource>"
         );
         let mut messages = vec![
-            Message::User {
-                content: "a".into(),
-            },
-            Message::User {
-                content: "b".into(),
-            },
+            Item::User { text: "a".into() },
+            Item::User { text: "b".into() },
         ];
         assert_eq!(split_last(&mut messages, String::new()), Some("b".into()));
         assert_eq!(messages.len(), 1);
@@ -188,10 +181,7 @@ mod tests {
             split_last(&mut messages, "typed".into()),
             Some("typed".into())
         );
-        let mut ends_with_model = vec![Message::Assistant {
-            content: "x".into(),
-            tool_calls: Vec::new(),
-        }];
+        let mut ends_with_model = vec![Item::assistant("x".into(), Vec::new(), Vec::new())];
         assert_eq!(split_last(&mut ends_with_model, " ".into()), None);
     }
 }

@@ -1,5 +1,6 @@
 //! The model client: the [`ModelClient`] trait the loop talks to, and [`HttpModelClient`], a
-//! thin client for OpenAI-compatible Chat Completions endpoints (its HTTP in `http.rs`).
+//! thin client for a model endpoint over HTTP (`http.rs`), speaking its profile's provider's
+//! wire (`providers/`): the HTTP core here is the same for all.
 //!
 //! Ours rather than `async-openai`: that crate is ~38,000 lines of generated types plus
 //! `derive_builder`, `eventsource-stream` (unbounded), `tower` and `secrecy`, a long build on
@@ -10,14 +11,17 @@
 
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use futures::StreamExt;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::HeaderMap;
 use hyper::body::Bytes;
 
 use super::failure::{ModelError, ModelFailureClass, Secrets};
 use super::http::{Http, Response};
-use super::stream::{whole, Assembler, ModelReply, StreamPiece, MAX_REPLY_BYTES};
-use super::wire::{request_body, History, RequestOptions, ToolChoice, ToolList};
+use super::providers::{RequestOptions, Wire};
+use super::stream::{ModelReply, StreamPiece, MAX_REPLY_BYTES};
+use super::turn::{History, ToolChoice, ToolList};
 use crate::config::ModelProfile;
 
 /// Retries of a 429 or a 5xx before the request fails.
@@ -48,9 +52,9 @@ pub enum ModelEvent {
     Countdown { remaining: Duration },
 }
 
-/// Something that answers a conversation: the OpenAI-compatible endpoint, over HTTP.
+/// Something that answers a conversation: a model endpoint, over HTTP.
 #[async_trait::async_trait]
-pub trait ModelClient: Send + Sync {
+pub trait ModelClient: Send + Sync + std::fmt::Debug {
     /// One model turn: the answer to `history` with `tools` on offer (`choice` says whether
     /// it may call them). Dropping the future drops the request.
     async fn complete(
@@ -60,13 +64,23 @@ pub trait ModelClient: Send + Sync {
         choice: ToolChoice,
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError>;
+
+    /// The model requests name (the profile's `model`).
+    fn model(&self) -> &str;
+
+    /// The same client, its answers at most `max_tokens` long (never more than the profile
+    /// allows) and at `temperature` when given: for a server's sampling request, which says
+    /// both.
+    fn limited(&self, max_tokens: u32, temperature: Option<f64>) -> Arc<dyn ModelClient>;
 }
 
-/// A Chat Completions endpoint at `base_url` (`…/v1`).
+/// A model endpoint at `base_url` (`…/v1`), spoken to in its profile's provider's wire.
 #[derive(Clone)]
 pub struct HttpModelClient {
-    /// Shared by the clones [`limited`](Self::limited) makes (one connection to keep alive).
-    http: std::sync::Arc<Http>,
+    /// Shared by the clones [`limited`](ModelClient::limited) makes (one connection to keep
+    /// alive).
+    http: Arc<Http>,
+    wire: Wire,
     url: String,
     authority: String,
     headers: HeaderMap,
@@ -81,6 +95,7 @@ impl std::fmt::Debug for HttpModelClient {
         f.debug_struct("HttpModelClient")
             .field("url", &self.url)
             .field("model", &self.options.model)
+            .field("provider", &self.wire.0)
             .finish()
     }
 }
@@ -99,7 +114,8 @@ impl HttpModelClient {
     /// A client for `profile`'s endpoint at `base_url` (the profile's own, or the one its
     /// `command` printed).
     pub fn new(profile: &ModelProfile, base_url: &str) -> Result<Self, ModelError> {
-        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
+        let wire = Wire(profile.provider);
+        let url = format!("{}{}", base_url.trim_end_matches('/'), wire.path());
         let uri: http::Uri = url.parse().map_err(|e| {
             ModelError::new(
                 ModelFailureClass::BadResponse,
@@ -111,26 +127,6 @@ impl HttpModelClient {
             .authority()
             .map(|a| a.to_string())
             .unwrap_or_else(|| base_url.to_string());
-        let mut headers = HeaderMap::new();
-        // The loader has validated every name and value.
-        for (name, value) in &profile.headers {
-            if let (Ok(name), Ok(value)) = (
-                HeaderName::from_bytes(name.as_bytes()),
-                HeaderValue::from_str(value),
-            ) {
-                headers.insert(name, value);
-            }
-        }
-        if let Some(key) = &profile.api_key {
-            if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {key}")) {
-                value.set_sensitive(true);
-                headers.insert(http::header::AUTHORIZATION, value);
-            }
-        }
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
         let http = Http::new(&url, CONNECT_TIMEOUT.min(profile.request_timeout)).map_err(|e| {
             ModelError::new(
                 ModelFailureClass::ConnectRefused,
@@ -138,10 +134,11 @@ impl HttpModelClient {
             )
         })?;
         Ok(HttpModelClient {
-            http: std::sync::Arc::new(http),
+            http: Arc::new(http),
+            wire,
             url,
             authority,
-            headers,
+            headers: wire.headers(profile),
             options: RequestOptions {
                 model: profile.model.clone(),
                 stream: profile.stream,
@@ -156,27 +153,6 @@ impl HttpModelClient {
     /// The URL requests go to.
     pub fn url(&self) -> &str {
         &self.url
-    }
-
-    /// The model requests name (the profile's `model`).
-    pub fn model(&self) -> &str {
-        &self.options.model
-    }
-
-    /// The same client (connection pool, headers, key, timeout), its answers at most
-    /// `max_tokens` long (never more than the profile allows) and at `temperature` when given:
-    /// for a server's sampling request, which says both.
-    pub fn limited(&self, max_tokens: u32, temperature: Option<f64>) -> HttpModelClient {
-        let mut client = self.clone();
-        client.options.max_tokens = Some(
-            self.options
-                .max_tokens
-                .map_or(max_tokens, |own| own.min(max_tokens)),
-        );
-        if temperature.is_some() {
-            client.options.temperature = temperature;
-        }
-        client
     }
 
     async fn attempt(
@@ -216,7 +192,8 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)
         } else if self.options.stream && response.content_length() == Some(0) {
-            Assembler::new(self.secrets.clone())
+            self.wire
+                .reader(self.secrets.clone())
                 .finish()
                 .map_err(Attempt::Fail)
         } else {
@@ -226,11 +203,13 @@ impl HttpModelClient {
                 .await
                 .map_err(Attempt::Fail)?;
             if self.options.stream && body.iter().all(u8::is_ascii_whitespace) {
-                return Assembler::new(self.secrets.clone())
+                return self
+                    .wire
+                    .reader(self.secrets.clone())
                     .finish()
                     .map_err(Attempt::Fail);
             }
-            whole(&body, &self.secrets).map_err(Attempt::Fail)
+            self.wire.whole(&body, &self.secrets).map_err(Attempt::Fail)
         }
     }
 
@@ -247,10 +226,11 @@ impl HttpModelClient {
         body.by_events = true;
         let mut parser = crate::sse::SseParser::default();
         let mut ready = std::collections::VecDeque::new();
-        let mut assembler = Assembler::new(self.secrets.clone());
+        let mut reader = self.wire.reader(self.secrets.clone());
+        let mut on_piece = |piece| events(ModelEvent::Piece(piece));
         loop {
             let Some(bytes) = body.next(&self.authority, "streamed answer").await? else {
-                return assembler.finish();
+                return reader.finish();
             };
             let completed = parser.completed();
             parser.feed(&bytes, &mut ready).map_err(|e| {
@@ -260,12 +240,9 @@ impl HttpModelClient {
                 body.progressed();
             }
             for event in ready.drain(..) {
-                if event.event != "message" && event.event != "error" {
-                    continue;
-                }
-                assembler.feed(&event.data, |piece| events(ModelEvent::Piece(piece)))?;
-                if assembler.is_done() {
-                    return assembler.finish();
+                reader.feed(&event.event, &event.data, &mut on_piece)?;
+                if reader.is_done() {
+                    return reader.finish();
                 }
             }
         }
@@ -396,7 +373,7 @@ impl ModelClient for HttpModelClient {
         events: &(dyn Fn(ModelEvent) + Send + Sync),
     ) -> Result<ModelReply, ModelError> {
         // Made once; each attempt sends it without a copy.
-        let body = Bytes::from(request_body(history, tools, choice, &self.options));
+        let body = Bytes::from(self.wire.body(history, tools, choice, &self.options));
         let mut attempt = 0;
         loop {
             let (error, retry_after) = match self.attempt(&body, events).await {
@@ -429,6 +406,23 @@ impl ModelClient for HttpModelClient {
             });
             countdown(delay, events).await;
         }
+    }
+
+    fn model(&self) -> &str {
+        &self.options.model
+    }
+
+    fn limited(&self, max_tokens: u32, temperature: Option<f64>) -> Arc<dyn ModelClient> {
+        let mut client = self.clone();
+        client.options.max_tokens = Some(
+            self.options
+                .max_tokens
+                .map_or(max_tokens, |own| own.min(max_tokens)),
+        );
+        if temperature.is_some() {
+            client.options.temperature = temperature;
+        }
+        Arc::new(client)
     }
 }
 
@@ -463,11 +457,14 @@ mod tests {
     #[test]
     fn retry_after_is_read_in_seconds() {
         let mut h = HeaderMap::new();
-        h.insert(http::header::RETRY_AFTER, HeaderValue::from_static("2"));
+        h.insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("2"),
+        );
         assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
         h.insert(
             http::header::RETRY_AFTER,
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+            http::HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
         );
         assert_eq!(retry_after(&h), None);
     }

@@ -23,7 +23,7 @@ use super::client::{ModelClient, ModelEvent};
 use super::events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 use super::stream::{ModelReply, StreamPiece};
 use super::transcript::{now_ms, Record, Transcript};
-use super::wire::{History, Message, ToolCall, ToolChoice, ToolList, ToolSpec, Usage};
+use super::turn::{History, Item, ToolCall, ToolChoice, ToolList, ToolSpec, Usage};
 use crate::config::HookEvent;
 use crate::runtime::{AgentRuntime, CallOutcome, HookRun};
 use crate::tool::registry::ToolSnapshot;
@@ -41,7 +41,7 @@ pub struct Conversation {
     runtime: Arc<AgentRuntime>,
     client: Arc<dyn ModelClient>,
     settings: ConversationSettings,
-    /// The system prompt first, then the conversation.
+    /// The system prompt, then the conversation.
     history: History,
     events: UnboundedSender<AgentEvent>,
     transcript: Option<Transcript>,
@@ -92,34 +92,30 @@ struct CallResult {
 
 impl Conversation {
     /// A conversation that continues `history` (empty for a new one; see
-    /// `transcript::messages` for a resumed one), writing to `transcript` if given.
+    /// `transcript::items` for a resumed one), writing to `transcript` if given.
     pub fn new(
         runtime: Arc<AgentRuntime>,
         client: Arc<dyn ModelClient>,
         settings: ConversationSettings,
-        history: Vec<Message>,
+        history: Vec<Item>,
         events: UnboundedSender<AgentEvent>,
         transcript: Option<Transcript>,
     ) -> Self {
-        let mut held = History::default();
-        held.push(Message::System {
-            content: settings.system_prompt.clone(),
-        });
-        held.extend(history);
+        let history = History::new(Some(settings.system_prompt.clone()), history);
         Conversation {
             runtime,
             client,
             settings,
-            history: held,
+            history,
             events,
             transcript,
             tools: None,
         }
     }
 
-    /// The messages so far, the system prompt first (read back from the request JSON held).
-    pub fn messages(&self) -> Vec<Message> {
-        self.history.messages()
+    /// The conversation so far (without the system prompt).
+    pub fn items(&self) -> &[Item] {
+        self.history.items()
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -158,27 +154,28 @@ impl Conversation {
         }
     }
 
-    /// Adds messages from elsewhere (a server prompt's, `/`) to the conversation and its
+    /// Adds items from elsewhere (a server prompt's, `/`) to the conversation and its
     /// transcript, without asking the model.
-    pub fn add_messages(&mut self, messages: Vec<Message>) {
-        for message in messages {
-            let record = match &message {
-                Message::User { content } => Record::Prompt {
+    pub fn add_items(&mut self, items: Vec<Item>) {
+        for item in items {
+            let record = match &item {
+                Item::User { text } => Record::Prompt {
                     at_ms: now_ms(),
-                    text: content.clone(),
+                    text: text.clone(),
                 },
-                Message::Assistant { content, .. } => Record::Assistant {
+                Item::Assistant { text, .. } => Record::Assistant {
                     turn: 0,
-                    text: content.clone(),
+                    text: text.clone(),
+                    reasoning: Vec::new(),
                     tool_calls: Vec::new(),
                     finish_reason: None,
                     usage: None,
                     latency_ms: 0,
                 },
-                Message::System { .. } | Message::Tool { .. } => continue,
+                Item::ToolResult { .. } => continue,
             };
             self.record(record);
-            self.history.push(message);
+            self.history.push(item);
         }
         self.sync();
     }
@@ -191,8 +188,8 @@ impl Conversation {
         // prompt would follow it as a second user message in a row, which the chat templates
         // that want user and assistant to alternate (Mistral's, Gemma's) refuse.
         let unanswered = self.history.mark();
-        self.history.push(Message::User {
-            content: text.to_string(),
+        self.history.push(Item::User {
+            text: text.to_string(),
         });
         self.record(Record::Prompt {
             at_ms: now_ms(),
@@ -278,15 +275,8 @@ impl Conversation {
                 }
                 Some(Ok(reply)) => reply,
             };
-            if let Some(usage) = reply.usage {
-                // An endpoint's counts are its own: a sum past u64::MAX stays there.
-                let sum = &mut report.usage;
-                sum.prompt_tokens = sum.prompt_tokens.saturating_add(usage.prompt_tokens);
-                sum.completion_tokens = sum
-                    .completion_tokens
-                    .saturating_add(usage.completion_tokens);
-                sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
-                sum.cached_tokens = sum.cached_tokens.saturating_add(usage.cached_tokens);
+            if let Some(usage) = &reply.usage {
+                report.usage.add(usage);
             }
             let latency = started.elapsed();
             // A reply that did not stream (`stream: false`, or an endpoint that answered whole)
@@ -307,16 +297,20 @@ impl Conversation {
             self.record(Record::Assistant {
                 turn,
                 text: reply.text.clone(),
+                reasoning: reply.reasoning.clone(),
                 tool_calls: reply.tool_calls.clone(),
                 finish_reason: reply.finish_reason.clone(),
                 usage: reply.usage,
                 latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
             });
             let ModelReply {
-                text, tool_calls, ..
+                text,
+                reasoning,
+                tool_calls,
+                ..
             } = reply;
             self.history
-                .push(Message::assistant(text.clone(), tool_calls.clone()));
+                .push(Item::assistant(text.clone(), reasoning, tool_calls.clone()));
             if tool_calls.is_empty() {
                 self.turn_end(turn, &cancel).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });
@@ -407,9 +401,9 @@ impl Conversation {
                     status: result.status,
                     content: result.content.clone(),
                 });
-                self.history.push(Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: result.content,
+                self.history.push(Item::ToolResult {
+                    call_id: call.id.clone(),
+                    text: result.content,
                 });
             }
             if cancel.is_cancelled() {

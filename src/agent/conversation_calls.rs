@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{CallResult, Conversation};
 use crate::agent::events::ToolCallStatus;
 use crate::agent::tool_text::tool_content;
-use crate::agent::wire::{ToolCall, ToolList};
+use crate::agent::turn::{ToolCall, ToolList};
 use crate::runtime::CallOrigin;
 use crate::tool::json_kind;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::failure::ModelError;
-use super::wire::Usage;
+use super::turn::{FinishReason, Usage};
 
 /// How one tool call the model asked for ended, as the model is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -113,7 +113,7 @@ pub enum AgentEvent {
     /// The model's answer for this turn is complete.
     TurnEnded {
         turn: u32,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
         usage: Option<Usage>,
         latency: Duration,
     },

@@ -1,5 +1,6 @@
-//! The agent: a model drives the runtime. The OpenAI-compatible client, the loop of turns, and
-//! the conversation's transcript.
+//! The agent: a model drives the runtime. The conversation's provider-neutral items (`turn`),
+//! the model client and the providers whose wires it speaks, the loop of turns, and the
+//! conversation's transcript.
 //!
 //! Above `runtime/` and below `tui/` and `cli/` (docs/ARCHITECTURE.md §2): the agent is one more
 //! caller of `AgentRuntime::call`, so its calls pass the same gate, ledger and events as an
@@ -12,12 +13,14 @@ pub mod endpoint;
 pub mod events;
 pub mod failure;
 mod http;
+pub mod providers;
 pub mod sampling;
+pub mod session;
 pub mod start;
 pub mod stream;
 mod tool_text;
 pub mod transcript;
-pub mod wire;
+pub mod turn;
 
 pub use client::{HttpModelClient, ModelClient, ModelEvent};
 pub use conversation::{Conversation, ConversationSettings};

@@ -1,14 +1,14 @@
 //! A server's sampling request answered by the agent's model: the request's system prompt and
-//! messages as a Chat Completions conversation, sent through the agent's own client (the same
+//! messages as a conversation, sent through the agent's own client (the same
 //! endpoint, key and failure classes), with the request's token limit and temperature. The
 //! answer is text; the request's tools are shown to the operator, not offered to the model.
 //!
 //! Separate from the loop: no tools run and nothing goes into the transcript; the console's
 //! sampling modal shows the answer and sends it back only when the operator approves it.
 
-use super::client::{HttpModelClient, ModelClient};
+use super::client::ModelClient;
 use super::failure::ModelError;
-use super::wire::{Message, ToolChoice, ToolList};
+use super::turn::{FinishReason, History, Item, ToolChoice, ToolList};
 use crate::runtime::{SamplingAsk, SamplingRole};
 
 /// What the model answered.
@@ -17,38 +17,30 @@ pub struct Sampled {
     pub text: String,
     /// The model named in the request (the profile's `model`).
     pub model: String,
-    /// `stop`, `length`, … as the endpoint said.
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<FinishReason>,
 }
 
-/// The request as the messages the model is sent: its system prompt (if any) first.
-pub fn messages(ask: &SamplingAsk) -> Vec<Message> {
-    let mut out = Vec::with_capacity(ask.messages.len() + 1);
-    if let Some(system) = ask.system_prompt.as_ref().filter(|s| !s.trim().is_empty()) {
-        out.push(Message::System {
-            content: system.clone(),
-        });
-    }
-    for m in &ask.messages {
-        out.push(match m.role {
-            SamplingRole::User => Message::User {
-                content: m.text.clone(),
+/// The request as the conversation the model is sent: its system prompt (if any) and items.
+pub fn history(ask: &SamplingAsk) -> History {
+    let items = ask
+        .messages
+        .iter()
+        .map(|m| match m.role {
+            SamplingRole::User => Item::User {
+                text: m.text.clone(),
             },
-            SamplingRole::Assistant => Message::Assistant {
-                content: m.text.clone(),
-                tool_calls: Vec::new(),
-            },
-        });
-    }
-    out
+            SamplingRole::Assistant => Item::assistant(m.text.clone(), Vec::new(), Vec::new()),
+        })
+        .collect();
+    History::new(ask.system_prompt.clone(), items)
 }
 
-/// Asks `client`'s model to answer `ask` (no tools, at most `max_tokens`).
-pub async fn sample(client: &HttpModelClient, ask: &SamplingAsk) -> Result<Sampled, ModelError> {
+/// Asks the model through `client` (limited to the request's `max_tokens` and temperature).
+pub async fn sample(client: &dyn ModelClient, ask: &SamplingAsk) -> Result<Sampled, ModelError> {
     let client = client.limited(ask.max_tokens, ask.temperature.map(f64::from));
     let reply = client
         .complete(
-            &messages(ask).into(),
+            &history(ask),
             &ToolList::default(),
             ToolChoice::None,
             &|_| {},
@@ -88,9 +80,9 @@ mod tests {
             tools: Vec::new(),
             tool_choice: None,
         };
-        let m = messages(&ask);
-        assert_eq!(m.len(), 3);
-        assert!(matches!(&m[0], Message::System { content } if content == "be brief"));
-        assert!(matches!(&m[2], Message::Assistant { content, .. } if content == "hello"));
+        let h = history(&ask);
+        assert_eq!(h.system(), Some("be brief"));
+        assert_eq!(h.len(), 2);
+        assert!(matches!(&h.items()[1], Item::Assistant { text, .. } if text == "hello"));
     }
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::client::HttpModelClient;
+use super::client::{HttpModelClient, ModelClient};
 use super::endpoint::{self, Endpoint};
 use super::failure::ModelError;
 use crate::config::{Config, ModelProfile};
@@ -28,7 +28,7 @@ pub async fn start_runtime(
 /// the [`Endpoint`] as long as the client is used: dropping it stops a started endpoint.
 pub async fn start_model(
     profile: &ModelProfile,
-) -> Result<(Endpoint, Arc<HttpModelClient>), ModelError> {
+) -> Result<(Endpoint, Arc<dyn ModelClient>), ModelError> {
     let endpoint = endpoint::start(profile).await?;
     let client = HttpModelClient::new(profile, &endpoint.base_url)?;
     Ok((endpoint, Arc::new(client)))

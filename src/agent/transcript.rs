@@ -11,7 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{Message, ToolCall, Usage};
+use super::providers::openai_chat;
+use super::turn::{FinishReason, Item, Reasoning, ToolCall, Usage};
 use crate::runtime::{HookOutcome, HookRun};
 
 /// Why a transcript could not be written or read.
@@ -55,13 +56,18 @@ pub enum Record {
         at_ms: u64,
         text: String,
     },
-    /// One model turn's answer.
+    /// One model turn's answer. Written before providers, its calls and usage had Chat
+    /// Completions' shapes: they are read still.
     Assistant {
         turn: u32,
         text: String,
-        #[serde(default)]
+        /// Its reasoning, sent back with it when the conversation goes on.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
+        #[serde(default, deserialize_with = "calls_any_form")]
         tool_calls: Vec<ToolCall>,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
+        #[serde(default, deserialize_with = "usage_any_form")]
         usage: Option<Usage>,
         latency_ms: u64,
     },
@@ -390,20 +396,48 @@ pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
     Ok(records)
 }
 
-/// The conversation the records hold, as messages for the model (without the system prompt).
+/// A call of the current form, or of the form written before providers.
+fn calls_any_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ToolCall>, D::Error> {
+    let values = Vec::<serde_json::Value>::deserialize(d)?;
+    Ok(values
+        .into_iter()
+        .filter_map(|v| {
+            ToolCall::deserialize(&v)
+                .ok()
+                .or_else(|| openai_chat::legacy_call(v))
+        })
+        .collect())
+}
+
+/// Usage of the current form, or of the form written before providers.
+fn usage_any_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Usage>, D::Error> {
+    let Some(value) = Option::<serde_json::Value>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let current = value
+        .as_object()
+        .is_some_and(|o| o.contains_key("input_tokens"));
+    Ok(if current {
+        Usage::deserialize(&value).ok()
+    } else {
+        openai_chat::legacy_usage(value)
+    })
+}
+
+/// The conversation the records hold, as items for the model (without the system prompt).
 /// A tool call whose result was never written gets one saying so, and a prompt that stopped
 /// before any answer (or whose session ended before one, killed) is left out (as the live
 /// conversation leaves it), so the conversation stays well formed.
-pub fn messages(records: &[Record]) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::new();
+pub fn items(records: &[Record]) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
     let mut open: Vec<String> = Vec::new();
-    // Where the last prompt's message is, until an answer to it comes.
+    // Where the last prompt's item is, until an answer to it comes.
     let mut unanswered: Option<usize> = None;
-    let close = |out: &mut Vec<Message>, open: &mut Vec<String>| {
+    let close = |out: &mut Vec<Item>, open: &mut Vec<String>| {
         for id in open.drain(..) {
-            out.push(Message::Tool {
-                tool_call_id: id,
-                content: "error: no result (the session ended before the call finished)".into(),
+            out.push(Item::ToolResult {
+                call_id: id,
+                text: "error: no result (the session ended before the call finished)".into(),
             });
         }
     };
@@ -412,26 +446,31 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
             Record::Prompt { text, .. } => {
                 close(&mut out, &mut open);
                 unanswered = Some(out.len());
-                out.push(Message::User {
-                    content: text.clone(),
-                });
+                out.push(Item::User { text: text.clone() });
             }
             Record::Assistant {
-                text, tool_calls, ..
+                text,
+                reasoning,
+                tool_calls,
+                ..
             } => {
                 close(&mut out, &mut open);
                 unanswered = None;
                 open = tool_calls.iter().map(|c| c.id.clone()).collect();
-                out.push(Message::assistant(text.clone(), tool_calls.clone()));
+                out.push(Item::assistant(
+                    text.clone(),
+                    reasoning.clone(),
+                    tool_calls.clone(),
+                ));
             }
             Record::ToolResult {
                 call_id, content, ..
             } => {
                 if let Some(at) = open.iter().position(|id| id == call_id) {
                     open.remove(at);
-                    out.push(Message::Tool {
-                        tool_call_id: call_id.clone(),
-                        content: content.clone(),
+                    out.push(Item::ToolResult {
+                        call_id: call_id.clone(),
+                        text: content.clone(),
                     });
                 }
             }
@@ -453,7 +492,7 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
 }
 
 /// Leaves out the prompt at `unanswered`, if it is still waiting for an answer.
-fn drop_unanswered(out: &mut Vec<Message>, unanswered: &mut Option<usize>) {
+fn drop_unanswered(out: &mut Vec<Item>, unanswered: &mut Option<usize>) {
     if let Some(at) = unanswered.take() {
         out.truncate(at);
     }

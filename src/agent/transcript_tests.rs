@@ -41,6 +41,7 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
         Record::Assistant {
             turn: 1,
             text: "Saving.".into(),
+            reasoning: Vec::new(),
             tool_calls: vec![
                 call.clone(),
                 // Cut short: the transcript keeps it, the model is sent `{}`.
@@ -50,7 +51,7 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
                     ..call.clone()
                 },
             ],
-            finish_reason: Some("tool_calls".into()),
+            finish_reason: Some(FinishReason::ToolCalls),
             usage: None,
             latency_ms: 3,
         },
@@ -84,10 +85,10 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
         (1, "save it")
     );
     let (_, records) = Transcript::resume(dir.path(), t.id(), "demo", "demo").unwrap();
-    let messages = messages(&records);
+    let messages = items(&records);
     assert_eq!(messages.len(), 4, "{messages:?}");
     assert!(
-        matches!(&messages[1], Message::Assistant { tool_calls, .. } if tool_calls[0].arguments == "{}" && tool_calls[1].arguments == "{}"),
+        matches!(&messages[1], Item::Assistant { calls: tool_calls, .. } if tool_calls[0].arguments == "{}" && tool_calls[1].arguments == "{}"),
         "{messages:?}"
     );
     assert!(
@@ -95,7 +96,7 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
         "{records:?}"
     );
     assert!(
-        matches!(&messages[3], Message::Tool { tool_call_id, content } if tool_call_id == "c2" && content.contains("no result"))
+        matches!(&messages[3], Item::ToolResult { call_id: tool_call_id, text: content } if tool_call_id == "c2" && content.contains("no result"))
     );
     assert!(matches!(
         Transcript::resume(dir.path(), "nope", "d", "d"),
@@ -130,7 +131,7 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
             .count(),
         1
     );
-    assert!(messages(&records).is_empty());
+    assert!(items(&records).is_empty());
     t.append(&prompt("after")).unwrap();
     t.flush().unwrap();
     let prompts: Vec<Record> = read(t.path())
@@ -157,8 +158,9 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
         Record::Assistant {
             turn: 1,
             text: "Hello.".into(),
+            reasoning: Vec::new(),
             tool_calls: Vec::new(),
-            finish_reason: Some("stop".into()),
+            finish_reason: Some(FinishReason::Stop),
             usage: None,
             latency_ms: 1,
         },
@@ -170,6 +172,7 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
         Record::Assistant {
             turn: 1,
             text: String::new(),
+            reasoning: Vec::new(),
             tool_calls: Vec::new(),
             finish_reason: None,
             usage: None,
@@ -189,11 +192,11 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
         model: "demo".into(),
     });
     records.push(prompt("killed again"));
-    let messages = messages(&records);
+    let messages = items(&records);
     let users: Vec<&str> = messages
         .iter()
         .filter_map(|m| match m {
-            Message::User { content } => Some(content.as_str()),
+            Item::User { text } => Some(text.as_str()),
             _ => None,
         })
         .collect();

@@ -22,14 +22,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, safe_text};
 use super::profile::profile_choice;
-use crate::agent::start::{start_model, start_runtime};
-use crate::agent::stream::ModelReply;
-use crate::agent::transcript::{self, Transcript};
-use crate::agent::wire::{History, ToolChoice, ToolList};
-use crate::agent::{
-    Conversation, ConversationSettings, ModelClient, ModelError, ModelEvent, ModelFailureClass,
-    PromptOutcome, PromptReport,
-};
+use crate::agent::session::{SessionPlan, Unavailable};
+use crate::agent::start::start_runtime;
+use crate::agent::transcript;
+use crate::agent::{ModelClient, ModelError, ModelFailureClass, PromptOutcome, PromptReport};
 use crate::config::Config;
 use crate::runtime::AgentRuntimeFactory;
 
@@ -86,21 +82,22 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     };
     let notice = args.resume.as_deref().and_then(|id| choice.notice(id));
     let profile = choice.profile;
-    let (transcript, history) = match &args.resume {
-        None => match Transcript::create(&dir, &config.path, &profile.name, &profile.model) {
-            Ok(t) => (Some(t), Vec::new()),
-            Err(e) => {
-                output::error_line(&format!("warning: {e}; the conversation is not recorded"));
-                (None, Vec::new())
-            }
-        },
-        Some(id) => match Transcript::resume(&dir, id, &profile.name, &profile.model) {
-            Ok((t, records)) => (Some(t), transcript::messages(&records)),
-            Err(e) => {
-                output::error_line(&format!("error: {e}"));
-                return ExitCode::from(super::EXIT_CONFIG);
-            }
-        },
+    let plan = SessionPlan {
+        sessions: dir,
+        config: config.path.clone(),
+        profile: profile.clone(),
+        resume: args.resume.clone(),
+    };
+    let (transcript, history) = match (plan.open(), &args.resume) {
+        (Ok((t, records)), _) => (Some(t), transcript::items(&records)),
+        (Err(e), None) => {
+            output::error_line(&format!("warning: {e}; the conversation is not recorded"));
+            (None, Vec::new())
+        }
+        (Err(e), Some(_)) => {
+            output::error_line(&format!("error: {e}"));
+            return ExitCode::from(super::EXIT_CONFIG);
+        }
     };
     let session = transcript.as_ref().map(|t| t.id().to_string());
     if let (Some(notice), false) = (notice, args.json) {
@@ -145,7 +142,7 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
                 ModelFailureClass::EndpointFailed,
                 "cancelled while the model endpoint was starting".to_string(),
             )),
-            started = start_model(&profile) => started,
+            started = plan.model() => started,
         }
     };
     let (runtime, model) = tokio::join!(start_runtime(&config, events), model_start);
@@ -178,17 +175,13 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
         Ok((endpoint, client)) => (Some(endpoint), client),
         Err(error) => (None, Arc::new(Unavailable(error))),
     };
-    let settings = ConversationSettings {
-        system_prompt: profile.system_prompt.clone(),
-        max_turns: args.max_turns.unwrap_or(profile.max_turns),
-    };
-    let mut conversation = Conversation::new(
+    let mut conversation = plan.conversation(
         runtime.clone(),
         client,
-        settings,
         history,
-        agent_tx,
         transcript,
+        agent_tx,
+        args.max_turns,
     );
     let several = prompts.len() > 1;
     let mut all_ok = true;
@@ -271,23 +264,6 @@ fn prompts_of(args: &RunArgs) -> Result<Vec<String>, String> {
         });
     }
     Ok(prompts)
-}
-
-/// The model of a profile whose endpoint could not be started: every request fails with why,
-/// so the prompt runs (and is recorded) to the same `model_failed` end as a refused connection.
-struct Unavailable(ModelError);
-
-#[async_trait::async_trait]
-impl ModelClient for Unavailable {
-    async fn complete(
-        &self,
-        _history: &History,
-        _tools: &ToolList,
-        _choice: ToolChoice,
-        _events: &(dyn Fn(ModelEvent) + Send + Sync),
-    ) -> Result<ModelReply, ModelError> {
-        Err(self.0.clone())
-    }
 }
 
 /// What to say of how a prompt ended (or its failure), and whether it is a success (an

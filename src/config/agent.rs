@@ -1,5 +1,5 @@
-//! The `agent:` section: which OpenAI-compatible Chat Completions endpoints the agent may talk
-//! to, as named profiles (`agent.models`, `agent.default`) or one profile written inline.
+//! The `agent:` section: which model endpoints the agent may talk to (each speaking one of the
+//! providers' APIs), as named profiles (`agent.models`, `agent.default`) or one profile written inline.
 //!
 //! Apart from `load.rs` because a profile has a secret of its own (`api_key`, redacted like
 //! `bearer_token`) and rules of its own, which `agent_load.rs` checks (an endpoint is a URL or a
@@ -65,6 +65,43 @@ pub enum ModelEndpoint {
     },
 }
 
+/// The API a model endpoint speaks (a profile's `provider:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ModelProvider {
+    /// `openai-chat`: Chat Completions (`…/chat/completions`): OpenAI, and every local server
+    /// (llama.cpp, Ollama, LM Studio, vLLM), LiteLLM, OpenRouter, Gemini's OpenAI endpoint.
+    #[default]
+    OpenAiChat,
+    /// `anthropic`: the Messages API (`…/messages`) of Anthropic (`https://api.anthropic.com/v1`).
+    Anthropic,
+    /// `openai-responses`: the Responses API (`…/responses`) of OpenAI.
+    OpenAiResponses,
+}
+
+impl ModelProvider {
+    /// The names `provider:` takes, in the order of the variants.
+    pub const NAMES: [&'static str; 3] = ["openai-chat", "anthropic", "openai-responses"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelProvider::OpenAiChat => Self::NAMES[0],
+            ModelProvider::Anthropic => Self::NAMES[1],
+            ModelProvider::OpenAiResponses => Self::NAMES[2],
+        }
+    }
+
+    /// The provider named `name`, if there is one.
+    pub fn named(name: &str) -> Option<ModelProvider> {
+        [
+            ModelProvider::OpenAiChat,
+            ModelProvider::Anthropic,
+            ModelProvider::OpenAiResponses,
+        ]
+        .into_iter()
+        .find(|p| p.as_str() == name)
+    }
+}
+
 /// One model profile. Its Debug output redacts `api_key` and secret header and env values.
 #[derive(Clone, PartialEq)]
 pub struct ModelProfile {
@@ -73,6 +110,8 @@ pub struct ModelProfile {
     pub endpoint: ModelEndpoint,
     /// The `model` field of every request.
     pub model: String,
+    /// The API the endpoint speaks.
+    pub provider: ModelProvider,
     /// Sent as `Authorization: Bearer …`. A secret: never shown, logged or written.
     pub api_key: Option<String>,
     /// Sent with every request; values may use `${VAR}`.
@@ -97,6 +136,7 @@ impl ModelProfile {
             name: name.to_string(),
             endpoint: ModelEndpoint::Url(base_url.to_string()),
             model: model.to_string(),
+            provider: ModelProvider::default(),
             api_key: None,
             headers: BTreeMap::new(),
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
@@ -124,6 +164,7 @@ impl std::fmt::Debug for ModelProfile {
             .field("endpoint", endpoint)
             .field("env", &env)
             .field("model", &self.model)
+            .field("provider", &self.provider)
             .field("api_key", &redact::RedactedSecret(self.api_key.as_deref()))
             .field("headers", &redact::RedactedMap(&self.headers))
             .field("max_turns", &self.max_turns)

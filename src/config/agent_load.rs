@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::agent::{
-    AgentConfig, ModelEndpoint, ModelProfile, DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT,
-    DEFAULT_SYSTEM_PROMPT,
+    AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, DEFAULT_MAX_TURNS,
+    DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
 };
 use super::context::Context;
 use super::error::ConfigErrorKind;
@@ -43,6 +43,8 @@ pub(super) struct RawAgent {
     cwd: Option<String>,
     #[serde(default)]
     model: Option<String>,
+    #[serde(default)]
+    provider: Option<String>,
     #[serde(default)]
     api_key: Option<String>,
     #[serde(default)]
@@ -81,6 +83,8 @@ pub(super) struct RawProfile {
     #[serde(default)]
     model: Option<String>,
     #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
     api_key: Option<String>,
     #[serde(default)]
     headers: Option<BTreeMap<String, String>>,
@@ -102,6 +106,7 @@ pub(super) struct RawProfile {
 #[derive(Default, Clone)]
 struct Settings {
     model: Option<String>,
+    provider: Option<ModelProvider>,
     api_key: Option<String>,
     headers: Option<BTreeMap<String, String>>,
     system_prompt: Option<String>,
@@ -117,6 +122,7 @@ impl Settings {
     fn over(self, shared: &Settings) -> Settings {
         Settings {
             model: self.model.or_else(|| shared.model.clone()),
+            provider: self.provider.or(shared.provider),
             api_key: self.api_key.or_else(|| shared.api_key.clone()),
             headers: self.headers.or_else(|| shared.headers.clone()),
             system_prompt: self.system_prompt.or_else(|| shared.system_prompt.clone()),
@@ -157,6 +163,7 @@ impl RawEndpoint {
 /// The raw settings keys of a profile (or of the shared top level).
 struct RawSettings {
     model: Option<String>,
+    provider: Option<String>,
     api_key: Option<String>,
     headers: Option<BTreeMap<String, String>>,
     system_prompt: Option<String>,
@@ -179,6 +186,7 @@ impl RawProfile {
             },
             RawSettings {
                 model: self.model,
+                provider: self.provider,
                 api_key: self.api_key,
                 headers: self.headers,
                 system_prompt: self.system_prompt,
@@ -216,6 +224,7 @@ pub(super) fn agent_config(
         env: raw.env,
         cwd: raw.cwd,
         model: raw.model,
+        provider: raw.provider,
         api_key: raw.api_key,
         headers: raw.headers,
         system_prompt: raw.system_prompt,
@@ -316,6 +325,20 @@ fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Settings {
     if model.as_deref().is_some_and(|m| m.trim().is_empty()) {
         invalid("model", format!("{} must not be empty", field("model")));
     }
+    let provider = raw.provider.and_then(|p| match ModelProvider::named(&p) {
+        Some(provider) => Some(provider),
+        None => {
+            invalid(
+                "provider",
+                format!(
+                    "{}: unknown provider {p:?}, expected one of {}",
+                    field("provider"),
+                    ModelProvider::NAMES.join(", ")
+                ),
+            );
+            None
+        }
+    });
     let api_key = raw.api_key.map(|k| text("api_key", k));
     if let Some(key) = &api_key {
         if key.trim().is_empty() || http::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
@@ -351,6 +374,7 @@ fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Settings {
     }
     Settings {
         model,
+        provider,
         api_key,
         headers,
         system_prompt,
@@ -479,6 +503,7 @@ fn finish(
         name: name.to_string(),
         endpoint: endpoint?,
         model: settings.model?,
+        provider: settings.provider.unwrap_or_default(),
         api_key: settings.api_key,
         headers: settings.headers.unwrap_or_default(),
         system_prompt: settings

@@ -197,13 +197,17 @@ static HOOK_FIELDS: [Field; 3] = [
 static HOOK: Shape = Shape::Map(&HOOK_FIELDS);
 
 /// One model profile: an entry of `agent.models`, or the whole `agent:` written inline.
-const PROFILE_FIELDS: [Field; 14] = [
+const PROFILE_FIELDS: [Field; 15] = [
     opt("base_url", Shape::Str),
     opt("command", Shape::Str),
     opt("args", Shape::List(&STR)),
     opt("env", Shape::StrMap),
     opt("cwd", Shape::Str),
     opt("model", Shape::Str),
+    opt(
+        "provider",
+        Shape::Enum(&crate::config::ModelProvider::NAMES),
+    ),
     opt("api_key", Shape::Str),
     opt("headers", Shape::StrMap),
     opt("system_prompt", Shape::Str),
@@ -217,8 +221,8 @@ static PROFILE: Shape = Shape::Map(&PROFILE_FIELDS);
 
 /// `agent:`: `models` (named profiles) and `default`, then the keys of one profile (inline, or
 /// shared by every profile of `models`).
-static AGENT_FIELDS: [Field; 16] = {
-    let mut fields = [opt("default", Shape::Str); 16];
+static AGENT_FIELDS: [Field; 17] = {
+    let mut fields = [opt("default", Shape::Str); 17];
     fields[1] = opt("models", Shape::Named(&PROFILE));
     let mut i = 0;
     while i < PROFILE_FIELDS.len() {

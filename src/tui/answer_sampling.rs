@@ -195,7 +195,7 @@ impl App {
                     editor,
                     original: text,
                     model: sampled.model,
-                    finish_reason: sampled.finish_reason,
+                    finish_reason: sampled.finish_reason.map(|r| r.as_str().to_string()),
                 }
             }
             Err(why) => SamplingStage::Review {
@@ -222,7 +222,7 @@ impl App {
                 None => Err("the agent's model is not running".to_string()),
                 Some(client) => tokio::select! {
                     () = cancel.cancelled() => return,
-                    answer = sample(&client, &ask) => answer.map_err(|e| {
+                    answer = sample(&*client, &ask) => answer.map_err(|e| {
                         format!("{}: {} (hint: {})", e.class.as_str(), e.message, e.hint)
                     }),
                 },

@@ -152,9 +152,9 @@ impl Plain {
                 turn,
                 finish_reason: Some(reason),
                 ..
-            } if reason == crate::agent::stream::CUT_AT_TOKEN_LIMIT => {
+            } if *reason == crate::agent::turn::FinishReason::Length => {
                 self.mid_line = false;
-                format!("{newline}model: turn {turn} was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n")
+                format!("{newline}model: turn {turn} was cut short at the token limit (finish: length): raise max_tokens, or ask for less\n")
             }
             AgentEvent::TurnStarted { .. }
             | AgentEvent::TurnEnded { .. }
@@ -268,7 +268,7 @@ pub(super) fn agent_json(event: &AgentEvent) -> Value {
         } => json!({
             "type": "turn_ended",
             "turn": turn,
-            "finish_reason": finish_reason,
+            "finish": finish_reason,
             "usage": usage,
             "latency_ms": ms(latency),
         }),
@@ -353,7 +353,7 @@ mod tests {
             usage: None,
             latency: Duration::ZERO,
         });
-        assert_eq!(line, "model: turn 2 was cut short at the token limit (finish_reason length): raise max_tokens, or ask for less\n");
+        assert_eq!(line, "model: turn 2 was cut short at the token limit (finish: length): raise max_tokens, or ask for less\n");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::agent::wire::Usage;
+use crate::agent::turn::{FinishReason, Usage};
 use crate::agent::ToolCallStatus;
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::text::sanitize;
@@ -103,7 +103,7 @@ pub enum Entry {
         turn: u32,
         latency: Duration,
         usage: Option<Usage>,
-        finish_reason: Option<String>,
+        finish_reason: Option<FinishReason>,
     },
     /// A failed model request being retried, the wait counting down.
     Retry {

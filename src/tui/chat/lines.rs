@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::entry::call_line;
 use super::{CallLine, ChatState, Entry, NoteLevel, TextBlock};
+use crate::agent::turn::FinishReason;
 use crate::agent::{AgentEvent, PromptReport};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::text::sanitize;
@@ -146,7 +147,10 @@ impl ChatState {
                 turn,
                 latency,
                 usage,
-                finish_reason: finish_reason.map(|r| sanitize(&r, false)),
+                finish_reason: finish_reason.map(|r| match r {
+                    FinishReason::Other(other) => FinishReason::Other(sanitize(&other, false)),
+                    known => known,
+                }),
             }),
             // Its text came as the turn's text.
             AgentEvent::Answer { .. } => {}

@@ -31,7 +31,7 @@ pub use self::entry::{CallLine, Entry, NoteLevel, TextBlock};
 use self::input::InputBox;
 use crate::agent::attach::{Attachment, PromptUse};
 use crate::agent::transcript::Record;
-use crate::agent::{AgentEvent, HttpModelClient, PromptReport, ToolCallStatus};
+use crate::agent::{AgentEvent, ModelClient, PromptReport, ToolCallStatus};
 use crate::config::{AgentConfig, ModelEndpoint, ModelProfile};
 use crate::runtime::MessageRole;
 use crate::text::sanitize;
@@ -62,7 +62,7 @@ pub enum ChatEvent {
         /// Where the endpoint is (its base URL), for the operator.
         base_url: String,
         /// The agent's model client: servers' sampling requests are answered through it.
-        client: Arc<HttpModelClient>,
+        client: Arc<dyn ModelClient>,
     },
     /// The agent could not start (the endpoint failed, the session could not be read).
     Failed(String),
@@ -183,7 +183,7 @@ pub struct ChatState {
     /// The endpoint's base URL, once started.
     pub base_url: Option<String>,
     /// The agent's model client, once its endpoint is up (servers' sampling requests use it).
-    pub model: Option<Arc<HttpModelClient>>,
+    pub model: Option<Arc<dyn ModelClient>>,
     pub entries: VecDeque<Entry>,
     /// Entries no longer kept.
     pub dropped: u64,
@@ -376,7 +376,7 @@ impl ChatState {
         commands: UnboundedSender<AgentCommand>,
         records: Vec<Record>,
         base_url: String,
-        client: Arc<HttpModelClient>,
+        client: Arc<dyn ModelClient>,
     ) {
         self.commands = Some(commands);
         self.model = Some(client);

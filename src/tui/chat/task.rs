@@ -3,7 +3,6 @@
 //! event back as an app event. The event loop never waits on it; Esc reaches it through the
 //! turn's cancel token.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -11,10 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AgentCommand, ChatEffect, ChatEvent};
 use crate::agent::attach::{self, Attachment, PromptUse};
-use crate::agent::start::start_model;
+use crate::agent::session::SessionPlan;
 use crate::agent::transcript::{self, Transcript};
-use crate::agent::{AgentEvent, Conversation, ConversationSettings};
-use crate::config::ModelProfile;
+use crate::agent::{AgentEvent, Conversation};
 use crate::runtime::AgentRuntime;
 use crate::tui::app::App;
 use crate::tui::messages::AppEvent;
@@ -46,10 +44,12 @@ pub fn run_effect(effect: ChatEffect, app: &App, tx: &mpsc::Sender<AppEvent>) {
             let job = Job {
                 epoch,
                 runtime,
-                profile,
-                resume,
-                config_path: app.config_path().clone(),
-                sessions: transcript::sessions_dir(),
+                plan: SessionPlan {
+                    sessions: transcript::sessions_dir(),
+                    config: app.config_path().clone(),
+                    profile,
+                    resume,
+                },
                 tx: tx.clone(),
             };
             tokio::spawn(job.run());
@@ -94,10 +94,7 @@ pub fn run_effect(effect: ChatEffect, app: &App, tx: &mpsc::Sender<AppEvent>) {
 struct Job {
     epoch: u64,
     runtime: Arc<AgentRuntime>,
-    profile: ModelProfile,
-    resume: Option<String>,
-    config_path: PathBuf,
-    sessions: PathBuf,
+    plan: SessionPlan,
     tx: mpsc::Sender<AppEvent>,
 }
 
@@ -110,22 +107,15 @@ impl Job {
     }
 
     async fn run(self) {
-        let records = match &self.resume {
-            None => Vec::new(),
-            Some(id) => {
-                let read =
-                    transcript::locate(&self.sessions, id).and_then(|p| transcript::read(&p));
-                match read {
-                    Ok(records) => records,
-                    Err(e) => {
-                        self.send(ChatEvent::Failed(e.to_string())).await;
-                        return;
-                    }
-                }
+        let records = match self.plan.records() {
+            Ok(records) => records,
+            Err(e) => {
+                self.send(ChatEvent::Failed(e.to_string())).await;
+                return;
             }
         };
         // Dropping `endpoint` (when this task ends) stops a started one.
-        let (endpoint, client) = match start_model(&self.profile).await {
+        let (endpoint, client) = match self.plan.model().await {
             Ok(started) => started,
             Err(e) => {
                 let why = format!("{}: {} (hint: {})", e.class.as_str(), e.message, e.hint);
@@ -134,7 +124,7 @@ impl Job {
             }
         };
         let (commands, mut prompts) = mpsc::unbounded_channel();
-        let history = transcript::messages(&records);
+        let history = transcript::items(&records);
         let ready = ChatEvent::Ready {
             commands,
             records,
@@ -156,16 +146,13 @@ impl Job {
         {
             if conversation.is_none() {
                 let transcript = self.open_transcript().await;
-                conversation = Some(Conversation::new(
+                conversation = Some(self.plan.conversation(
                     self.runtime.clone(),
                     client.clone(),
-                    ConversationSettings {
-                        system_prompt: self.profile.system_prompt.clone(),
-                        max_turns: self.profile.max_turns,
-                    },
                     history.take().unwrap_or_default(),
-                    events.clone(),
                     transcript,
+                    events.clone(),
+                    None,
                 ));
             }
             let Some(conversation) = conversation.as_mut() else {
@@ -249,7 +236,7 @@ impl Job {
                 .get_prompt(&p.server, &p.name, &p.arguments, cancel.clone())
                 .await
                 .map_err(|e| format!("prompt {} of {}: {e}", p.name, p.server))?;
-            let mut messages = attach::prompt_messages(&got);
+            let mut messages = attach::prompt_items(&got);
             let shown = got
                 .messages
                 .iter()
@@ -262,7 +249,7 @@ impl Job {
             })
             .await;
             let run = attach::split_last(&mut messages, text);
-            conversation.add_messages(messages);
+            conversation.add_items(messages);
             match run {
                 Some(run) => text = run,
                 None => return Ok(None),
@@ -274,20 +261,8 @@ impl Job {
     /// The transcript: the resumed session's, or a new one (a failure is told, and the
     /// conversation goes on unrecorded).
     async fn open_transcript(&self) -> Option<Transcript> {
-        let opened = match &self.resume {
-            Some(id) => {
-                Transcript::resume(&self.sessions, id, &self.profile.name, &self.profile.model)
-                    .map(|(t, _)| t)
-            }
-            None => Transcript::create(
-                &self.sessions,
-                &self.config_path,
-                &self.profile.name,
-                &self.profile.model,
-            ),
-        };
-        match opened {
-            Ok(t) => {
+        match self.plan.open() {
+            Ok((t, _)) => {
                 self.send(ChatEvent::Session(t.id().to_string())).await;
                 Some(t)
             }

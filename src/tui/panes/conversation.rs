@@ -332,16 +332,16 @@ fn entry_rows(app: &App, entry: &Entry, width: usize, need: usize) -> Vec<Line<'
         } => {
             let mut text = format!("    turn {turn} · {}", crate::text::fmt_duration(*latency));
             if let Some(u) = usage {
-                text.push_str(&format!(" · {} in", u.prompt_tokens));
-                if u.cached_tokens > 0 {
-                    text.push_str(&format!(" ({} cached)", u.cached_tokens));
+                text.push_str(&format!(" · {} in", u.input_tokens));
+                if u.cached_input_tokens > 0 {
+                    text.push_str(&format!(" ({} cached)", u.cached_input_tokens));
                 }
-                text.push_str(&format!(" + {} out tokens", u.completion_tokens));
+                text.push_str(&format!(" + {} out tokens", u.output_tokens));
             }
-            let cut = finish_reason.as_deref() == Some(crate::agent::stream::CUT_AT_TOKEN_LIMIT);
+            let cut = *finish_reason == Some(crate::agent::turn::FinishReason::Length);
             match finish_reason {
                 Some(_) if cut => text.push_str(" · cut short at the token limit (length)"),
-                Some(reason) => text.push_str(&format!(" · {reason}")),
+                Some(reason) => text.push_str(&format!(" · {}", reason.as_str())),
                 None => {}
             }
             let style = if cut { theme.warn() } else { theme.dim() };

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::{agent_config, agent_event, ctrl, done, key, ready, started, tool_call, type_text};
 use crate::agent::transcript::Record;
-use crate::agent::wire::ToolCall;
+use crate::agent::turn::ToolCall;
 use crate::agent::{AgentEvent, PromptOutcome, ToolCallStatus};
 use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tui::app::App;
@@ -191,6 +191,7 @@ fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
         Record::Assistant {
             turn: 1,
             text: "Saving.".into(),
+            reasoning: Vec::new(),
             tool_calls: vec![call.clone()],
             finish_reason: Some("tool_calls".into()),
             usage: None,

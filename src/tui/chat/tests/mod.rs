@@ -13,7 +13,7 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::agent::wire::Usage;
+use crate::agent::turn::Usage;
 use crate::agent::{
     AgentEvent, ModelError, ModelFailureClass, PromptOutcome, PromptReport, ToolCallStatus,
 };
@@ -143,10 +143,9 @@ fn turn_ended(app: &mut App, turn: u32, ms: u64, tokens: (u64, u64), reason: &st
             turn,
             finish_reason: Some(reason.into()),
             usage: Some(Usage {
-                prompt_tokens: tokens.0,
-                completion_tokens: tokens.1,
-                total_tokens: tokens.0 + tokens.1,
-                cached_tokens: 0,
+                input_tokens: tokens.0,
+                output_tokens: tokens.1,
+                cached_input_tokens: 0,
             }),
             latency: Duration::from_millis(ms),
         },
