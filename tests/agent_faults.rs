@@ -1,34 +1,56 @@
-//! Model endpoint faults over a real socket: each `demo-model` fault flag gives its failure
-//! class and hint, within `request_timeout` (plus the bounded retry waits, where there are
-//! retries); a 429 with `Retry-After: 1` is retried and succeeds; TLS and DNS failures are
-//! named as such.
+//! Model endpoint faults over a real socket, for each provider against `demo-model --wire …`:
+//! each fault flag gives its failure class and hint, within `request_timeout` (plus the bounded
+//! retry waits, where there are retries); a 429 with `Retry-After: 1` is retried and succeeds
+//! (and Anthropic's 529 `overloaded_error` like it); TLS and DNS failures are named as such.
 
 mod common;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use aimon_console::agent::wire::{History, Message, ToolChoice, ToolList, ToolSpec};
+use aimon_console::agent::turn::{FinishReason, History, Item, ToolChoice, ToolList, ToolSpec};
 use aimon_console::agent::{
     HttpModelClient, ModelClient, ModelError, ModelEvent, ModelFailureClass,
 };
-use aimon_console::config::ModelProfile;
+use aimon_console::config::{ModelProfile, ModelProvider};
 use common::{demo_model, free_port};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_secs(2);
 
-fn profile(base_url: &str, stream: bool) -> ModelProfile {
+/// Every provider, with the demo model's `--wire` that speaks it.
+const WIRES: [(ModelProvider, &str); 3] = [
+    (ModelProvider::OpenAiChat, "chat"),
+    (ModelProvider::Anthropic, "anthropic"),
+    (ModelProvider::OpenAiResponses, "responses"),
+];
+
+/// The demo model speaking `wire`, with `flags`.
+fn model(wire: &str, flags: &[&str]) -> (common::Background, String) {
+    let mut all = vec!["--wire", wire];
+    all.extend_from_slice(flags);
+    demo_model(&all)
+}
+
+fn profile_for(provider: ModelProvider, base_url: &str, stream: bool) -> ModelProfile {
     let mut p = ModelProfile::url("test", base_url, "demo");
     p.request_timeout = TIMEOUT;
     p.stream = stream;
+    p.provider = provider;
     p
 }
 
+fn profile(base_url: &str, stream: bool) -> ModelProfile {
+    profile_for(ModelProvider::OpenAiChat, base_url, stream)
+}
+
 fn prompt() -> History {
-    History::from(vec![Message::User {
-        content: "what is 2 plus 3".into(),
-    }])
+    History::new(
+        None,
+        vec![Item::User {
+            text: "what is 2 plus 3".into(),
+        }],
+    )
 }
 
 fn tools() -> ToolList {
@@ -67,14 +89,38 @@ async fn ask(
     (result, seen.into_inner().unwrap(), started.elapsed())
 }
 
-async fn fault(flags: &[&str], stream: bool) -> (ModelError, Duration) {
-    let (_model, url) = demo_model(flags);
-    let (result, _, elapsed) = ask(profile(&url, stream)).await;
+async fn fault(
+    (provider, wire): (ModelProvider, &str),
+    flags: &[&str],
+    stream: bool,
+) -> (ModelError, Duration) {
+    let (_model, url) = model(wire, flags);
+    let (result, _, elapsed) = ask(profile_for(provider, &url, stream)).await;
     (result.expect_err("a failure"), elapsed)
 }
 
 #[tokio::test]
-async fn every_fault_has_its_class_and_hint_within_the_timeout() {
+async fn every_fault_of_chat_completions_has_its_class_and_hint_within_the_timeout() {
+    fault_matrix(WIRES[0]).await;
+}
+
+#[tokio::test]
+async fn every_fault_of_the_messages_api_has_its_class_and_hint_within_the_timeout() {
+    fault_matrix(WIRES[1]).await;
+    // Anthropic's overloaded_error (529) is retried like a 429.
+    let (error, _) = fault(WIRES[1], &["--status", "529"], true).await;
+    assert_eq!(error.class, ModelFailureClass::ServerError, "{error}");
+    assert!(error.message.contains("HTTP 529"), "{error}");
+    assert!(error.hint.contains("after 3 retries"), "{error}");
+}
+
+#[tokio::test]
+async fn every_fault_of_the_responses_api_has_its_class_and_hint_within_the_timeout() {
+    fault_matrix(WIRES[2]).await;
+}
+
+/// The matrix of faults, for one provider against the demo model speaking its wire.
+async fn fault_matrix(wire: (ModelProvider, &str)) {
     // (flags, stream, class, in the message, in the hint, longest wait besides the timeout)
     type Case<'a> = (
         &'a [&'a str],
@@ -182,6 +228,15 @@ async fn every_fault_has_its_class_and_hint_within_the_timeout() {
             "try again",
             0,
         ),
+        // A stream that ends cleanly before its end event.
+        (
+            &["--unfinished-stream"],
+            true,
+            ModelFailureClass::BadStream,
+            "the stream stopped before its finish reason",
+            "try again",
+            0,
+        ),
         // Bytes that drip inside an event that never ends are no progress: the stream is
         // stalled after request_timeout, not after 10 x request_timeout of dripping.
         (
@@ -194,18 +249,20 @@ async fn every_fault_has_its_class_and_hint_within_the_timeout() {
         ),
     ];
     for (flags, stream, class, message, hint, retry_wait) in cases {
-        let (error, elapsed) = fault(flags, *stream).await;
-        assert_eq!(error.class, *class, "{flags:?}: {error}");
-        assert!(error.message.contains(message), "{flags:?}: {error}");
-        assert!(error.hint.contains(hint), "{flags:?}: {error}");
+        let (error, elapsed) = fault(wire, flags, *stream).await;
+        let what = format!("{}: {flags:?}", wire.1);
+        assert_eq!(error.class, *class, "{what}: {error}");
+        assert!(error.message.contains(message), "{what}: {error}");
+        assert!(error.hint.contains(hint), "{what}: {error}");
+        // Within request_timeout (and the retries' waits) and a second: a drip included.
         assert!(
-            elapsed < TIMEOUT + Duration::from_secs(*retry_wait) + Duration::from_secs(3),
-            "{flags:?} took {elapsed:?}"
+            elapsed < TIMEOUT + Duration::from_secs(*retry_wait) + Duration::from_secs(1),
+            "{what} took {elapsed:?}"
         );
     }
     // Nothing listening.
     let url = format!("http://127.0.0.1:{}/v1", free_port());
-    let (result, _, _) = ask(profile(&url, true)).await;
+    let (result, _, _) = ask(profile_for(wire.0, &url, true)).await;
     let error = result.expect_err("refused");
     assert_eq!(error.class, ModelFailureClass::ConnectRefused, "{error}");
     assert!(error.hint.contains("start the model server"), "{error}");
@@ -242,8 +299,17 @@ async fn tls_and_dns_failures_are_named_on_both_ways_to_the_endpoint() {
 
 #[tokio::test]
 async fn a_429_with_retry_after_1_is_retried_and_succeeds_with_a_countdown() {
-    let (_model, url) = demo_model(&["--status", "429", "--retry-after", "1", "--times", "1"]);
-    let (result, events, elapsed) = ask(profile(&url, true)).await;
+    for wire in WIRES {
+        retried(wire).await;
+    }
+}
+
+async fn retried((provider, wire): (ModelProvider, &str)) {
+    let (_model, url) = model(
+        wire,
+        &["--status", "429", "--retry-after", "1", "--times", "1"],
+    );
+    let (result, events, elapsed) = ask(profile_for(provider, &url, true)).await;
     let reply = result.expect("the retry succeeds");
     assert_eq!(reply.tool_calls[0].name, "mcp__notes__add");
     let retry = events
@@ -264,8 +330,8 @@ async fn a_429_with_retry_after_1_is_retried_and_succeeds_with_a_countdown() {
     );
     assert!(elapsed >= Duration::from_secs(1), "{elapsed:?}");
     // 5xx: bounded backoff, then the answer.
-    let (_model, url) = demo_model(&["--status", "502", "--times", "2"]);
-    let (result, events, _) = ask(profile(&url, false)).await;
+    let (_model, url) = model(wire, &["--status", "502", "--times", "2"]);
+    let (result, events, _) = ask(profile_for(provider, &url, false)).await;
     assert!(result.is_ok(), "{result:?}");
     let delays: Vec<Duration> = events
         .iter()
@@ -282,36 +348,52 @@ async fn a_429_with_retry_after_1_is_retried_and_succeeds_with_a_countdown() {
 
 #[tokio::test]
 async fn streamed_and_whole_answers_read_the_same() {
-    let (_model, url) = demo_model(&[]);
-    let (streamed, events, _) = ask(profile(&url, true)).await;
-    let (whole, _, _) = ask(profile(&url, false)).await;
-    let (streamed, whole) = (streamed.expect("streamed"), whole.expect("whole"));
-    assert_eq!(streamed.text, whole.text);
-    assert_eq!(streamed.tool_calls, whole.tool_calls);
-    assert_eq!(streamed.tool_calls[0].arguments, "{\"a\":2,\"b\":3}");
-    assert!(streamed.usage.is_some_and(|u| u.total_tokens > 0));
-    assert!(events.len() > 3, "text came in pieces: {events:?}");
+    for (provider, wire) in WIRES {
+        for reasoning in [false, true] {
+            let flags: &[&str] = if reasoning { &["--reasoning"] } else { &[] };
+            if reasoning && provider == ModelProvider::OpenAiChat {
+                continue;
+            }
+            let (_model, url) = model(wire, flags);
+            let (streamed, events, _) = ask(profile_for(provider, &url, true)).await;
+            let (whole, _, _) = ask(profile_for(provider, &url, false)).await;
+            let (streamed, whole) = (streamed.expect("streamed"), whole.expect("whole"));
+            // The same answer (the usage counts the request, which says whether to stream).
+            assert_eq!(
+                (&streamed.text, &streamed.tool_calls, &streamed.reasoning),
+                (&whole.text, &whole.tool_calls, &whole.reasoning),
+                "{wire}"
+            );
+            assert_eq!(streamed.tool_calls[0].arguments, "{\"a\":2,\"b\":3}");
+            assert_eq!(streamed.finish_reason, Some(FinishReason::ToolCalls));
+            assert!(streamed.usage.is_some_and(|u| u.total() > 0));
+            assert_eq!(streamed.reasoning.len(), usize::from(reasoning), "{wire}");
+            assert!(events.len() > 3, "{wire}: text came in pieces: {events:?}");
+        }
+    }
 }
 
 /// An answer longer than `max_tokens` is cut there, as a model cuts it, with the finish reason
 /// `length`, streamed or not.
 #[tokio::test]
 async fn an_answer_past_max_tokens_ends_with_finish_reason_length() {
-    let (_model, url) = demo_model(&[]);
-    for stream in [false, true] {
-        let mut p = profile(&url, stream);
-        p.max_tokens = Some(4);
-        let (reply, _, _) = ask(p).await;
-        let reply = reply.expect("an answer");
-        assert_eq!(reply.finish_reason.as_deref(), Some("length"), "{reply:?}");
-        assert!(reply.text.len() <= 16, "{reply:?}");
-        assert!(reply.tool_calls.is_empty(), "{reply:?}");
-        let mut p = profile(&url, stream);
-        p.max_tokens = Some(4096);
-        let (reply, _, _) = ask(p).await;
-        assert_ne!(
-            reply.expect("an answer").finish_reason.as_deref(),
-            Some("length")
-        );
+    for (provider, wire) in WIRES {
+        let (_model, url) = model(wire, &[]);
+        for stream in [false, true] {
+            let mut p = profile_for(provider, &url, stream);
+            p.max_tokens = Some(4);
+            let (reply, _, _) = ask(p).await;
+            let reply = reply.expect("an answer");
+            assert_eq!(reply.finish_reason, Some(FinishReason::Length), "{reply:?}");
+            assert!(reply.text.len() <= 16, "{reply:?}");
+            assert!(reply.tool_calls.is_empty(), "{reply:?}");
+            let mut p = profile_for(provider, &url, stream);
+            p.max_tokens = Some(4096);
+            let (reply, _, _) = ask(p).await;
+            assert_ne!(
+                reply.expect("an answer").finish_reason,
+                Some(FinishReason::Length)
+            );
+        }
     }
 }

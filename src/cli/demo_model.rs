@@ -1,5 +1,5 @@
-//! `aimon-console demo-model`: the built-in OpenAI-compatible model endpoint on loopback, with
-//! its rules (`--script`, `--prefer-server`) and fault flags. Prints `listening on URL` (the
+//! `aimon-console demo-model`: the built-in model endpoint on loopback, speaking one provider's
+//! wire (`--wire`), with its rules (`--script`, `--prefer-server`) and fault flags. Prints `listening on URL` (the
 //! base URL, `…/v1`) on its first stdout line, which is what a profile's `command:` reads.
 
 use std::io::Write;
@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use http::StatusCode;
 
-use crate::demo::{bind_address, serve_model, ModelFaults, ModelRules, ScriptTurn};
+use crate::demo::{bind_address, serve_model, DemoWire, ModelFaults, ModelRules, ScriptTurn};
 
 /// Flags of `demo-model`. Without any, it answers by its rules.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -16,6 +16,16 @@ pub struct DemoModelArgs {
     /// Listen on ADDR: HOST:PORT, or a bare PORT on 127.0.0.1 (0, the default, picks a free one).
     #[arg(long, value_name = "ADDR", default_value = "0")]
     pub listen: String,
+    /// The API to speak: chat (Chat Completions, POST /v1/chat/completions), anthropic (the
+    /// Messages API, POST /v1/messages) or responses (OpenAI's Responses API, POST
+    /// /v1/responses).
+    #[arg(long, value_name = "WIRE", default_value = "chat", value_parser = wire)]
+    pub wire: DemoWire,
+    /// Each answer carries reasoning (a thinking block with its signature, a reasoning item
+    /// with encrypted content), and a request that sends an answer with tool calls back without
+    /// it is refused (400), as Anthropic's API does with thinking on. Not for --wire chat.
+    #[arg(long)]
+    pub reasoning: bool,
     /// Replay this script (a JSON array of turns: {"text", "tool_calls": [{"name", "arguments"}]});
     /// answer N of a conversation is turn N, the rules after the last.
     #[arg(long, value_name = "FILE")]
@@ -41,6 +51,10 @@ pub struct DemoModelArgs {
     /// Drop the connection in the middle of a streamed answer, before its finish reason.
     #[arg(long)]
     pub cut_stream: bool,
+    /// End a streamed answer cleanly after its first two events, without its finish reason or
+    /// its end.
+    #[arg(long)]
+    pub unfinished_stream: bool,
     /// After the first event of a streamed answer, start one that never ends: a byte every
     /// 200 ms, forever.
     #[arg(long)]
@@ -57,7 +71,8 @@ pub struct DemoModelArgs {
     /// Call a tool in every answer, forever (the agent's max_turns stops it).
     #[arg(long)]
     pub loop_tools: bool,
-    /// Answer 401 to requests without `Authorization: Bearer KEY`.
+    /// Answer 401 to requests without the key: `Authorization: Bearer KEY` (`x-api-key: KEY`
+    /// with --wire anthropic).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
     /// Wait this many milliseconds between two chunks of a streamed answer (with
@@ -70,6 +85,11 @@ pub struct DemoModelArgs {
     /// An answer no rule gives (the introduction) is N words long instead.
     #[arg(long, value_name = "WORDS")]
     pub long_answer: Option<usize>,
+}
+
+fn wire(text: &str) -> Result<DemoWire, String> {
+    DemoWire::named(text)
+        .ok_or_else(|| format!("{text:?} is not a wire: chat, anthropic or responses"))
 }
 
 fn error_status(text: &str) -> Result<StatusCode, String> {
@@ -101,6 +121,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         bad_arguments: args.bad_arguments,
         loop_tools: args.loop_tools,
         long_answer: args.long_answer,
+        reasoning: args.reasoning,
     };
     let faults = ModelFaults {
         status: args.status,
@@ -109,6 +130,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         empty_stream: args.empty_stream,
         malformed_chunk: args.malformed_chunk,
         cut_stream: args.cut_stream,
+        unfinished_stream: args.unfinished_stream,
         drip_stream: args.drip_stream,
         hang: args.hang,
         api_key: args.api_key.clone(),
@@ -127,7 +149,7 @@ pub fn run(args: DemoModelArgs) -> anyhow::Result<()> {
         let mut out = std::io::stdout();
         writeln!(out, "listening on http://{addr}/v1")?;
         out.flush()?;
-        serve_model(listener, rules, faults).await?;
+        serve_model(listener, rules, faults, args.wire).await?;
         Ok(())
     })
 }

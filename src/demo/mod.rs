@@ -7,8 +7,9 @@
 //! (exit codes, stderr text, garbage on stdout, stray children) belong to the CLI entry, not here;
 //! faults of the HTTP endpoint ([`HttpFaults`]) act on its sockets, so they are here.
 //!
-//! The demo model ([`serve_model`], `aimon-console demo-model`) is an OpenAI-compatible Chat
-//! Completions endpoint answering by fixed rules (`model_rules.rs`), for the agent.
+//! The demo model ([`serve_model`], `aimon-console demo-model`) is a model endpoint speaking
+//! Chat Completions, Anthropic's Messages or OpenAI's Responses (`model_wires/`), answering by
+//! fixed rules (`model_rules.rs`), for the agent.
 
 mod annotations;
 mod ask;
@@ -24,6 +25,7 @@ mod http_listing;
 mod live;
 mod model;
 mod model_rules;
+mod model_wires;
 mod skills;
 mod stdio;
 mod tools;
@@ -45,6 +47,7 @@ pub use model_rules::{
     long_answer, Rules as ModelRules, ScriptCall, ScriptTurn, BAD_ARGUMENTS, HELP as MODEL_HELP,
     INVENTED_TOOL,
 };
+pub use model_wires::DemoWire;
 pub use skills::{DemoSkills, SKILL_URI};
 pub use stdio::serve_stdio;
 pub use wire::{WireFaults, MALFORMED_TOOLS};

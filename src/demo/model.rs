@@ -1,6 +1,7 @@
-//! The demo model (`aimon-console demo-model`): an OpenAI-compatible Chat Completions endpoint
-//! on loopback that answers by the fixed rules of `model_rules.rs` (or a script), streamed or
-//! whole, and breaks on demand: an error status (with `Retry-After`), an empty stream, a chunk
+//! The demo model (`aimon-console demo-model`): a model endpoint on loopback speaking one wire
+//! (`--wire`: Chat Completions, the default; Anthropic's Messages; OpenAI's Responses;
+//! `model_wires/`) that answers by the fixed rules of `model_rules.rs` (or a script), streamed
+//! or whole, and breaks on demand, the same way on every wire: an error status (with `Retry-After`), an empty stream, a chunk
 //! that is not JSON, a stream cut short, no answer at all.
 //!
 //! A small hyper 1 server, like `demo-server --http`: the agent reaches it through the same
@@ -21,7 +22,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
-use super::model_rules::{answer, Answer, Rules};
+use super::model_rules::{answer, Answer, Role, Rules, Talk};
+use super::model_wires::{DemoUsage, DemoWire, Refusal, Reply};
 
 /// The model name the demo model reports (any name is accepted in requests).
 pub const DEMO_MODEL_NAME: &str = "aimon-demo-model";
@@ -46,6 +48,8 @@ pub struct ModelFaults {
     pub malformed_chunk: bool,
     /// A streamed answer stops (the connection is dropped) before its finish reason.
     pub cut_stream: bool,
+    /// A streamed answer ends cleanly (the body complete) before its finish reason and end.
+    pub unfinished_stream: bool,
     /// A streamed answer's second event never ends: after its first bytes, one more byte every
     /// 200 ms, forever (a stream that drips without progress).
     pub drip_stream: bool,
@@ -63,18 +67,21 @@ pub struct ModelFaults {
 struct Shared {
     rules: Rules,
     faults: ModelFaults,
+    wire: DemoWire,
     requests: AtomicU32,
 }
 
-/// Serve the demo model on `listener` until the process ends.
+/// Serve the demo model on `listener`, speaking `wire`, until the process ends.
 pub async fn serve_model(
     listener: TcpListener,
     rules: Rules,
     faults: ModelFaults,
+    wire: DemoWire,
 ) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
         rules,
         faults,
+        wire,
         requests: AtomicU32::new(0),
     });
     loop {
@@ -97,6 +104,10 @@ pub async fn serve_model(
 
 async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
     let faults = &shared.faults;
+    let wire = shared.wire;
+    let error = |status: StatusCode, message: &str| {
+        json_response(status, &wire.error_body(status, message))
+    };
     let path = request.uri().path().to_string();
     if request.method() == hyper::Method::GET && path.ends_with("/models") {
         return json_response(
@@ -104,23 +115,22 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             &json!({"object": "list", "data": [{"id": DEMO_MODEL_NAME, "object": "model", "owned_by": "aimon-console"}]}),
         );
     }
-    if request.method() != hyper::Method::POST || !path.ends_with("/chat/completions") {
+    if request.method() != hyper::Method::POST || !path.ends_with(wire.path()) {
         return error(
             StatusCode::NOT_FOUND,
-            "not found: the demo model serves POST /v1/chat/completions",
+            &format!(
+                "not found: this demo model serves POST /v1{} (--wire)",
+                wire.path()
+            ),
         );
     }
     if let Some(key) = &faults.api_key {
-        let expected = format!("Bearer {key}");
-        let given = request
-            .headers()
-            .get(http::header::AUTHORIZATION)
-            .map(|v| v.as_bytes());
-        if given != Some(expected.as_bytes()) {
+        if !wire.authorized(request.headers(), key) {
             // Never echo what was sent: it may be a key.
             return error(StatusCode::UNAUTHORIZED, "Incorrect API key provided");
         }
     }
+    let headers = request.headers().clone();
     let body = match Limited::new(request.into_body(), MAX_REQUEST)
         .collect()
         .await
@@ -163,66 +173,49 @@ async fn route(shared: &Shared, request: Request<Incoming>) -> Response<Body> {
             )
         }
     };
-    if !request["messages"].is_array() {
-        return error(StatusCode::BAD_REQUEST, "`messages` must be an array");
-    }
-    // llama.cpp's server refuses these; so does the demo model, to keep clients honest.
-    if request["messages"].as_array().is_some_and(|m| {
-        m.iter()
-            .any(|m| m["role"] == "assistant" && m["content"].is_null())
-    }) {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "an assistant message has content null (send \"\")",
-        );
-    }
-    // As llama.cpp's `llama-server` does (ggml-org/llama.cpp#25510), reading the history's calls
-    // back as JSON.
-    if request["messages"].as_array().is_some_and(|m| {
-        m.iter()
-            .filter(|m| m["role"] == "assistant")
-            .filter_map(|m| m["tool_calls"].as_array())
-            .flatten()
-            .any(|call| {
-                call["function"]["arguments"]
-                    .as_str()
-                    .is_some_and(|a| serde_json::from_str::<Value>(a).is_err())
-            })
-    }) {
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Failed to parse tool call arguments as JSON (an assistant message's tool call)",
-        );
-    }
-    let mut reply = answer(&request, &shared.rules);
-    reply.limit(request["max_tokens"].as_u64());
-    let model = request["model"]
-        .as_str()
-        .unwrap_or(DEMO_MODEL_NAME)
-        .to_string();
-    let usage = usage(body.len(), &request, &reply);
+    let talk = match wire.read(&headers, &request, shared.rules.reasoning) {
+        Ok(talk) => talk,
+        Err(Refusal(status, message)) => return error(status, &message),
+    };
+    let mut answer = answer(&talk, &shared.rules);
+    answer.limit(wire.max_tokens(&request));
+    let model = request["model"].as_str().unwrap_or(DEMO_MODEL_NAME);
+    let reply = Reply {
+        answer: &answer,
+        model,
+        usage: usage(body.len(), &talk, &answer),
+        reasoning: shared.rules.reasoning,
+    };
     if request["stream"] == json!(true) {
-        let include_usage = request["stream_options"]["include_usage"] == json!(true);
-        stream(reply, &model, include_usage.then_some(usage), faults)
+        stream(
+            wire.frames(&reply, wire.streams_usage(&request)),
+            wire,
+            faults,
+        )
     } else {
-        json_response(StatusCode::OK, &whole(&reply, &model, usage))
+        json_response(StatusCode::OK, &wire.whole(&reply))
     }
 }
 
 /// Rough token counts: four bytes a token. A request that goes on a conversation (its history
 /// holds an answer) reports all but its last message as read from a prompt cache, as endpoints
-/// with prefix caching do. `bytes`: the request's size; `request`: the request, read once.
-fn usage(bytes: usize, request: &Value, reply: &Answer) -> Value {
-    let prompt = bytes / 4;
-    let messages = request["messages"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
-    let follows = messages.iter().any(|m| m["role"] == "assistant");
-    let cached = match messages.last() {
-        Some(last) if follows => prompt.saturating_sub(last.to_string().len() / 4 + 1),
+/// with prefix caching do. `bytes`: the request's size.
+fn usage(bytes: usize, talk: &Talk, reply: &Answer) -> DemoUsage {
+    let input = bytes / 4;
+    let follows = talk.messages.iter().any(|m| m.role == Role::Assistant);
+    let cached = match talk.messages.last() {
+        Some(last) if follows => {
+            let last_len = last.text.len()
+                + last
+                    .calls
+                    .iter()
+                    .map(|(n, a)| n.len() + a.len())
+                    .sum::<usize>();
+            input.saturating_sub(last_len / 4 + 1)
+        }
         _ => 0,
     };
-    let completion = (reply.text.len()
+    let output = (reply.text.len()
         + reply
             .calls
             .iter()
@@ -230,116 +223,21 @@ fn usage(bytes: usize, request: &Value, reply: &Answer) -> Value {
             .sum::<usize>())
         / 4
         + 1;
-    json!({
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-    })
-}
-
-fn finish_reason(reply: &Answer) -> &'static str {
-    if reply.cut {
-        // The wire's word (the agent, a layer above, reads it as `CUT_AT_TOKEN_LIMIT`).
-        "length"
-    } else if reply.calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
+    DemoUsage {
+        input: input as u64,
+        cached: cached as u64,
+        output: output as u64,
     }
 }
 
-/// The id of a reply's call `i`: numbered on from the conversation's calls before it.
-fn call_id(reply: &Answer, i: usize) -> String {
-    format!("call_demo_{}", reply.first_call + i)
-}
-
-fn whole(reply: &Answer, model: &str, usage: Value) -> Value {
-    let calls: Vec<Value> = reply
-        .calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, arguments))| {
-            json!({"id": call_id(reply, i), "type": "function", "function": {"name": name, "arguments": arguments}})
-        })
-        .collect();
-    let mut message = json!({"role": "assistant", "content": reply.text});
-    if !calls.is_empty() {
-        message["tool_calls"] = Value::Array(calls);
-    }
-    json!({
-        "id": "chatcmpl-demo",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason(reply)}],
-        "usage": usage,
-    })
-}
-
-/// The chunks of a streamed answer: the role, the text word by word, each tool call named then
-/// its arguments in two pieces, the finish reason, the usage, `[DONE]`.
-fn chunks(reply: &Answer, model: &str, usage: Option<Value>) -> Vec<String> {
-    let chunk = |delta: Value, finish: Option<&str>| {
-        json!({
-            "id": "chatcmpl-demo",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        })
-        .to_string()
-    };
-    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
-    for word in reply.text.split_inclusive([' ', '\n']) {
-        out.push(chunk(json!({"content": word}), None));
-    }
-    for (i, (name, arguments)) in reply.calls.iter().enumerate() {
-        out.push(chunk(
-            json!({"tool_calls": [{"index": i, "id": call_id(reply, i), "type": "function", "function": {"name": name, "arguments": ""}}]}),
-            None,
-        ));
-        let mut cut = arguments.len() / 2;
-        while !arguments.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        for piece in [&arguments[..cut], &arguments[cut..]] {
-            out.push(chunk(
-                json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                None,
-            ));
-        }
-    }
-    out.push(chunk(json!({}), Some(finish_reason(reply))));
-    if let Some(usage) = usage {
-        out.push(
-            json!({"id": "chatcmpl-demo", "object": "chat.completion.chunk", "created": 0, "model": model, "choices": [], "usage": usage})
-                .to_string(),
-        );
-    }
-    out.push("[DONE]".to_string());
-    out
-}
-
-fn stream(
-    reply: Answer,
-    model: &str,
-    usage: Option<Value>,
-    faults: &ModelFaults,
-) -> Response<Body> {
+fn stream(frames: Vec<Bytes>, wire: DemoWire, faults: &ModelFaults) -> Response<Body> {
     let mut events: Vec<Result<Bytes, std::io::Error>> = if faults.empty_stream {
         Vec::new()
     } else {
-        chunks(&reply, model, usage)
-            .into_iter()
-            .map(|data| Ok(Bytes::from(format!("data: {data}\n\n"))))
-            .collect()
+        frames.into_iter().map(Ok).collect()
     };
     if faults.malformed_chunk && events.len() > 1 {
-        events.insert(
-            1,
-            Ok(Bytes::from_static(b"data: {\"choices\": [{\"delta\": \n\n")),
-        );
+        events.insert(1, Ok(wire.malformed()));
         events.truncate(2);
     }
     if faults.cut_stream && events.len() > 2 {
@@ -347,15 +245,15 @@ fn stream(
         // An error drops the connection without the end of the chunked body.
         events.push(Err(std::io::Error::other("cut by --cut-stream")));
     }
+    if faults.unfinished_stream {
+        events.truncate(2);
+    }
     if faults.drip_stream {
         events.truncate(1);
+        let start = wire.drip_start();
         return event_stream(BodyExt::boxed(StreamBody::new(
             futures::stream::iter(events)
-                .chain(futures::stream::once(async {
-                    Ok(Bytes::from_static(
-                        b"data: {\"choices\": [{\"delta\": {\"content\": \"",
-                    ))
-                }))
+                .chain(futures::stream::once(async move { Ok(start) }))
                 .chain(futures::stream::unfold((), |()| async {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     Some((Ok(Bytes::from_static(b"a")), ()))
@@ -438,11 +336,4 @@ fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
         http::HeaderValue::from_static("application/json"),
     );
     response
-}
-
-fn error(status: StatusCode, message: &str) -> Response<Body> {
-    json_response(
-        status,
-        &json!({"error": {"message": message, "type": "demo_model", "code": status.as_u16()}}),
-    )
 }

@@ -1,8 +1,9 @@
 //! What the demo model answers: fixed, documented rules over the last prompt (save a note →
 //! a `write_note` tool; "what is A plus B" → `add`), a replayed script, or the tool-call faults.
 //!
-//! Pure functions of the request, apart from the HTTP server in `model.rs`: the model keeps no
-//! state, so every answer follows from the conversation it is sent, as a real one's does.
+//! Pure functions of the conversation (read from any wire by `model_wires/`), apart from the
+//! HTTP server in `model.rs`: the model keeps no state, so every answer follows from the
+//! conversation it is sent, as a real one's does.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -62,6 +63,9 @@ pub struct Rules {
     /// An answer no rule gives (the introduction) is this many words long instead: a long
     /// stream to watch, cancel and measure.
     pub long_answer: Option<usize>,
+    /// Each answer carries reasoning (a thinking block, a reasoning item) that a later request
+    /// must send back with it.
+    pub reasoning: bool,
 }
 
 /// One answer: text and tool calls (name, arguments as sent).
@@ -165,9 +169,9 @@ fn number(x: f64) -> Value {
     }
 }
 
-/// A message's text: a string, or the text parts of a list of parts (Chat Completions allows
-/// both, for user and tool messages alike).
-fn text_of(content: &Value) -> String {
+/// A message's text: a string, or the text parts of a list of parts (every wire allows both,
+/// for user and tool messages alike).
+pub fn text_of(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts
@@ -198,34 +202,48 @@ fn typed_part(prompt: &str) -> String {
     out.trim().to_string()
 }
 
-/// The answer to a request body (`messages`, `tools`).
-pub fn answer(request: &Value, rules: &Rules) -> Answer {
-    let mut reply = answer_calls(request, rules);
-    reply.first_call = request["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|m| m["tool_calls"].as_array())
-                .map(Vec::len)
-                .sum()
-        })
-        .unwrap_or(0);
+/// Who said something in a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    /// A tool call's result.
+    Tool,
+}
+
+/// One message of a conversation, whichever wire brought it: its text, and the calls of an
+/// answer (name, arguments as written).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    pub role: Role,
+    pub text: String,
+    pub calls: Vec<(String, String)>,
+}
+
+/// A request as the rules read it, whichever wire it came in (`model_wires/`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Talk {
+    pub messages: Vec<Said>,
+    /// The names of the tools on offer.
+    pub tools: Vec<String>,
+    /// Asked to answer in words (tool choice none).
+    pub words_only: bool,
+}
+
+/// The answer to a conversation.
+pub fn answer(talk: &Talk, rules: &Rules) -> Answer {
+    let mut reply = answer_calls(talk, rules);
+    reply.first_call = talk.messages.iter().map(|m| m.calls.len()).sum();
     reply
 }
 
-fn answer_calls(request: &Value, rules: &Rules) -> Answer {
-    let messages = request["messages"].as_array().cloned().unwrap_or_default();
-    let tools: Vec<String> = request["tools"]
-        .as_array()
-        .map(|list| {
-            list.iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let role = |m: &Value, r: &str| m["role"].as_str() == Some(r);
-    let answered = messages.iter().filter(|m| role(m, "assistant")).count();
+fn answer_calls(talk: &Talk, rules: &Rules) -> Answer {
+    let messages = &talk.messages;
+    let tools = &talk.tools;
+    let answered = messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .count();
     if let Some(turn) = rules.script.as_ref().and_then(|s| s.get(answered)) {
         return Answer {
             cut: false,
@@ -235,7 +253,7 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
                 .tool_calls
                 .iter()
                 .map(|c| {
-                    let name = resolve(&tools, &c.name, rules.prefer_server.as_deref())
+                    let name = resolve(tools, &c.name, rules.prefer_server.as_deref())
                         .unwrap_or_else(|| c.name.clone());
                     let arguments = match &c.arguments {
                         Value::String(raw) => raw.clone(),
@@ -246,18 +264,17 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
                 .collect(),
         };
     }
-    let last_user = messages.iter().rposition(|m| role(m, "user"));
+    let last_user = messages.iter().rposition(|m| m.role == Role::User);
     let prompt = last_user
-        .map(|i| typed_part(&text_of(&messages[i]["content"])))
+        .map(|i| typed_part(&messages[i].text))
         .unwrap_or_default();
-    let since: &[Value] = match last_user {
+    let since: &[Said] = match last_user {
         Some(i) => &messages[i + 1..],
         None => &[],
     };
-    let steps = since.iter().filter(|m| role(m, "assistant")).count();
-    let words_only = request["tool_choice"] == "none";
+    let steps = since.iter().filter(|m| m.role == Role::Assistant).count();
     if rules.loop_tools {
-        let name = resolve(&tools, "echo", rules.prefer_server.as_deref())
+        let name = resolve(tools, "echo", rules.prefer_server.as_deref())
             .or_else(|| tools.first().cloned())
             .unwrap_or_else(|| "echo".into());
         return Answer::call(
@@ -266,7 +283,7 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
             json!({"text": format!("round {}", steps + 1)}).to_string(),
         );
     }
-    if words_only {
+    if talk.words_only {
         return Answer::say(match intent(&prompt) {
             Some(intent) => format!(
                 "(demo model) I was asked to answer without tools, so I did not call {}.",
@@ -284,17 +301,16 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
     }
     let Some(intent) = intent(&prompt) else {
         return match since.last() {
-            Some(m) if role(m, "tool") => Answer::say(format!(
-                "(demo model) The call came back: {}",
-                text_of(&m["content"])
-            )),
+            Some(m) if m.role == Role::Tool => {
+                Answer::say(format!("(demo model) The call came back: {}", m.text))
+            }
             _ => Answer::say(match rules.long_answer {
                 Some(words) => long_answer(words),
                 None => HELP.to_string(),
             }),
         };
     };
-    let Some(tool) = resolve(&tools, intent.tool(), rules.prefer_server.as_deref()) else {
+    let Some(tool) = resolve(tools, intent.tool(), rules.prefer_server.as_deref()) else {
         return Answer::say(format!(
             "(demo model) I would call a {} tool, but none is on offer.",
             intent.tool()
@@ -302,13 +318,8 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
     };
     // Done once a call of that tool with JSON arguments got its result.
     let called = since.iter().any(|m| {
-        m["tool_calls"].as_array().is_some_and(|calls| {
-            calls.iter().any(|c| {
-                c["function"]["name"].as_str() == Some(tool.as_str())
-                    && c["function"]["arguments"]
-                        .as_str()
-                        .is_some_and(|a| serde_json::from_str::<Value>(a).is_ok())
-            })
+        m.calls.iter().any(|(name, arguments)| {
+            *name == tool && serde_json::from_str::<Value>(arguments).is_ok()
         })
     });
     if !called {
@@ -322,10 +333,9 @@ fn answer_calls(request: &Value, rules: &Rules) -> Answer {
     let result = since
         .iter()
         .rev()
-        .find(|m| role(m, "tool"))
-        .map(|m| text_of(&m["content"]))
+        .find(|m| m.role == Role::Tool)
+        .map(|m| m.text.as_str())
         .unwrap_or_default();
-    let result = result.as_str();
     let failed = ["error", "not run", "cancelled"]
         .iter()
         .any(|w| result.starts_with(w));

@@ -13,7 +13,11 @@ fn tools() -> Value {
 }
 
 fn ask(messages: Value, rules: &Rules) -> Answer {
-    answer(&json!({"messages": messages, "tools": tools()}), rules)
+    let request = json!({"messages": messages, "tools": tools()});
+    let talk = crate::demo::model_wires::DemoWire::default()
+        .read(&http::HeaderMap::new(), &request, false)
+        .unwrap_or_else(|_| panic!("refused: {request}"));
+    answer(&talk, rules)
 }
 
 fn prefer() -> Rules {
