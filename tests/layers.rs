@@ -408,3 +408,73 @@ fn the_console_app_holds_only_what_is_shared() {
         fields.len()
     );
 }
+
+#[test]
+fn no_module_outside_the_providers_names_a_wire_field() {
+    // The model APIs' own field names (Chat Completions, Anthropic's Messages, OpenAI's
+    // Responses), named as fields: a JSON key (`"name":`), an index (`["name"]`), a lookup
+    // (`("name")`) or a serde name (`= "name"`). Only `agent/providers/` maps the wires; the
+    // demo model (`demo/`) is their other side. The neutral words the rest of the program uses
+    // (`input_tokens`, `call_id`, `stop`, `length`) are the program's own.
+    const WIRE_FIELDS: &[&str] = &[
+        "tool_calls",
+        "tool_call_id",
+        "finish_reason",
+        "prompt_tokens",
+        "completion_tokens",
+        "prompt_tokens_details",
+        "stream_options",
+        "tool_choice",
+        "choices",
+        "delta",
+        "tool_use",
+        "tool_use_id",
+        "tool_result",
+        "input_schema",
+        "stop_reason",
+        "cache_control",
+        "cache_read_input_tokens",
+        "content_block",
+        "partial_json",
+        "anthropic-version",
+        "x-api-key",
+        "function_call",
+        "function_call_output",
+        "output_text",
+        "max_output_tokens",
+        "encrypted_content",
+        "input_tokens_details",
+    ];
+    let modules = modules();
+    let mut named = Vec::new();
+    for (name, text) in &modules {
+        if name.starts_with("agent::providers") || top(name) == "demo" {
+            continue;
+        }
+        // Test code too (only comments are left out).
+        let code: String = text
+            .lines()
+            .map(|l| l.find("//").map_or(l, |at| &l[..at]))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for field in WIRE_FIELDS {
+            let quoted = format!("\"{field}\"");
+            for form in [
+                format!("{quoted}:"),
+                format!("[{quoted}]"),
+                format!("({quoted})"),
+                format!("= {quoted}"),
+            ] {
+                if code.contains(&form) {
+                    named.push(format!("{name}: {form}"));
+                }
+            }
+        }
+    }
+    assert!(
+        named.is_empty(),
+        "wire fields named outside agent/providers/: {named:#?}"
+    );
+    // The check sees what it should: the providers do name them.
+    assert!(modules["agent::providers::anthropic"].contains("\"tool_use\""));
+}
