@@ -130,7 +130,8 @@ fn claude_code_mcp_json_with_stdio_and_http() {
     .unwrap();
     // No config yet: --config names the file to create.
     let config = dir.path().join("aimon.yaml");
-    let (printed, _) = import_write(&file, &config);
+    let (printed, said) = import_write(&file, &config);
+    assert!(said.contains("`provider: anthropic`"), "{said}");
     assert!(printed.starts_with("mcp:\n  servers:\n"), "{printed}");
     assert!(printed.contains("AIMON_TEST_MARKER: ${MARK}"), "{printed}");
     assert!(printed.contains("there are no defaults here"), "{printed}");
@@ -230,6 +231,7 @@ bearer_token_env_var = "DEMO_TOKEN"
         said.contains("(Codex config.toml): demo, remote-demo"),
         "{said}"
     );
+    assert!(said.contains("`provider: openai-responses`"), "{said}");
     let report = check_all_ready(&cfg.path, &[("DEMO_TOKEN", "s3cret")]);
     assert_eq!(names(&report), ["demo", "remote-demo"]);
     // Without the token the HTTP server refuses: the token really went where it should.

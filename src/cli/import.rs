@@ -52,6 +52,22 @@ impl FormatArg {
     }
 }
 
+/// Which `provider:` an agent profile takes for the models the host of `format` uses (the
+/// servers are imported; a model profile is the operator's to write: docs/agent.md).
+fn provider_hint(format: Format) -> &'static str {
+    match format {
+        Format::ClaudeDesktop | Format::ClaudeCode => {
+            "that host's models are Anthropic's: for the agent, a profile with `provider: anthropic`, `base_url: https://api.anthropic.com/v1` and `api_key: ${ANTHROPIC_API_KEY}` (docs/agent.md, Providers)"
+        }
+        Format::Codex => {
+            "Codex speaks OpenAI's Responses API: for the agent, a profile with `provider: openai-responses`, `base_url: https://api.openai.com/v1` and `api_key: ${OPENAI_API_KEY}` (docs/agent.md, Providers)"
+        }
+        Format::VsCode => {
+            "for the agent, a profile's `provider:` follows its service: `anthropic` for Anthropic, `openai-responses` for OpenAI's reasoning models, `openai-chat` (the default) for any Chat Completions endpoint (docs/agent.md, Providers)"
+        }
+    }
+}
+
 /// Where the entries go: the config file, or (no config, only printing) an empty text.
 enum Target {
     File(ConfigFile),
@@ -216,6 +232,7 @@ pub fn run(explicit_config: Option<&Path>, args: ImportArgs) -> ExitCode {
         imported.format.as_str(),
         names.join(", ")
     ));
+    output::error_line(&format!("note: {}", provider_hint(imported.format)));
     match (target, args.write) {
         (Target::File(file), true) => {
             let path = file.path().to_path_buf();
