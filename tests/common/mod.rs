@@ -288,6 +288,44 @@ pub fn llama_server(python: &Path, model: &Path, args: &[&str]) -> (Peer, String
     }
 }
 
+/// LiteLLM's proxy (`litellm`, with `config`) in front of the llama server at `llama_url`, on a
+/// free port, offline (`LITELLM_LOCAL_MODEL_COST_MAP`: no fetch of its cost map); returns it and
+/// its base URL (`…/v1`) once `/health/liveliness` answers 200.
+pub fn litellm_server(litellm: &Path, config: &Path, llama_url: &str) -> (Peer, String) {
+    let port = free_port();
+    let mut server = Peer::spawn(
+        "litellm",
+        Command::new(litellm)
+            .arg("--config")
+            .arg(config)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .env("LLAMA_API_BASE", llama_url)
+            .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            .env("PYTHONDONTWRITEBYTECODE", "1"),
+    );
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(death) = server.death() {
+            panic!("litellm did not come up: {death}");
+        }
+        if let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            let _ = stream.write_all(b"GET /health/liveliness HTTP/1.0\r\nHost: x\r\n\r\n");
+            let mut answer = String::new();
+            let _ = stream.read_to_string(&mut answer);
+            if answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200") {
+                return (server, url);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "litellm did not come up in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
 /// Starts `cmd`'s process with SIGINT, SIGQUIT, SIGTERM and SIGHUP at their defaults, as a
 /// terminal's foreground job has them, whatever the test runner inherited: a script's
 /// background job (`cargo test &`) inherits SIGINT ignored, and aimon-console keeps a signal

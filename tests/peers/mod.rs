@@ -93,3 +93,24 @@ pub fn llama() -> &'static (PathBuf, PathBuf) {
         (venv.join("bin/python"), model)
     })
 }
+
+/// LiteLLM's proxy (`litellm[proxy]`) in a venv of its own, and its config for the llama peer
+/// (`tests/peers/litellm/config.yaml`, which loads `llama_requests.py` beside it): returns the
+/// venv's `litellm` script and the config file. The proxy reads the llama server's base URL
+/// from `LLAMA_API_BASE`; its key is [`LITELLM_KEY`], its model [`LITELLM_MODEL`].
+pub fn litellm() -> &'static (PathBuf, PathBuf) {
+    static DONE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    DONE.get_or_init(|| {
+        install("litellm");
+        (
+            root().join("venv-litellm/bin/litellm"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/litellm/config.yaml"),
+        )
+    })
+}
+
+/// The proxy's master key (config.yaml `general_settings.master_key`).
+pub const LITELLM_KEY: &str = "sk-aimon-litellm-peer";
+
+/// The model name the proxy serves (config.yaml `model_name`).
+pub const LITELLM_MODEL: &str = "smollm2";

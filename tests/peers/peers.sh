@@ -8,7 +8,7 @@
 #   peers.sh install GROUP...   install what is not installed yet, then print the versions
 #   peers.sh update GROUP...    re-resolve the trees from the top-level pins (a deliberate step;
 #                               the diff of the pins is what to review and commit)
-#   GROUP: npm, conformance, time, sdk, llama, or all
+#   GROUP: npm, conformance, time, sdk, llama, litellm, or all
 #
 # PEERS_DIR: where peers go (default: target/tmp/peers, the tests' CARGO_TARGET_TMPDIR).
 # A stamp in each peer's folder holds a digest of its pins (and, for llama, its build flags):
@@ -142,20 +142,22 @@ groups() {
   local g
   for g in "$@"; do
     case "$g" in
-      all) echo npm conformance time sdk llama ;;
-      npm | conformance | time | sdk | llama) echo "$g" ;;
-      *) die "unknown group $g (npm, conformance, time, sdk, llama, all)" ;;
+      all) echo npm conformance time sdk llama litellm ;;
+      npm | conformance | time | sdk | llama | litellm) echo "$g" ;;
+      *) die "unknown group $g (npm, conformance, time, sdk, llama, litellm, all)" ;;
     esac
   done
 }
 
-[ $# -ge 2 ] || die "usage: peers.sh install|update GROUP... (npm, conformance, time, sdk, llama, all)"
+[ $# -ge 2 ] || die "usage: peers.sh install|update GROUP... (npm, conformance, time, sdk, llama, litellm, all)"
 verb="$1"
 shift
 lock
 # Folders of the installer this script replaced (unpinned trees, a native llama.cpp build).
 rm -rf "$root/venv" "$root/llama" "$root/venv-client"
-for g in $(groups "$@"); do
+# Outside the loop so that an unknown group fails the script (a failed `$(...)` in `for` does not).
+list="$(groups "$@")"
+for g in $list; do
   case "$verb:$g" in
     install:npm | install:conformance) npm_install "$g" ;;
     update:npm | update:conformance) npm_update "$g" ;;
