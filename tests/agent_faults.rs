@@ -397,3 +397,59 @@ async fn an_answer_past_max_tokens_ends_with_finish_reason_length() {
         }
     }
 }
+
+/// `run` against an endpoint whose stream drips bytes inside an event that never completes
+/// ends `timeout` within `request_timeout` and a second of its model turn's start, for each
+/// provider's stream (the time read off `run --json`'s lines as they come).
+#[test]
+fn run_ends_a_dripping_stream_as_timeout_within_the_request_timeout_for_each_provider() {
+    use std::io::BufRead;
+    for (provider, wire) in WIRES {
+        let (_model, url) = model(wire, &["--drip-stream"]);
+        let config = common::write_config(&format!(
+            "agent:\n  base_url: {url}\n  provider: {}\n  model: demo\n  request_timeout: 2s\n",
+            provider.as_str()
+        ));
+        let state = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(common::bin())
+            .arg("--config")
+            .arg(&config.path)
+            .args(["run", "what is 2 plus 3", "--json"])
+            .env("XDG_STATE_HOME", state.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run");
+        let stdout = child.stdout.take().expect("stdout");
+        let (mut started, mut stopped) = (None, None);
+        for line in std::io::BufReader::new(stdout).lines() {
+            let line = line.expect("a line");
+            let event: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            match event["type"].as_str() {
+                Some("turn_started") => started = Some(Instant::now()),
+                Some("stopped") => {
+                    stopped = Some(Instant::now());
+                    assert_eq!(event["error"]["class"], "timeout", "{wire}: {line}");
+                    assert!(
+                        event["error"]["message"]
+                            .as_str()
+                            .is_some_and(|m| m.contains("completed no event of the stream")),
+                        "{wire}: {line}"
+                    );
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(child.wait().expect("exit").code(), Some(1), "{wire}");
+        let (started, stopped) = (
+            started.unwrap_or_else(|| panic!("{wire}: no turn started")),
+            stopped.unwrap_or_else(|| panic!("{wire}: no stopped event")),
+        );
+        let took = stopped - started;
+        assert!(
+            took < TIMEOUT + Duration::from_secs(1),
+            "{wire}: run took {took:?} to end the dripping stream"
+        );
+    }
+}

@@ -158,3 +158,67 @@ fn a_transcript_written_before_still_resumes() {
     assert!(after[before.len()..].contains(r#""type":"resumed""#));
     assert!(after[before.len()..].contains("what is 2 plus 3"));
 }
+
+/// The example's `demo-anthropic` profile (the demo model on the Messages API, its answers
+/// carrying thinking blocks it refuses to see left out): a prompt with an approved call and a
+/// follow-up prompt are answered, the thinking goes back with its answer (or the model would
+/// refuse the request), the transcript keeps it, and each turn's usage, the cached part
+/// included, reaches `run --json`.
+#[test]
+fn the_messages_api_profile_keeps_its_thinking_and_reports_its_usage() {
+    let state = tempfile::tempdir().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml");
+    let out = run(
+        state.path(),
+        &example,
+        &[
+            "run",
+            "--model",
+            "demo-anthropic",
+            "--prompts",
+            "-",
+            "--yes",
+            "--json",
+        ],
+        Some("save a note called t1 saying hi\nwhat is 4 plus 5\n"),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = stdout_lines(&out);
+    let outcomes = of_type(&events, "outcome");
+    assert!(
+        outcomes.iter().all(|o| o["status"] == "answered"),
+        "{outcomes:#?}"
+    );
+    let turns = of_type(&events, "turn_ended");
+    assert!(
+        turns
+            .iter()
+            .all(|t| t["usage"]["input_tokens"].as_u64() > Some(0)),
+        "{turns:#?}"
+    );
+    assert_eq!(turns[0]["finish"], "tool_calls", "{turns:#?}");
+    assert!(
+        outcomes[1]["usage"]["cached_input_tokens"].as_u64() > Some(0),
+        "{outcomes:#?}"
+    );
+    let id = of_type(&events, "session")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let transcript = std::fs::read_to_string(
+        state
+            .path()
+            .join(format!("aimon-console/sessions/{id}.jsonl")),
+    )
+    .unwrap();
+    let thought = transcript
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["type"] == "assistant" && r["reasoning"][0]["provider"] == "anthropic");
+    assert!(thought.is_some(), "{transcript}");
+}
