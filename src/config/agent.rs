@@ -17,6 +17,9 @@ pub const DEFAULT_MAX_TURNS: u32 = 25;
 /// `request_timeout` of a model endpoint when the config gives none.
 pub const DEFAULT_MODEL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// `max_result_tokens` when the config gives none: about 100 KiB of text.
+pub const DEFAULT_MAX_RESULT_TOKENS: u32 = 25_600;
+
 /// The system prompt when the config gives none.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are the agent of aimon-console, a terminal operator \
 console for MCP tool servers. You work with the tools listed to you; each one belongs to an MCP \
@@ -126,6 +129,55 @@ pub struct ModelProfile {
     pub stream: bool,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
+    /// The model's context window in tokens, when the profile gives it: the meter's whole,
+    /// and what compaction and tool search measure against.
+    pub context_window: Option<u32>,
+    /// A tool result longer than this (in tokens, about four bytes each) reaches the model cut
+    /// to its head and tail; the whole is kept for `read_result`.
+    pub max_result_tokens: u32,
+    /// When the model is offered `search_tools` instead of every tool definition.
+    pub tool_search: ToolSearch,
+}
+
+/// `tool_search:` of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSearch {
+    /// Every tool definition, always.
+    Off,
+    /// `search_tools` when the definitions would take more than this share of the context
+    /// window (in percent; only with `context_window`). `auto` is `auto:10%`.
+    Auto(u8),
+    /// `search_tools` always.
+    Always,
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        ToolSearch::Auto(10)
+    }
+}
+
+impl ToolSearch {
+    /// `off`, `always`, `auto` or `auto:N%`.
+    pub fn parse(text: &str) -> Option<ToolSearch> {
+        match text.trim() {
+            "off" => Some(ToolSearch::Off),
+            "always" => Some(ToolSearch::Always),
+            "auto" => Some(ToolSearch::default()),
+            other => {
+                let percent: u8 = other
+                    .strip_prefix("auto:")?
+                    .trim()
+                    .strip_suffix('%')?
+                    .trim()
+                    .parse()
+                    .ok()?;
+                (1..=100)
+                    .contains(&percent)
+                    .then_some(ToolSearch::Auto(percent))
+            }
+        }
+    }
 }
 
 impl ModelProfile {
@@ -145,6 +197,9 @@ impl ModelProfile {
             stream: true,
             temperature: None,
             max_tokens: None,
+            context_window: None,
+            max_result_tokens: DEFAULT_MAX_RESULT_TOKENS,
+            tool_search: ToolSearch::default(),
         }
     }
 }
@@ -172,6 +227,9 @@ impl std::fmt::Debug for ModelProfile {
             .field("stream", &self.stream)
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
+            .field("context_window", &self.context_window)
+            .field("max_result_tokens", &self.max_result_tokens)
+            .field("tool_search", &self.tool_search)
             .finish()
     }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::agent::{
-    AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, DEFAULT_MAX_TURNS,
-    DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
+    AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, ToolSearch, DEFAULT_MAX_RESULT_TOKENS,
+    DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
 };
 use super::context::Context;
 use super::error::ConfigErrorKind;
@@ -61,6 +61,12 @@ pub(super) struct RawAgent {
     temperature: Option<f64>,
     #[serde(default)]
     max_tokens: Option<u64>,
+    #[serde(default)]
+    context_window: Option<u64>,
+    #[serde(default)]
+    max_result_tokens: Option<u64>,
+    #[serde(default)]
+    tool_search: Option<String>,
 }
 
 /// One entry of `agent.models` as written.
@@ -100,6 +106,12 @@ pub(super) struct RawProfile {
     temperature: Option<f64>,
     #[serde(default)]
     max_tokens: Option<u64>,
+    #[serde(default)]
+    context_window: Option<u64>,
+    #[serde(default)]
+    max_result_tokens: Option<u64>,
+    #[serde(default)]
+    tool_search: Option<String>,
 }
 
 /// A profile's settings checked and expanded, each still optional (to merge shared ones in).
@@ -115,6 +127,9 @@ struct Settings {
     stream: Option<bool>,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
+    context_window: Option<u32>,
+    max_result_tokens: Option<u32>,
+    tool_search: Option<ToolSearch>,
 }
 
 impl Settings {
@@ -131,6 +146,9 @@ impl Settings {
             stream: self.stream.or(shared.stream),
             temperature: self.temperature.or(shared.temperature),
             max_tokens: self.max_tokens.or(shared.max_tokens),
+            context_window: self.context_window.or(shared.context_window),
+            max_result_tokens: self.max_result_tokens.or(shared.max_result_tokens),
+            tool_search: self.tool_search.or(shared.tool_search),
         }
     }
 }
@@ -172,6 +190,9 @@ struct RawSettings {
     stream: Option<bool>,
     temperature: Option<f64>,
     max_tokens: Option<u64>,
+    context_window: Option<u64>,
+    max_result_tokens: Option<u64>,
+    tool_search: Option<String>,
 }
 
 impl RawProfile {
@@ -195,6 +216,9 @@ impl RawProfile {
                 stream: self.stream,
                 temperature: self.temperature,
                 max_tokens: self.max_tokens,
+                context_window: self.context_window,
+                max_result_tokens: self.max_result_tokens,
+                tool_search: self.tool_search,
             },
         )
     }
@@ -233,6 +257,9 @@ pub(super) fn agent_config(
         stream: raw.stream,
         temperature: raw.temperature,
         max_tokens: raw.max_tokens,
+        context_window: raw.context_window,
+        max_result_tokens: raw.max_result_tokens,
+        tool_search: raw.tool_search,
     };
     let (top_endpoint, top_settings) = top.split();
     let shared = settings(cx, "agent", top_settings);
@@ -387,6 +414,25 @@ fn settings(cx: &Context<'_>, node: &str, raw: RawSettings) -> Settings {
         max_tokens: raw
             .max_tokens
             .and_then(|n| count(cx, &field("max_tokens"), n)),
+        context_window: raw
+            .context_window
+            .and_then(|n| count(cx, &field("context_window"), n)),
+        max_result_tokens: raw
+            .max_result_tokens
+            .and_then(|n| count(cx, &field("max_result_tokens"), n)),
+        tool_search: raw.tool_search.and_then(|t| match ToolSearch::parse(&t) {
+            Some(search) => Some(search),
+            None => {
+                invalid(
+                    "tool_search",
+                    format!(
+                        "{}: {t:?} is not off, always, auto or auto:N% (N from 1 to 100)",
+                        field("tool_search")
+                    ),
+                );
+                None
+            }
+        }),
     }
 }
 
@@ -514,6 +560,11 @@ fn finish(
         stream: settings.stream.unwrap_or(true),
         temperature: settings.temperature,
         max_tokens: settings.max_tokens,
+        context_window: settings.context_window,
+        max_result_tokens: settings
+            .max_result_tokens
+            .unwrap_or(DEFAULT_MAX_RESULT_TOKENS),
+        tool_search: settings.tool_search.unwrap_or_default(),
     })
 }
 

@@ -170,8 +170,8 @@ agent:
     );
     assert_eq!(
         report("agent:\n  models:\n    d: [x]\n    e: {model: m, colour: red}\n"),
-        "3:8: agent.models.d: expected a mapping with `base_url`, `command`, `args`, `env`, `cwd`, `model`, `provider`, `api_key`, `headers`, `system_prompt`, `max_turns`, `request_timeout`, `stream`, `temperature`, `max_tokens`, got a list\n\
-         4:19: agent.models.e: unknown key `colour`, expected one of `base_url`, `command`, `args`, `env`, `cwd`, `model`, `provider`, `api_key`, `headers`, `system_prompt`, `max_turns`, `request_timeout`, `stream`, `temperature`, `max_tokens`"
+        "3:8: agent.models.d: expected a mapping with `base_url`, `command`, `args`, `env`, `cwd`, `model`, `provider`, `api_key`, `headers`, `system_prompt`, `max_turns`, `request_timeout`, `stream`, `temperature`, `max_tokens`, `context_window`, `max_result_tokens`, `tool_search`, got a list\n\
+         4:19: agent.models.e: unknown key `colour`, expected one of `base_url`, `command`, `args`, `env`, `cwd`, `model`, `provider`, `api_key`, `headers`, `system_prompt`, `max_turns`, `request_timeout`, `stream`, `temperature`, `max_tokens`, `context_window`, `max_result_tokens`, `tool_search`"
     );
     // A profile with nothing under it is checked like any other: it has no endpoint.
     assert_eq!(

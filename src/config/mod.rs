@@ -39,8 +39,8 @@ mod values;
 mod write;
 
 pub use agent::{
-    AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, DEFAULT_MAX_TURNS,
-    DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
+    AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, ToolSearch, DEFAULT_MAX_RESULT_TOKENS,
+    DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
 };
 pub use duration::parse_duration;
 pub use error::MAX_ERRORS;

@@ -197,7 +197,7 @@ static HOOK_FIELDS: [Field; 3] = [
 static HOOK: Shape = Shape::Map(&HOOK_FIELDS);
 
 /// One model profile: an entry of `agent.models`, or the whole `agent:` written inline.
-const PROFILE_FIELDS: [Field; 15] = [
+const PROFILE_FIELDS: [Field; 18] = [
     opt("base_url", Shape::Str),
     opt("command", Shape::Str),
     opt("args", Shape::List(&STR)),
@@ -216,13 +216,16 @@ const PROFILE_FIELDS: [Field; 15] = [
     opt("stream", Shape::Bool),
     opt("temperature", Shape::Number),
     opt("max_tokens", Shape::Count(1)),
+    opt("context_window", Shape::Count(1)),
+    opt("max_result_tokens", Shape::Count(1)),
+    opt("tool_search", Shape::Str),
 ];
 static PROFILE: Shape = Shape::Map(&PROFILE_FIELDS);
 
 /// `agent:`: `models` (named profiles) and `default`, then the keys of one profile (inline, or
 /// shared by every profile of `models`).
-static AGENT_FIELDS: [Field; 17] = {
-    let mut fields = [opt("default", Shape::Str); 17];
+static AGENT_FIELDS: [Field; 20] = {
+    let mut fields = [opt("default", Shape::Str); 20];
     fields[1] = opt("models", Shape::Named(&PROFILE));
     let mut i = 0;
     while i < PROFILE_FIELDS.len() {

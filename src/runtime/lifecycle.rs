@@ -38,7 +38,8 @@ pub enum RuntimeError {
 
 /// What goes into a runtime besides the config.
 pub struct RuntimeOptions {
-    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default).
+    /// Register the local tools the config lists (`policy.local_tools`; `read` alone by default),
+    /// and `read_result` when the config has an agent.
     pub local_tools: bool,
     /// More tools to register (embedders, tests).
     pub extra_tools: Vec<Arc<dyn Tool>>,
@@ -183,6 +184,13 @@ fn build(
             if config.policy.local_tools.contains(&tool.descriptor().name) {
                 registry.register(tool)?;
             }
+        }
+        // With an agent, the model pages through the results it was sent cut short.
+        if config.agent.is_some() {
+            let dir = crate::tool::local::read_result::results_dir();
+            registry.register(std::sync::Arc::new(
+                crate::tool::local::ReadResultTool::new(dir),
+            ))?;
         }
     }
     for tool in options.extra_tools {

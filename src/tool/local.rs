@@ -1,12 +1,15 @@
-//! The local tools (`read`, `bash`): ordinary `Tool`s with fixed traits, no server involved.
+//! The local tools (`read`, `bash`, and with an agent `read_result`): ordinary `Tool`s with
+//! fixed traits, no server involved.
 //!
 //! Each tool lives in its own file under `local/`; this file holds what they share.
 
 mod bash;
 mod read;
+pub mod read_result;
 
 pub use bash::BashTool;
 pub use read::ReadTool;
+pub use read_result::ReadResultTool;
 
 use std::sync::Arc;
 
