@@ -30,6 +30,8 @@ enum Command {
     Tools(cli::tools::ToolsArgs),
     /// Call one tool through the approval gate.
     Call(cli::call::CallArgs),
+    /// What an agent request carries, in estimated tokens: system prompt, tools by server, history.
+    Usage(cli::usage::UsageArgs),
     /// Be the one MCP server another host uses: every configured server's tools, through the gate.
     Serve(cli::serve::ServeArgs),
     /// Print the bearer token hosts bring to `serve --http` (made on first use, kept owner-only).
@@ -173,6 +175,7 @@ fn main() -> ExitCode {
             Some(Command::Check(args)) => cli::check::run(config, args).await,
             Some(Command::Tools(args)) => cli::tools::run(config, args).await,
             Some(Command::Call(args)) => cli::call::run(config, args).await,
+            Some(Command::Usage(args)) => cli::usage::run(config, args).await,
             Some(Command::Serve(args)) => cli::serve::run(config, args).await,
             Some(Command::Export(args)) => cli::export::run(&config, args),
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,

@@ -34,6 +34,40 @@ use crate::tool::Tool;
 pub struct ConversationSettings {
     pub system_prompt: String,
     pub max_turns: u32,
+    /// The model's context window (tokens), when known: the meter's whole, and when to compact.
+    pub context_window: Option<u32>,
+    /// The room an answer needs (the profile's `max_tokens`).
+    pub max_tokens: Option<u32>,
+    /// A tool result over this many tokens reaches the model cut (`read_result` reads on).
+    pub max_result_tokens: u32,
+    /// When the model is offered `search_tools` instead of every definition.
+    pub tool_search: crate::config::ToolSearch,
+}
+
+impl ConversationSettings {
+    /// `system_prompt` and `max_turns`, the rest at the profile defaults.
+    pub fn new(system_prompt: impl Into<String>, max_turns: u32) -> Self {
+        ConversationSettings {
+            system_prompt: system_prompt.into(),
+            max_turns,
+            context_window: None,
+            max_tokens: None,
+            max_result_tokens: crate::config::DEFAULT_MAX_RESULT_TOKENS,
+            tool_search: crate::config::ToolSearch::default(),
+        }
+    }
+
+    /// The settings of `profile`.
+    pub fn of(profile: &crate::config::ModelProfile) -> Self {
+        ConversationSettings {
+            system_prompt: profile.system_prompt.clone(),
+            max_turns: profile.max_turns,
+            context_window: profile.context_window,
+            max_tokens: profile.max_tokens,
+            max_result_tokens: profile.max_result_tokens,
+            tool_search: profile.tool_search,
+        }
+    }
 }
 
 /// One conversation with a model over one runtime's tools.
@@ -48,6 +82,16 @@ pub struct Conversation {
     /// The tool list of the last turn, made again only when the registry changed (the snapshot
     /// held here makes every change a new one) or a tool's server went down or came back.
     tools: Option<OfferedTools>,
+    /// Names the results kept for `read_result`: the transcript's id, or one of its kind.
+    session: String,
+    /// How far the endpoint's count of the last request was above the estimate of it: of a
+    /// request that could call tools, and of one asked to answer in words.
+    calibration: [f64; 2],
+    /// The tools found through `search_tools`, offered from then on.
+    found: search::Found,
+    /// Whether a result of the prompt in flight was cut for the model (`read_result` is
+    /// offered then).
+    cut_in_prompt: bool,
 }
 
 /// A turn's tool list and what it was made from.
@@ -55,6 +99,10 @@ struct OfferedTools {
     snapshot: ToolSnapshot,
     /// Per tool of `snapshot`, in its order: whether it could not be called (its server down).
     down: Vec<bool>,
+    /// How many tools the model had found (tool search).
+    found: usize,
+    /// Whether `read_result` was offered.
+    cut: bool,
     specs: Arc<ToolList>,
 }
 
@@ -102,6 +150,9 @@ impl Conversation {
         transcript: Option<Transcript>,
     ) -> Self {
         let history = History::new(Some(settings.system_prompt.clone()), history);
+        let session = transcript
+            .as_ref()
+            .map_or_else(super::transcript::new_id, |t| t.id().to_string());
         Conversation {
             runtime,
             client,
@@ -110,6 +161,10 @@ impl Conversation {
             events,
             transcript,
             tools: None,
+            session,
+            calibration: [1.0, 1.0],
+            found: search::Found::default(),
+            cut_in_prompt: false,
         }
     }
 
@@ -184,10 +239,10 @@ impl Conversation {
     /// running calls are cancelled (their servers are sent `notifications/cancelled`); the
     /// conversation can take the next prompt afterwards.
     pub async fn prompt(&mut self, text: &str, cancel: CancellationToken) -> PromptReport {
+        self.cut_in_prompt = false;
         // A prompt the model never answered leaves the history as it was: kept, the next
         // prompt would follow it as a second user message in a row, which the chat templates
         // that want user and assistant to alternate (Mistral's, Gemma's) refuse.
-        let unanswered = self.history.mark();
         self.history.push(Item::User {
             text: text.to_string(),
         });
@@ -217,6 +272,7 @@ impl Conversation {
             // The turn boundary: list changes are taken in here, and only here for the model.
             self.runtime.turn_boundary().await;
             let specs = self.tool_specs();
+            self.make_room(&specs, choice, &cancel).await;
             self.emit(AgentEvent::TurnStarted {
                 turn,
                 tools: specs.names().clone(),
@@ -259,7 +315,7 @@ impl Conversation {
                 }
             };
             if turn == 1 && !matches!(reply, Some(Ok(_))) {
-                self.history.truncate(unanswered);
+                self.history.drop_last_prompt();
             }
             let reply = match reply {
                 None => {
@@ -303,6 +359,7 @@ impl Conversation {
                 usage: reply.usage,
                 latency_ms: u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
             });
+            let reply_usage = reply.usage;
             let ModelReply {
                 text,
                 reasoning,
@@ -311,6 +368,12 @@ impl Conversation {
             } = reply;
             self.history
                 .push(Item::assistant(text.clone(), reasoning, tool_calls.clone()));
+            self.measured(
+                reply_usage.map(|u| u.input_tokens),
+                reply_usage.map_or(0, |u| u.output_tokens),
+                &specs,
+                choice,
+            );
             if tool_calls.is_empty() {
                 self.turn_end(turn, &cancel).await;
                 self.emit(AgentEvent::Answer { text: text.clone() });
@@ -385,6 +448,7 @@ impl Conversation {
                 for run in after {
                     self.record(Record::hook(run, Some(turn), Some(&call.id)));
                 }
+                let sent = self.budgeted(turn, &call.id, &result.content);
                 self.record(Record::ToolResult {
                     turn,
                     call_id: call.id.clone(),
@@ -392,6 +456,7 @@ impl Conversation {
                     runtime_id,
                     status: result.status.as_str().to_string(),
                     content: result.content.clone(),
+                    sent: sent.clone(),
                 });
                 self.emit(AgentEvent::ToolResult {
                     turn,
@@ -403,7 +468,7 @@ impl Conversation {
                 });
                 self.history.push(Item::ToolResult {
                     call_id: call.id.clone(),
-                    text: result.content,
+                    text: sent.unwrap_or(result.content),
                 });
             }
             if cancel.is_cancelled() {
@@ -430,8 +495,11 @@ impl Conversation {
     fn tool_specs(&mut self) -> Arc<ToolList> {
         let snapshot = self.runtime.tool_snapshot();
         let down = |tool: &Arc<dyn Tool>| tool.unavailable().is_some();
+        let found = self.found_count();
         if let Some(held) = &self.tools {
             if Arc::ptr_eq(&held.snapshot, &snapshot)
+                && held.found == found
+                && held.cut == self.cut_in_prompt
                 && held.down.iter().copied().eq(snapshot.values().map(down))
             {
                 return held.specs.clone();
@@ -451,10 +519,12 @@ impl Conversation {
                 }
             })
             .collect();
-        let specs = Arc::new(ToolList::new(specs));
+        let specs = Arc::new(ToolList::new(self.offer(specs)));
         self.tools = Some(OfferedTools {
             snapshot,
             down,
+            found,
+            cut: self.cut_in_prompt,
             specs: specs.clone(),
         });
         specs
@@ -495,6 +565,14 @@ impl Conversation {
 
 #[path = "conversation_calls.rs"]
 mod calls;
+
+#[path = "conversation_context.rs"]
+mod context_use;
+
+#[path = "conversation_search.rs"]
+mod search;
+
+pub use search::SEARCH_TOOLS;
 
 #[cfg(test)]
 mod tests {

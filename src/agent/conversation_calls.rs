@@ -50,6 +50,9 @@ impl Conversation {
             content,
             outcome: None,
         };
+        if call.name == super::SEARCH_TOOLS && offered.offers(&call.name) {
+            return self.search_tools(&call.arguments);
+        }
         if !offered.offers(&call.name) {
             let name = crate::text::sanitize_line(&call.name, 100);
             // A tool left out because its server is down: the model is told why.

@@ -117,6 +117,25 @@ pub enum AgentEvent {
         usage: Option<Usage>,
         latency: Duration,
     },
+    /// How much of the model's context the conversation takes after a turn's answer:
+    /// `used` tokens (the endpoint's count, or `estimated` at four bytes a token) of `window`
+    /// (the profile's `context_window`, when it gives one).
+    Context {
+        used: u64,
+        window: Option<u64>,
+        estimated: bool,
+        /// Of `used`, the tool definitions offered in the turn (estimated).
+        tools: u64,
+    },
+    /// The turns before the current prompt (`items` of them, about `before` tokens) were
+    /// summarised by the model to make room (about `after` tokens now); or, with `error`,
+    /// could not be (the request goes as it is).
+    Compacted {
+        items: usize,
+        before: u64,
+        after: u64,
+        error: Option<ModelError>,
+    },
     /// The final answer of a prompt.
     Answer { text: String },
     /// The prompt ended without an answer: the model failed, `max_turns`, or a cancel.

@@ -8,6 +8,7 @@
 
 pub mod attach;
 pub mod client;
+pub mod context;
 pub mod conversation;
 pub mod endpoint;
 pub mod events;

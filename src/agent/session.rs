@@ -72,10 +72,10 @@ impl SessionPlan {
         events: UnboundedSender<AgentEvent>,
         max_turns: Option<u32>,
     ) -> Conversation {
-        let settings = ConversationSettings {
-            system_prompt: self.profile.system_prompt.clone(),
-            max_turns: max_turns.unwrap_or(self.profile.max_turns),
-        };
+        let mut settings = ConversationSettings::of(&self.profile);
+        if let Some(max) = max_turns {
+            settings.max_turns = max;
+        }
         Conversation::new(runtime, client, settings, history, events, transcript)
     }
 }

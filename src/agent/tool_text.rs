@@ -4,12 +4,10 @@ use super::events::ToolCallStatus;
 use crate::runtime::{CallOutcome, CallStatus};
 use crate::tool::ContentPart;
 
-/// The most bytes of one tool result the model is sent; the rest is cut with a note.
-pub const MAX_TOOL_CONTENT: usize = 100 * 1024;
-
-/// What the model is told a call gave: the tool's text (its parts: text as is, images, audio
+/// What a call gave, for the model: the tool's text (its parts: text as is, images, audio
 /// and embedded resources as placeholders naming their type and size), its structured content
-/// as JSON, and for anything but success a first word saying what happened.
+/// as JSON, and for anything but success a first word saying what happened. Whole: the
+/// conversation cuts a long one for the model (`max_result_tokens`).
 pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
     let result = &outcome.result;
     let mut text = if result.parts.is_empty() {
@@ -37,17 +35,7 @@ pub fn tool_content(outcome: &CallOutcome) -> (ToolCallStatus, String) {
         // A returned outcome is final; these cannot be, but say what is known.
         CallStatus::AwaitingApproval | CallStatus::Running => (ToolCallStatus::Error, "error: "),
     };
-    let mut content = format!("{prefix}{text}");
-    if content.len() > MAX_TOOL_CONTENT {
-        let mut cut = MAX_TOOL_CONTENT;
-        while !content.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let more = content.len() - cut;
-        content.truncate(cut);
-        content.push_str(&format!("\n[cut: {more} more bytes]"));
-    }
-    (status, content)
+    (status, format!("{prefix}{text}"))
 }
 
 #[cfg(test)]
@@ -121,9 +109,5 @@ mod tests {
             tool_content(&outcome(CallStatus::Ok, parts)).1,
             "Here it is:\n[embedded resource: test://r/1, text/plain, 11 bytes of text]\n[image: image/png, 68 bytes]"
         );
-        let huge = ToolResult::ok("é".repeat(MAX_TOOL_CONTENT));
-        let (_, cut) = tool_content(&outcome(CallStatus::Ok, huge));
-        assert!(cut.len() < MAX_TOOL_CONTENT + 100, "{}", cut.len());
-        assert!(cut.ends_with(&format!("[cut: {} more bytes]", MAX_TOOL_CONTENT)));
     }
 }

@@ -94,7 +94,8 @@ pub enum Record {
         runtime_id: Option<u64>,
         why: String,
     },
-    /// What went back to the model for a call.
+    /// What a call gave, whole (`content`), and when it was over `max_result_tokens`, what the
+    /// model was sent of it (`sent`: its head and tail).
     ToolResult {
         turn: u32,
         call_id: String,
@@ -102,6 +103,15 @@ pub enum Record {
         runtime_id: Option<u64>,
         status: String,
         content: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sent: Option<String>,
+    },
+    /// The conversation was compacted: every item but the last `kept` stands replaced by the
+    /// model's `summary` from here on (the records before stay as they were).
+    Compacted {
+        at_ms: u64,
+        summary: String,
+        kept: usize,
     },
     /// A hook ran: `pre_tool_use`/`post_tool_use` for a call (`call_id`, `runtime_id`),
     /// `user_prompt` for the prompt, `turn_end` for `turn`. Its decision and reason, or the
@@ -464,15 +474,28 @@ pub fn items(records: &[Record]) -> Vec<Item> {
                 ));
             }
             Record::ToolResult {
-                call_id, content, ..
+                call_id,
+                content,
+                sent,
+                ..
             } => {
                 if let Some(at) = open.iter().position(|id| id == call_id) {
                     open.remove(at);
                     out.push(Item::ToolResult {
                         call_id: call_id.clone(),
-                        text: content.clone(),
+                        text: sent.as_ref().unwrap_or(content).clone(),
                     });
                 }
+            }
+            Record::Compacted { summary, kept, .. } => {
+                let start = out.len().saturating_sub(*kept);
+                let mut rest = super::context::summary_items(summary);
+                let replaced = rest.len();
+                rest.extend(out.drain(start..));
+                out = rest;
+                unanswered = unanswered
+                    .filter(|at| *at >= start)
+                    .map(|at| at - start + replaced);
             }
             // Stopped before an answer, or its session killed and resumed: no answer came.
             Record::Resumed { .. } | Record::Stopped { .. } => {
@@ -545,6 +568,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
                         summary.prompts += 1;
                     }
                     Record::Resumed { .. }
+                    | Record::Compacted { .. }
                     | Record::Assistant { .. }
                     | Record::ToolCall { .. }
                     | Record::Approval { .. }

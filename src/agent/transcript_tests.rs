@@ -62,6 +62,7 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
             runtime_id: Some(1),
             status: "ok".into(),
             content: "saved".into(),
+            sent: None,
         },
     ] {
         t.append(&record).unwrap();
@@ -202,4 +203,60 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
         .collect();
     assert_eq!(users, ["again", "more"], "{messages:?}");
     assert_eq!(messages.len(), 4, "{messages:?}");
+}
+
+/// A compaction in a transcript replaces what came before the items it kept by the summary,
+/// as the live conversation did; a result cut for the model is read back as it was sent.
+#[test]
+fn a_compaction_and_a_cut_result_read_back_as_the_model_had_them() {
+    let prompt = |text: &str| Record::Prompt {
+        at_ms: 1,
+        text: text.into(),
+    };
+    let answer = |text: &str, calls: Vec<ToolCall>| Record::Assistant {
+        turn: 1,
+        text: text.into(),
+        reasoning: Vec::new(),
+        tool_calls: calls,
+        finish_reason: None,
+        usage: None,
+        latency_ms: 1,
+    };
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "t".into(),
+        arguments: "{}".into(),
+    };
+    let records = vec![
+        prompt("first"),
+        answer("one", Vec::new()),
+        prompt("second"),
+        Record::Compacted {
+            at_ms: 2,
+            summary: "they said first".into(),
+            kept: 1,
+        },
+        answer("calling", vec![call.clone()]),
+        Record::ToolResult {
+            turn: 1,
+            call_id: "c1".into(),
+            tool: "t".into(),
+            runtime_id: None,
+            status: "ok".into(),
+            content: "x".repeat(100),
+            sent: Some("x…x".into()),
+        },
+    ];
+    let items = items(&records);
+    assert_eq!(items.len(), 5, "{items:#?}");
+    assert!(matches!(&items[0], Item::User { text } if text.ends_with("they said first")));
+    assert!(matches!(&items[2], Item::User { text } if text == "second"));
+    assert!(matches!(&items[4], Item::ToolResult { text, .. } if text == "x…x"));
+    // A prompt left unanswered after the compaction is still left out.
+    let mut cut_short = records[..4].to_vec();
+    cut_short.push(Record::Stopped {
+        reason: "cancelled".into(),
+        message: String::new(),
+    });
+    assert_eq!(super::items(&cut_short).len(), 2);
 }

@@ -252,6 +252,17 @@ impl History {
         }
     }
 
+    /// Drops the last user item and what follows it (a prompt the model never answered).
+    pub fn drop_last_prompt(&mut self) {
+        if let Some(at) = self
+            .items
+            .iter()
+            .rposition(|i| matches!(i, Item::User { .. }))
+        {
+            self.truncate(HistoryMark(at));
+        }
+    }
+
     /// How many items the conversation has.
     pub fn len(&self) -> usize {
         self.items.len()

@@ -137,6 +137,13 @@ pub struct DemoServerArgs {
     /// List N generated resources (`demo://extra/0` …) besides the real ones (in pages of 50).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub extra_resources: usize,
+    /// Every result of a call goes on with BYTES of numbered filler lines (at most 64 MiB): long
+    /// results from any tool.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub result_pad: usize,
+    /// Serve only these tools (a comma-separated list of names), for a short tool list.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub only_tools: Vec<String>,
     /// Speak protocol 2025-11-25 only (server/discover answered method-not-found): the client
     /// falls back to initialize, and `ask` can send elicitation/create.
     #[arg(long)]
@@ -173,6 +180,8 @@ impl DemoServerArgs {
             tools_ttl: self.tools_ttl,
             live_tools: self.live_tools,
             extra_resources: self.extra_resources,
+            result_pad: self.result_pad.min(64 << 20),
+            only_tools: self.only_tools.clone(),
             legacy: self.legacy,
             skills: match (self.skills, self.tampered_skill) {
                 (_, true) => DemoSkills::Tampered,

@@ -27,6 +27,7 @@ pub mod sessions;
 pub mod skills;
 pub mod tools;
 pub mod trust;
+pub mod usage;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

@@ -71,6 +71,7 @@ fn last_profile(records: &[Record]) -> Option<&str> {
     records.iter().rev().find_map(|r| match r {
         Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
         Record::Prompt { .. }
+        | Record::Compacted { .. }
         | Record::Assistant { .. }
         | Record::ToolCall { .. }
         | Record::Approval { .. }

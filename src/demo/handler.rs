@@ -71,6 +71,12 @@ impl DemoServer {
                 route.attr.description = Some(format!("{description} {POISON}").into());
             }
         }
+        if !opts.only_tools.is_empty() {
+            let names: Vec<String> = tool_router.map.keys().map(|k| k.to_string()).collect();
+            for name in names.iter().filter(|n| !opts.only_tools.contains(n)) {
+                tool_router.remove_route(name);
+            }
+        }
         let schema = extra_schema();
         for index in 0..opts.extra_tools {
             tool_router.add_route(extra_route(index, &schema));
@@ -435,6 +441,13 @@ impl ServerHandler for DemoServer {
         }
         let call = ToolCallContext::new(self, request, context);
         let mut response = self.tool_router.call(call).await?;
+        if self.opts.result_pad > 0 {
+            if let CallToolResponse::Complete(result) = &mut response {
+                result.content.push(rmcp::model::ContentBlock::text(filler(
+                    self.opts.result_pad,
+                )));
+            }
+        }
         if self.opts.evil {
             if let CallToolResponse::Complete(result) = &mut response {
                 for block in &mut result.content {
@@ -446,6 +459,20 @@ impl ServerHandler for DemoServer {
         }
         Ok(response)
     }
+}
+
+/// `bytes` bytes of numbered lines (`filler line 1 …`), for `--result-pad`.
+fn filler(bytes: usize) -> String {
+    let mut out = String::with_capacity(bytes + 64);
+    let mut n = 0;
+    while out.len() < bytes {
+        n += 1;
+        out.push_str(&format!(
+            "filler line {n}: the demo server pads its results on purpose\n"
+        ));
+    }
+    out.truncate(bytes);
+    out
 }
 
 /// `write_note` as a rug pull changes it: another description, and a `tags` argument.

@@ -90,6 +90,11 @@ pub struct DemoOptions {
     pub live_tools: bool,
     /// List this many generated resources (`demo://extra/N`) besides the real ones.
     pub extra_resources: usize,
+    /// Every result of a call goes on with this many bytes of numbered filler lines: long
+    /// results from any tool.
+    pub result_pad: usize,
+    /// Serve only these tools (none: all): a short tool list for a small model's window.
+    pub only_tools: Vec<String>,
     /// Speak protocol 2025-11-25 only: answer `server/discover` with method-not-found, as
     /// servers from before 2026-07-28 do, so the client uses `initialize` (and `ask` can send
     /// `elicitation/create`, a server-to-client request 2026-07-28 no longer has).

@@ -299,6 +299,9 @@ fn answer_calls(talk: &Talk, rules: &Rules) -> Answer {
             "{}".into(),
         );
     }
+    if let Some(next) = read_on(&prompt, since, tools) {
+        return next;
+    }
     let Some(intent) = intent(&prompt) else {
         return match since.last() {
             Some(m) if m.role == Role::Tool => {
@@ -311,6 +314,19 @@ fn answer_calls(talk: &Talk, rules: &Rules) -> Answer {
         };
     };
     let Some(tool) = resolve(tools, intent.tool(), rules.prefer_server.as_deref()) else {
+        // Offered a search instead of every tool: look for it, once.
+        if let Some(search) = resolve(tools, "search_tools", None) {
+            let searched = since
+                .iter()
+                .any(|m| m.calls.iter().any(|(name, _)| *name == search));
+            if !searched {
+                return Answer::call(
+                    format!("(demo model) Looking for a {} tool.", intent.tool()),
+                    search,
+                    json!({"query": intent.tool()}).to_string(),
+                );
+            }
+        }
         return Answer::say(format!(
             "(demo model) I would call a {} tool, but none is on offer.",
             intent.tool()
@@ -349,6 +365,27 @@ fn answer_calls(talk: &Talk, rules: &Rules) -> Answer {
         }
         Intent::Wait { .. } => format!("(demo model) Done waiting: {result}."),
     })
+}
+
+/// A result the model was sent cut, when the prompt asks for the whole of it: the next page,
+/// through `read_result` (the arguments its note gives), until a page says it is the end.
+fn read_on(prompt: &str, since: &[Said], tools: &[String]) -> Option<Answer> {
+    let lower = prompt.to_ascii_lowercase();
+    if !(lower.contains("whole") || lower.contains("all of it")) {
+        return None;
+    }
+    let last = since.last().filter(|m| m.role == Role::Tool)?;
+    let tool = resolve(tools, "read_result", None)?;
+    let note = &last.text[last.text.rfind("read_result {")? + "read_result ".len()..];
+    let arguments: Value = serde_json::Deserializer::from_str(note)
+        .into_iter::<Value>()
+        .next()?
+        .ok()?;
+    Some(Answer::call(
+        "(demo model) Reading more of the result.",
+        tool,
+        arguments.to_string(),
+    ))
 }
 
 /// The tool named `wanted`, or ending in `__wanted`; `prefer`'s first among several.

@@ -158,7 +158,24 @@ impl Plain {
             }
             AgentEvent::TurnStarted { .. }
             | AgentEvent::TurnEnded { .. }
+            | AgentEvent::Context { .. }
             | AgentEvent::RetryCountdown { .. } => String::new(),
+            AgentEvent::Compacted {
+                items,
+                before,
+                after,
+                error,
+            } => {
+                self.mid_line = false;
+                match error {
+                    None => format!("{newline}context: {items} earlier items summarised by the model (~{before} → ~{after} tokens)\n"),
+                    Some(e) => format!(
+                        "{newline}context: could not be compacted ({}: {}); the request goes as it is\n",
+                        e.class.as_str(),
+                        safe_text(&e.message)
+                    ),
+                }
+            }
             AgentEvent::ToolCall {
                 tool, arguments, ..
             } => {
@@ -272,6 +289,22 @@ pub(super) fn agent_json(event: &AgentEvent) -> Value {
             "usage": usage,
             "latency_ms": ms(latency),
         }),
+        AgentEvent::Context {
+            used,
+            window,
+            estimated,
+            tools,
+        } => {
+            json!({"type": "context", "used": used, "window": window, "estimated": estimated, "tools": tools})
+        }
+        AgentEvent::Compacted {
+            items,
+            before,
+            after,
+            error,
+        } => {
+            json!({"type": "compacted", "items": items, "before": before, "after": after, "error": error})
+        }
         AgentEvent::Answer { text } => json!({"type": "answer", "text": text}),
         AgentEvent::Stopped { outcome, message } => {
             let (reason, error) = match outcome {

@@ -54,6 +54,7 @@ impl App {
             }
             ChatEvent::Session(id) => self.chat.session = Some(id),
             ChatEvent::Warning(text) => self.chat.note(NoteLevel::Warn, text),
+            ChatEvent::Note(text) => self.chat.note(NoteLevel::Info, text),
             ChatEvent::Event(event) => {
                 let now = self.now;
                 self.chat.on_agent_event(event, now);

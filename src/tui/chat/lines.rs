@@ -71,10 +71,11 @@ impl ChatState {
     /// One event of the loop.
     pub fn on_agent_event(&mut self, event: AgentEvent, now: Instant) {
         match event {
-            AgentEvent::TurnStarted { turn, .. } => {
+            AgentEvent::TurnStarted { turn, tools } => {
                 if let Some(t) = self.turn.as_mut() {
                     t.model_turn = turn;
                 }
+                self.offered = Some(tools);
             }
             // The model's text, streamed or (a reply that did not stream) whole in one piece.
             AgentEvent::TextDelta { turn, text } => match self.entries.back_mut() {
@@ -152,6 +153,40 @@ impl ChatState {
                     known => known,
                 }),
             }),
+            AgentEvent::Context {
+                used,
+                window,
+                estimated,
+                ..
+            } => {
+                self.context = Some(super::ContextMeter {
+                    used,
+                    window,
+                    estimated,
+                });
+            }
+            AgentEvent::Compacted {
+                items,
+                before,
+                after,
+                error,
+            } => {
+                let (level, text) = match error {
+                    None => (
+                        NoteLevel::Info,
+                        format!("context compacted: {items} earlier items summarised by the model (~{before} → ~{after} tokens); the transcript keeps them"),
+                    ),
+                    Some(e) => (
+                        NoteLevel::Warn,
+                        format!(
+                            "context could not be compacted ({}: {}); the request went as it was",
+                            e.class.as_str(),
+                            sanitize(&e.message, false)
+                        ),
+                    ),
+                };
+                self.push(Entry::Note { level, text });
+            }
             // Its text came as the turn's text.
             AgentEvent::Answer { .. } => {}
             AgentEvent::Stopped { outcome, message } => {

@@ -70,6 +70,8 @@ pub enum ChatEvent {
     Session(String),
     /// Something to tell the operator (a transcript that cannot be written).
     Warning(String),
+    /// What the operator asked to know (`/usage`).
+    Note(String),
     /// What the loop reports, in order.
     Event(AgentEvent),
     /// A prompt ended (after its last event).
@@ -209,6 +211,36 @@ pub struct ChatState {
     pub asked: HashMap<u64, Instant>,
     /// Why the profile in use continues the `--resume` session, until the session is shown.
     resumed_with: Option<String>,
+    /// How much of the model's context the conversation takes (after the last turn).
+    pub context: Option<ContextMeter>,
+    /// The tools the model was offered in its last turn (all of them, or with tool search
+    /// those it found).
+    pub offered: Option<Arc<[String]>>,
+}
+
+/// The context meter: `used` tokens (`estimated` at four bytes a token, else the endpoint's
+/// count) of the profile's `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextMeter {
+    pub used: u64,
+    pub window: Option<u64>,
+    pub estimated: bool,
+}
+
+impl ContextMeter {
+    /// `context ~1,234/2,048 (60%)`, or `context ~1,234 tokens` without a window.
+    pub fn label(&self) -> String {
+        let tilde = if self.estimated { "~" } else { "" };
+        match self.window.filter(|w| *w > 0) {
+            Some(window) => format!(
+                "context {tilde}{}/{} ({}%)",
+                self.used,
+                window,
+                self.used.saturating_mul(100) / window
+            ),
+            None => format!("context {tilde}{} tokens", self.used),
+        }
+    }
 }
 
 impl ChatState {
@@ -237,6 +269,8 @@ impl ChatState {
             picker: None,
             content_picker: None,
             attachments: Vec::new(),
+            context: None,
+            offered: None,
             unmatched: VecDeque::new(),
             asked: HashMap::new(),
             resumed_with: None,

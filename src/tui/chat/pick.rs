@@ -52,12 +52,26 @@ pub struct ContentPicker {
     pub selected: usize,
 }
 
-/// One entry of the picker: its label (sanitized) and which row of the pane it is.
+/// The Conversation's own commands, first in the `/` picker: name and what it does.
+pub const COMMANDS: [(&str, &str); 2] = [
+    (
+        "/compact",
+        "summarise the conversation so far (the transcript keeps every turn)",
+    ),
+    (
+        "/usage",
+        "what the next request carries: system prompt, tools by server, history",
+    ),
+];
+
+/// One entry of the picker: its label (sanitized) and which row of the pane it is (or which
+/// of the Conversation's own commands).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PickItem {
     pub label: String,
     pub detail: String,
     pub row: usize,
+    pub command: Option<&'static str>,
 }
 
 impl App {
@@ -92,30 +106,42 @@ impl App {
                     label: format!("@{}", r.name),
                     detail: format!("{} · {} · {}", r.server, r.shown_uri, r.mime),
                     row: i,
+                    command: None,
                 })
                 .collect(),
-            PickKind::Prompt => self
-                .panes
-                .prompts
-                .rows
+            PickKind::Prompt => COMMANDS
                 .iter()
-                .enumerate()
-                .filter(|(_, p)| matches(&[&p.shown_name, &p.server, &p.description]))
-                .map(|(i, p)| PickItem {
-                    label: format!("/{}", p.shown_name),
-                    detail: format!(
-                        "{} · {}{}",
-                        p.server,
-                        p.description,
-                        if p.arguments.is_empty() {
-                            String::new()
-                        } else {
-                            let n = p.arguments.len();
-                            format!(" ({n} argument{})", if n == 1 { "" } else { "s" })
-                        }
-                    ),
-                    row: i,
+                .filter(|(name, _)| matches(&[*name]))
+                .map(|(name, what)| PickItem {
+                    label: (*name).to_string(),
+                    detail: format!("the Conversation's own · {what}"),
+                    row: 0,
+                    command: Some(name),
                 })
+                .chain(
+                    self.panes
+                        .prompts
+                        .rows
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| matches(&[&p.shown_name, &p.server, &p.description]))
+                        .map(|(i, p)| PickItem {
+                            label: format!("/{}", p.shown_name),
+                            detail: format!(
+                                "{} · {}{}",
+                                p.server,
+                                p.description,
+                                if p.arguments.is_empty() {
+                                    String::new()
+                                } else {
+                                    let n = p.arguments.len();
+                                    format!(" ({n} argument{})", if n == 1 { "" } else { "s" })
+                                }
+                            ),
+                            row: i,
+                            command: None,
+                        }),
+                )
                 .collect(),
         }
     }
@@ -191,6 +217,14 @@ impl App {
                 let item = self.pick_items().get(picker.selected).cloned();
                 self.chat.content_picker = None;
                 match item {
+                    Some(PickItem {
+                        command: Some(command),
+                        ..
+                    }) => {
+                        // Sent as typed: the agent task knows its own commands.
+                        self.chat.input.insert_str(command);
+                        return self.send_to_agent(None);
+                    }
                     Some(item) => return self.picked(picker.kind, item.row),
                     // Nothing matches: what was typed goes back into the box, not lost.
                     None => {
@@ -280,7 +314,7 @@ pub fn render(app: &App, frame: &mut Frame, area: Rect) {
                         .iter()
                         .filter(|r| r.kind == RowKind::Resource)
                         .count(),
-                    PickKind::Prompt => app.panes.prompts.rows.len(),
+                    PickKind::Prompt => app.panes.prompts.rows.len() + COMMANDS.len(),
                 }
             ),
             width,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::entry::{call_line, Entry, TextBlock};
 use super::{ChatState, NoteLevel};
 use crate::agent::transcript::Record;
+use crate::agent::turn::FinishReason;
 use crate::agent::ToolCallStatus;
 use crate::approval::{AnsweredBy, ApprovalDecision};
 
@@ -39,7 +40,13 @@ impl ChatState {
                         turn: *turn,
                         latency: Duration::from_millis(*latency_ms),
                         usage: *usage,
-                        finish_reason: finish_reason.clone(),
+                        // An endpoint's own word, as a transcript kept it: made safe to draw.
+                        finish_reason: finish_reason.as_ref().map(|r| match r {
+                            FinishReason::Other(other) => {
+                                FinishReason::Other(crate::text::sanitize(other, false))
+                            }
+                            known => known.clone(),
+                        }),
                     });
                 }
                 Record::ToolCall {
@@ -73,6 +80,10 @@ impl ChatState {
                     }
                 }
                 Record::Stopped { message, .. } => self.note(NoteLevel::Warn, message.clone()),
+                Record::Compacted { kept, .. } => self.note(
+                    NoteLevel::Info,
+                    format!("context compacted here: the model went on from a summary (the {kept} latest items kept)"),
+                ),
                 // Hook runs were shown in Events when they ran.
                 Record::Session { .. }
                 | Record::Resumed { .. }

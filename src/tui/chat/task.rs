@@ -144,6 +144,28 @@ impl Job {
             prompt,
         }) = prompts.recv().await
         {
+            // The Conversation's own commands (the `/` picker lists them).
+            let own = text.trim();
+            if own == "/usage" {
+                let items = conversation.as_ref().map_or_else(
+                    || history.clone().unwrap_or_default(),
+                    |c| c.items().to_vec(),
+                );
+                self.send(ChatEvent::Note(self.usage(&items))).await;
+                if !self.send(ChatEvent::Ended(None)).await {
+                    return;
+                }
+                continue;
+            }
+            let compact = own == "/compact";
+            if compact && conversation.is_none() && history.as_ref().is_none_or(Vec::is_empty) {
+                self.send(ChatEvent::Note("nothing to compact yet".into()))
+                    .await;
+                if !self.send(ChatEvent::Ended(None)).await {
+                    return;
+                }
+                continue;
+            }
             if conversation.is_none() {
                 let transcript = self.open_transcript().await;
                 conversation = Some(self.plan.conversation(
@@ -158,6 +180,18 @@ impl Job {
             let Some(conversation) = conversation.as_mut() else {
                 break;
             };
+            if compact {
+                conversation.compact(&cancel).await;
+                while let Ok(event) = agent_events.try_recv() {
+                    if !self.forward(event, &mut agent_events).await {
+                        return;
+                    }
+                }
+                if !self.send(ChatEvent::Ended(None)).await {
+                    return;
+                }
+                continue;
+            }
             let text = match self
                 .gather(conversation, text, &attachments, prompt, &cancel)
                 .await
@@ -256,6 +290,34 @@ impl Job {
             }
         }
         Ok(Some(text))
+    }
+
+    /// `/usage`: what the next request would carry, by part, in estimated tokens.
+    fn usage(&self, items: &[crate::agent::turn::Item]) -> String {
+        let parts = crate::agent::context::breakdown(
+            &self.plan.profile.system_prompt,
+            &self.runtime.tools(),
+            items,
+        );
+        let servers: Vec<String> = parts
+            .tools_by_server
+            .iter()
+            .map(|(server, tokens)| format!("{server} ~{tokens}"))
+            .collect();
+        let window = self
+            .plan
+            .profile
+            .context_window
+            .map_or(String::new(), |w| format!(" of a {w}-token window"));
+        format!(
+            "usage (estimated tokens): system prompt ~{}, tools ~{} ({}), history ~{} (latest results ~{}); total ~{}{window}",
+            parts.system_prompt,
+            parts.tools,
+            servers.join(", "),
+            parts.history,
+            parts.latest_results,
+            parts.total
+        )
     }
 
     /// The transcript: the resumed session's, or a new one (a failure is told, and the

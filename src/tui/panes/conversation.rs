@@ -73,6 +73,9 @@ impl Component for Conversation {
         if let Some(p) = chat.current_profile() {
             title.push_str(&format!(" · {} (model {})", p.name, p.model));
         }
+        if let Some(meter) = &chat.context {
+            title.push_str(&format!(" · {}", meter.label()));
+        }
         if let Some(id) = &chat.session {
             title.push_str(&format!(" · session {id}"));
         }

@@ -74,11 +74,21 @@ impl Component for Tools {
     fn draw(app: &App, frame: &mut Frame, area: Rect, focused: bool) {
         let theme = app.theme;
         let tools = app.visible_tools();
-        let title = if app.panes.tools.filter.is_empty() {
-            format!(" Tools {} ", app.tools.len())
+        let mut title = if app.panes.tools.filter.is_empty() {
+            format!(" Tools {}", app.tools.len())
         } else {
-            format!(" Tools {} of {} ", tools.len(), app.tools.len())
+            format!(" Tools {} of {}", tools.len(), app.tools.len())
         };
+        // With tool search the model sees only some: say how many.
+        if let Some(offered) = app
+            .chat
+            .offered
+            .as_ref()
+            .filter(|o| o.len() < app.tools.len())
+        {
+            title.push_str(&format!(" · the model sees {}", offered.len()));
+        }
+        title.push(' ');
         let block = pane_block(title, focused, theme);
         let inner = block.inner(area);
         frame.render_widget(block, area);
@@ -249,8 +259,18 @@ impl Component for Tools {
                     Span::raw(fit(&t.provenance, width.saturating_sub(5))),
                 ]),
             };
+            let seen = match &app.chat.offered {
+                Some(offered) if offered.len() < app.tools.len() => {
+                    if offered.contains(&t.name) {
+                        " · offered to the model"
+                    } else {
+                        " · not offered to the model in its last turn"
+                    }
+                }
+                _ => "",
+            };
             let about = vec![
-                Line::styled(fit(&format!("{raw}{desc}"), width), theme.dim()),
+                Line::styled(fit(&format!("{raw}{seen}{desc}"), width), theme.dim()),
                 why,
             ];
             frame.render_widget(

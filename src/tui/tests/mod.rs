@@ -110,6 +110,25 @@ fn tools_filter() {
     snapshot("tools_filter", &app);
 }
 
+/// With tool search the model sees some of the tools: the title says how many, the selected
+/// tool's line whether it is one of them.
+#[test]
+fn the_tools_the_model_sees() {
+    let (mut app, _) = populated();
+    app.focus = Pane::Tools;
+    let first = app.visible_tools()[0].name.clone();
+    app.chat.offered = Some(vec![first, "search_tools".to_string()].into());
+    let screen = draw(&app, (140, 40));
+    assert!(screen.contains("· the model sees 2"), "{screen}");
+    assert!(screen.contains("· offered to the model"), "{screen}");
+    app.panes.tools.selected = 1;
+    let screen = draw(&app, (140, 40));
+    assert!(
+        screen.contains("· not offered to the model in its last turn"),
+        "{screen}"
+    );
+}
+
 pub(in crate::tui) fn approval(id: u64, tool: ToolDescriptor) -> ApprovalRequest {
     let why = format!("{} is mutating; policy.approval is ask_mutating", tool.name);
     ApprovalRequest::new(

@@ -217,6 +217,7 @@ fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
             runtime_id: Some(1),
             status: "ok".into(),
             content: "saved".into(),
+            sent: None,
         },
     ];
     let (tx, _rx) = mpsc::unbounded_channel();

@@ -143,6 +143,8 @@ fn slash_runs_a_server_prompt_at_once_or_after_its_form() {
     let mut app = with_content();
     app.on_key(key(KeyCode::Char('/')));
     snapshot("conversation_pick_prompt", &app);
+    // The Conversation's own commands come first; a server prompt after them.
+    type_text(&mut app, "hel");
     let (text, attachments, prompt) = sent(&app.on_key(key(KeyCode::Enter)));
     assert_eq!((text.as_str(), attachments.len()), ("", 0));
     assert_eq!(
@@ -166,6 +168,12 @@ fn slash_runs_a_server_prompt_at_once_or_after_its_form() {
     app.on_app_event(AppEvent::Agent(epoch, ChatEvent::Ended(None)));
     assert!(!app.chat.busy());
     snapshot("conversation_prompt_added", &app);
+
+    // `/compact` is sent as typed (the agent task knows it).
+    app.on_key(key(KeyCode::Char('/')));
+    let (text, _, prompt) = sent(&app.on_key(key(KeyCode::Enter)));
+    assert_eq!((text.as_str(), prompt), ("/compact", None));
+    app.on_app_event(AppEvent::Agent(epoch, ChatEvent::Ended(None)));
 
     // A prompt with arguments: its form first (the Prompts pane's), then it is sent.
     app.on_key(key(KeyCode::Char('/')));
