@@ -77,10 +77,7 @@ async fn images_and_embedded_resources_reach_the_model_as_placeholders() {
     let mut conversation = Conversation::new(
         runtime.clone(),
         client,
-        ConversationSettings {
-            system_prompt: "test".into(),
-            max_turns: 4,
-        },
+        ConversationSettings::new("test", 4),
         Vec::new(),
         tx,
         None,

@@ -371,10 +371,7 @@ async fn no_servers_loop(
     let p = profile(url, Duration::from_secs(10), stream);
     let client = Arc::new(HttpModelClient::new(&p, url).expect("client"));
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let settings = ConversationSettings {
-        system_prompt: "test".into(),
-        max_turns: 4,
-    };
+    let settings = ConversationSettings::new("test", 4);
     let conversation = Conversation::new(runtime.clone(), client, settings, Vec::new(), tx, None);
     (runtime, conversation, events)
 }

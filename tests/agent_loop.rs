@@ -70,10 +70,7 @@ async fn setup_with(name: &str, model_flags: &[&str], restart: RestartPolicy) ->
     let conversation = Conversation::new(
         runtime.clone(),
         client,
-        ConversationSettings {
-            system_prompt: "test".into(),
-            max_turns: 6,
-        },
+        ConversationSettings::new("test", 6),
         Vec::new(),
         tx,
         None,

@@ -8,15 +8,11 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{demo_model, run_in_state, stdout_lines, write_config};
+use common::{demo_model, of_type, run_in_state, stdout_lines, write_config};
 use serde_json::Value;
 
 fn run(state: &Path, config: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     run_in_state(state, config, args, &[], stdin)
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 #[test]

@@ -543,3 +543,32 @@ fn sigterm_and_sighup_quit_and_stop_everything_started() {
         assert_eq!(t.display("#{alternate_on}"), "0", "signal {signal}");
     }
 }
+
+/// The Conversation's title carries the context meter after a turn; `/` lists its own commands
+/// first: `/usage` tells what the next request carries, `/compact` summarises the conversation
+/// (said on screen, marked in the transcript).
+#[test]
+fn the_meter_and_the_conversations_own_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let t = console(dir.path(), &example(), &state);
+    ask(&t, "what is 2 plus 3");
+    t.wait_for("(demo model) 2 plus 3 is 5.", Duration::from_secs(10));
+    t.wait_for(" · context ", Duration::from_secs(5));
+    t.text("/");
+    t.wait_for("the Conversation's own", Duration::from_secs(5));
+    t.text("usage");
+    t.keys(&["Enter"]);
+    let screen = t.wait_for(
+        "usage (estimated tokens): system prompt ~",
+        Duration::from_secs(10),
+    );
+    assert!(screen.contains("notes-trusted ~"), "{screen}");
+    t.text("/");
+    t.wait_for("the Conversation's own", Duration::from_secs(5));
+    t.text("compact");
+    t.keys(&["Enter"]);
+    t.wait_for("context compacted:", Duration::from_secs(10));
+    quit(&t);
+    assert!(transcript(&state).contains("\"type\":\"compacted\""));
+}

@@ -318,10 +318,7 @@ pub fn litellm_server(litellm: &Path, config: &Path, llama_url: &str) -> (Peer, 
                 return (server, url);
             }
         }
-        assert!(
-            Instant::now() < deadline,
-            "litellm did not come up in 60 s"
-        );
+        assert!(Instant::now() < deadline, "litellm did not come up in 60 s");
         std::thread::sleep(Duration::from_millis(250));
     }
 }
@@ -359,6 +356,20 @@ pub fn stdout_lines(out: &std::process::Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+/// The events of `kind` among `run --json`'s lines.
+pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+/// The records of session `id`'s transcript under the state dir `state`.
+pub fn session_records(state: &Path, id: &str) -> Vec<Value> {
+    std::fs::read_to_string(state.join(format!("aimon-console/sessions/{id}.jsonl")))
+        .expect("transcript")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect()
 }
 
