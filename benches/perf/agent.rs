@@ -225,10 +225,7 @@ async fn our_conversation(
     let mut conversation = Conversation::new(
         runtime.clone(),
         client.clone(),
-        ConversationSettings {
-            system_prompt: SYSTEM.into(),
-            max_turns: TURNS,
-        },
+        ConversationSettings::new(SYSTEM, TURNS),
         Vec::new(),
         tx,
         transcript,
