@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions};
 use common::{
     demo_server, marker, of_type, process_state_home, run_in_state, session_records, stdout_lines,

@@ -8,7 +8,6 @@
 mod common;
 mod peers;
 
-
 use common::{
     demo_server, marker, of_type, run_in_state, session_records, stdout_lines, wait_gone,
     write_config,
