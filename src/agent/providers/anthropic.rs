@@ -12,7 +12,7 @@ use http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{text_of, write_json, RequestOptions};
+use super::{text_of, write_json, Body, RequestOptions};
 use crate::agent::failure::{endpoint_message, ModelError, ModelFailureClass, Secrets};
 use crate::agent::stream::{
     bad_event, cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
@@ -112,40 +112,28 @@ pub fn request_body(
     choice: ToolChoice,
     options: &RequestOptions,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"model\":");
-    write_json(&mut out, &options.model);
-    out.extend_from_slice(b",\"max_tokens\":");
-    write_json(&mut out, &options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS));
-    if let Some(system) = history.system() {
-        out.extend_from_slice(b",\"system\":");
-        write_json(
-            &mut out,
-            &json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
-        );
-    }
-    out.extend_from_slice(b",\"messages\":[");
-    history.encoded(NAME, encode, |json| out.extend_from_slice(json));
-    out.push(b']');
-    if !tools.is_empty() {
-        out.extend_from_slice(b",\"tools\":");
-        out.extend_from_slice(&tools.encoded(NAME, tools_json));
-        out.extend_from_slice(match choice {
-            ToolChoice::Auto => b",\"tool_choice\":{\"type\":\"auto\"}",
-            ToolChoice::None => b",\"tool_choice\":{\"type\":\"none\"}",
-        });
-    }
-    out.extend_from_slice(if options.stream {
-        b",\"stream\":true"
-    } else {
-        b",\"stream\":false"
-    });
-    if let Some(temperature) = options.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        write_json(&mut out, &temperature);
-    }
-    out.push(b'}');
-    out
+    let mut body = Body::new(&options.model);
+    body.field(
+        "max_tokens",
+        &options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+    );
+    body.optional(
+        "system",
+        history.system().map(
+            |system| json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
+        ),
+    );
+    body.items("messages", None, history, NAME, encode);
+    body.tools(
+        tools,
+        NAME,
+        tools_json,
+        choice,
+        [b"{\"type\":\"auto\"}", b"{\"type\":\"none\"}"],
+    );
+    body.field("stream", &options.stream);
+    body.optional("temperature", options.temperature);
+    body.finish()
 }
 
 /// Usage as the API reports it: `input_tokens` counts only what was read neither from nor

@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::failure::{ModelError, Secrets};
 use super::stream::{ModelReply, StreamReader};
-use super::turn::{History, ToolChoice, ToolList};
+use super::turn::{History, Item, JsonSeq, ToolChoice, ToolList, ToolSpec};
 use crate::config::{ModelProfile, ModelProvider};
 
 /// Everything a request carries besides the conversation and the tools.
@@ -103,6 +103,86 @@ impl Wire {
             ModelProvider::Anthropic => Box::new(anthropic::Reader::new(secrets)),
             ModelProvider::OpenAiResponses => Box::new(openai_responses::Reader::new(secrets)),
         }
+    }
+}
+
+/// A request body as it is written: `{"model": …`, then each field after a comma. The history
+/// and the tool list go in as their provider encoded them (once, when first sent).
+struct Body(Vec<u8>);
+
+impl Body {
+    fn new(model: &str) -> Body {
+        let mut out = Vec::with_capacity(256);
+        out.extend_from_slice(b"{\"model\":");
+        write_json(&mut out, &model);
+        Body(out)
+    }
+
+    fn key(&mut self, name: &str) {
+        self.0.extend_from_slice(b",\"");
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.extend_from_slice(b"\":");
+    }
+
+    /// `,"name": value`.
+    fn field(&mut self, name: &str, value: &impl serde::Serialize) {
+        self.key(name);
+        write_json(&mut self.0, value);
+    }
+
+    /// `,"name": value` when there is one.
+    fn optional(&mut self, name: &str, value: Option<impl serde::Serialize>) {
+        if let Some(value) = value {
+            self.field(name, &value);
+        }
+    }
+
+    /// `,"name": [first, the history's items]`, the items as `provider` encodes them.
+    fn items(
+        &mut self,
+        name: &str,
+        first: Option<Vec<u8>>,
+        history: &History,
+        provider: &'static str,
+        encode: impl Fn(&Item, &mut JsonSeq<'_>),
+    ) {
+        self.key(name);
+        self.0.push(b'[');
+        if let Some(first) = first {
+            self.0.extend_from_slice(&first);
+            if !history.is_empty() {
+                self.0.push(b',');
+            }
+        }
+        history.encoded(provider, encode, |json| self.0.extend_from_slice(json));
+        self.0.push(b']');
+    }
+
+    /// `,"tools": …, "tool_choice": …` when there are tools: the list as `provider` encodes
+    /// it, the choice as the wire words it (`auto` and `none`, JSON).
+    fn tools(
+        &mut self,
+        tools: &ToolList,
+        provider: &'static str,
+        encode: impl FnOnce(&[ToolSpec]) -> Vec<u8>,
+        choice: ToolChoice,
+        words: [&[u8]; 2],
+    ) {
+        if tools.is_empty() {
+            return;
+        }
+        self.key("tools");
+        self.0.extend_from_slice(&tools.encoded(provider, encode));
+        self.key("tool_choice");
+        self.0.extend_from_slice(match choice {
+            ToolChoice::Auto => words[0],
+            ToolChoice::None => words[1],
+        });
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.0.push(b'}');
+        self.0
     }
 }
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{text_of, RequestOptions};
+use super::{text_of, Body, RequestOptions};
 use crate::agent::failure::{ModelError, ModelFailureClass, Secrets};
 use crate::agent::stream::{
     bad_event, cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
@@ -135,44 +135,22 @@ pub fn request_body(
     choice: ToolChoice,
     options: &RequestOptions,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    // Strings and numbers into a Vec: serializing cannot fail.
-    out.extend_from_slice(b"{\"model\":");
-    let _ = serde_json::to_writer(&mut out, &options.model);
-    out.extend_from_slice(b",\"messages\":[");
-    if let Some(system) = history.system() {
-        let _ = serde_json::to_writer(&mut out, &Message::System { content: system });
-        if !history.is_empty() {
-            out.push(b',');
-        }
-    }
-    history.encoded(NAME, encode, |json| out.extend_from_slice(json));
-    out.extend_from_slice(if options.stream {
-        b"],\"stream\":true"
-    } else {
-        b"],\"stream\":false"
-    });
-    if !tools.is_empty() {
-        out.extend_from_slice(b",\"tools\":");
-        out.extend_from_slice(&tools.encoded(NAME, tools_json));
-        out.extend_from_slice(match choice {
-            ToolChoice::Auto => b",\"tool_choice\":\"auto\"",
-            ToolChoice::None => b",\"tool_choice\":\"none\"",
-        });
-    }
+    let mut body = Body::new(&options.model);
+    let system = history
+        .system()
+        .and_then(|content| serde_json::to_vec(&Message::System { content }).ok());
+    body.items("messages", system, history, NAME, encode);
+    body.field("stream", &options.stream);
+    body.tools(tools, NAME, tools_json, choice, [b"\"auto\"", b"\"none\""]);
     if options.stream {
-        out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
+        body.field(
+            "stream_options",
+            &serde_json::json!({"include_usage": true}),
+        );
     }
-    if let Some(temperature) = options.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        let _ = serde_json::to_writer(&mut out, &temperature);
-    }
-    if let Some(max_tokens) = options.max_tokens {
-        out.extend_from_slice(b",\"max_tokens\":");
-        let _ = serde_json::to_writer(&mut out, &max_tokens);
-    }
-    out.push(b'}');
-    out
+    body.optional("temperature", options.temperature);
+    body.optional("max_tokens", options.max_tokens);
+    body.finish()
 }
 
 /// Usage as this wire reports it (the cached count in `prompt_tokens_details`), and as the

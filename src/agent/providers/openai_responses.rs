@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{text_of, write_json, RequestOptions};
+use super::{text_of, write_json, Body, RequestOptions};
 use crate::agent::failure::{endpoint_message, ModelError, ModelFailureClass, Secrets};
 use crate::agent::stream::{
     bad_event, cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
@@ -77,39 +77,15 @@ pub fn request_body(
     choice: ToolChoice,
     options: &RequestOptions,
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"model\":");
-    write_json(&mut out, &options.model);
-    if let Some(system) = history.system() {
-        out.extend_from_slice(b",\"instructions\":");
-        write_json(&mut out, &system);
-    }
-    out.extend_from_slice(b",\"input\":[");
-    history.encoded(NAME, encode, |json| out.extend_from_slice(json));
-    out.push(b']');
-    if !tools.is_empty() {
-        out.extend_from_slice(b",\"tools\":");
-        out.extend_from_slice(&tools.encoded(NAME, tools_json));
-        out.extend_from_slice(match choice {
-            ToolChoice::Auto => b",\"tool_choice\":\"auto\"",
-            ToolChoice::None => b",\"tool_choice\":\"none\"",
-        });
-    }
-    out.extend_from_slice(if options.stream {
-        b",\"stream\":true,\"store\":false"
-    } else {
-        b",\"stream\":false,\"store\":false"
-    });
-    if let Some(temperature) = options.temperature {
-        out.extend_from_slice(b",\"temperature\":");
-        write_json(&mut out, &temperature);
-    }
-    if let Some(max_tokens) = options.max_tokens {
-        out.extend_from_slice(b",\"max_output_tokens\":");
-        write_json(&mut out, &max_tokens);
-    }
-    out.push(b'}');
-    out
+    let mut body = Body::new(&options.model);
+    body.optional("instructions", history.system());
+    body.items("input", None, history, NAME, encode);
+    body.tools(tools, NAME, tools_json, choice, [b"\"auto\"", b"\"none\""]);
+    body.field("stream", &options.stream);
+    body.field("store", &false);
+    body.optional("temperature", options.temperature);
+    body.optional("max_output_tokens", options.max_tokens);
+    body.finish()
 }
 
 #[derive(Debug, Default, Deserialize)]
