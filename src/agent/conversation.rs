@@ -92,6 +92,8 @@ pub struct Conversation {
     /// Whether a result of the prompt in flight was cut for the model (`read_result` is
     /// offered then).
     cut_in_prompt: bool,
+    /// How many of the history's items the estimate has counted, and their tokens.
+    items_tokens: (usize, u64),
 }
 
 /// A turn's tool list and what it was made from.
@@ -103,6 +105,8 @@ struct OfferedTools {
     found: usize,
     /// Whether `read_result` was offered.
     cut: bool,
+    /// The estimated tokens of the definitions offered.
+    tokens: u64,
     specs: Arc<ToolList>,
 }
 
@@ -165,6 +169,7 @@ impl Conversation {
             calibration: [1.0, 1.0],
             found: search::Found::default(),
             cut_in_prompt: false,
+            items_tokens: (0, 0),
         }
     }
 
@@ -272,7 +277,7 @@ impl Conversation {
             // The turn boundary: list changes are taken in here, and only here for the model.
             self.runtime.turn_boundary().await;
             let specs = self.tool_specs();
-            self.make_room(&specs, choice, &cancel).await;
+            self.make_room(choice, &cancel).await;
             self.emit(AgentEvent::TurnStarted {
                 turn,
                 tools: specs.names().clone(),
@@ -316,6 +321,7 @@ impl Conversation {
             };
             if turn == 1 && !matches!(reply, Some(Ok(_))) {
                 self.history.drop_last_prompt();
+                self.items_tokens = (0, 0);
             }
             let reply = match reply {
                 None => {
@@ -371,7 +377,6 @@ impl Conversation {
             self.measured(
                 reply_usage.map(|u| u.input_tokens),
                 reply_usage.map_or(0, |u| u.output_tokens),
-                &specs,
                 choice,
             );
             if tool_calls.is_empty() {
@@ -525,6 +530,7 @@ impl Conversation {
             down,
             found,
             cut: self.cut_in_prompt,
+            tokens: specs.specs().iter().map(super::context::tool_tokens).sum(),
             specs: specs.clone(),
         });
         specs

@@ -62,54 +62,54 @@ impl Conversation {
     /// own count of the last request of that choice was above the same estimate (a chat
     /// template's framing, a tokenizer that splits finer; one asked to answer in words may be
     /// sent without the definitions: llama.cpp leaves them out). Never scaled down.
-    pub(super) fn estimate(&self, tools: &ToolList, choice: ToolChoice) -> u64 {
-        let raw = self.raw_estimate(tools);
+    pub(super) fn estimate(&mut self, choice: ToolChoice) -> u64 {
+        let raw = self.raw_estimate();
         let scaled = raw as f64 * self.calibration[slot(choice)].max(1.0);
         scaled.min(u64::MAX as f64) as u64
     }
 
-    /// The unscaled estimate: four bytes a token.
-    fn raw_estimate(&self, tools: &ToolList) -> u64 {
-        let tools: u64 = tools.specs().iter().map(context::tool_tokens).sum();
+    /// The unscaled estimate: four bytes a token; the turn's tool list as counted when it was
+    /// made, the history's items counted once each (as they are added).
+    fn raw_estimate(&mut self) -> u64 {
+        let tools = self.tools.as_ref().map_or(0, |t| t.tokens);
         let system = context::tokens(self.settings.system_prompt.len());
-        let items: u64 = self.history.items().iter().map(context::item_tokens).sum();
-        system + tools + items
+        let items = self.history.items();
+        let (counted, sum) = match self.items_tokens {
+            (len, sum) if len <= items.len() => (len, sum),
+            _ => (0, 0),
+        };
+        let sum = sum
+            + items[counted..]
+                .iter()
+                .map(context::item_tokens)
+                .sum::<u64>();
+        self.items_tokens = (items.len(), sum);
+        system + tools + sum
     }
 
     /// After a turn's answer: the meter (the endpoint's count of input and output when it gave
     /// one, else the estimate), and the estimate's scale from that count.
-    pub(super) fn measured(
-        &mut self,
-        input: Option<u64>,
-        output: u64,
-        tools: &ToolList,
-        choice: ToolChoice,
-    ) {
+    pub(super) fn measured(&mut self, input: Option<u64>, output: u64, choice: ToolChoice) {
         let (used, estimated) = match input.filter(|n| *n > 0) {
             Some(input) => {
                 let used = input.saturating_add(output);
-                let raw = self.raw_estimate(tools).max(1);
+                let raw = self.raw_estimate().max(1);
                 self.calibration[slot(choice)] = used as f64 / raw as f64;
                 (used, false)
             }
-            None => (self.estimate(tools, choice), true),
+            None => (self.estimate(choice), true),
         };
         self.emit(AgentEvent::Context {
             used,
             window: self.settings.context_window.map(u64::from),
             estimated,
-            tools: tools.specs().iter().map(context::tool_tokens).sum(),
+            tools: self.tools.as_ref().map_or(0, |t| t.tokens),
         });
     }
 
     /// Before a request: compacts the turns before the current prompt when the request would
     /// leave the answer less than its room (`max_tokens`, at least a quarter of the window).
-    pub(super) async fn make_room(
-        &mut self,
-        tools: &ToolList,
-        choice: ToolChoice,
-        cancel: &CancellationToken,
-    ) {
+    pub(super) async fn make_room(&mut self, choice: ToolChoice, cancel: &CancellationToken) {
         let Some(window) = self.settings.context_window.map(u64::from) else {
             return;
         };
@@ -118,7 +118,7 @@ impl Conversation {
             .max_tokens
             .map_or(0, u64::from)
             .max(window / 4);
-        let used = self.estimate(tools, choice);
+        let used = self.estimate(choice);
         if used + room <= window {
             return;
         }
@@ -176,6 +176,7 @@ impl Conversation {
         let mut rest = summary_items(&summary);
         rest.extend(self.history.items()[start..].iter().cloned());
         self.history = History::new(Some(self.settings.system_prompt.clone()), rest);
+        self.items_tokens = (0, 0);
         let after: u64 = self.history.items().iter().map(context::item_tokens).sum();
         self.record(Record::Compacted {
             at_ms: now_ms(),
