@@ -12,10 +12,10 @@ use http::{HeaderMap, HeaderValue};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{text_of, write_json, Body, RequestOptions};
+use super::{text_of, typed_event, write_json, Body, RequestOptions};
 use crate::agent::failure::{endpoint_message, ModelError, ModelFailureClass, Secrets};
 use crate::agent::stream::{
-    bad_event, cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
+    cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
     StreamPiece, StreamReader, MAX_TOOL_CALLS,
 };
 use crate::agent::turn::{
@@ -373,18 +373,7 @@ impl StreamReader for Reader {
         data: &str,
         on_piece: &mut dyn FnMut(StreamPiece),
     ) -> Result<(), ModelError> {
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            bad_event(
-                self.events + 1,
-                &e.to_string(),
-                &self.secrets.quote(data.as_bytes(), 120),
-            )
-        })?;
-        self.events += 1;
-        let index = event["index"]
-            .as_u64()
-            .and_then(|i| usize::try_from(i).ok())
-            .unwrap_or(0);
+        let (event, index) = typed_event(data, "index", &mut self.events, &self.secrets)?;
         match event["type"].as_str().unwrap_or("") {
             "message_start" => self.read_usage(&event["message"]["usage"]),
             "content_block_start" => {

@@ -186,6 +186,30 @@ impl Body {
     }
 }
 
+/// One event of a stream whose events carry their `type` in their data (the Messages and the
+/// Responses APIs): the event, counted in `events`, and the block or item it is about (its
+/// `index` field); one that is not JSON is a `bad_stream`, quoted with `secrets` scrubbed.
+fn typed_event(
+    data: &str,
+    index: &str,
+    events: &mut usize,
+    secrets: &Secrets,
+) -> Result<(serde_json::Value, usize), ModelError> {
+    let event: serde_json::Value = serde_json::from_str(data).map_err(|e| {
+        super::stream::bad_event(
+            *events + 1,
+            &e.to_string(),
+            &secrets.quote(data.as_bytes(), 120),
+        )
+    })?;
+    *events += 1;
+    let at = event[index]
+        .as_u64()
+        .and_then(|i| usize::try_from(i).ok())
+        .unwrap_or(0);
+    Ok((event, at))
+}
+
 /// The JSON of `value` appended to `out` (strings, numbers and `Value`s into a Vec: it cannot
 /// fail).
 fn write_json(out: &mut Vec<u8>, value: &impl serde::Serialize) {

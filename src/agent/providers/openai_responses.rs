@@ -7,10 +7,10 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{text_of, write_json, Body, RequestOptions};
+use super::{text_of, typed_event, write_json, Body, RequestOptions};
 use crate::agent::failure::{endpoint_message, ModelError, ModelFailureClass, Secrets};
 use crate::agent::stream::{
-    bad_event, cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
+    cut_stream, empty_stream, error_in_stream, too_many_calls, ModelReply, ReplyBuilder,
     StreamPiece, StreamReader, MAX_TOOL_CALLS,
 };
 use crate::agent::turn::{
@@ -268,18 +268,7 @@ impl StreamReader for Reader {
             self.done = true;
             return Ok(());
         }
-        let event: Value = serde_json::from_str(data).map_err(|e| {
-            bad_event(
-                self.events + 1,
-                &e.to_string(),
-                &self.secrets.quote(data.as_bytes(), 120),
-            )
-        })?;
-        self.events += 1;
-        let index = event["output_index"]
-            .as_u64()
-            .and_then(|i| usize::try_from(i).ok())
-            .unwrap_or(0);
+        let (event, index) = typed_event(data, "output_index", &mut self.events, &self.secrets)?;
         match event["type"].as_str().unwrap_or("") {
             "response.output_item.added" if event["item"]["type"] == "function_call" => {
                 self.called = true;
