@@ -63,6 +63,8 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
         events[call]["arguments"],
         "{\"title\":\"t1\",\"body\":\"hi\"}"
     );
+    // The agent's call is shown before the runtime starts it.
+    let started = find(&events, "call_started", is_write);
     let approval = find(&events, "approval_answered", |e| e["by"] == "yes_flag");
     assert_eq!(events[approval]["decision"], "allow_once");
     let result = find(&events, "tool_result", is_write);
@@ -74,7 +76,7 @@ fn save_a_note_with_yes_runs_write_note_approved_by_yes_then_answers() {
         "(demo model) Done: saved note \"t1\"."
     );
     assert!(
-        call < approval && approval < result && result < answer,
+        call < started && started < approval && approval < result && result < answer,
         "{events:#?}"
     );
     let outcome = events.last().unwrap();
