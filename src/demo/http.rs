@@ -81,6 +81,10 @@ pub async fn serve_http(
     let shared = Arc::new((service, faults, auth));
     loop {
         let (stream, peer) = listener.accept().await?;
+        // An answer goes out as its event, then the chunked body's end: with Nagle's algorithm
+        // the end would wait for the client's (delayed) acknowledgement, keeping the connection
+        // busy, so that a client's next request opens or takes another one.
+        let _ = stream.set_nodelay(true);
         let shared = shared.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {

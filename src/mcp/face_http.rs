@@ -64,6 +64,8 @@ pub async fn serve_http(
             accepted = listener.accept() => accepted?,
             () = stop.cancelled() => return Ok(()),
         };
+        // As the demo server does (`demo/http.rs`): the body's end goes out at once.
+        let _ = stream.set_nodelay(true);
         let shared = shared.clone();
         tokio::spawn(async move {
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
