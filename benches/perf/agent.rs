@@ -22,7 +22,7 @@ use aimon_console::runtime::AgentRuntime;
 use serde_json::Value;
 
 use crate::agent_body::BareMessage;
-use crate::report::{CallStats, Row};
+use crate::report::{cpu_now, CallStats, Row};
 use crate::{agent_body, agent_clients, bare, stack, ServerCmd};
 
 /// The providers besides Chat Completions, with the demo model's `--wire` for each.
@@ -251,17 +251,6 @@ async fn in_task<T: Send + 'static>(
         Ok(v) => v,
         Err(e) => panic!("bench task: {e}"),
     }
-}
-
-/// CPU time (user + system) this process has used so far, all threads.
-fn cpu_now() -> Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// A history as a conversation has it half way: `turns` rounds of an assistant call and its

@@ -291,15 +291,24 @@ async fn http_section(per_round: usize, rounds: usize, rows: &mut Vec<Row>) {
     stack::calls(&runtime, "mcp__srv__echo", &arguments, warmup, 1).await;
     let mut ours = CallStats::default();
     let mut limits = vec![CallStats::default(); bares.len()];
+    // The CPU this process spends on each side: the loop the target is against, and ours.
+    let (mut limit_cpu, mut ours_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
-        for (b, limit) in bares.iter_mut().zip(&mut limits) {
+        for (i, (b, limit)) in bares.iter_mut().zip(&mut limits).enumerate() {
+            let cpu = report::cpu_now();
             match b.sequential(per_round, "echo", &arguments) {
                 Ok(stats) => limit.merge(stats),
                 Err(e) => panic!("call/http: bare loop failed: {e}"),
             }
+            if i == 0 {
+                limit_cpu += report::cpu_now() - cpu;
+            }
         }
+        let cpu = report::cpu_now();
         ours.merge(stack::calls(&runtime, "mcp__srv__echo", &arguments, per_round, 1).await);
+        ours_cpu += report::cpu_now() - cpu;
     }
+    let per_call = |d: Duration| d.as_secs_f64() * 1e6 / (rounds * per_round) as f64;
     for (i, (r, limit)) in revisions.iter().zip(&limits).enumerate() {
         let mut seq = call_rows(
             "call/http",
@@ -311,6 +320,15 @@ async fn http_section(per_round: usize, rounds: usize, rows: &mut Vec<Row>) {
         // Against the loop speaking the negotiated revision: the target (34).
         if i == 0 {
             seq[0] = seq[0].clone().at_least(HTTP_AGAINST_BARE);
+            seq.push(
+                Row::new(
+                    "call/http",
+                    "sequential",
+                    "CPU us a call (this process)",
+                    per_call(ours_cpu),
+                )
+                .against(&format!("bare HTTP/1.1 loop, {r}"), per_call(limit_cpu)),
+            );
         }
         rows.extend(seq);
     }

@@ -140,6 +140,17 @@ impl CallStats {
 }
 
 /// The three rows of a call-path comparison: calls/s, p50 and p99 latency, ours against `reference`.
+/// CPU time (user + system) this process has used so far, all threads.
+pub fn cpu_now() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
 pub fn call_rows(
     section: &str,
     case: &str,
