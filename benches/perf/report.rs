@@ -139,7 +139,6 @@ impl CallStats {
     }
 }
 
-/// The three rows of a call-path comparison: calls/s, p50 and p99 latency, ours against `reference`.
 /// CPU time (user + system) this process has used so far, all threads.
 pub fn cpu_now() -> Duration {
     // SAFETY: getrusage fills the struct it is given.
@@ -151,6 +150,7 @@ pub fn cpu_now() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// The three rows of a call-path comparison: calls/s, p50 and p99 latency, ours against `reference`.
 pub fn call_rows(
     section: &str,
     case: &str,
