@@ -123,7 +123,7 @@ pub fn request_body(
             |system| json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
         ),
     );
-    body.items("messages", None, history, NAME, encode);
+    body.items("messages", None::<()>, history, NAME, encode);
     body.tools(
         tools,
         NAME,

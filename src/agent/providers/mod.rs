@@ -130,6 +130,12 @@ impl Body {
         write_json(&mut self.0, value);
     }
 
+    /// `,"name": json`, the value's JSON as it is (a fixed object or word).
+    fn raw(&mut self, name: &str, json: &[u8]) {
+        self.key(name);
+        self.0.extend_from_slice(json);
+    }
+
     /// `,"name": value` when there is one.
     fn optional(&mut self, name: &str, value: Option<impl serde::Serialize>) {
         if let Some(value) = value {
@@ -141,7 +147,7 @@ impl Body {
     fn items(
         &mut self,
         name: &str,
-        first: Option<Vec<u8>>,
+        first: Option<impl serde::Serialize>,
         history: &History,
         provider: &'static str,
         encode: impl Fn(&Item, &mut JsonSeq<'_>),
@@ -149,7 +155,7 @@ impl Body {
         self.key(name);
         self.0.push(b'[');
         if let Some(first) = first {
-            self.0.extend_from_slice(&first);
+            write_json(&mut self.0, &first);
             if !history.is_empty() {
                 self.0.push(b',');
             }
@@ -171,13 +177,14 @@ impl Body {
         if tools.is_empty() {
             return;
         }
-        self.key("tools");
-        self.0.extend_from_slice(&tools.encoded(provider, encode));
-        self.key("tool_choice");
-        self.0.extend_from_slice(match choice {
-            ToolChoice::Auto => words[0],
-            ToolChoice::None => words[1],
-        });
+        self.raw("tools", &tools.encoded(provider, encode));
+        self.raw(
+            "tool_choice",
+            match choice {
+                ToolChoice::Auto => words[0],
+                ToolChoice::None => words[1],
+            },
+        );
     }
 
     fn finish(mut self) -> Vec<u8> {

@@ -136,17 +136,12 @@ pub fn request_body(
     options: &RequestOptions,
 ) -> Vec<u8> {
     let mut body = Body::new(&options.model);
-    let system = history
-        .system()
-        .and_then(|content| serde_json::to_vec(&Message::System { content }).ok());
+    let system = history.system().map(|content| Message::System { content });
     body.items("messages", system, history, NAME, encode);
     body.field("stream", &options.stream);
     body.tools(tools, NAME, tools_json, choice, [b"\"auto\"", b"\"none\""]);
     if options.stream {
-        body.field(
-            "stream_options",
-            &serde_json::json!({"include_usage": true}),
-        );
+        body.raw("stream_options", b"{\"include_usage\":true}");
     }
     body.optional("temperature", options.temperature);
     body.optional("max_tokens", options.max_tokens);

@@ -79,7 +79,7 @@ pub fn request_body(
 ) -> Vec<u8> {
     let mut body = Body::new(&options.model);
     body.optional("instructions", history.system());
-    body.items("input", None, history, NAME, encode);
+    body.items("input", None::<()>, history, NAME, encode);
     body.tools(tools, NAME, tools_json, choice, [b"\"auto\"", b"\"none\""]);
     body.field("stream", &options.stream);
     body.field("store", &false);
