@@ -275,6 +275,7 @@ proptest! {
                 hooks,
                 agent: None,
                 gateway: Default::default(),
+                telemetry: Default::default(),
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

@@ -584,6 +584,6 @@ pub(super) fn split_userinfo(url: &str) -> Option<(&str, &str, &str)> {
 }
 
 /// Whether `url` is not a URL at all (no host, spaces).
-fn reqwest_url_invalid(url: &str) -> bool {
+pub(super) fn reqwest_url_invalid(url: &str) -> bool {
     http::Uri::try_from(url).map_or(true, |uri| uri.host().is_none_or(str::is_empty))
 }

@@ -132,7 +132,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`, `telemetry`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",
@@ -331,6 +331,46 @@ fn at_most_twenty_errors_are_kept() {
     assert!(err
         .report()
         .ends_with("… and 10 more (only the first 20 are shown)"));
+}
+
+#[test]
+fn telemetry_mistakes_are_located_and_a_secret_in_the_url_is_not_quoted() {
+    let cases = [
+        (
+            "telemetry:\n  otlp_endpoint: localhost:4318\n",
+            "/etc/aimon/cfg.yaml:2:18: telemetry.otlp_endpoint: \"localhost:4318\" must be an \
+             http:// or https:// URL (the collector's OTLP/HTTP address, e.g. \
+             http://localhost:4318)",
+        ),
+        (
+            "telemetry:\n  otlp_endpoint: https://me:pw-123@otel.example\n",
+            "/etc/aimon/cfg.yaml:2:18: telemetry.otlp_endpoint: a user name or password in the \
+             URL would be shown in errors: give them as a header under telemetry.headers",
+        ),
+        (
+            "telemetry:\n  headers: {\"bad name\": x}\n",
+            "/etc/aimon/cfg.yaml:2:13: invalid header name \"bad name\"",
+        ),
+        (
+            "telemetry:\n  include_payloads: sometimes\n",
+            "/etc/aimon/cfg.yaml:2:21: telemetry.include_payloads: expected true or false, got a string",
+        ),
+    ];
+    for (text, message) in cases {
+        let err = load_text(text).expect_err(text);
+        assert_eq!(err.to_string(), message, "{text}");
+    }
+    let config = load_text(
+        "telemetry:\n  otlp_endpoint: http://127.0.0.1:4318\n  headers: {Authorization: Bearer t0ken-secret}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.telemetry.otlp_endpoint.as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert!(!config.telemetry.include_payloads);
+    let shown = format!("{:?}", config.telemetry);
+    assert!(!shown.contains("t0ken-secret"), "{shown}");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod sandbox;
 mod schema;
 pub mod spans;
 mod syntax;
+mod telemetry;
 mod values;
 mod write;
 
@@ -54,6 +55,7 @@ pub use path::{resolve_path, state_home, LOCAL_CONFIG_NAME};
 pub use rules::{add_rule, is_pin, remove_rule, ApprovalRule, RuleDecision, ToolPattern, RULES};
 pub use sandbox::SandboxConfig;
 pub use spans::{NodeSpan, Position, Spans};
+pub use telemetry::TelemetryConfig;
 pub use values::{is_valid_server_name, SERVER_NAME_RULE};
 pub use write::{
     digest, set_server_enabled, set_server_trust, write_private, ConfigFile, TrustWriteError,
@@ -75,6 +77,8 @@ pub struct Config {
     pub agent: Option<AgentConfig>,
     /// The `gateway:` section: how calls from other hosts (`serve`) are treated.
     pub gateway: GatewayConfig,
+    /// The `telemetry:` section: where traces and metrics go (nowhere unless it says).
+    pub telemetry: TelemetryConfig,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -148,6 +152,7 @@ impl Config {
             hooks: Vec::new(),
             agent: None,
             gateway: GatewayConfig::default(),
+            telemetry: TelemetryConfig::default(),
             source_digest: 0,
         }
     }

@@ -19,7 +19,7 @@ use super::{
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks` and `agent` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway` and `telemetry` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -33,6 +33,8 @@ pub(super) struct RawConfig {
     pub(super) agent: Option<RawAgent>,
     #[serde(default)]
     pub(super) gateway: Option<super::gateway::RawGateway>,
+    #[serde(default)]
+    pub(super) telemetry: Option<super::telemetry::RawTelemetry>,
 }
 
 #[derive(Default, Deserialize)]

@@ -242,13 +242,20 @@ static GATEWAY_FIELDS: [Field; 4] = [
     opt("max_calls_per_host", Shape::Count(1)),
 ];
 
-static ROOT_FIELDS: [Field; 6] = [
+static TELEMETRY_FIELDS: [Field; 3] = [
+    opt("otlp_endpoint", Shape::Str),
+    opt("headers", Shape::StrMap),
+    opt("include_payloads", Shape::Bool),
+];
+
+static ROOT_FIELDS: [Field; 7] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
     opt("policy", Shape::Map(&POLICY_FIELDS)),
     opt("notifications", Shape::Map(&NOTIFICATIONS_FIELDS)),
     opt("hooks", Shape::List(&HOOK)),
     opt("agent", Shape::Map(&AGENT_FIELDS)),
     opt("gateway", Shape::Map(&GATEWAY_FIELDS)),
+    opt("telemetry", Shape::Map(&TELEMETRY_FIELDS)),
 ];
 
 /// Every place in `value` (the whole file, parsed) that does not have the config's shape.

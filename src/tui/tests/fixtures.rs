@@ -62,6 +62,7 @@ pub(in crate::tui) fn config() -> Config {
         hooks: Vec::new(),
         agent: None,
         gateway: Default::default(),
+        telemetry: Default::default(),
         source_digest: 1,
     }
 }
