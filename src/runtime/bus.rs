@@ -8,12 +8,13 @@
 //! in place with one `EventsDropped { count }` per gap, counting exactly.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::{broadcast, Notify};
 
 use super::events::RuntimeEvent;
+use super::observe::Observer;
 use crate::mcp::events::{EventSink, McpEvent};
 use crate::mcp::notify::{McpNotification, McpNotificationListener, RoomFuture};
 
@@ -60,6 +61,8 @@ struct Shared {
     /// them (sent only while one listens; a host that falls behind loses the oldest, never the
     /// runtime).
     host_notices: broadcast::Sender<McpNotification>,
+    /// Sees every event as it is sent (telemetry), set once as the runtime is made.
+    observer: OnceLock<Arc<dyn Observer>>,
 }
 
 impl Shared {
@@ -127,6 +130,7 @@ impl EventBus {
             readable: Notify::new(),
             room: Notify::new(),
             host_notices: broadcast::channel(HOST_NOTICES_BOUND).0,
+            observer: OnceLock::new(),
         });
         (EventBus(shared.clone()), EventStream(shared))
     }
@@ -136,6 +140,9 @@ impl EventBus {
     /// After `close`, or once the driver dropped the stream, it goes nowhere. (A dropped
     /// approval request answers itself `Deny`: its reply channel closes.)
     pub(crate) fn send(&self, event: RuntimeEvent) {
+        if let Some(observer) = self.0.observer.get() {
+            observer.event(&event);
+        }
         let mut state = self.0.lock();
         if state.closed || state.gone {
             return;
@@ -193,6 +200,16 @@ impl EventBus {
                 }
             }
         }
+    }
+
+    /// Hands every event from now on to `observer` too (once; a second is ignored).
+    pub(crate) fn observe(&self, observer: Arc<dyn Observer>) {
+        let _ = self.0.observer.set(observer);
+    }
+
+    /// The observer, if there is one.
+    pub(crate) fn observer(&self) -> Option<&Arc<dyn Observer>> {
+        self.0.observer.get()
     }
 
     /// Ends the stream: the driver's `recv` returns `None` once it has read what was sent.

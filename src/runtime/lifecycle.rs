@@ -49,6 +49,8 @@ pub struct RuntimeOptions {
     /// It serves other hosts (`serve`, the console's `--serve-http`): a server's sampling or
     /// elicitation request made during a host's call goes to that host (`mcp::relay`).
     pub serves_hosts: bool,
+    /// Sees every event and model request (telemetry, `src/telemetry`); flushed at close.
+    pub observer: Option<Arc<dyn super::Observer>>,
 }
 
 impl Default for RuntimeOptions {
@@ -58,6 +60,7 @@ impl Default for RuntimeOptions {
             extra_tools: Vec::new(),
             first_call_id: 0,
             serves_hosts: false,
+            observer: None,
         }
     }
 }
@@ -89,6 +92,9 @@ impl AgentRuntimeFactory {
         events: RuntimeEvents,
     ) -> Result<AgentRuntime, RuntimeError> {
         let bus = events.0;
+        if let Some(observer) = &options.observer {
+            bus.observe(observer.clone());
+        }
         let registry = Arc::new(ToolRegistry::new());
         let gate = Arc::new(
             ApprovalGate::new(config.policy.clone()).with_pin_store(PinStore::default_place()),
@@ -459,6 +465,11 @@ impl AgentRuntime {
         forward_cancel(hooks.run_event(event, subject, &token), cancel, &token).await
     }
 
+    /// Who observes this runtime (telemetry), to tell about model requests too.
+    pub fn observer(&self) -> Option<Arc<dyn super::Observer>> {
+        self.executor.bus.observer().cloned()
+    }
+
     /// Cancels running call `id` (the id of its `CallStarted` event), as if its caller had
     /// cancelled it: the server is sent `notifications/cancelled` and the call ends `cancelled`
     /// at once. False when no such call is running.
@@ -469,7 +480,8 @@ impl AgentRuntime {
     /// Closes, in this order: (1) the MCP manager: its supervisor first (nothing restarts
     /// behind the close), then every server and its process group;
     /// (2) every call still running (local tool processes are killed); (3) every hook still
-    /// running (its process group killed); (4) the event stream.
+    /// running (its process group killed); (4) the event stream; (5) the observer's flush
+    /// (telemetry sent on, within its exporter's timeout).
     /// A failing step is logged and the rest still run.
     pub async fn close(&self) -> Vec<CloseStep> {
         let mut steps = Vec::with_capacity(4);
@@ -504,6 +516,14 @@ impl AgentRuntime {
             what: "event stream",
             result: Ok(()),
         });
+
+        if let Some(observer) = self.executor.bus.observer().cloned() {
+            let flushed = tokio::task::spawn_blocking(move || observer.flush()).await;
+            steps.push(CloseStep {
+                what: "telemetry",
+                result: flushed.unwrap_or_else(|e| Err(e.to_string())),
+            });
+        }
 
         for step in &steps {
             if let Err(e) = &step.result {

@@ -18,6 +18,7 @@ mod executor;
 mod gateway;
 mod hooks;
 mod lifecycle;
+mod observe;
 mod rewake;
 mod turn;
 
@@ -32,6 +33,7 @@ pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,
 };
+pub use observe::{ModelRequest, Observer};
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
 /// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
