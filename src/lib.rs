@@ -14,6 +14,7 @@ pub mod net;
 pub mod runtime;
 pub mod sandbox;
 pub mod sse;
+pub mod telemetry;
 pub mod text;
 pub mod tool;
 pub mod tui;

@@ -272,7 +272,9 @@ fn the_runtime_is_the_one_door() {
         if is_test(name, &tests) {
             continue;
         }
-        if matches!(top(name), "tui" | "cli" | "agent") && code(text).contains("crate::mcp") {
+        if matches!(top(name), "tui" | "cli" | "agent" | "telemetry")
+            && code(text).contains("crate::mcp")
+        {
             offenders.push(name.clone());
         }
     }
@@ -295,8 +297,9 @@ fn dependencies_point_down_only() {
             "approval" => 3,
             "mcp" | "demo" => 4,
             "runtime" => 5,
-            "agent" => 6,
-            "tui" | "cli" => 7,
+            "telemetry" => 6,
+            "agent" => 7,
+            "tui" | "cli" => 8,
             "" => return None,
             _ => 3,
         })

@@ -14,6 +14,7 @@ pub mod endpoint;
 pub mod events;
 pub mod failure;
 mod http;
+pub mod observe;
 pub mod providers;
 pub mod sampling;
 pub mod session;

@@ -8,9 +8,7 @@ use super::client::{HttpModelClient, ModelClient};
 use super::endpoint::{self, Endpoint};
 use super::failure::ModelError;
 use crate::config::{Config, ModelProfile};
-use crate::runtime::{
-    AgentRuntime, AgentRuntimeFactory, RuntimeError, RuntimeEvents, RuntimeOptions,
-};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeError, RuntimeEvents};
 
 /// The runtime an agent drives, publishing on `events`: the local tools at once, every
 /// configured server's as it becomes ready (`AgentRuntime::wait_started` waits for all; the
@@ -19,7 +17,7 @@ pub async fn start_runtime(
     config: &Config,
     events: RuntimeEvents,
 ) -> Result<Arc<AgentRuntime>, RuntimeError> {
-    AgentRuntimeFactory::create(config, RuntimeOptions::default(), events)
+    AgentRuntimeFactory::create(config, crate::telemetry::options(config), events)
         .await
         .map(Arc::new)
 }

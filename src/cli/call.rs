@@ -13,7 +13,8 @@ use super::asks::AskArgs;
 use super::events::write_event;
 use super::output::{self, safe_text};
 use crate::config::{Config, HookAction, LocalTools};
-use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntimeFactory, CallStatus, McpEvent, RuntimeEvent};
+use crate::telemetry;
 use crate::tool::schema;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -159,7 +160,7 @@ pub async fn run(mut config: Config, args: CallArgs) -> ExitCode {
         }
     });
     let runtime =
-        match AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await {
+        match AgentRuntimeFactory::create(&config, telemetry::options(&config), events).await {
             Ok(r) => r,
             Err(err) => {
                 output::error_line(&format!("error: {err}"));

@@ -11,6 +11,7 @@ use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::config::Config;
 use crate::runtime::ServerStatus;
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
+use crate::telemetry;
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CheckArgs {
@@ -27,7 +28,7 @@ pub async fn start_runtime(
     asks: AskArgs,
     command: &'static str,
 ) -> Result<AgentRuntime, ExitCode> {
-    start_runtime_answering(config, asks, command, None, RuntimeOptions::default()).await
+    start_runtime_answering(config, asks, command, None, telemetry::options(config)).await
 }
 
 /// [`start_runtime`], every approval question answered `approvals` (`serve`: refused as

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{self, safe_text};
 use super::profile::profile_choice;
+use crate::agent::observe::observed;
 use crate::agent::session::{SessionPlan, Unavailable};
 use crate::agent::start::start_runtime;
 use crate::agent::transcript;
@@ -172,7 +173,10 @@ pub async fn run(config: Config, args: RunArgs) -> ExitCode {
     // An endpoint that could not start fails the prompt's first model request like any other
     // model failure: the prompt and the `stopped` record are written, the event printed.
     let (endpoint, client): (_, Arc<dyn ModelClient>) = match model {
-        Ok((endpoint, client)) => (Some(endpoint), client),
+        Ok((endpoint, client)) => {
+            let client = observed(client, &runtime, &plan.profile, &endpoint.base_url);
+            (Some(endpoint), client)
+        }
         Err(error) => (None, Arc::new(Unavailable(error))),
     };
     let mut conversation = plan.conversation(

@@ -46,7 +46,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
     // A server's sampling or elicitation request during a host's call goes to that host.
     let options = RuntimeOptions {
         serves_hosts: true,
-        ..RuntimeOptions::default()
+        ..crate::telemetry::options(&config)
     };
     let runtime =
         match start_runtime_answering(&config, AskArgs::default(), "serve", unattended, options)

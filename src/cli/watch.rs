@@ -20,7 +20,8 @@ use super::output;
 use crate::approval::ApprovalDecision;
 use crate::config::Config;
 use crate::runtime::ListKind;
-use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent, RuntimeOptions};
+use crate::runtime::{AgentRuntime, AgentRuntimeFactory, McpEvent, RuntimeEvent};
+use crate::telemetry;
 
 /// How long a stop waits for a start-up still finishing before abandoning it.
 const FINISH_START: std::time::Duration = std::time::Duration::from_secs(1);
@@ -40,7 +41,7 @@ pub struct WatchArgs {
 pub async fn run(config: Config, args: WatchArgs) -> ExitCode {
     let (events, mut stream) = AgentRuntimeFactory::events();
     let mut creating = tokio::spawn(async move {
-        AgentRuntimeFactory::create(&config, RuntimeOptions::default(), events).await
+        AgentRuntimeFactory::create(&config, telemetry::options(&config), events).await
     });
     let stop = stop_requested(args.exit_on_stdin_eof);
     tokio::pin!(stop);

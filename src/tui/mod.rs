@@ -338,7 +338,7 @@ fn start_runtime(
         let options = RuntimeOptions {
             first_call_id,
             serves_hosts: serving.is_some(),
-            ..RuntimeOptions::default()
+            ..crate::telemetry::options(&config)
         };
         let result = AgentRuntimeFactory::create(&config, options, events)
             .await

@@ -114,3 +114,13 @@ pub const LITELLM_KEY: &str = "sk-aimon-litellm-peer";
 
 /// The model name the proxy serves (config.yaml `model_name`).
 pub const LITELLM_MODEL: &str = "smollm2";
+
+/// The official OpenTelemetry protobuf package for Python, in its venv; returns its python
+/// (the test collector of tests/telemetry.rs runs on it).
+pub fn otel() -> &'static Path {
+    static DONE: OnceLock<PathBuf> = OnceLock::new();
+    DONE.get_or_init(|| {
+        install("otel");
+        root().join("venv-otel/bin/python")
+    })
+}

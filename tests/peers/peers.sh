@@ -8,7 +8,7 @@
 #   peers.sh install GROUP...   install what is not installed yet, then print the versions
 #   peers.sh update GROUP...    re-resolve the trees from the top-level pins (a deliberate step;
 #                               the diff of the pins is what to review and commit)
-#   GROUP: npm, conformance, time, sdk, llama, litellm, or all
+#   GROUP: npm, conformance, time, sdk, llama, litellm, otel, or all
 #
 # PEERS_DIR: where peers go (default: target/tmp/peers, the tests' CARGO_TARGET_TMPDIR).
 # A stamp in each peer's folder holds a digest of its pins (and, for llama, its build flags):
@@ -142,14 +142,14 @@ groups() {
   local g
   for g in "$@"; do
     case "$g" in
-      all) echo npm conformance time sdk llama litellm ;;
-      npm | conformance | time | sdk | llama | litellm) echo "$g" ;;
-      *) die "unknown group $g (npm, conformance, time, sdk, llama, litellm, all)" ;;
+      all) echo npm conformance time sdk llama litellm otel ;;
+      npm | conformance | time | sdk | llama | litellm | otel) echo "$g" ;;
+      *) die "unknown group $g (npm, conformance, time, sdk, llama, litellm, otel, all)" ;;
     esac
   done
 }
 
-[ $# -ge 2 ] || die "usage: peers.sh install|update GROUP... (npm, conformance, time, sdk, llama, litellm, all)"
+[ $# -ge 2 ] || die "usage: peers.sh install|update GROUP... (npm, conformance, time, sdk, llama, litellm, otel, all)"
 verb="$1"
 shift
 lock

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{AgentCommand, ChatEffect, ChatEvent};
 use crate::agent::attach::{self, Attachment, PromptUse};
+use crate::agent::observe::observed;
 use crate::agent::session::SessionPlan;
 use crate::agent::transcript::{self, Transcript};
 use crate::agent::{AgentEvent, Conversation};
@@ -123,6 +124,12 @@ impl Job {
                 return;
             }
         };
+        let client = observed(
+            client,
+            &self.runtime,
+            &self.plan.profile,
+            &endpoint.base_url,
+        );
         let (commands, mut prompts) = mpsc::unbounded_channel();
         let history = transcript::items(&records);
         let ready = ChatEvent::Ready {
