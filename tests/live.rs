@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aimon_console::approval::ApprovalDecision;
-use aimon_console::cli::events::event_json;
 use aimon_console::config::{AnnotationTrust, ApprovalPolicy, PolicyConfig, ServerConfig};
 use aimon_console::mcp::notify::LogLevel;
+use aimon_console::runtime::event_json;
 use aimon_console::runtime::{
     AgentRuntime, AgentRuntimeFactory, CallStatus, ChangeKind, RuntimeEvent, RuntimeOptions,
 };

@@ -206,7 +206,7 @@ fn calls_reach_third_party_servers_through_the_gate() {
 /// as their JSON lines.
 #[tokio::test]
 async fn server_everything_live_notifications_progress_and_requests() {
-    use aimon_console::cli::events::event_json;
+    use aimon_console::runtime::event_json;
     use aimon_console::config::{AnnotationTrust, ApprovalPolicy, PolicyConfig, ServerConfig};
     use aimon_console::mcp::events::null_sink;
     use aimon_console::mcp::manager::McpClientManager;

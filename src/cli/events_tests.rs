@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::runtime::LogLevel;
+use serde_json::{json, Value};
 
 #[test]
 fn log_lines_carry_level_logger_and_data_and_no_escapes() {

@@ -3,54 +3,15 @@
 
 use std::io::{IsTerminal, Write};
 
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::approval::{pin_json, ApprovalGate};
-use crate::runtime::StartSummary;
+use crate::approval::ApprovalGate;
 use crate::runtime::{ServerReport, ServerStatus};
+use crate::runtime::{StartSummary, ToolsJson};
 use crate::text::{sanitize, sanitize_line};
 use crate::tool::registry::ToolSnapshot;
 use crate::tool::{SideEffectLevel, ToolDescriptor};
-
-/// The `TOOL` object of `check --json` and `tools --json`, written straight from the
-/// descriptor (its fields in alphabetical order), with its pin state when the gate is at hand.
-pub struct ToolJson<'a>(pub &'a ToolDescriptor, pub Option<&'a ApprovalGate>);
-
-impl Serialize for ToolJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let tool = self.0;
-        let origin = tool.origin.as_ref();
-        let mut map = serializer.serialize_map(Some(11))?;
-        map.serialize_entry("annotations", &origin.and_then(|o| o.annotations.as_ref()))?;
-        map.serialize_entry("destructive", &tool.destructive.is_destructive())?;
-        map.serialize_entry("local", &origin.is_none())?;
-        map.serialize_entry("name", &tool.name)?;
-        map.serialize_entry("pin", &pin_json(tool, self.1.map(|g| g.pin_state(tool))))?;
-        map.serialize_entry("provenance", &tool.provenance)?;
-        map.serialize_entry("server", &origin.map(|o| &o.server))?;
-        map.serialize_entry("side_effect", &tool.side_effect)?;
-        map.serialize_entry("tool", origin.map_or(&tool.name, |o| &o.tool))?;
-        map.serialize_entry("trust", &origin.map(|o| o.trust.as_str()))?;
-        map.serialize_entry("warnings", &tool.flags)?;
-        map.end()
-    }
-}
-
-/// The `TOOL` object as a value, for shapes that embed one.
-pub fn tool_json(tool: &ToolDescriptor) -> Value {
-    serde_json::to_value(ToolJson(tool, None)).unwrap_or(Value::Null)
-}
-
-/// A snapshot's tools as a JSON array of `TOOL` objects, written one at a time.
-pub struct ToolsJson<'a>(pub &'a ToolSnapshot, pub Option<&'a ApprovalGate>);
-
-impl Serialize for ToolsJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.values().map(|t| ToolJson(t.descriptor(), self.1)))
-    }
-}
 
 /// The whole `check --json` object (fields in alphabetical order). The tools are written from the
 /// registry's snapshot as they are serialized: a report of many tools is never built whole.

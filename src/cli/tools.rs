@@ -37,7 +37,7 @@ pub async fn run(config: Config, args: ToolsArgs) -> ExitCode {
         // Servers whose tools are not in the list, and why: failed ones, and disabled ones.
         let missing = output::missing_json(&summary.servers);
         let value = json!({
-            "tools": output::ToolsJson(&tools, Some(runtime.gate())),
+            "tools": crate::runtime::ToolsJson(&tools, Some(runtime.gate())),
             "complete": failed.is_empty(),
             "missing": missing,
         });

@@ -17,6 +17,7 @@ mod events;
 mod executor;
 mod gateway;
 mod hooks;
+mod json;
 mod lifecycle;
 mod observe;
 mod rewake;
@@ -29,6 +30,7 @@ pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
 pub use gateway::gateway_token;
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
+pub use json::{event_json, tool_json, ToolJson, ToolsJson};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,

@@ -9,8 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{AgentEvent, PromptOutcome};
 use crate::cli::approve::answer;
-use crate::cli::events::{event_json, event_line};
+use crate::cli::events::event_line;
 use crate::cli::output::{self, safe_text};
+use crate::runtime::event_json;
 use crate::runtime::{EventStream, McpEvent, RuntimeEvent};
 use crate::text::sanitize;
 
