@@ -7,6 +7,7 @@ pub mod agent;
 pub mod approval;
 pub mod cli;
 pub mod config;
+pub mod daemon;
 pub mod demo;
 pub mod dpop;
 pub mod mcp;

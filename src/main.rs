@@ -34,6 +34,8 @@ enum Command {
     Usage(cli::usage::UsageArgs),
     /// Be the one MCP server another host uses: every configured server's tools, through the gate.
     Serve(cli::serve::ServeArgs),
+    /// Run the servers without a console, for consoles to attach to (docs/daemon.md).
+    Daemon(cli::daemon::DaemonArgs),
     /// Print the bearer token hosts bring to `serve --http` (made on first use, kept owner-only).
     GatewayToken,
     /// Print the snippet that adds this gateway to another host's config (the inverse of import).
@@ -177,6 +179,7 @@ fn main() -> ExitCode {
             Some(Command::Call(args)) => cli::call::run(config, args).await,
             Some(Command::Usage(args)) => cli::usage::run(config, args).await,
             Some(Command::Serve(args)) => cli::serve::run(config, args).await,
+            Some(Command::Daemon(args)) => cli::daemon::run(config, args).await,
             Some(Command::Export(args)) => cli::export::run(&config, args),
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,

@@ -8,6 +8,7 @@ pub mod check;
 pub mod conformance;
 pub mod console;
 mod content;
+pub mod daemon;
 pub mod demo_faults;
 pub mod demo_model;
 pub mod demo_server;

@@ -1,0 +1,126 @@
+//! `aimon-console daemon`: the runtime headless (servers, supervisor, gate, telemetry) behind
+//! an operator API that consoles attach to (docs/daemon.md). The API is JSON-RPC 2.0, one
+//! message a line, over a Unix socket only its owner may use (socket.rs); every console sees
+//! the same servers, calls and approvals, the first answer to an approval wins and the others
+//! are told who gave it (hub.rs); each console is served on its own (session.rs), so one that
+//! stops reading loses its own events, counted, and holds up nobody.
+//!
+//! Above the agent and below the drivers: `cli/daemon.rs` runs it, and the console's `attach`
+//! will be its client.
+
+mod hub;
+mod session;
+pub mod socket;
+pub mod wire;
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::runtime::{
+    event_json, AgentRuntime, AgentRuntimeFactory, EventStream, ListKind, McpEvent, RuntimeEvent,
+};
+use hub::Hub;
+pub use hub::{CONSOLE_QUEUE, HISTORY};
+use wire::notification;
+
+/// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end) until `stop`
+/// resolves: then running calls are cancelled, waiting approvals denied, the consoles told, the
+/// servers closed.
+pub async fn run(
+    config: Config,
+    listener: UnixListener,
+    path: &Path,
+    stop: impl Future<Output = ()>,
+) -> Result<(), String> {
+    let (events, stream) = AgentRuntimeFactory::events();
+    let options = crate::telemetry::options(&config);
+    let runtime = AgentRuntimeFactory::create(&config, options, events)
+        .await
+        .map_err(|e| e.to_string())?;
+    let runtime = Arc::new(runtime);
+    let hub = Arc::new(Hub::new(runtime.clone(), config));
+    let pump = tokio::spawn(pump(hub.clone(), stream));
+    let sessions = CancellationToken::new();
+    tokio::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => accepted,
+        };
+        let mut stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "daemon: accept failed");
+                continue;
+            }
+        };
+        match socket::peer(&stream) {
+            Ok(pid) => {
+                tokio::spawn(session::run(
+                    hub.clone(),
+                    stream,
+                    pid,
+                    sessions.child_token(),
+                ));
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "daemon: a connection was refused");
+                let line = wire::error_response(
+                    &serde_json::Value::Null,
+                    wire::code::INVALID_REQUEST,
+                    &format!("refused: {e}"),
+                );
+                let _ = stream.write_all(format!("{line}\n").as_bytes()).await;
+            }
+        }
+    }
+    hub.broadcast(notification(
+        "closing",
+        serde_json::json!({"reason": "the daemon is stopping"}),
+    ));
+    hub.drop_pending();
+    runtime.close().await;
+    let _ = pump.await;
+    sessions.cancel();
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// The runtime's events to every console, as `event` notifications; approvals kept for the
+/// consoles to answer; a tools list change taken in at once (there are no turns here, every
+/// moment is between them); servers' questions declined (consoles do not answer them through
+/// the daemon yet).
+async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
+    while let Some(event) = stream.recv().await {
+        let json = event_json(&event);
+        let line = notification("event", json.clone());
+        match event {
+            RuntimeEvent::ApprovalRequested(request) => hub.ask(request, json.to_string()),
+            RuntimeEvent::ListChanged {
+                list: ListKind::Tools,
+                ..
+            } => boundary(&hub.runtime),
+            RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
+                request.decline("the daemon's consoles do not answer servers' questions yet");
+            }
+            RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
+                request.reject("the daemon does not answer sampling requests yet");
+            }
+            _ => {}
+        }
+        hub.broadcast(line);
+    }
+}
+
+fn boundary(runtime: &Arc<AgentRuntime>) {
+    let runtime = runtime.clone();
+    tokio::spawn(async move {
+        runtime.turn_boundary().await;
+    });
+}

@@ -1,0 +1,315 @@
+//! One console's connection: its requests read line by line (bounded), answered in order of
+//! completion; its writer sends answers first, then the events its queue holds, saying first
+//! how many it dropped. Nothing a console does (stop reading, flood requests, send garbage)
+//! holds up the daemon or the other consoles: its events are dropped and counted, its own
+//! requests wait for room among its answers.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::net::unix::OwnedWriteHalf;
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::hub::{Console, Hub, Who};
+use super::wire::{
+    self, code, error_response, notification, result_response, Frame, Framer, Incoming,
+};
+use crate::approval::ApprovalDecision;
+use crate::runtime::{tool_json, ToolsJson};
+
+/// Most answers waiting to be written to one console; its next request waits for room.
+const ANSWERS: usize = 64;
+
+/// What a request gets: its result, or an error code and message.
+type Reply = Result<Value, (i64, String)>;
+
+/// Serves one console until it goes away or the daemon stops.
+pub async fn run(hub: Arc<Hub>, stream: UnixStream, pid: Option<i32>, stop: CancellationToken) {
+    let (mut read, write) = stream.into_split();
+    let (answers, answers_rx) = mpsc::channel::<String>(ANSWERS);
+    let (console, events_rx) = Console::new();
+    let writer = tokio::spawn(write_loop(write, answers_rx, events_rx, console.clone()));
+    let mut session = Session {
+        hub,
+        console,
+        who: None,
+        pid,
+        answers,
+        stop: stop.clone(),
+    };
+    let mut framer = Framer::default();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut frames = Vec::new();
+    loop {
+        let read = tokio::select! {
+            read = read.read(&mut chunk) => read,
+            () = stop.cancelled() => break,
+        };
+        let n = match read {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        framer.feed(&chunk[..n], &mut |frame| frames.push(frame));
+        for frame in frames.drain(..) {
+            match frame {
+                Frame::TooLong => {
+                    let message = format!("a message is at most {} bytes", wire::MAX_LINE);
+                    session
+                        .send(error_response(
+                            &Value::Null,
+                            code::INVALID_REQUEST,
+                            &message,
+                        ))
+                        .await;
+                }
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
+                Frame::Line(line) => match wire::parse(&line) {
+                    Ok(incoming) => session.handle(incoming).await,
+                    Err(e) => session.send(e.response()).await,
+                },
+            }
+        }
+    }
+    drop(session);
+    let _ = writer.await;
+}
+
+struct Session {
+    hub: Arc<Hub>,
+    console: Arc<Console>,
+    who: Option<Who>,
+    pid: Option<i32>,
+    answers: mpsc::Sender<String>,
+    stop: CancellationToken,
+}
+
+impl Session {
+    async fn send(&self, line: String) {
+        let _ = self.answers.send(line).await;
+    }
+
+    async fn handle(&mut self, incoming: Incoming) {
+        // A notification from a console asks for nothing this version knows.
+        let Some(id) = incoming.id else { return };
+        let params = incoming.params;
+        let who = self.who.clone();
+        let reply = match (incoming.method.as_str(), who.as_ref()) {
+            ("initialize", None) => self.initialize(&params),
+            ("initialize", Some(_)) => Err((code::NOT_INITIALIZED, "already initialized".into())),
+            (_, None) => Err((code::NOT_INITIALIZED, "send initialize first".into())),
+            ("ping", Some(_)) => Ok(json!({})),
+            ("servers", Some(_)) => Ok(json!({"servers": self.hub.runtime.reports()})),
+            ("tools", Some(_)) => {
+                let tools = self.hub.runtime.tool_snapshot();
+                Ok(json!({"tools": ToolsJson(&tools, Some(self.hub.runtime.gate()))}))
+            }
+            ("approve", Some(who)) => approve(&self.hub, &params, who),
+            ("cancel", Some(_)) => match params.get("id").and_then(Value::as_u64) {
+                Some(call) => Ok(json!({"cancelled": self.hub.runtime.cancel_call(call)})),
+                None => Err(invalid("`id` is the call's id, a number")),
+            },
+            ("call", Some(_)) => return self.call(id, &params),
+            ("restart", Some(_)) => return self.restart(id, &params),
+            (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),
+        };
+        self.send(reply_line(&id, reply)).await;
+    }
+
+    fn initialize(&mut self, params: &Value) -> Reply {
+        let version = params.get("protocol_version").and_then(Value::as_u64);
+        if version != Some(wire::PROTOCOL_VERSION) {
+            return Err((
+                code::UNSUPPORTED_VERSION,
+                format!(
+                    "this daemon speaks protocol_version {} (asked: {})",
+                    wire::PROTOCOL_VERSION,
+                    params.get("protocol_version").unwrap_or(&Value::Null)
+                ),
+            ));
+        }
+        let client = params.get("client").cloned().unwrap_or_default();
+        let text = |key: &str| {
+            client
+                .get(key)
+                .and_then(Value::as_str)
+                .map(|s| crate::text::sanitize_line(s, 64))
+                .unwrap_or_else(|| "?".into())
+        };
+        let who = Who {
+            name: text("name"),
+            user: text("user"),
+            host: text("host"),
+            pid: self.pid,
+        };
+        let (recent, approvals) = self.hub.attach(self.console.clone());
+        let values = |lines: Vec<Arc<str>>| -> Vec<Value> {
+            lines
+                .iter()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        };
+        let tools: Vec<Value> = self.hub.runtime.tools().iter().map(tool_json).collect();
+        let result = json!({
+            "protocol_version": wire::PROTOCOL_VERSION,
+            "daemon": {
+                "version": env!("CARGO_PKG_VERSION"),
+                "pid": std::process::id(),
+                "config": self.hub.config.path,
+                "consoles": self.hub.consoles(),
+            },
+            "you": who.json(),
+            "servers": self.hub.runtime.reports(),
+            "tools": tools,
+            "approvals": values(approvals),
+            "recent": values(recent),
+        });
+        self.who = Some(who);
+        Ok(result)
+    }
+
+    /// A call as the operator: run in its own task, so this console's other requests (its
+    /// approval among them) go on meanwhile.
+    fn call(&self, id: Value, params: &Value) {
+        let (tool, arguments) = match (params.get("tool"), params.get("arguments")) {
+            (Some(Value::String(tool)), None) => (tool.clone(), json!({})),
+            (Some(Value::String(tool)), Some(args @ Value::Object(_))) => {
+                (tool.clone(), args.clone())
+            }
+            _ => {
+                let line = reply_line(&id, Err(invalid("`tool` is a name, `arguments` an object")));
+                return self.spawn_send(line);
+            }
+        };
+        let (runtime, answers, cancel) = (
+            self.hub.runtime.clone(),
+            self.answers.clone(),
+            self.stop.child_token(),
+        );
+        tokio::spawn(async move {
+            let outcome = runtime.call(&tool, arguments, cancel).await;
+            let result =
+                serde_json::to_value(&outcome).map_err(|e| (code::INVALID_PARAMS, e.to_string()));
+            let _ = answers.send(reply_line(&id, result)).await;
+        });
+    }
+
+    /// A server started again with its config; answered with its report once it is up.
+    fn restart(&self, id: Value, params: &Value) {
+        let name = params
+            .get("server")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let Some(server) = self
+            .hub
+            .config
+            .mcp
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+        else {
+            let line = reply_line(
+                &id,
+                Err((code::NOT_FOUND, format!("no server named {name:?}"))),
+            );
+            return self.spawn_send(line);
+        };
+        let (runtime, answers) = (self.hub.runtime.clone(), self.answers.clone());
+        tokio::spawn(async move {
+            let report = runtime.restart_server(&server).await;
+            let _ = answers
+                .send(reply_line(&id, Ok(json!({"report": report}))))
+                .await;
+        });
+    }
+
+    fn spawn_send(&self, line: String) {
+        let answers = self.answers.clone();
+        tokio::spawn(async move {
+            let _ = answers.send(line).await;
+        });
+    }
+}
+
+fn invalid(message: &str) -> (i64, String) {
+    (code::INVALID_PARAMS, message.to_string())
+}
+
+fn reply_line(id: &Value, reply: Reply) -> String {
+    match reply {
+        Ok(result) => result_response(id, result),
+        Err((code, message)) => error_response(id, code, &message),
+    }
+}
+
+/// `approve {id, decision}`: the first answer to a waiting approval.
+fn approve(hub: &Hub, params: &Value, who: &Who) -> Reply {
+    let Some(call) = params.get("id").and_then(Value::as_u64) else {
+        return Err(invalid("`id` is the call's id, a number"));
+    };
+    let decision =
+        match params.get("decision").and_then(Value::as_str) {
+            Some("allow_once") => ApprovalDecision::AllowOnce,
+            Some("allow_for_session") => ApprovalDecision::AllowForSession,
+            Some("deny") => ApprovalDecision::Deny,
+            Some("allow_always") => return Err(invalid(
+                "allow_always writes a rule into the config, which the daemon does not do yet: \
+                 give allow_for_session, or add the rule to the config",
+            )),
+            _ => {
+                return Err(invalid(
+                    "`decision` is allow_once, allow_for_session or deny",
+                ))
+            }
+        };
+    hub.answer(call, decision, who)
+        .map(|()| json!({"id": call, "decision": decision.as_str()}))
+        .map_err(|refusal| (refusal.code, refusal.message))
+}
+
+/// Writes answers first, then events; before an event, how many this console lost since.
+async fn write_loop(
+    write: OwnedWriteHalf,
+    mut answers: mpsc::Receiver<String>,
+    mut events: mpsc::Receiver<Arc<str>>,
+    console: Arc<Console>,
+) {
+    let mut out = BufWriter::new(write);
+    loop {
+        let line: Arc<str> = tokio::select! {
+            biased;
+            answer = answers.recv() => match answer {
+                Some(answer) => answer.into(),
+                None => break,
+            },
+            event = events.recv() => match event {
+                Some(event) => {
+                    let lost = console.dropped.swap(0, Ordering::Relaxed);
+                    if lost > 0 {
+                        let said = notification("dropped", json!({"count": lost}));
+                        if write_line(&mut out, &said).await.is_err() {
+                            break;
+                        }
+                    }
+                    event
+                }
+                None => break,
+            },
+        };
+        if write_line(&mut out, &line).await.is_err() {
+            break;
+        }
+        if answers.is_empty() && events.is_empty() && out.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+async fn write_line(out: &mut BufWriter<OwnedWriteHalf>, line: &str) -> std::io::Result<()> {
+    out.write_all(line.as_bytes()).await?;
+    out.write_all(b"\n").await
+}

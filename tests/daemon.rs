@@ -1,0 +1,301 @@
+//! `aimon-console daemon` end to end: the real binary on a real Unix socket, consoles speaking
+//! its operator API (docs/daemon.md) from this test. Two consoles see the same approval, the
+//! first answer wins and the other is told who gave it; a console that stops reading loses
+//! its own events (counted and said) and holds up nobody; the socket is its owner's alone;
+//! SIGTERM tells the consoles, closes every server and removes the socket.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{bin, demo_server, listening, marker, write_config, Background, TempConfig};
+use serde_json::{json, Value};
+
+/// A daemon on `config`, its socket in a fresh 0700 folder.
+fn daemon(config: &TempConfig) -> (Background, PathBuf) {
+    let dir = config.path.parent().unwrap().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = dir.join("daemon.sock");
+    let child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(dir.join("daemon.log"))
+        .arg("daemon")
+        .arg("--socket")
+        .arg(&socket)
+        .env("XDG_STATE_HOME", &dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the daemon");
+    let (child, said) = listening(child);
+    assert_eq!(said, socket.display().to_string());
+    (child, socket)
+}
+
+/// A console of the operator API: lines out, lines in.
+struct Console {
+    out: UnixStream,
+    lines: BufReader<UnixStream>,
+    next_id: u64,
+}
+
+impl Console {
+    fn connect(socket: &Path) -> Console {
+        let out = UnixStream::connect(socket).expect("connect");
+        out.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let lines = BufReader::new(out.try_clone().unwrap());
+        Console {
+            out,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// Sends a request; returns its id.
+    fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.out, "{line}").unwrap();
+        id
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self
+            .lines
+            .read_line(&mut line)
+            .expect("a line from the daemon");
+        assert!(n > 0, "the daemon closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Reads until a message `test` takes; returns it.
+    fn until(&mut self, what: &str, test: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..100_000 {
+            let message = self.read();
+            if test(&message) {
+                return message;
+            }
+        }
+        panic!("no {what}");
+    }
+
+    /// The answer to request `id` (what comes before it is skipped).
+    fn answer(&mut self, id: u64) -> Value {
+        self.until("answer", |m| m["id"] == id)
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    fn initialize(&mut self, name: &str) -> Value {
+        let client = json!({"name": name, "user": "tester", "host": "here"});
+        let answer = self.call(
+            "initialize",
+            json!({"protocol_version": 1, "client": client}),
+        );
+        assert!(answer.get("error").is_none(), "{answer}");
+        answer["result"].clone()
+    }
+
+    /// Waits until server `name` is ready (it may have been before this console attached).
+    fn ready(&mut self, name: &str) {
+        let servers = self.call("servers", json!({}));
+        let ready = servers["result"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == name && s["status"] == "ready");
+        if !ready {
+            self.until("its start", |m| {
+                m["params"]["type"] == "server_started" && m["params"]["server"] == name
+            });
+        }
+    }
+}
+
+fn is_event(message: &Value, kind: &str) -> bool {
+    message["method"] == "event" && message["params"]["type"] == kind
+}
+
+#[test]
+fn two_consoles_see_one_approval_the_first_answer_wins_and_the_other_is_told_who() {
+    let mark = marker("daemon-approve");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}",
+        demo_server("notes", &[], "annotation_trust: trust", &mark)
+    ));
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    let mut b = Console::connect(&socket);
+    let hello = a.initialize("console-a");
+    assert_eq!(hello["protocol_version"], 1);
+    assert_eq!(hello["you"]["pid"], std::process::id());
+    b.initialize("console-b");
+    a.ready("notes");
+
+    // A calls a mutating tool: the approval shows in both consoles.
+    let call = a.send(
+        "call",
+        json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
+    );
+    let asked_a = a.until("the approval in A", |m| is_event(m, "approval_requested"));
+    let asked_b = b.until("the approval in B", |m| is_event(m, "approval_requested"));
+    assert_eq!(asked_a["params"], asked_b["params"]);
+    let id = asked_b["params"]["id"].as_u64().unwrap();
+    assert_eq!(asked_b["params"]["tool"]["name"], "mcp__notes__write_note");
+
+    // B answers first.
+    let approved = b.call("approve", json!({"id": id, "decision": "allow_once"}));
+    assert_eq!(
+        approved["result"],
+        json!({"id": id, "decision": "allow_once"})
+    );
+    // A is told that B approved, and gets its call's result.
+    let told = a.until("who answered", |m| m["method"] == "answered");
+    assert_eq!(told["params"]["id"], id);
+    assert_eq!(told["params"]["decision"], "allow_once");
+    assert_eq!(told["params"]["by"]["name"], "console-b");
+    let done = a.answer(call);
+    assert_eq!(done["result"]["status"], "ok", "{done}");
+    assert_eq!(done["result"]["result"]["text"], "saved note \"t\"");
+    // A's late answer is refused, naming B.
+    let late = a.call("approve", json!({"id": id, "decision": "deny"}));
+    assert_eq!(late["error"]["code"], -32010, "{late}");
+    let why = late["error"]["message"].as_str().unwrap();
+    assert!(
+        why.contains("already answered by console-b tester@here"),
+        "{why}"
+    );
+
+    // A console attaching later is given what happened meanwhile.
+    let mut c = Console::connect(&socket);
+    let later = c.initialize("console-c");
+    let recent = later["recent"].as_array().unwrap();
+    assert!(recent
+        .iter()
+        .any(|m| is_event(m, "call_finished") && m["params"]["status"] == "ok"));
+    assert!(recent.iter().any(|m| m["method"] == "answered"));
+    assert_eq!(later["approvals"], json!([]));
+}
+
+#[test]
+fn the_api_refuses_what_is_not_a_request_and_asks_for_initialize_first() {
+    let config = write_config("mcp:\n  servers: []\n");
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    let early = a.call("servers", json!({}));
+    assert_eq!(early["error"]["code"], -32002);
+    writeln!(a.out, "this is not json").unwrap();
+    assert_eq!(a.read()["error"]["code"], -32700);
+    // Over the line limit: refused, and the connection goes on.
+    let long = format!("{{\"pad\":\"{}\"}}", "x".repeat(1 << 20));
+    writeln!(a.out, "{long}").unwrap();
+    assert_eq!(a.read()["error"]["code"], -32600);
+    let wrong = a.call("initialize", json!({"protocol_version": 99}));
+    assert_eq!(wrong["error"]["code"], -32003);
+    a.initialize("console-a");
+    assert_eq!(a.call("nope", json!({}))["error"]["code"], -32601);
+    assert_eq!(a.call("ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn a_console_that_stops_reading_loses_its_own_events_counted_and_holds_up_nobody() {
+    let mark = marker("daemon-flood");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}",
+        demo_server("flood", &["--flood-stderr"], "", &mark)
+    ));
+    let (_daemon, socket) = daemon(&config);
+    let mut stuck = Console::connect(&socket);
+    stuck.initialize("stuck");
+    let mut reader = Console::connect(&socket);
+    reader.initialize("reader");
+    // The reader goes on receiving far more than the stuck console's queue and socket hold.
+    let mut seen = 0;
+    while seen < 3 * daemon_queue() {
+        if is_event(&reader.read(), "stderr") {
+            seen += 1;
+        }
+    }
+    // The stuck console, reading again, is told how many it lost.
+    let lost = stuck.until("the count of what it lost", |m| m["method"] == "dropped");
+    assert!(lost["params"]["count"].as_u64() > Some(0), "{lost}");
+    // And it still gets events after the gap.
+    stuck.until("an event after the gap", |m| is_event(m, "stderr"));
+}
+
+/// docs/daemon.md's bound of events queued for one console.
+fn daemon_queue() -> usize {
+    aimon_console::daemon::CONSOLE_QUEUE
+}
+
+#[test]
+fn the_socket_is_its_owners_alone() {
+    let config = write_config("mcp:\n  servers: []\n");
+    let (_daemon, socket) = daemon(&config);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&socket), 0o600);
+    assert_eq!(mode(socket.parent().unwrap()), 0o700);
+    // Another user (nobody) cannot connect.
+    use std::os::unix::process::CommandExt;
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])",
+        ])
+        .arg(&socket)
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .expect("python3 as nobody (the tests run as root, as in CI)");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Permission denied"), "{said}");
+    // A second daemon on the same socket is refused, and says why.
+    let second = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .args(["daemon", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("a daemon already listens on"), "{said}");
+}
+
+#[test]
+fn sigterm_tells_the_consoles_closes_every_server_and_removes_the_socket() {
+    let mark = marker("daemon-term");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}{}",
+        demo_server("one", &[], "", &mark),
+        demo_server("two", &[], "", &mark)
+    ));
+    let (mut daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("one");
+    a.ready("two");
+    assert_eq!(common::processes_with(&mark).len(), 2);
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
+    a.until("closing", |m| m["method"] == "closing");
+    let status = daemon.0.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(!socket.exists());
+    assert_eq!(common::processes_with(&mark), Vec::<i32>::new());
+}
