@@ -206,11 +206,11 @@ fn calls_reach_third_party_servers_through_the_gate() {
 /// as their JSON lines.
 #[tokio::test]
 async fn server_everything_live_notifications_progress_and_requests() {
-    use aimon_console::runtime::event_json;
     use aimon_console::config::{AnnotationTrust, ApprovalPolicy, PolicyConfig, ServerConfig};
     use aimon_console::mcp::events::null_sink;
     use aimon_console::mcp::manager::McpClientManager;
     use aimon_console::mcp::notify::NotificationTap;
+    use aimon_console::runtime::event_json;
     use aimon_console::runtime::{AgentRuntimeFactory, CallStatus, RuntimeOptions, ServerStatus};
     use serde_json::{json, Value};
     use std::sync::{Arc, Mutex};
