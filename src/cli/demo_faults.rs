@@ -38,6 +38,10 @@ pub struct ProcessFaults {
     /// Write stderr lines as fast as the pipe takes them, for as long as the server runs.
     #[arg(long)]
     pub flood_stderr: bool,
+    /// Write RATE numbered stderr lines a second (`stderr N`), paced, for as long as the server
+    /// runs: a steady stream of events.
+    #[arg(long, value_name = "RATE")]
+    pub stderr_rate: Option<u32>,
     /// Close stdout at start-up and keep running (ignoring stdin) until killed.
     #[arg(long)]
     pub close_stdout: bool,
@@ -155,6 +159,9 @@ impl ProcessFaults {
         if self.flood_stderr {
             std::thread::spawn(flood_stderr);
         }
+        if let Some(rate) = self.stderr_rate.filter(|r| *r > 0) {
+            std::thread::spawn(move || paced_stderr(rate));
+        }
         if let Some(ms) = self.exit_after_ms {
             let code = self.exit_code;
             std::thread::spawn(move || {
@@ -214,6 +221,27 @@ fn flood_stderr() {
         )
         .is_err()
         {
+            return;
+        }
+    }
+}
+
+/// Until stderr is closed: `stderr N` lines, `rate` a second, written every 10 ms in batches
+/// that keep to the rate from the start (a late tick catches up).
+fn paced_stderr(rate: u32) {
+    let start = std::time::Instant::now();
+    let mut stderr = std::io::stderr().lock();
+    let mut n: u64 = 0;
+    loop {
+        std::thread::sleep(Duration::from_millis(10));
+        let due = (start.elapsed().as_secs_f64() * f64::from(rate)) as u64;
+        while n < due {
+            n += 1;
+            if writeln!(stderr, "stderr {n}").is_err() {
+                return;
+            }
+        }
+        if stderr.flush().is_err() {
             return;
         }
     }
