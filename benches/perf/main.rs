@@ -18,6 +18,8 @@
 //!   drawing a stream of 20,000 tokens a second: its CPU and slowest frame.
 //! - `memory`: peak RSS of `check` with 64 servers × 100 tools beside 0 servers; of `check` with
 //!   one server listing 100,000 tools in pages of 1,000.
+//! - `daemon`: an approval's round trip through the daemon with two consoles attached, against a
+//!   read-only call through it; 8 consoles reading 10,000 events a second, and the daemon's CPU.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
 //!   empty one; the CPU of the idle console over 10 s (needs tmux).
 //!
@@ -31,6 +33,7 @@ mod agent_body;
 mod agent_clients;
 mod agent_stream;
 mod bare;
+mod daemon;
 mod exit;
 mod gateway;
 mod http;
@@ -498,6 +501,11 @@ fn main() {
         rows.extend(gateway::rows(BINARY, tmp.path(), scale.n(1_000)));
         rows.extend(gateway::memory_rows(BINARY, tmp.path(), 100));
         eprintln!("gateway done at {:.0?}", started.elapsed());
+    }
+    if wanted(&sections, "daemon") {
+        rows.extend(daemon::approval_rows(BINARY, tmp.path(), scale.n(200)));
+        rows.extend(daemon::fanout_rows(BINARY, tmp.path(), 3));
+        eprintln!("daemon done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "exit") {
         rows.extend(exit::rows(BINARY, tmp.path(), 11));
