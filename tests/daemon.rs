@@ -18,6 +18,11 @@ use serde_json::{json, Value};
 
 /// A daemon on `config`, its socket in a fresh 0700 folder.
 fn daemon(config: &TempConfig) -> (Background, PathBuf) {
+    daemon_with(config, &[])
+}
+
+/// [`daemon`] with `env` added.
+fn daemon_with(config: &TempConfig, env: &[(&str, &Path)]) -> (Background, PathBuf) {
     let dir = config.path.parent().unwrap().join("run");
     std::fs::create_dir(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -31,6 +36,7 @@ fn daemon(config: &TempConfig) -> (Background, PathBuf) {
         .arg("--socket")
         .arg(&socket)
         .env("XDG_STATE_HOME", &dir)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -298,4 +304,33 @@ fn sigterm_tells_the_consoles_closes_every_server_and_removes_the_socket() {
     assert_eq!(status.code(), Some(0));
     assert!(!socket.exists());
     assert_eq!(common::processes_with(&mark), Vec::<i32>::new());
+}
+
+#[test]
+fn systemd_hears_ready_once_it_listens_and_stopping_when_it_stops() {
+    let config = write_config("mcp:\n  servers: []\n");
+    let notify_at = config.dir.path().join("notify.sock");
+    let systemd = std::os::unix::net::UnixDatagram::bind(&notify_at).unwrap();
+    systemd
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let (mut daemon, socket) = daemon_with(&config, &[("NOTIFY_SOCKET", &notify_at)]);
+    let mut said = [0u8; 256];
+    let n = systemd.recv(&mut said).expect("READY=1");
+    let pid = daemon.0.id();
+    assert_eq!(
+        String::from_utf8_lossy(&said[..n]),
+        format!("READY=1\nMAINPID={pid}")
+    );
+    // Ready means ready: a console is served at once.
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let n = systemd.recv(&mut said).expect("STOPPING=1");
+    assert_eq!(
+        String::from_utf8_lossy(&said[..n]),
+        format!("STOPPING=1\nMAINPID={pid}")
+    );
+    assert_eq!(daemon.0.wait().unwrap().code(), Some(0));
 }

@@ -9,6 +9,7 @@
 //! will be its client.
 
 mod hub;
+mod notify;
 mod session;
 pub mod socket;
 pub mod wire;
@@ -47,6 +48,7 @@ pub async fn run(
     let hub = Arc::new(Hub::new(runtime.clone(), config));
     let pump = tokio::spawn(pump(hub.clone(), stream));
     let sessions = CancellationToken::new();
+    notify::notify("READY=1");
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -80,6 +82,7 @@ pub async fn run(
             }
         }
     }
+    notify::notify("STOPPING=1");
     hub.broadcast(notification(
         "closing",
         serde_json::json!({"reason": "the daemon is stopping"}),
