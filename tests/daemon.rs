@@ -334,3 +334,58 @@ fn systemd_hears_ready_once_it_listens_and_stopping_when_it_stops() {
     );
     assert_eq!(daemon.0.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn after_a_sigkill_the_next_daemon_ends_what_the_first_left_and_starts_the_servers_again() {
+    let mark = marker("daemon-kill");
+    // A server whose child ignores SIGTERM and outlives it: what a killed daemon leaves.
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}",
+        demo_server("notes", &["--child-ignores-term", "1000"], "", &mark)
+    ));
+    let (mut first, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let before = common::processes_with(&mark);
+    assert_eq!(before.len(), 2, "the server and its child: {before:?}");
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(first.0.id() as i32, libc::SIGKILL) };
+    first.0.wait().unwrap();
+    // The child it left lives on (the socket is left too).
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!common::processes_with(&mark).is_empty());
+    assert!(socket.exists());
+
+    let (_second, again) = start_again(&config, &socket);
+    let mut b = Console::connect(&again);
+    b.initialize("console-b");
+    b.ready("notes");
+    let now = common::processes_with(&mark);
+    let left: Vec<&i32> = before.iter().filter(|pid| now.contains(pid)).collect();
+    assert!(
+        left.is_empty(),
+        "the first daemon's {left:?} are still there"
+    );
+    assert_eq!(now.len(), 2, "the new server and its child: {now:?}");
+}
+
+/// A daemon on `config` again, on the `socket` a killed one left.
+fn start_again(config: &TempConfig, socket: &Path) -> (Background, PathBuf) {
+    let child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(socket.with_extension("log2"))
+        .args(["daemon", "--socket"])
+        .arg(socket)
+        .env("XDG_STATE_HOME", socket.parent().unwrap())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the daemon again");
+    let (child, said) = listening(child);
+    assert_eq!(said, socket.display().to_string());
+    (child, socket.to_path_buf())
+}

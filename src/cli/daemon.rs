@@ -26,11 +26,21 @@ pub async fn run(config: Config, args: DaemonArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    match socket::take_over(&path) {
+        Ok(Some((before, ended))) if ended > 0 => output::error_line(&format!(
+            "daemon: ended {ended} process(es) the servers of the daemon before (pid {before}) left behind"
+        )),
+        Ok(_) => {}
+        Err(why) => {
+            output::error_line(&format!("daemon: {why}"));
+            return ExitCode::from(1);
+        }
+    }
     println!("listening on {}", path.display());
     match daemon::run(config, listener, &path, super::stop_asked()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
-            let _ = std::fs::remove_file(&path);
+            socket::release(&path);
             output::error_line(&format!("daemon: {why}"));
             ExitCode::from(1)
         }

@@ -91,7 +91,7 @@ pub async fn run(
     runtime.close().await;
     let _ = pump.await;
     sessions.cancel();
-    let _ = std::fs::remove_file(path);
+    socket::release(path);
     Ok(())
 }
 

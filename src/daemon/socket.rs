@@ -57,6 +57,42 @@ pub async fn listen(path: &Path) -> Result<UnixListener, String> {
     Ok(listener)
 }
 
+/// The file beside the socket that names the daemon listening there: `PID START`.
+fn owner_file(path: &Path) -> PathBuf {
+    path.with_extension("owner")
+}
+
+/// Takes the socket's place over from the daemon before, if it was killed (its socket
+/// stale, which `listen` found): every process its servers left behind is ended, by their
+/// mark, and this daemon is named in its stead. Returns the pid before and how many were
+/// ended.
+pub fn take_over(path: &Path) -> Result<Option<(i32, usize)>, String> {
+    let file = owner_file(path);
+    let before = std::fs::read_to_string(&file).ok().and_then(|text| {
+        let mut words = text.split_whitespace();
+        Some((
+            words.next()?.parse::<i32>().ok()?,
+            words.next()?.parse::<u64>().ok()?,
+        ))
+    });
+    let ended = before.map(|(pid, start)| (pid, crate::runtime::end_leftovers_of(pid, start)));
+    let me = format!(
+        "{} {}\n",
+        std::process::id(),
+        crate::runtime::process_start().unwrap_or(0)
+    );
+    std::fs::write(&file, me).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(ended)
+}
+
+/// This daemon no longer listens there.
+pub fn release(path: &Path) {
+    let _ = std::fs::remove_file(owner_file(path));
+    let _ = std::fs::remove_file(path);
+}
+
 /// The peer of a connection, when it is this user: its pid. Another user's is refused.
 pub fn peer(stream: &UnixStream) -> io::Result<Option<i32>> {
     let cred = stream.peer_cred()?;

@@ -71,4 +71,6 @@ pub use crate::mcp::skills::{LoadedSkill, SkillFile, SkillInfo};
 pub use crate::mcp::supervisor::Crashes;
 /// rustls' ring provider as the process default, for every HTTPS client (servers and models).
 pub use crate::mcp::transport::process::ExitInfo;
+/// What a daemon that was killed left behind, found and ended by the next one.
+pub use crate::mcp::transport::reaper::{end_leftovers_of, process_start};
 pub use crate::mcp::uri_template::{expand_template, template_start, template_variables};

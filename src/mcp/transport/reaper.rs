@@ -203,6 +203,40 @@ fn all_processes() -> Vec<Proc> {
         .collect()
 }
 
+/// When this process started, in clock ticks after boot (with the pid, who it is).
+pub fn process_start() -> Option<u64> {
+    Proc::read(std::process::id() as i32).map(|p| p.start)
+}
+
+/// Kills what the servers of a console or daemon that is gone left behind: every process
+/// marked by a server that `owner` started (`SERVER_MARK=<owner>-…`), that started after
+/// `owner` did (`owner_start`) and, when the pid `owner` now belongs to another process,
+/// before that one (whose own servers carry the same prefix). Nothing while `owner` itself is
+/// still alive. Returns how many were killed.
+pub fn end_leftovers_of(owner: i32, owner_start: u64) -> usize {
+    let holder = Proc::read(owner).filter(|p| !p.is_zombie());
+    if holder.is_some_and(|p| p.start == owner_start) {
+        return 0;
+    }
+    let before = holder.map_or(u64::MAX, |p| p.start);
+    let prefix = format!("{SERVER_MARK}={owner}-");
+    let found: Vec<Found> = all_processes()
+        .into_iter()
+        .filter(|p| !p.is_zombie() && p.start >= owner_start && p.start < before)
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid)).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|kv| kv.starts_with(prefix.as_bytes()))
+            })
+        })
+        .map(|p| Found {
+            pid: p.pid,
+            start: p.start,
+        })
+        .collect();
+    kill(&found)
+}
+
 /// Whether `pid`'s environment holds `SERVER_MARK=mark`.
 fn has_mark(pid: i32, mark: &str) -> bool {
     has_any_mark(pid, std::iter::once(mark))
