@@ -389,3 +389,163 @@ fn start_again(config: &TempConfig, socket: &Path) -> (Background, PathBuf) {
     assert_eq!(said, socket.display().to_string());
     (child, socket.to_path_buf())
 }
+
+/// A Python TLS client of the API (the standard library's ssl, trusting `ca`): sends each of
+/// `lines` and prints every line it gets back until the daemon closes or 2 s pass quietly.
+const TLS_CLIENT: &str = r#"
+import socket, ssl, sys
+port, ca, tls = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "tls"
+raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+if tls:
+    ctx = ssl.create_default_context(cafile=ca)
+    conn = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+else:
+    conn = raw
+for line in sys.argv[4:]:
+    conn.sendall(line.encode() + b"\n")
+conn.settimeout(2)
+got = b""
+try:
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            print("CLOSED")
+            break
+        got += chunk
+        while b"\n" in got:
+            line, got = got.split(b"\n", 1)
+            print(line.decode())
+except (socket.timeout, TimeoutError):
+    print("QUIET")
+except (ssl.SSLError, ConnectionResetError) as e:
+    print("RESET", e)
+"#;
+
+fn tls_client(port: u16, ca: &Path, tls: bool, lines: &[Value]) -> Vec<String> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(TLS_CLIENT)
+        .arg(port.to_string())
+        .arg(ca)
+        .arg(if tls { "tls" } else { "plain" })
+        .args(lines.iter().map(Value::to_string))
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn initialize_with(token: Option<&str>) -> Value {
+    let mut params =
+        json!({"protocol_version": 1, "client": {"name": "remote", "user": "u", "host": "h"}});
+    if let Some(token) = token {
+        params["token"] = json!(token);
+    }
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+}
+
+#[test]
+fn over_tcp_a_console_needs_tls_and_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (.ci/run installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let config = write_config(&format!(
+        "mcp:\n  servers: []\ndaemon:\n  listen: 127.0.0.1:0\n  tls_cert: {}\n  tls_key: {}\n",
+        cert.display(),
+        key.display()
+    ));
+    let run = config.dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = run.join("daemon.sock");
+    let mut child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .args(["daemon", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", &run)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(child.stdout.take().unwrap());
+    let _daemon = Background(child);
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), format!("listening on {}", socket.display()));
+    line.clear();
+    said.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .strip_prefix("listening on tls://127.0.0.1:")
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    let token = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .args(["daemon", "--print-token"])
+        .env("XDG_STATE_HOME", &run)
+        .output()
+        .unwrap();
+    let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
+    assert_eq!(token.len(), 64, "{token}");
+    let mode = std::fs::metadata(run.join("aimon-console/daemon-token"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+
+    // No token, a wrong one: refused, and the connection ends.
+    for given in [None, Some("0".repeat(64).as_str())] {
+        let got = tls_client(port, &cert, true, &[initialize_with(given)]);
+        assert_eq!(got.len(), 2, "{got:?}");
+        let answer: Value = serde_json::from_str(&got[0]).unwrap();
+        assert_eq!(answer["error"]["code"], -32001, "{answer}");
+        assert_eq!(got[1], "CLOSED");
+    }
+    // The token: served.
+    let servers = json!({"jsonrpc": "2.0", "id": 2, "method": "servers"});
+    let got = tls_client(port, &cert, true, &[initialize_with(Some(&token)), servers]);
+    let answers: Vec<Value> = got[..2]
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers[0]["result"]["protocol_version"], 1, "{got:?}");
+    assert_eq!(answers[0]["result"]["you"]["pid"], Value::Null);
+    assert_eq!(answers[1]["result"]["servers"], json!([]));
+    // Without TLS: nothing is read as a request.
+    let got = tls_client(port, &cert, false, &[initialize_with(Some(&token))]);
+    assert!(
+        got.iter().all(|l| !l.contains("protocol_version")),
+        "{got:?}"
+    );
+}

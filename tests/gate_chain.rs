@@ -276,6 +276,7 @@ proptest! {
                 agent: None,
                 gateway: Default::default(),
                 telemetry: Default::default(),
+                daemon: Default::default(),
                 source_digest: 0,
             };
             let (events, mut stream) = AgentRuntimeFactory::events();

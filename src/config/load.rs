@@ -100,6 +100,7 @@ pub fn load_str(
     let hooks = hook_list(&cx, raw.hooks.unwrap_or_default(), &names, &base);
     let gateway = super::gateway::gateway(&cx, raw.gateway);
     let telemetry = super::telemetry::telemetry(&cx, raw.telemetry);
+    let daemon = super::daemon::daemon(&cx, raw.daemon, &base);
     let agent = value
         .get("agent")
         .and_then(|section| agent_config(&cx, section, raw.agent.unwrap_or_default(), &base));
@@ -114,6 +115,7 @@ pub fn load_str(
         agent,
         gateway,
         telemetry,
+        daemon,
         policy: PolicyConfig {
             side_effect_ceiling: policy.side_effect_ceiling.unwrap_or_default(),
             approval: policy.approval.unwrap_or_default(),

@@ -132,7 +132,7 @@ fn schema_errors_are_located() {
         ),
         (
             "extra: 1\n",
-            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`, `telemetry`",
+            "1:1: unknown key `extra`, expected one of `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`, `telemetry`, `daemon`",
         ),
         (
             "mcp:\n  servers:\n    - name: a\n      command: x\n      restart: always\n",
@@ -334,7 +334,7 @@ fn at_most_twenty_errors_are_kept() {
 }
 
 #[test]
-fn telemetry_mistakes_are_located_and_a_secret_in_the_url_is_not_quoted() {
+fn telemetry_and_daemon_mistakes_are_located_and_a_secret_in_the_url_is_not_quoted() {
     let cases = [
         (
             "telemetry:\n  otlp_endpoint: localhost:4318\n",
@@ -359,6 +359,19 @@ fn telemetry_mistakes_are_located_and_a_secret_in_the_url_is_not_quoted() {
     for (text, message) in cases {
         let err = load_text(text).expect_err(text);
         assert_eq!(err.to_string(), message, "{text}");
+    }
+    for (text, message) in [
+        (
+            "daemon:\n  listen: 7450\n",
+            "/etc/aimon/cfg.yaml:2:11: daemon.listen needs tls_cert and tls_key: consoles attach \
+             over TCP with TLS only",
+        ),
+        (
+            "daemon:\n  tls_key: k.pem\n",
+            "/etc/aimon/cfg.yaml:2:12: daemon.tls_key is for daemon.listen, which is not set",
+        ),
+    ] {
+        assert_eq!(load_text(text).expect_err(text).to_string(), message);
     }
     let config = load_text(
         "telemetry:\n  otlp_endpoint: http://127.0.0.1:4318\n  headers: {Authorization: Bearer t0ken-secret}\n",

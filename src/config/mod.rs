@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 mod agent;
 mod agent_load;
 mod context;
+mod daemon;
 mod duration;
 pub mod edit;
 mod emit;
@@ -43,6 +44,7 @@ pub use agent::{
     AgentConfig, ModelEndpoint, ModelProfile, ModelProvider, ToolSearch, DEFAULT_MAX_RESULT_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_MODEL_TIMEOUT, DEFAULT_SYSTEM_PROMPT,
 };
+pub use daemon::DaemonConfig;
 pub use duration::parse_duration;
 pub use error::MAX_ERRORS;
 pub use error::{ConfigError, ConfigErrorKind, ErrorPlace};
@@ -79,6 +81,8 @@ pub struct Config {
     pub gateway: GatewayConfig,
     /// The `telemetry:` section: where traces and metrics go (nowhere unless it says).
     pub telemetry: TelemetryConfig,
+    /// The `daemon:` section: where the daemon also listens over TCP with TLS.
+    pub daemon: DaemonConfig,
     /// A digest of the text it was loaded from: a write-back refuses to touch a file whose
     /// digest changed since (someone else edited it).
     pub source_digest: u64,
@@ -153,6 +157,7 @@ impl Config {
             agent: None,
             gateway: GatewayConfig::default(),
             telemetry: TelemetryConfig::default(),
+            daemon: DaemonConfig::default(),
             source_digest: 0,
         }
     }

@@ -19,7 +19,7 @@ use super::{
 #[derive(Default, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway` and `telemetry` sections"
+    expecting = "a mapping with `mcp`, `policy`, `notifications`, `hooks`, `agent`, `gateway`, `telemetry` and `daemon` sections"
 )]
 pub(super) struct RawConfig {
     #[serde(default)]
@@ -35,6 +35,8 @@ pub(super) struct RawConfig {
     pub(super) gateway: Option<super::gateway::RawGateway>,
     #[serde(default)]
     pub(super) telemetry: Option<super::telemetry::RawTelemetry>,
+    #[serde(default)]
+    pub(super) daemon: Option<super::daemon::RawDaemon>,
 }
 
 #[derive(Default, Deserialize)]

@@ -248,7 +248,13 @@ static TELEMETRY_FIELDS: [Field; 3] = [
     opt("include_payloads", Shape::Bool),
 ];
 
-static ROOT_FIELDS: [Field; 7] = [
+static DAEMON_FIELDS: [Field; 3] = [
+    opt("listen", Shape::Str),
+    opt("tls_cert", Shape::Str),
+    opt("tls_key", Shape::Str),
+];
+
+static ROOT_FIELDS: [Field; 8] = [
     opt("mcp", Shape::Map(&MCP_FIELDS)),
     opt("policy", Shape::Map(&POLICY_FIELDS)),
     opt("notifications", Shape::Map(&NOTIFICATIONS_FIELDS)),
@@ -256,6 +262,7 @@ static ROOT_FIELDS: [Field; 7] = [
     opt("agent", Shape::Map(&AGENT_FIELDS)),
     opt("gateway", Shape::Map(&GATEWAY_FIELDS)),
     opt("telemetry", Shape::Map(&TELEMETRY_FIELDS)),
+    opt("daemon", Shape::Map(&DAEMON_FIELDS)),
 ];
 
 /// Every place in `value` (the whole file, parsed) that does not have the config's shape.

@@ -12,6 +12,7 @@ mod hub;
 mod notify;
 mod session;
 pub mod socket;
+pub mod tcp;
 pub mod wire;
 
 use std::future::Future;
@@ -24,21 +25,29 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::runtime::{
-    event_json, AgentRuntime, AgentRuntimeFactory, EventStream, ListKind, McpEvent, RuntimeEvent,
+    daemon_token, event_json, AgentRuntime, AgentRuntimeFactory, EventStream, ListKind, McpEvent,
+    RuntimeEvent,
 };
 use hub::Hub;
 pub use hub::{CONSOLE_QUEUE, HISTORY};
+use session::Peer;
+use tcp::Tcp;
 use wire::notification;
 
-/// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end) until `stop`
-/// resolves: then running calls are cancelled, waiting approvals denied, the consoles told, the
-/// servers closed.
+/// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end), and on
+/// `tcp` when the config listens there too, until `stop` resolves: then running calls are
+/// cancelled, waiting approvals denied, the consoles told, the servers closed.
 pub async fn run(
     config: Config,
     listener: UnixListener,
+    tcp: Option<Tcp>,
     path: &Path,
     stop: impl Future<Output = ()>,
 ) -> Result<(), String> {
+    let token = match &tcp {
+        Some(_) => Some(daemon_token().map_err(|e| format!("no daemon token: {e}"))?),
+        None => None,
+    };
     let (events, stream) = AgentRuntimeFactory::events();
     let options = crate::telemetry::options(&config);
     let runtime = AgentRuntimeFactory::create(&config, options, events)
@@ -54,6 +63,14 @@ pub async fn run(
         let accepted = tokio::select! {
             () = &mut stop => break,
             accepted = listener.accept() => accepted,
+            Some(conn) = accept_tcp(tcp.as_ref()) => {
+                if let (Some(tcp), Some(token)) = (&tcp, &token) {
+                    let peer = Peer { pid: None, token: Some(token.clone()) };
+                    let stop = sessions.child_token();
+                    tokio::spawn(serve_tls(hub.clone(), tcp.tls.clone(), conn, peer, stop));
+                }
+                continue;
+            }
         };
         let mut stream = match accepted {
             Ok((stream, _)) => stream,
@@ -64,10 +81,11 @@ pub async fn run(
         };
         match socket::peer(&stream) {
             Ok(pid) => {
+                let peer = Peer { pid, token: None };
                 tokio::spawn(session::run(
                     hub.clone(),
                     stream,
-                    pid,
+                    peer,
                     sessions.child_token(),
                 ));
             }
@@ -93,6 +111,38 @@ pub async fn run(
     sessions.cancel();
     socket::release(path);
     Ok(())
+}
+
+/// The next TCP connection, when the daemon listens on TCP (never, when it does not).
+async fn accept_tcp(tcp: Option<&Tcp>) -> Option<tokio::net::TcpStream> {
+    let Some(tcp) = tcp else {
+        return std::future::pending().await;
+    };
+    match tcp.listener.accept().await {
+        Ok((conn, _)) => {
+            let _ = conn.set_nodelay(true);
+            Some(conn)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "daemon: TCP accept failed");
+            None
+        }
+    }
+}
+
+/// A TCP console: its TLS handshake (within `tcp::HANDSHAKE`), then its session.
+async fn serve_tls(
+    hub: Arc<Hub>,
+    tls: tokio_rustls::TlsAcceptor,
+    conn: tokio::net::TcpStream,
+    peer: Peer,
+    stop: CancellationToken,
+) {
+    match tokio::time::timeout(tcp::HANDSHAKE, tls.accept(conn)).await {
+        Ok(Ok(stream)) => session::run(hub, stream, peer, stop).await,
+        Ok(Err(e)) => tracing::warn!(error = %e, "daemon: a TLS handshake failed"),
+        Err(_) => tracing::warn!("daemon: a TLS handshake took too long"),
+    }
 }
 
 /// The runtime's events to every console, as `event` notifications; approvals kept for the

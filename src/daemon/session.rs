@@ -8,9 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
-use tokio::net::unix::OwnedWriteHalf;
-use tokio::net::UnixStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -27,9 +25,19 @@ const ANSWERS: usize = 64;
 /// What a request gets: its result, or an error code and message.
 type Reply = Result<Value, (i64, String)>;
 
-/// Serves one console until it goes away or the daemon stops.
-pub async fn run(hub: Arc<Hub>, stream: UnixStream, pid: Option<i32>, stop: CancellationToken) {
-    let (mut read, write) = stream.into_split();
+/// Who is at the other end, as its transport tells: over the Unix socket, its pid; over TCP,
+/// nothing but the token its `initialize` must bring.
+pub struct Peer {
+    pub pid: Option<i32>,
+    pub token: Option<String>,
+}
+
+/// Serves one console until it goes away, fails to bring the token, or the daemon stops.
+pub async fn run<S>(hub: Arc<Hub>, stream: S, peer: Peer, stop: CancellationToken)
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let (mut read, write) = tokio::io::split(stream);
     let (answers, answers_rx) = mpsc::channel::<String>(ANSWERS);
     let (console, events_rx) = Console::new();
     let writer = tokio::spawn(write_loop(write, answers_rx, events_rx, console.clone()));
@@ -37,7 +45,8 @@ pub async fn run(hub: Arc<Hub>, stream: UnixStream, pid: Option<i32>, stop: Canc
         hub,
         console,
         who: None,
-        pid,
+        peer,
+        refused: false,
         answers,
         stop: stop.clone(),
     };
@@ -73,6 +82,9 @@ pub async fn run(hub: Arc<Hub>, stream: UnixStream, pid: Option<i32>, stop: Canc
                 },
             }
         }
+        if session.refused {
+            break;
+        }
     }
     drop(session);
     let _ = writer.await;
@@ -82,7 +94,9 @@ struct Session {
     hub: Arc<Hub>,
     console: Arc<Console>,
     who: Option<Who>,
-    pid: Option<i32>,
+    peer: Peer,
+    /// It did not bring the token: the connection ends once that is said.
+    refused: bool,
     answers: mpsc::Sender<String>,
     stop: CancellationToken,
 }
@@ -120,6 +134,18 @@ impl Session {
     }
 
     fn initialize(&mut self, params: &Value) -> Reply {
+        if let Some(token) = &self.peer.token {
+            let given = params.get("token").and_then(Value::as_str).unwrap_or("");
+            if !super::tcp::token_matches(given, token) {
+                self.refused = true;
+                return Err((
+                    code::UNAUTHORIZED,
+                    "unauthorized: over TCP, initialize brings the daemon's token \
+                     (aimon-console daemon --print-token on its machine)"
+                        .into(),
+                ));
+            }
+        }
         let version = params.get("protocol_version").and_then(Value::as_u64);
         if version != Some(wire::PROTOCOL_VERSION) {
             return Err((
@@ -143,7 +169,7 @@ impl Session {
             name: text("name"),
             user: text("user"),
             host: text("host"),
-            pid: self.pid,
+            pid: self.peer.pid,
         };
         let (recent, approvals) = self.hub.attach(self.console.clone());
         let values = |lines: Vec<Arc<str>>| -> Vec<Value> {
@@ -272,8 +298,8 @@ fn approve(hub: &Hub, params: &Value, who: &Who) -> Reply {
 }
 
 /// Writes answers first, then events; before an event, how many this console lost since.
-async fn write_loop(
-    write: OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    write: W,
     mut answers: mpsc::Receiver<String>,
     mut events: mpsc::Receiver<Arc<str>>,
     console: Arc<Console>,
@@ -309,7 +335,10 @@ async fn write_loop(
     }
 }
 
-async fn write_line(out: &mut BufWriter<OwnedWriteHalf>, line: &str) -> std::io::Result<()> {
+async fn write_line<W: AsyncWrite + Unpin>(
+    out: &mut BufWriter<W>,
+    line: &str,
+) -> std::io::Result<()> {
     out.write_all(line.as_bytes()).await?;
     out.write_all(b"\n").await
 }

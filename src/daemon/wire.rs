@@ -15,6 +15,8 @@ pub mod code {
     pub const INVALID_REQUEST: i64 = -32600;
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INVALID_PARAMS: i64 = -32602;
+    /// Over TCP, an `initialize` without the daemon's token (the connection then ends).
+    pub const UNAUTHORIZED: i64 = -32001;
     /// A request before `initialize`, or a second `initialize`.
     pub const NOT_INITIALIZED: i64 = -32002;
     /// `initialize` with a protocol version this daemon does not speak.

@@ -202,7 +202,17 @@ impl AgentRuntime {
 /// The gateway's bearer token: read from its file, or made (32 random bytes, hex) and written
 /// there, owner only, on first use.
 pub fn gateway_token() -> std::io::Result<String> {
-    let path = crate::config::state_home().join("gateway-token");
+    state_token("gateway-token")
+}
+
+/// The token consoles bring to a daemon over TCP (`daemon.listen`), kept as the gateway's is.
+pub fn daemon_token() -> std::io::Result<String> {
+    state_token("daemon-token")
+}
+
+/// The token in the state folder's `file`, made on first use.
+fn state_token(file: &str) -> std::io::Result<String> {
+    let path = crate::config::state_home().join(file);
     if let Ok(text) = std::fs::read_to_string(&path) {
         let token = text.trim();
         if token.len() >= 32 {
@@ -211,7 +221,7 @@ pub fn gateway_token() -> std::io::Result<String> {
     }
     let mut bytes = [0u8; 32];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
-        .map_err(|_| std::io::Error::other("no randomness for the gateway token"))?;
+        .map_err(|_| std::io::Error::other(format!("no randomness for the {file}")))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     crate::config::write_private(&path, &format!("{token}\n"))?;
     Ok(token)

@@ -63,6 +63,7 @@ pub(in crate::tui) fn config() -> Config {
         agent: None,
         gateway: Default::default(),
         telemetry: Default::default(),
+        daemon: Default::default(),
         source_digest: 1,
     }
 }
