@@ -549,3 +549,29 @@ fn over_tcp_a_console_needs_tls_and_the_token() {
         "{got:?}"
     );
 }
+
+#[test]
+fn a_call_cancelled_while_it_waits_takes_its_approval_away_from_every_console() {
+    let mark = marker("daemon-cancel");
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}",
+        demo_server("notes", &[], "annotation_trust: trust", &mark)
+    ));
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let call = a.send(
+        "call",
+        json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
+    );
+    let asked = a.until("the approval", |m| is_event(m, "approval_requested"));
+    let id = asked["params"]["id"].as_u64().unwrap();
+    let cancelled = a.call("cancel", json!({"id": id}));
+    assert_eq!(cancelled["result"]["cancelled"], true, "{cancelled}");
+    assert_eq!(a.answer(call)["result"]["status"], "cancelled");
+    let mut b = Console::connect(&socket);
+    assert_eq!(b.initialize("console-b")["approvals"], json!([]));
+    let late = b.call("approve", json!({"id": id, "decision": "allow_once"}));
+    assert_eq!(late["error"]["code"], -32011, "{late}");
+}

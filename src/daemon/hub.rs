@@ -193,6 +193,13 @@ impl Hub {
         Ok(())
     }
 
+    /// Call `id` ended: an approval of it still kept (the call was cancelled while it waited)
+    /// is waiting no more.
+    pub fn call_ended(&self, id: u64) {
+        let gone = self.state().pending.remove(&id);
+        drop(gone);
+    }
+
     /// Drops every waiting approval (they answer themselves `deny`): the daemon is stopping.
     pub fn drop_pending(&self) {
         let pending: Vec<Pending> = self.state().pending.drain().map(|(_, p)| p).collect();

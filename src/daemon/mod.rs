@@ -155,6 +155,7 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
         let line = notification("event", json.clone());
         match event {
             RuntimeEvent::ApprovalRequested(request) => hub.ask(request, json.to_string()),
+            RuntimeEvent::CallFinished { id, .. } => hub.call_ended(id),
             RuntimeEvent::ListChanged {
                 list: ListKind::Tools,
                 ..
