@@ -3,11 +3,10 @@
 //! JSON object a line (docs/commands.md "JSON shapes": `run --json`). Apart from `run.rs`, which starts
 //! and ends the run, because this is where the two event streams meet the terminal.
 
-use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{AgentEvent, PromptOutcome};
+use crate::agent::{agent_json, AgentEvent};
 use crate::cli::approve::answer;
 use crate::cli::events::event_line;
 use crate::cli::output::{self, safe_text};
@@ -217,104 +216,6 @@ impl Plain {
                 self.mid_line = false;
                 newline.to_string()
             }
-        }
-    }
-}
-
-/// The JSON line of an agent event (docs/commands.md "JSON shapes": `run --json`).
-pub(super) fn agent_json(event: &AgentEvent) -> Value {
-    let ms = |d: &std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    match event {
-        AgentEvent::TurnStarted { turn, tools } => {
-            json!({"type": "turn_started", "turn": turn, "tools": &tools[..]})
-        }
-        AgentEvent::TextDelta { turn, text } => {
-            json!({"type": "text_delta", "turn": turn, "text": text})
-        }
-        AgentEvent::ToolCall {
-            turn,
-            call_id,
-            tool,
-            arguments,
-            reason,
-        } => json!({
-            "type": "tool_call",
-            "turn": turn,
-            "call_id": call_id,
-            "tool": tool,
-            "arguments": arguments,
-            "reason": reason,
-        }),
-        AgentEvent::ToolResult {
-            turn,
-            call_id,
-            tool,
-            runtime_id,
-            status,
-            content,
-        } => json!({
-            "type": "tool_result",
-            "turn": turn,
-            "call_id": call_id,
-            "tool": tool,
-            "id": runtime_id,
-            "status": status,
-            "content": content,
-        }),
-        AgentEvent::Retrying {
-            turn,
-            attempt,
-            max,
-            delay,
-            error,
-        } => json!({
-            "type": "model_retry",
-            "turn": turn,
-            "attempt": attempt,
-            "max": max,
-            "delay_ms": ms(delay),
-            "error": error,
-        }),
-        AgentEvent::RetryCountdown { turn, remaining } => {
-            json!({"type": "retry_countdown", "turn": turn, "remaining_ms": ms(remaining)})
-        }
-        AgentEvent::TurnEnded {
-            turn,
-            finish_reason,
-            usage,
-            latency,
-        } => json!({
-            "type": "turn_ended",
-            "turn": turn,
-            "finish": finish_reason,
-            "usage": usage,
-            "latency_ms": ms(latency),
-        }),
-        AgentEvent::Context {
-            used,
-            window,
-            estimated,
-            tools,
-        } => {
-            json!({"type": "context", "used": used, "window": window, "estimated": estimated, "tools": tools})
-        }
-        AgentEvent::Compacted {
-            items,
-            before,
-            after,
-            error,
-        } => {
-            json!({"type": "compacted", "items": items, "before": before, "after": after, "error": error})
-        }
-        AgentEvent::Answer { text } => json!({"type": "answer", "text": text}),
-        AgentEvent::Stopped { outcome, message } => {
-            let (reason, error) = match outcome {
-                PromptOutcome::Answered { .. } => ("answered", None),
-                PromptOutcome::MaxTurns { .. } => ("max_turns", None),
-                PromptOutcome::ModelFailed(e) => ("model_failed", Some(e)),
-                PromptOutcome::Cancelled => ("cancelled", None),
-            };
-            json!({"type": "stopped", "reason": reason, "message": message, "error": error})
         }
     }
 }
