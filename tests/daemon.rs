@@ -8,133 +8,13 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{bin, demo_server, listening, marker, write_config, Background, TempConfig};
+use common::daemon::{daemon, daemon_at, daemon_with, is_event, Console};
+use common::{bin, demo_server, marker, write_config, Background};
 use serde_json::{json, Value};
-
-/// A daemon on `config`, its socket in a fresh 0700 folder.
-fn daemon(config: &TempConfig) -> (Background, PathBuf) {
-    daemon_with(config, &[])
-}
-
-/// [`daemon`] with `env` added.
-fn daemon_with(config: &TempConfig, env: &[(&str, &Path)]) -> (Background, PathBuf) {
-    let dir = config.path.parent().unwrap().join("run");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let socket = dir.join("daemon.sock");
-    let child = Command::new(bin())
-        .arg("--config")
-        .arg(&config.path)
-        .arg("--log-file")
-        .arg(dir.join("daemon.log"))
-        .arg("daemon")
-        .arg("--socket")
-        .arg(&socket)
-        .env("XDG_STATE_HOME", &dir)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start the daemon");
-    let (child, said) = listening(child);
-    assert_eq!(said, socket.display().to_string());
-    (child, socket)
-}
-
-/// A console of the operator API: lines out, lines in.
-struct Console {
-    out: UnixStream,
-    lines: BufReader<UnixStream>,
-    next_id: u64,
-}
-
-impl Console {
-    fn connect(socket: &Path) -> Console {
-        let out = UnixStream::connect(socket).expect("connect");
-        out.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let lines = BufReader::new(out.try_clone().unwrap());
-        Console {
-            out,
-            lines,
-            next_id: 1,
-        }
-    }
-
-    /// Sends a request; returns its id.
-    fn send(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.out, "{line}").unwrap();
-        id
-    }
-
-    fn read(&mut self) -> Value {
-        let mut line = String::new();
-        let n = self
-            .lines
-            .read_line(&mut line)
-            .expect("a line from the daemon");
-        assert!(n > 0, "the daemon closed the connection");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
-
-    /// Reads until a message `test` takes; returns it.
-    fn until(&mut self, what: &str, test: impl Fn(&Value) -> bool) -> Value {
-        for _ in 0..100_000 {
-            let message = self.read();
-            if test(&message) {
-                return message;
-            }
-        }
-        panic!("no {what}");
-    }
-
-    /// The answer to request `id` (what comes before it is skipped).
-    fn answer(&mut self, id: u64) -> Value {
-        self.until("answer", |m| m["id"] == id)
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params);
-        self.answer(id)
-    }
-
-    fn initialize(&mut self, name: &str) -> Value {
-        let client = json!({"name": name, "user": "tester", "host": "here"});
-        let answer = self.call(
-            "initialize",
-            json!({"protocol_version": 1, "client": client}),
-        );
-        assert!(answer.get("error").is_none(), "{answer}");
-        answer["result"].clone()
-    }
-
-    /// Waits until server `name` is ready (it may have been before this console attached).
-    fn ready(&mut self, name: &str) {
-        let servers = self.call("servers", json!({}));
-        let ready = servers["result"]["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|s| s["name"] == name && s["status"] == "ready");
-        if !ready {
-            self.until("its start", |m| {
-                m["params"]["type"] == "server_started" && m["params"]["server"] == name
-            });
-        }
-    }
-}
-
-fn is_event(message: &Value, kind: &str) -> bool {
-    message["method"] == "event" && message["params"]["type"] == kind
-}
 
 #[test]
 fn two_consoles_see_one_approval_the_first_answer_wins_and_the_other_is_told_who() {
@@ -357,7 +237,7 @@ fn after_a_sigkill_the_next_daemon_ends_what_the_first_left_and_starts_the_serve
     assert!(!common::processes_with(&mark).is_empty());
     assert!(socket.exists());
 
-    let (_second, again) = start_again(&config, &socket);
+    let (_second, again) = daemon_at(&config, &socket, &[]);
     let mut b = Console::connect(&again);
     b.initialize("console-b");
     b.ready("notes");
@@ -368,26 +248,6 @@ fn after_a_sigkill_the_next_daemon_ends_what_the_first_left_and_starts_the_serve
         "the first daemon's {left:?} are still there"
     );
     assert_eq!(now.len(), 2, "the new server and its child: {now:?}");
-}
-
-/// A daemon on `config` again, on the `socket` a killed one left.
-fn start_again(config: &TempConfig, socket: &Path) -> (Background, PathBuf) {
-    let child = Command::new(bin())
-        .arg("--config")
-        .arg(&config.path)
-        .arg("--log-file")
-        .arg(socket.with_extension("log2"))
-        .args(["daemon", "--socket"])
-        .arg(socket)
-        .env("XDG_STATE_HOME", socket.parent().unwrap())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the daemon again");
-    let (child, said) = listening(child);
-    assert_eq!(said, socket.display().to_string());
-    (child, socket.to_path_buf())
 }
 
 /// A Python TLS client of the API (the standard library's ssl, trusting `ca`): sends each of

@@ -83,6 +83,8 @@ struct State {
 pub struct Hub {
     pub runtime: Arc<AgentRuntime>,
     pub config: Config,
+    /// The agent sessions it holds.
+    pub sessions: super::sessions::Sessions,
     state: Mutex<State>,
 }
 
@@ -97,6 +99,7 @@ impl Hub {
         Hub {
             runtime,
             config,
+            sessions: Default::default(),
             state: Mutex::new(State::default()),
         }
     }

@@ -11,6 +11,7 @@
 mod hub;
 mod notify;
 mod session;
+mod sessions;
 pub mod socket;
 pub mod tcp;
 pub mod wire;
@@ -33,6 +34,9 @@ pub use hub::{CONSOLE_QUEUE, HISTORY};
 use session::Peer;
 use tcp::Tcp;
 use wire::notification;
+
+/// How long a stop waits for the prompts it cancelled to record how they ended.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end), and on
 /// `tcp` when the config listens there too, until `stop` resolves: then running calls are
@@ -106,9 +110,11 @@ pub async fn run(
         serde_json::json!({"reason": "the daemon is stopping"}),
     ));
     hub.drop_pending();
+    // Prompts stop first (their transcripts say so), then the servers.
+    sessions.cancel();
+    hub.sessions.settle(SETTLE).await;
     runtime.close().await;
     let _ = pump.await;
-    sessions.cancel();
     socket::release(path);
     Ok(())
 }

@@ -127,6 +127,8 @@ impl Session {
                 None => Err(invalid("`id` is the call's id, a number")),
             },
             ("call", Some(_)) => return self.call(id, &params),
+            ("prompt", Some(_)) => return self.prompt(id, params),
+            ("sessions", Some(_)) => Ok(json!({"sessions": self.hub.sessions.ids()})),
             ("restart", Some(_)) => return self.restart(id, &params),
             (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),
         };
@@ -220,6 +222,20 @@ impl Session {
             let result =
                 serde_json::to_value(&outcome).map_err(|e| (code::INVALID_PARAMS, e.to_string()));
             let _ = answers.send(reply_line(&id, result)).await;
+        });
+    }
+
+    /// A prompt to the agent, in its own task: the session's events go to every console
+    /// meanwhile, and its calls' approvals to whichever answers first.
+    fn prompt(&self, id: Value, params: Value) {
+        let (hub, answers, stop) = (
+            self.hub.clone(),
+            self.answers.clone(),
+            self.stop.child_token(),
+        );
+        tokio::spawn(async move {
+            let reply = super::sessions::prompt(hub, params, stop).await;
+            let _ = answers.send(reply_line(&id, reply)).await;
         });
     }
 

@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: the real binary, temporary configs, process scans.
 #![allow(dead_code)]
 
+pub mod daemon;
 pub mod oauth;
 pub mod peer;
 pub mod tmux;

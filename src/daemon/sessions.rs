@@ -1,0 +1,174 @@
+//! Agent sessions in the daemon: a console's `prompt` runs on the daemon's runtime, so the
+//! conversation goes on whoever watches it, and its tool calls ask every console. A session is
+//! recorded in its transcript as `run` records one; a prompt naming a session the daemon does
+//! not hold (another daemon's, one killed outright) resumes it from its transcript. One prompt
+//! at a time per session; the agent's events go to every console as `agent` notifications.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::hub::Hub;
+use super::wire::{code, notification};
+use crate::agent::endpoint::Endpoint;
+use crate::agent::observe::observed;
+use crate::agent::session::SessionPlan;
+use crate::agent::{agent_json, transcript, Conversation, PromptOutcome};
+
+/// A session the daemon holds: its conversation (one prompt at a time) and its endpoint.
+struct Open {
+    id: String,
+    conversation: Conversation,
+    /// Kept as long as the conversation: dropping it stops a started endpoint.
+    _endpoint: Endpoint,
+}
+
+/// The daemon's open sessions, by id.
+#[derive(Default)]
+pub struct Sessions {
+    open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Open>>>>,
+}
+
+type Reply = Result<Value, (i64, String)>;
+
+impl Sessions {
+    fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Open>>> {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    /// Waits (at most `bound`) for every prompt running to end, after their cancel: each
+    /// records how it stopped in its transcript.
+    pub async fn settle(&self, bound: std::time::Duration) {
+        let open: Vec<_> = self
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        let all = async {
+            for session in open {
+                drop(session.lock().await);
+            }
+        };
+        let _ = tokio::time::timeout(bound, all).await;
+    }
+
+    /// The ids of the sessions held.
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        ids.sort();
+        ids
+    }
+}
+
+/// `prompt {text, session?, model?}`: the prompt in `session` (held, or resumed from its
+/// transcript), or in a new one with profile `model` (the default one without); answered
+/// once the prompt ends.
+pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Reply {
+    let invalid = |m: &str| (code::INVALID_PARAMS, m.to_string());
+    let text = match params.get("text").and_then(Value::as_str) {
+        Some(text) if !text.trim().is_empty() => text.to_string(),
+        _ => return Err(invalid("`text` is the prompt, not empty")),
+    };
+    let session = params
+        .get("session")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let model = params.get("model").and_then(Value::as_str);
+    let held = session.as_deref().and_then(|id| hub.sessions.get(id));
+    let open = match held {
+        Some(open) => open,
+        None => open_session(&hub, session, model).await?,
+    };
+    let mut open = open.lock().await;
+    let report = open.conversation.prompt(&text, stop).await;
+    let (outcome, answer) = match &report.outcome {
+        PromptOutcome::Answered { text } => ("answered", Some(text.clone())),
+        PromptOutcome::MaxTurns { .. } => ("max_turns", None),
+        PromptOutcome::ModelFailed(_) => ("model_failed", None),
+        PromptOutcome::Cancelled => ("cancelled", None),
+    };
+    Ok(json!({
+        "session": open.id,
+        "outcome": outcome,
+        "answer": answer,
+        "turns": report.turns,
+        "tool_failures": report.tool_failures,
+        "usage": report.usage,
+    }))
+}
+
+/// A session opened: new, or `resume`d from its transcript, its endpoint started.
+async fn open_session(
+    hub: &Arc<Hub>,
+    resume: Option<String>,
+    model: Option<&str>,
+) -> Result<Arc<tokio::sync::Mutex<Open>>, (i64, String)> {
+    let Some(agent) = &hub.config.agent else {
+        return Err((
+            code::NOT_FOUND,
+            "the daemon's config has no agent: section".into(),
+        ));
+    };
+    let profile = agent
+        .profile(model)
+        .map_err(|e| (code::NOT_FOUND, e))?
+        .clone();
+    let plan = SessionPlan {
+        sessions: transcript::sessions_dir(),
+        config: hub.config.path.clone(),
+        profile: profile.clone(),
+        resume,
+    };
+    let (transcript, records) = plan.open().map_err(|e| (code::NOT_FOUND, e.to_string()))?;
+    let id = transcript.id().to_string();
+    let (endpoint, client) = plan.model().await.map_err(|e| {
+        (
+            code::NOT_FOUND,
+            format!("{}: {}", e.class.as_str(), e.message),
+        )
+    })?;
+    let client = observed(client, &hub.runtime, &profile, &endpoint.base_url);
+    let (events, mut agent_events) = mpsc::unbounded_channel();
+    let conversation = plan.conversation(
+        hub.runtime.clone(),
+        client,
+        transcript::items(&records),
+        Some(transcript),
+        events,
+        None,
+    );
+    let forward = hub.clone();
+    let session = id.clone();
+    tokio::spawn(async move {
+        while let Some(event) = agent_events.recv().await {
+            let said = json!({"session": session, "event": agent_json(&event)});
+            forward.broadcast(notification("agent", said));
+        }
+    });
+    let open = Arc::new(tokio::sync::Mutex::new(Open {
+        id: id.clone(),
+        conversation,
+        _endpoint: endpoint,
+    }));
+    hub.sessions
+        .open
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, open.clone());
+    Ok(open)
+}

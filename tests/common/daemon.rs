@@ -1,0 +1,145 @@
+//! A daemon of the tests and consoles of its operator API (docs/daemon.md): tests/daemon.rs
+//! and tests/daemon_agent.rs.
+#![allow(dead_code)] // each test binary uses some of it
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{bin, listening, Background, TempConfig};
+
+/// A daemon on `config`, its socket in a fresh 0700 folder.
+pub fn daemon(config: &TempConfig) -> (Background, PathBuf) {
+    daemon_with(config, &[])
+}
+
+/// [`daemon`] with `env` added.
+pub fn daemon_with(config: &TempConfig, env: &[(&str, &Path)]) -> (Background, PathBuf) {
+    let dir = config.path.parent().unwrap().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    daemon_at(config, &dir.join("daemon.sock"), env)
+}
+
+/// A daemon on `config` at `socket` (its folder there already: a killed daemon's, say), its
+/// state (transcripts, tokens) in that folder too.
+pub fn daemon_at(
+    config: &TempConfig,
+    socket: &Path,
+    env: &[(&str, &Path)],
+) -> (Background, PathBuf) {
+    let dir = socket.parent().unwrap();
+    let socket = socket.to_path_buf();
+    let child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(dir.join("daemon.log"))
+        .arg("daemon")
+        .arg("--socket")
+        .arg(&socket)
+        .env("XDG_STATE_HOME", dir)
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the daemon");
+    let (child, said) = listening(child);
+    assert_eq!(said, socket.display().to_string());
+    (child, socket)
+}
+
+/// A console of the operator API: lines out, lines in.
+pub struct Console {
+    pub out: UnixStream,
+    pub lines: BufReader<UnixStream>,
+    next_id: u64,
+}
+
+impl Console {
+    pub fn connect(socket: &Path) -> Console {
+        let out = UnixStream::connect(socket).expect("connect");
+        out.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let lines = BufReader::new(out.try_clone().unwrap());
+        Console {
+            out,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    /// Sends a request; returns its id.
+    pub fn send(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.out, "{line}").unwrap();
+        id
+    }
+
+    pub fn read(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self
+            .lines
+            .read_line(&mut line)
+            .expect("a line from the daemon");
+        assert!(n > 0, "the daemon closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Reads until a message `test` takes; returns it.
+    pub fn until(&mut self, what: &str, test: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..100_000 {
+            let message = self.read();
+            if test(&message) {
+                return message;
+            }
+        }
+        panic!("no {what}");
+    }
+
+    /// The answer to request `id` (what comes before it is skipped).
+    pub fn answer(&mut self, id: u64) -> Value {
+        self.until("answer", |m| m["id"] == id)
+    }
+
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    pub fn initialize(&mut self, name: &str) -> Value {
+        let client = json!({"name": name, "user": "tester", "host": "here"});
+        let answer = self.call(
+            "initialize",
+            json!({"protocol_version": 1, "client": client}),
+        );
+        assert!(answer.get("error").is_none(), "{answer}");
+        answer["result"].clone()
+    }
+
+    /// Waits until server `name` is ready (it may have been before this console attached).
+    pub fn ready(&mut self, name: &str) {
+        let servers = self.call("servers", json!({}));
+        let ready = servers["result"]["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == name && s["status"] == "ready");
+        if !ready {
+            self.until("its start", |m| {
+                m["params"]["type"] == "server_started" && m["params"]["server"] == name
+            });
+        }
+    }
+}
+
+pub fn is_event(message: &Value, kind: &str) -> bool {
+    message["method"] == "event" && message["params"]["type"] == kind
+}

@@ -1,0 +1,152 @@
+//! The agent in the daemon, end to end: a console's prompt runs on the daemon's runtime, its
+//! mutating call asks every console and another console approves it; a console that detaches
+//! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the next
+//! daemon goes on with the session from its transcript.
+
+mod common;
+
+use std::path::Path;
+
+use common::daemon::{daemon, daemon_at, is_event, Console};
+use common::{bin, write_config};
+use serde_json::{json, Value};
+
+fn config() -> common::TempConfig {
+    let bin = bin();
+    write_config(&format!(
+        "mcp:
+  servers:
+    - name: notes
+      command: {bin}
+      args: [demo-server]
+      annotation_trust: trust
+agent:
+  models:
+    demo:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes]
+      model: demo
+      request_timeout: 10s
+"
+    ))
+}
+
+fn agent_event(message: &Value, kind: &str) -> bool {
+    message["method"] == "agent" && message["params"]["event"]["type"] == kind
+}
+
+/// The records of session `id` under the daemon's state folder (beside its socket).
+fn records(socket: &Path, id: &str) -> Vec<Value> {
+    let file = socket
+        .parent()
+        .unwrap()
+        .join(format!("aimon-console/sessions/{id}.jsonl"));
+    std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_session_goes_on() {
+    let config = config();
+    let (mut first, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    let mut b = Console::connect(&socket);
+    a.initialize("console-a");
+    b.initialize("console-b");
+    a.ready("notes");
+
+    // A's prompt makes the agent ask for a mutating call: B approves it.
+    let prompt = a.send("prompt", json!({"text": "save a note called t1 saying hi"}));
+    let asked = b.until("the agent's approval", |m| {
+        is_event(m, "approval_requested")
+    });
+    assert_eq!(asked["params"]["origin"]["by"], "agent");
+    assert_eq!(
+        asked["params"]["origin"]["reason"],
+        "(demo model) I will save the note \"t1\"."
+    );
+    let id = asked["params"]["id"].as_u64().unwrap();
+    b.call("approve", json!({"id": id, "decision": "allow_once"}));
+    let told = a.until("who approved", |m| m["method"] == "answered");
+    assert_eq!(told["params"]["by"]["name"], "console-b");
+    // The answer to the request and the agent's last events come in either order.
+    let (mut answer, mut done) = (Value::Null, Value::Null);
+    while answer.is_null() || done.is_null() {
+        let message = a.read();
+        if agent_event(&message, "answer") {
+            answer = message;
+        } else if message["id"] == prompt {
+            done = message;
+        }
+    }
+    assert_eq!(
+        answer["params"]["event"]["text"],
+        "(demo model) Done: saved note \"t1\"."
+    );
+    assert_eq!(done["result"]["outcome"], "answered", "{done}");
+    let session = done["result"]["session"].as_str().unwrap().to_string();
+    assert_eq!(answer["params"]["session"], session.as_str());
+    // B saw the same conversation.
+    b.until("the answer in B", |m| agent_event(m, "answer"));
+
+    // A detaches while a slow call of the session runs; it ends ok meanwhile.
+    a.send(
+        "prompt",
+        json!({"text": "wait 1 seconds", "session": session}),
+    );
+    a.until("the slow call", |m| is_event(m, "call_started"));
+    drop(a);
+    b.until("the slow call's end", |m| {
+        is_event(m, "call_finished") && m["params"]["status"] == "ok"
+    });
+    b.until("the answer after it", |m| {
+        agent_event(m, "answer")
+            && m["params"]["event"]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("(demo model) Done waiting"))
+    });
+    let mut back = Console::connect(&socket);
+    let hello = back.initialize("console-a");
+    let recent = hello["recent"].as_array().unwrap();
+    assert!(recent
+        .iter()
+        .any(|m| is_event(m, "call_finished") && m["params"]["status"] == "ok"));
+    assert!(recent.iter().any(|m| agent_event(m, "answer")
+        && m["params"]["event"]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("(demo model) Done waiting"))));
+    assert_eq!(
+        back.call("sessions", json!({}))["result"]["sessions"],
+        json!([session])
+    );
+
+    // A SIGKILL, then a new daemon: the session goes on from its transcript.
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(first.0.id() as i32, libc::SIGKILL) };
+    first.0.wait().unwrap();
+    let (_second, socket) = daemon_at(&config, &socket, &[]);
+    let mut c = Console::connect(&socket);
+    c.initialize("console-c");
+    c.ready("notes");
+    let again = c.call(
+        "prompt",
+        json!({"text": "what is 2 plus 3", "session": session}),
+    );
+    assert_eq!(again["result"]["outcome"], "answered", "{again}");
+    assert_eq!(again["result"]["session"], session.as_str());
+    let kinds: Vec<String> = records(&socket, &session)
+        .iter()
+        .map(|r| r["type"].as_str().unwrap().to_string())
+        .collect();
+    let prompts = kinds.iter().filter(|k| *k == "prompt").count();
+    assert_eq!(prompts, 3, "{kinds:?}");
+    assert!(kinds.contains(&"resumed".to_string()), "{kinds:?}");
+    assert_eq!(
+        kinds.last().map(String::as_str),
+        Some("answer"),
+        "{kinds:?}"
+    );
+}
