@@ -549,14 +549,8 @@ impl Conversation {
         outcome: PromptOutcome,
         message: String,
     ) -> PromptReport {
-        let reason = match &outcome {
-            PromptOutcome::Answered { .. } => "answered",
-            PromptOutcome::MaxTurns { .. } => "max_turns",
-            PromptOutcome::ModelFailed(_) => "model_failed",
-            PromptOutcome::Cancelled => "cancelled",
-        };
         self.record(Record::Stopped {
-            reason: reason.to_string(),
+            reason: outcome.as_str().to_string(),
             message: message.clone(),
         });
         self.sync();

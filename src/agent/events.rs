@@ -58,6 +58,26 @@ pub enum PromptOutcome {
     Cancelled,
 }
 
+impl PromptOutcome {
+    /// Its name in transcripts and JSON: `answered`, `max_turns`, `model_failed`, `cancelled`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PromptOutcome::Answered { .. } => "answered",
+            PromptOutcome::MaxTurns { .. } => "max_turns",
+            PromptOutcome::ModelFailed(_) => "model_failed",
+            PromptOutcome::Cancelled => "cancelled",
+        }
+    }
+
+    /// The model's failure, when that is how it ended.
+    pub fn error(&self) -> Option<&ModelError> {
+        match self {
+            PromptOutcome::ModelFailed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// How a prompt went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptReport {

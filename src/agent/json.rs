@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::events::{AgentEvent, PromptOutcome};
+use super::events::AgentEvent;
 
 /// The JSON line of an agent event (docs/commands.md "JSON shapes": `run --json`).
 pub fn agent_json(event: &AgentEvent) -> Value {
@@ -93,13 +93,7 @@ pub fn agent_json(event: &AgentEvent) -> Value {
         }
         AgentEvent::Answer { text } => json!({"type": "answer", "text": text}),
         AgentEvent::Stopped { outcome, message } => {
-            let (reason, error) = match outcome {
-                PromptOutcome::Answered { .. } => ("answered", None),
-                PromptOutcome::MaxTurns { .. } => ("max_turns", None),
-                PromptOutcome::ModelFailed(e) => ("model_failed", Some(e)),
-                PromptOutcome::Cancelled => ("cancelled", None),
-            };
-            json!({"type": "stopped", "reason": reason, "message": message, "error": error})
+            json!({"type": "stopped", "reason": outcome.as_str(), "message": message, "error": outcome.error()})
         }
     }
 }

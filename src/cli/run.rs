@@ -281,12 +281,7 @@ fn outcome(
     let mut said = Vec::new();
     let ok = matches!(report.outcome, PromptOutcome::Answered { .. }) && report.tool_failures == 0;
     let code: u8 = if ok { 0 } else { 1 };
-    let (status, error) = match &report.outcome {
-        PromptOutcome::Answered { .. } => ("answered", None),
-        PromptOutcome::MaxTurns { .. } => ("max_turns", None),
-        PromptOutcome::ModelFailed(e) => ("model_failed", Some(e)),
-        PromptOutcome::Cancelled => ("cancelled", None),
-    };
+    let (status, error) = (report.outcome.as_str(), report.outcome.error());
     if json {
         let mut line = json!({
             "type": "outcome",

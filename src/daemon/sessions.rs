@@ -96,16 +96,15 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
     };
     let mut open = open.lock().await;
     let report = open.conversation.prompt(&text, stop).await;
-    let (outcome, answer) = match &report.outcome {
-        PromptOutcome::Answered { text } => ("answered", Some(text.clone())),
-        PromptOutcome::MaxTurns { .. } => ("max_turns", None),
-        PromptOutcome::ModelFailed(_) => ("model_failed", None),
-        PromptOutcome::Cancelled => ("cancelled", None),
+    let answer = match &report.outcome {
+        PromptOutcome::Answered { text } => Some(text.as_str()),
+        _ => None,
     };
     Ok(json!({
         "session": open.id,
-        "outcome": outcome,
+        "outcome": report.outcome.as_str(),
         "answer": answer,
+        "error": report.outcome.error(),
         "turns": report.turns,
         "tool_failures": report.tool_failures,
         "usage": report.usage,
