@@ -34,6 +34,8 @@ pub fn observer(config: &Config) -> Option<Arc<dyn Observer>> {
     static MADE: Mutex<Vec<(TelemetryConfig, Arc<Telemetry>)>> = Mutex::new(Vec::new());
     let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, telemetry)) = made.iter().find(|(c, _)| *c == config.telemetry) {
+        // The same section in a config read again: its secrets may be new (a key rotated).
+        telemetry.recorder().add_secrets(secrets(config));
         return Some(telemetry.clone());
     }
     match export::providers(&config.telemetry, endpoint) {
@@ -165,7 +167,6 @@ fn secrets(config: &Config) -> Vec<String> {
     // Short values under secret names are not secrets (`auth_mode: on`): replacing them would
     // garble every payload. The longest first, so one that holds another goes whole.
     values.retain(|v| v.chars().count() >= 6);
-    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    values.dedup();
+    record::longest_first(&mut values);
     values
 }

@@ -16,6 +16,12 @@ use crate::runtime::{
     AnsweredBy, CallOrigin, CallStatus, ModelRequest, ServerReport, ServerStatus,
 };
 
+/// Sorts `values` longest first (one that holds another is replaced whole) without repeats.
+pub fn longest_first(values: &mut Vec<String>) {
+    values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    values.dedup();
+}
+
 /// A call from its start to its end.
 pub struct OpenCall {
     tool: String,
@@ -89,6 +95,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// More values to scrub (a config read again), the longest first as before.
+    pub fn add_secrets(&mut self, more: Vec<String>) {
+        self.secrets.extend(more);
+        longest_first(&mut self.secrets);
+    }
+
     fn scrub(&self, text: &str) -> String {
         let mut text = text.to_string();
         for secret in &self.secrets {
@@ -170,7 +182,7 @@ impl Recorder {
             child.end_with_timestamp(until.unwrap_or(end));
         }
         if let Some(f) = failure {
-            cx.span().set_status(Status::error(f.message.clone()));
+            cx.span().set_status(Status::error(self.scrub(&f.message)));
         }
         cx.span().end_with_timestamp(end);
         let attributes = [KeyValue::new("aimon.server.status", report.status.as_str())];
@@ -268,7 +280,7 @@ impl Recorder {
             attributes.push(KeyValue::new("aimon.host.version", version.clone()));
         }
         if let Some(why) = &call.allowed_by {
-            attributes.push(KeyValue::new("aimon.call.allowed_by", why.clone()));
+            attributes.push(KeyValue::new("aimon.call.allowed_by", self.scrub(why)));
         }
         if let Some((_, decision, by)) = call.approval.as_ref().and_then(|w| w.answer) {
             attributes.push(KeyValue::new("aimon.approval.decision", decision.as_str()));
@@ -298,7 +310,7 @@ impl Recorder {
         }
         let cx = Context::new().with_span(span);
         if let Some(wait) = call.approval {
-            let mut attributes = vec![KeyValue::new("aimon.approval.why", wait.why)];
+            let mut attributes = vec![KeyValue::new("aimon.approval.why", self.scrub(&wait.why))];
             let until = match wait.answer {
                 Some((at, decision, by)) => {
                     attributes.push(KeyValue::new("aimon.approval.decision", decision.as_str()));
