@@ -14,11 +14,13 @@ use crate::config::DaemonConfig;
 /// How long a connection has to finish its TLS handshake.
 pub const HANDSHAKE: Duration = Duration::from_secs(10);
 
-/// The TCP side: its listener, its TLS, and the address it listens on.
+/// The TCP side: its listener, its TLS, the address it listens on and the token consoles
+/// bring (made, if it was not there, before anyone is told the daemon listens).
 pub struct Tcp {
     pub listener: TcpListener,
     pub tls: TlsAcceptor,
     pub addr: std::net::SocketAddr,
+    pub token: String,
 }
 
 /// Listens where `config` says, if it says; an error names what could not be read or bound.
@@ -48,10 +50,12 @@ pub async fn listen(config: &DaemonConfig) -> Result<Option<Tcp>, String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let token = crate::runtime::daemon_token().map_err(|e| format!("no daemon token: {e}"))?;
     Ok(Some(Tcp {
         listener,
         tls: TlsAcceptor::from(Arc::new(tls)),
         addr,
+        token,
     }))
 }
 

@@ -210,19 +210,35 @@ pub fn daemon_token() -> std::io::Result<String> {
     state_token("daemon-token")
 }
 
-/// The token in the state folder's `file`, made on first use.
+/// The token in the state folder's `file`, made on first use. Two processes making it at
+/// once agree on one: each writes its own to a file of its own and links that into place,
+/// which only the first does; the other then reads the first's.
 fn state_token(file: &str) -> std::io::Result<String> {
     let path = crate::config::state_home().join(file);
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    let read = || {
+        let text = std::fs::read_to_string(&path).ok()?;
         let token = text.trim();
-        if token.len() >= 32 {
-            return Ok(token.to_string());
-        }
+        (token.len() >= 32).then(|| token.to_string())
+    };
+    if let Some(token) = read() {
+        return Ok(token);
     }
     let mut bytes = [0u8; 32];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
         .map_err(|_| std::io::Error::other(format!("no randomness for the {file}")))?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    crate::config::write_private(&path, &format!("{token}\n"))?;
-    Ok(token)
+    // One that is there but is no token (cut short, edited) is made again.
+    if path.exists() {
+        let _ = std::fs::remove_file(&path);
+    }
+    let mine = path.with_file_name(format!(".{file}.{}", std::process::id()));
+    crate::config::write_private(&mine, &format!("{token}\n"))?;
+    let linked = std::fs::hard_link(&mine, &path);
+    let _ = std::fs::remove_file(&mine);
+    match linked {
+        Ok(()) => Ok(token),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read()
+            .ok_or_else(|| std::io::Error::other(format!("{} is not a token", path.display()))),
+        Err(e) => Err(e),
+    }
 }
