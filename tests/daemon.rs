@@ -128,27 +128,50 @@ fn daemon_queue() -> usize {
     aimon_console::daemon::CONSOLE_QUEUE
 }
 
-#[test]
-fn the_socket_is_its_owners_alone() {
-    let config = write_config("mcp:\n  servers: []\n");
-    let (_daemon, socket) = daemon(&config);
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&socket), 0o600);
-    assert_eq!(mode(socket.parent().unwrap()), 0o700);
-    // Another user (nobody) cannot connect.
+/// Python, as user nobody, connecting to `socket`: what it printed (the daemon's first line)
+/// and wrote on stderr.
+fn connect_as_nobody(socket: &Path) -> (bool, String, String) {
     use std::os::unix::process::CommandExt;
     let out = Command::new("python3")
         .args([
             "-c",
-            "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])",
+            "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); \
+             s.settimeout(10); print(s.recv(4096).decode())",
         ])
-        .arg(&socket)
+        .arg(socket)
         .uid(65534)
         .gid(65534)
         .output()
         .expect("python3 as nobody (the tests run as root, as in CI)");
-    assert!(!out.status.success());
-    let said = String::from_utf8_lossy(&out.stderr);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn the_socket_is_its_owners_alone() {
+    let config = write_config("mcp:\n  servers: []\n");
+    // The daemon makes the socket's folder itself.
+    let socket = config.dir.path().join("fresh/run/daemon.sock");
+    let child = Command::new(bin())
+        .arg("--config")
+        .arg(&config.path)
+        .arg("--log-file")
+        .arg(config.dir.path().join("daemon.log"))
+        .args(["daemon", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", config.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (_daemon, said) = common::listening(child);
+    assert_eq!(said, socket.display().to_string());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&socket), 0o600);
+    assert_eq!(mode(socket.parent().unwrap()), 0o700);
+    // Another user (nobody) cannot connect.
+    let (ok, _, said) = connect_as_nobody(&socket);
+    assert!(!ok);
     assert!(said.contains("Permission denied"), "{said}");
     // A second daemon on the same socket is refused, and says why.
     let second = Command::new(bin())
@@ -161,6 +184,19 @@ fn the_socket_is_its_owners_alone() {
     assert_eq!(second.status.code(), Some(1));
     let said = String::from_utf8_lossy(&second.stderr);
     assert!(said.contains("a daemon already listens on"), "{said}");
+    // Opened up behind the daemon's back (the socket, its folder, the one the daemon made
+    // above it and the test's own), the socket still takes only its owner: the peer's
+    // credentials are checked.
+    for dir in socket.ancestors().skip(1).take(3) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let (ok, answer, said) = connect_as_nobody(&socket);
+    assert!(ok, "{said}");
+    assert!(
+        answer.contains("refused: uid 65534 is not the daemon's owner"),
+        "{answer}"
+    );
 }
 
 #[test]
@@ -397,7 +433,7 @@ fn over_tcp_a_console_needs_tls_and_the_token() {
     let got = tls_client(port, &cert, true, &[initialize_with(Some(&token)), servers]);
     let answers: Vec<Value> = got[..2]
         .iter()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {got:?}")))
         .collect();
     assert_eq!(answers[0]["result"]["protocol_version"], 1, "{got:?}");
     assert_eq!(answers[0]["result"]["you"]["pid"], Value::Null);

@@ -4,7 +4,7 @@
 //! (the first answer wins; the others are told who gave it).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
@@ -18,8 +18,13 @@ use crate::runtime::AgentRuntime;
 /// Most event lines queued for one console; past it that console's events are dropped and
 /// counted (docs/daemon.md).
 pub const CONSOLE_QUEUE: usize = 4096;
+/// Most bytes of event lines queued for one console (a server's messages may be large): past
+/// it, as past `CONSOLE_QUEUE`, its events are dropped and counted.
+pub const CONSOLE_BYTES: usize = 16 << 20;
 /// Most recent event lines a console is sent when it attaches.
 pub const HISTORY: usize = 1000;
+/// Most bytes those recent lines take; the oldest go first past it.
+pub const HISTORY_BYTES: usize = 4 << 20;
 /// Most answered approvals remembered, to tell a late answer who came first.
 const ANSWERED: usize = 256;
 
@@ -51,6 +56,8 @@ pub struct Console {
     events: mpsc::Sender<Arc<str>>,
     /// Events that did not fit since the console last read; said to it before the next one.
     pub dropped: AtomicU64,
+    /// Bytes of the lines queued for it (its writer takes off what it writes).
+    pub queued: AtomicUsize,
 }
 
 impl Console {
@@ -60,6 +67,7 @@ impl Console {
         let console = Arc::new(Console {
             events,
             dropped: AtomicU64::new(0),
+            queued: AtomicUsize::new(0),
         });
         (console, rx)
     }
@@ -75,6 +83,8 @@ struct Pending {
 struct State {
     consoles: Vec<Arc<Console>>,
     history: VecDeque<Arc<str>>,
+    /// Bytes of `history`.
+    history_bytes: usize,
     pending: HashMap<u64, Pending>,
     answered: VecDeque<(u64, Who)>,
 }
@@ -85,6 +95,8 @@ pub struct Hub {
     pub config: Config,
     /// The agent sessions it holds.
     pub sessions: super::sessions::Sessions,
+    /// Held by the turn boundary the daemon runs between prompts: one at a time.
+    pub boundary: tokio::sync::Mutex<()>,
     state: Mutex<State>,
 }
 
@@ -100,6 +112,7 @@ impl Hub {
             runtime,
             config,
             sessions: Default::default(),
+            boundary: tokio::sync::Mutex::new(()),
             state: Mutex::new(State::default()),
         }
     }
@@ -112,13 +125,25 @@ impl Hub {
     pub fn broadcast(&self, line: String) {
         let line: Arc<str> = line.into();
         let mut state = self.state();
-        if state.history.len() == HISTORY {
-            state.history.pop_front();
-        }
+        state.history_bytes += line.len();
         state.history.push_back(line.clone());
+        while state.history.len() > HISTORY || state.history_bytes > HISTORY_BYTES {
+            let Some(old) = state.history.pop_front() else {
+                break;
+            };
+            state.history_bytes -= old.len();
+        }
         state.consoles.retain(|console| {
+            let queued = console.queued.load(Ordering::Relaxed);
+            if queued + line.len() > CONSOLE_BYTES {
+                console.dropped.fetch_add(1, Ordering::Relaxed);
+                return true;
+            }
             match console.events.try_send(line.clone()) {
-                Ok(()) => true,
+                Ok(()) => {
+                    console.queued.fetch_add(line.len(), Ordering::Relaxed);
+                    true
+                }
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     console.dropped.fetch_add(1, Ordering::Relaxed);
                     true

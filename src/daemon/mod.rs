@@ -23,11 +23,11 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::runtime::{
-    daemon_token, event_json, AgentRuntime, AgentRuntimeFactory, EventStream, ListKind, McpEvent,
-    RuntimeEvent,
+    event_json, AgentRuntimeFactory, EventStream, ListKind, McpEvent, RuntimeEvent,
 };
 use hub::Hub;
 pub use hub::{CONSOLE_QUEUE, HISTORY};
@@ -37,6 +37,13 @@ use wire::notification;
 
 /// How long a stop waits for the prompts it cancelled to record how they ended.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a stop waits for the consoles' connections to send what is queued for them.
+const FAREWELL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Most consoles connected over TCP at once (authenticated or not); more are let go at once.
+const TCP_CONSOLES: usize = 64;
+/// How long the daemon waits after a failed accept (no file descriptor left, say) before the
+/// next, so a lasting failure does not spin.
+const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end), and on
 /// `tcp` when the config listens there too, until `stop` resolves: then running calls are
@@ -48,10 +55,6 @@ pub async fn run(
     path: &Path,
     stop: impl Future<Output = ()>,
 ) -> Result<(), String> {
-    let token = match &tcp {
-        Some(_) => Some(daemon_token().map_err(|e| format!("no daemon token: {e}"))?),
-        None => None,
-    };
     let (events, stream) = AgentRuntimeFactory::events();
     let options = crate::telemetry::options(&config);
     let runtime = AgentRuntimeFactory::create(&config, options, events)
@@ -61,18 +64,36 @@ pub async fn run(
     let hub = Arc::new(Hub::new(runtime.clone(), config));
     let pump = tokio::spawn(pump(hub.clone(), stream));
     let sessions = CancellationToken::new();
+    let connections = TaskTracker::new();
+    let tcp_room = Arc::new(tokio::sync::Semaphore::new(TCP_CONSOLES));
     notify::notify("READY=1");
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
             () = &mut stop => break,
             accepted = listener.accept() => accepted,
-            Some(conn) = accept_tcp(tcp.as_ref()) => {
-                if let (Some(tcp), Some(token)) = (&tcp, &token) {
-                    let peer = Peer { pid: None, token: Some(token.clone()) };
-                    let stop = sessions.child_token();
-                    tokio::spawn(serve_tls(hub.clone(), tcp.tls.clone(), conn, peer, stop));
-                }
+            conn = accept_tcp(tcp.as_ref()) => {
+                let Some(tcp) = &tcp else { continue };
+                let conn = match conn {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "daemon: TCP accept failed");
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    }
+                };
+                let Ok(room) = tcp_room.clone().try_acquire_owned() else {
+                    tracing::warn!("daemon: {TCP_CONSOLES} consoles over TCP already; one more let go");
+                    continue;
+                };
+                let peer = Peer { pid: None, token: Some(tcp.token.clone()) };
+                let stop = sessions.child_token();
+                let tls = tcp.tls.clone();
+                let hub = hub.clone();
+                connections.spawn(async move {
+                    serve_tls(hub, tls, conn, peer, stop).await;
+                    drop(room);
+                });
                 continue;
             }
         };
@@ -80,13 +101,14 @@ pub async fn run(
             Ok((stream, _)) => stream,
             Err(e) => {
                 tracing::warn!(error = %e, "daemon: accept failed");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
                 continue;
             }
         };
         match socket::peer(&stream) {
             Ok(pid) => {
                 let peer = Peer { pid, token: None };
-                tokio::spawn(session::run(
+                connections.spawn(session::run(
                     hub.clone(),
                     stream,
                     peer,
@@ -115,25 +137,20 @@ pub async fn run(
     hub.sessions.settle(SETTLE).await;
     runtime.close().await;
     let _ = pump.await;
+    connections.close();
+    let _ = tokio::time::timeout(FAREWELL, connections.wait()).await;
     socket::release(path);
     Ok(())
 }
 
 /// The next TCP connection, when the daemon listens on TCP (never, when it does not).
-async fn accept_tcp(tcp: Option<&Tcp>) -> Option<tokio::net::TcpStream> {
+async fn accept_tcp(tcp: Option<&Tcp>) -> std::io::Result<tokio::net::TcpStream> {
     let Some(tcp) = tcp else {
         return std::future::pending().await;
     };
-    match tcp.listener.accept().await {
-        Ok((conn, _)) => {
-            let _ = conn.set_nodelay(true);
-            Some(conn)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "daemon: TCP accept failed");
-            None
-        }
-    }
+    let (conn, _) = tcp.listener.accept().await?;
+    let _ = conn.set_nodelay(true);
+    Ok(conn)
 }
 
 /// A TCP console: its TLS handshake (within `tcp::HANDSHAKE`), then its session.
@@ -162,10 +179,12 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
         match event {
             RuntimeEvent::ApprovalRequested(request) => hub.ask(request, json.to_string()),
             RuntimeEvent::CallFinished { id, .. } => hub.call_ended(id),
+            // Between turns only: while a prompt runs, its conversation takes the change in
+            // at its next turn.
             RuntimeEvent::ListChanged {
                 list: ListKind::Tools,
                 ..
-            } => boundary(&hub.runtime),
+            } if hub.sessions.running() == 0 => boundary(&hub),
             RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
                 request.decline("the daemon's consoles do not answer servers' questions yet");
             }
@@ -178,9 +197,11 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
     }
 }
 
-fn boundary(runtime: &Arc<AgentRuntime>) {
-    let runtime = runtime.clone();
+/// A turn boundary in the background, one at a time.
+fn boundary(hub: &Arc<Hub>) {
+    let hub = hub.clone();
     tokio::spawn(async move {
-        runtime.turn_boundary().await;
+        let _one = hub.boundary.lock().await;
+        hub.runtime.turn_boundary().await;
     });
 }

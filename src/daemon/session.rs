@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{Console, Hub, Who};
@@ -19,8 +19,11 @@ use super::wire::{
 use crate::approval::ApprovalDecision;
 use crate::runtime::{tool_json, ToolsJson};
 
-/// Most answers waiting to be written to one console; its next request waits for room.
+/// Most answers waiting to be written to one console, and most of its requests at work at
+/// once (calls, prompts, restarts): its next request waits for room.
 const ANSWERS: usize = 64;
+/// How long a console over TCP has to bring its token (`initialize`) before it is let go.
+const INITIALIZE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a request gets: its result, or an error code and message.
 type Reply = Result<Value, (i64, String)>;
@@ -41,6 +44,7 @@ where
     let (answers, answers_rx) = mpsc::channel::<String>(ANSWERS);
     let (console, events_rx) = Console::new();
     let writer = tokio::spawn(write_loop(write, answers_rx, events_rx, console.clone()));
+    let over_tcp = peer.token.is_some();
     let mut session = Session {
         hub,
         console,
@@ -48,15 +52,20 @@ where
         peer,
         refused: false,
         answers,
+        work: Arc::new(Semaphore::new(ANSWERS)),
         stop: stop.clone(),
     };
     let mut framer = Framer::default();
     let mut chunk = vec![0u8; 64 * 1024];
     let mut frames = Vec::new();
+    let initialize_by = tokio::time::sleep(INITIALIZE_WITHIN);
+    tokio::pin!(initialize_by);
     loop {
         let read = tokio::select! {
             read = read.read(&mut chunk) => read,
             () = stop.cancelled() => break,
+            // Over TCP, a connection that has not shown the token holds nothing for long.
+            () = &mut initialize_by, if over_tcp && session.who.is_none() => break,
         };
         let n = match read {
             Ok(0) | Err(_) => break,
@@ -64,6 +73,10 @@ where
         };
         framer.feed(&chunk[..n], &mut |frame| frames.push(frame));
         for frame in frames.drain(..) {
+            // Refused: nothing more it sent is read.
+            if session.refused {
+                break;
+            }
             match frame {
                 Frame::TooLong => {
                     let message = format!("a message is at most {} bytes", wire::MAX_LINE);
@@ -98,6 +111,8 @@ struct Session {
     /// It did not bring the token: the connection ends once that is said.
     refused: bool,
     answers: mpsc::Sender<String>,
+    /// Its requests at work (calls, prompts, restarts): each holds a permit until answered.
+    work: Arc<Semaphore>,
     stop: CancellationToken,
 }
 
@@ -126,10 +141,10 @@ impl Session {
                 Some(call) => Ok(json!({"cancelled": self.hub.runtime.cancel_call(call)})),
                 None => Err(invalid("`id` is the call's id, a number")),
             },
-            ("call", Some(_)) => return self.call(id, &params),
-            ("prompt", Some(_)) => return self.prompt(id, params),
+            ("call", Some(_)) => return self.call(id, &params).await,
+            ("prompt", Some(_)) => return self.prompt(id, params).await,
             ("sessions", Some(_)) => Ok(json!({"sessions": self.hub.sessions.ids()})),
-            ("restart", Some(_)) => return self.restart(id, &params),
+            ("restart", Some(_)) => return self.restart(id, &params).await,
             (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),
         };
         self.send(reply_line(&id, reply)).await;
@@ -199,9 +214,15 @@ impl Session {
         Ok(result)
     }
 
+    /// A permit for one more request at work; waits (and so stops reading this console)
+    /// while it has `ANSWERS` of them.
+    async fn permit(&self) -> Option<OwnedSemaphorePermit> {
+        self.work.clone().acquire_owned().await.ok()
+    }
+
     /// A call as the operator: run in its own task, so this console's other requests (its
     /// approval among them) go on meanwhile.
-    fn call(&self, id: Value, params: &Value) {
+    async fn call(&self, id: Value, params: &Value) {
         let (tool, arguments) = match (params.get("tool"), params.get("arguments")) {
             (Some(Value::String(tool)), None) => (tool.clone(), json!({})),
             (Some(Value::String(tool)), Some(args @ Value::Object(_))) => {
@@ -209,8 +230,11 @@ impl Session {
             }
             _ => {
                 let line = reply_line(&id, Err(invalid("`tool` is a name, `arguments` an object")));
-                return self.spawn_send(line);
+                return self.send(line).await;
             }
+        };
+        let Some(permit) = self.permit().await else {
+            return;
         };
         let (runtime, answers, cancel) = (
             self.hub.runtime.clone(),
@@ -218,6 +242,7 @@ impl Session {
             self.stop.child_token(),
         );
         tokio::spawn(async move {
+            let _permit = permit;
             let outcome = runtime.call(&tool, arguments, cancel).await;
             let result =
                 serde_json::to_value(&outcome).map_err(|e| (code::INVALID_PARAMS, e.to_string()));
@@ -227,20 +252,24 @@ impl Session {
 
     /// A prompt to the agent, in its own task: the session's events go to every console
     /// meanwhile, and its calls' approvals to whichever answers first.
-    fn prompt(&self, id: Value, params: Value) {
+    async fn prompt(&self, id: Value, params: Value) {
+        let Some(permit) = self.permit().await else {
+            return;
+        };
         let (hub, answers, stop) = (
             self.hub.clone(),
             self.answers.clone(),
             self.stop.child_token(),
         );
         tokio::spawn(async move {
+            let _permit = permit;
             let reply = super::sessions::prompt(hub, params, stop).await;
             let _ = answers.send(reply_line(&id, reply)).await;
         });
     }
 
     /// A server started again with its config; answered with its report once it is up.
-    fn restart(&self, id: Value, params: &Value) {
+    async fn restart(&self, id: Value, params: &Value) {
         let name = params
             .get("server")
             .and_then(Value::as_str)
@@ -258,21 +287,18 @@ impl Session {
                 &id,
                 Err((code::NOT_FOUND, format!("no server named {name:?}"))),
             );
-            return self.spawn_send(line);
+            return self.send(line).await;
+        };
+        let Some(permit) = self.permit().await else {
+            return;
         };
         let (runtime, answers) = (self.hub.runtime.clone(), self.answers.clone());
         tokio::spawn(async move {
+            let _permit = permit;
             let report = runtime.restart_server(&server).await;
             let _ = answers
                 .send(reply_line(&id, Ok(json!({"report": report}))))
                 .await;
-        });
-    }
-
-    fn spawn_send(&self, line: String) {
-        let answers = self.answers.clone();
-        tokio::spawn(async move {
-            let _ = answers.send(line).await;
         });
     }
 }
@@ -321,15 +347,19 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     console: Arc<Console>,
 ) {
     let mut out = BufWriter::new(write);
+    let mut open = true;
     loop {
         let line: Arc<str> = tokio::select! {
             biased;
             answer = answers.recv() => match answer {
                 Some(answer) => answer.into(),
+                // The console's session ended (it went away, or the daemon is stopping): what
+                // is queued for it (`closing` among it) still goes, then the connection ends.
                 None => break,
             },
             event = events.recv() => match event {
                 Some(event) => {
+                    console.queued.fetch_sub(event.len(), Ordering::Relaxed);
                     let lost = console.dropped.swap(0, Ordering::Relaxed);
                     if lost > 0 {
                         let said = notification("dropped", json!({"count": lost}));
@@ -343,11 +373,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             },
         };
         if write_line(&mut out, &line).await.is_err() {
+            open = false;
             break;
         }
         if answers.is_empty() && events.is_empty() && out.flush().await.is_err() {
+            open = false;
             break;
         }
+    }
+    while open {
+        let Ok(event) = events.try_recv() else { break };
+        open = write_line(&mut out, &event).await.is_ok();
+    }
+    if open && out.flush().await.is_ok() {
+        let _ = out.shutdown().await;
     }
 }
 

@@ -5,6 +5,7 @@
 //! at a time per session; the agent's events go to every console as `agent` notifications.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -30,6 +31,20 @@ struct Open {
 #[derive(Default)]
 pub struct Sessions {
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Open>>>>,
+    /// Held while a session is opened: two prompts naming one session not held yet would
+    /// otherwise both resume its transcript.
+    opening: tokio::sync::Mutex<()>,
+    /// Prompts running now.
+    running: AtomicUsize,
+}
+
+/// Counts a prompt as running while it lives.
+struct Running<'a>(&'a AtomicUsize);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 type Reply = Result<Value, (i64, String)>;
@@ -61,6 +76,11 @@ impl Sessions {
         let _ = tokio::time::timeout(bound, all).await;
     }
 
+    /// How many prompts run now.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
     /// The ids of the sessions held.
     pub fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self
@@ -89,12 +109,20 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
         .and_then(Value::as_str)
         .map(str::to_string);
     let model = params.get("model").and_then(Value::as_str);
-    let held = session.as_deref().and_then(|id| hub.sessions.get(id));
-    let open = match held {
+    let open = match session.as_deref().and_then(|id| hub.sessions.get(id)) {
         Some(open) => open,
-        None => open_session(&hub, session, model).await?,
+        None => {
+            let _opening = hub.sessions.opening.lock().await;
+            // Another prompt may have opened it meanwhile.
+            match session.as_deref().and_then(|id| hub.sessions.get(id)) {
+                Some(open) => open,
+                None => open_session(&hub, session, model).await?,
+            }
+        }
     };
     let mut open = open.lock().await;
+    hub.sessions.running.fetch_add(1, Ordering::SeqCst);
+    let _running = Running(&hub.sessions.running);
     let report = open.conversation.prompt(&text, stop).await;
     let answer = match &report.outcome {
         PromptOutcome::Answered { text } => Some(text.as_str()),

@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 
 /// The protocol version this daemon speaks (`initialize`'s `protocol_version`).
 pub const PROTOCOL_VERSION: u64 = 1;
-/// The longest line either side may send.
+/// The longest line a console may send. (The daemon's own may be longer: an event carries a
+/// tool's whole result; a console reads lines of any length.)
 pub const MAX_LINE: usize = 1 << 20;
 
 /// JSON-RPC's own error codes, and the API's.
