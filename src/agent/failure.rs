@@ -6,10 +6,9 @@
 
 use std::borrow::Cow;
 use std::error::Error as StdError;
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{ModelEndpoint, ModelProfile};
+pub use crate::config::redact::{Secrets, MIN_NAMED_SECRET};
 use crate::net::NetClass;
 use serde::Serialize;
 
@@ -172,82 +171,6 @@ fn generic_hint(class: ModelFailureClass) -> &'static str {
     }
 }
 
-/// The shortest value under a secret name that [`Secrets::of`] takes for a secret.
-pub const MIN_NAMED_SECRET: usize = 8;
-
-/// The values no message may hold: the API key, and the values of the headers (and, for a
-/// `command:` endpoint, of the environment variables) whose names are secret by
-/// [`redact::is_secret_name`](crate::config::redact::is_secret_name). Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct Secrets(Arc<[String]>);
-
-impl Secrets {
-    /// The secrets of `profile`. A value under a secret name shorter than
-    /// [`MIN_NAMED_SECRET`] is not one (`auth_mode: on`), and replacing it in every message
-    /// would garble them; the API key is a secret whatever its length.
-    pub fn of(profile: &ModelProfile) -> Secrets {
-        use crate::config::redact::is_secret_name;
-        // A value, and its last word (the token of `Bearer TOKEN`), which an endpoint may
-        // echo alone.
-        let named = |map: &'_ std::collections::BTreeMap<String, String>| {
-            map.iter()
-                .filter(|(name, _)| is_secret_name(name))
-                .flat_map(|(_, value)| {
-                    let last = value.split_whitespace().next_back().unwrap_or_default();
-                    [value.as_str(), last]
-                })
-                .filter(|value| value.chars().count() >= MIN_NAMED_SECRET)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        };
-        let mut values: Vec<String> = profile.api_key.iter().cloned().collect();
-        values.extend(named(&profile.headers));
-        if let ModelEndpoint::Command { env, .. } = &profile.endpoint {
-            values.extend(named(env));
-        }
-        Secrets::new(values)
-    }
-
-    /// These values (empty ones are dropped; the longest is replaced first, so a secret that
-    /// holds another is replaced whole).
-    pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
-        let mut values: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
-        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-        values.dedup();
-        Secrets(values.into())
-    }
-
-    /// `text` with every secret replaced by `<redacted>`.
-    pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
-        let mut out = Cow::Borrowed(text);
-        for secret in self.0.iter() {
-            if out.contains(secret.as_str()) {
-                out = Cow::Owned(out.replace(secret.as_str(), crate::config::redact::REDACTED));
-            }
-        }
-        out
-    }
-
-    /// `text` made safe to show (sanitized, on one line), scrubbed, then cut to `max_chars`.
-    /// Only its start is scrubbed (as much as could reach the cut), so a huge text costs one
-    /// pass, not a copy per secret; a secret that starts before the cut is replaced whole.
-    pub fn cut(&self, text: &str, max_chars: usize) -> String {
-        let longest = self.0.iter().map(|s| s.chars().count()).max().unwrap_or(0);
-        let clean = crate::text::sanitize(text, false);
-        let start: String = clean
-            .chars()
-            .take(max_chars.saturating_add(longest))
-            .collect();
-        crate::text::truncate(self.scrub(&start).trim(), max_chars)
-    }
-
-    /// The first `max_chars` of raw bytes for a message, quoted, scrubbed before they are cut.
-    pub fn quote(&self, bytes: &[u8], max_chars: usize) -> String {
-        let text = String::from_utf8_lossy(bytes);
-        format!("\"{}\"", self.cut(text.trim_end(), max_chars))
-    }
-}
-
 /// The endpoint's own words in an error body: `error.message` of the usual JSON shape, else
 /// the text; `secrets` scrubbed, then sanitized and cut short.
 pub fn endpoint_message(body: &str, secrets: &Secrets) -> String {
@@ -325,6 +248,7 @@ pub fn classify_transport(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::ModelProfile;
 
     #[test]
     fn statuses_get_their_class_and_hint() {

@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::TracerProvider as _;
 
-use crate::config::{redact::is_secret_name, Config, ModelEndpoint, TelemetryConfig};
+use crate::config::redact::Secrets;
+use crate::config::{Config, TelemetryConfig};
 use crate::runtime::{McpEvent, ModelRequest, Observer, RuntimeEvent, RuntimeOptions};
 use export::Providers;
 use record::{Instruments, Recorder};
@@ -35,7 +36,9 @@ pub fn observer(config: &Config) -> Option<Arc<dyn Observer>> {
     let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, telemetry)) = made.iter().find(|(c, _)| *c == config.telemetry) {
         // The same section in a config read again: its secrets may be new (a key rotated).
-        telemetry.recorder().add_secrets(secrets(config));
+        telemetry
+            .recorder()
+            .add_secrets(&Secrets::of_config(config));
         return Some(telemetry.clone());
     }
     match export::providers(&config.telemetry, endpoint) {
@@ -75,7 +78,7 @@ impl Telemetry {
             calls: HashMap::new(),
             up: HashSet::new(),
             include_payloads: config.telemetry.include_payloads,
-            secrets: secrets(config),
+            secrets: Secrets::of_config(config),
         };
         Telemetry {
             providers,
@@ -137,36 +140,4 @@ impl Observer for Telemetry {
             Ok(Ok(())) => metrics.map_err(|e| format!("metrics: {e}")),
         }
     }
-}
-
-/// Values of `config` that must never leave in a payload: servers' bearer tokens and values
-/// under secret names (headers, env), models' API keys and theirs, telemetry's own headers.
-fn secrets(config: &Config) -> Vec<String> {
-    let named = |map: &std::collections::BTreeMap<String, String>| -> Vec<String> {
-        map.iter()
-            .filter(|(name, _)| is_secret_name(name))
-            .flat_map(|(_, value)| {
-                let last = value.split_whitespace().next_back().unwrap_or_default();
-                [value.clone(), last.to_string()]
-            })
-            .collect()
-    };
-    let mut values = named(&config.telemetry.headers);
-    for server in &config.mcp.servers {
-        values.extend(server.bearer_token.iter().cloned());
-        values.extend(named(&server.headers));
-        values.extend(named(&server.env));
-    }
-    for profile in config.agent.iter().flat_map(|a| a.profiles.values()) {
-        values.extend(profile.api_key.iter().cloned());
-        values.extend(named(&profile.headers));
-        if let ModelEndpoint::Command { env, .. } = &profile.endpoint {
-            values.extend(named(env));
-        }
-    }
-    // Short values under secret names are not secrets (`auth_mode: on`): replacing them would
-    // garble every payload. The longest first, so one that holds another goes whole.
-    values.retain(|v| v.chars().count() >= 6);
-    record::longest_first(&mut values);
-    values
 }

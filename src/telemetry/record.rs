@@ -12,15 +12,10 @@ use opentelemetry::{Array, Context, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::SdkTracer;
 
 use crate::approval::ApprovalDecision;
+use crate::config::redact::Secrets;
 use crate::runtime::{
     AnsweredBy, CallOrigin, CallStatus, ModelRequest, ServerReport, ServerStatus,
 };
-
-/// Sorts `values` longest first (one that holds another is replaced whole) without repeats.
-pub fn longest_first(values: &mut Vec<String>) {
-    values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
-    values.dedup();
-}
 
 /// A call from its start to its end.
 pub struct OpenCall {
@@ -91,24 +86,17 @@ pub struct Recorder {
     pub up: HashSet<String>,
     pub include_payloads: bool,
     /// Values that must never leave: the config's keys, tokens and secret env values.
-    pub secrets: Vec<String>,
+    pub secrets: Secrets,
 }
 
 impl Recorder {
-    /// More values to scrub (a config read again), the longest first as before.
-    pub fn add_secrets(&mut self, more: Vec<String>) {
-        self.secrets.extend(more);
-        longest_first(&mut self.secrets);
+    /// More values to scrub (a config read again).
+    pub fn add_secrets(&mut self, more: &Secrets) {
+        self.secrets = self.secrets.with(more);
     }
 
     fn scrub(&self, text: &str) -> String {
-        let mut text = text.to_string();
-        for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), crate::config::redact::REDACTED);
-            }
-        }
-        text
+        self.secrets.scrub(text).into_owned()
     }
 
     /// A server's start ended (ready or failed): its span, a child per phase reached.
