@@ -58,21 +58,6 @@ impl Drop for Pane {
     }
 }
 
-/// CPU ticks (1/100 s) process `pid` has used, all its threads.
-fn ticks(pid: &str) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<u64> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse().ok())
-        .collect();
-    fields.iter().sum()
-}
-
 /// Seconds since midnight UTC, now.
 fn day_seconds() -> f64 {
     let now = SystemTime::now()
@@ -162,9 +147,13 @@ pub fn rows(binary: &str, dir: &Path) -> Vec<Row> {
         Duration::from_secs(10),
         Duration::from_millis(5),
     );
-    let (before, at, from) = (ticks(&pid), Instant::now(), day_seconds());
+    let (before, at, from) = (crate::report::ticks(&pid), Instant::now(), day_seconds());
     let screen = pane.wait_for("    turn 1 · ", Duration::from_secs(60), slow);
-    let (used, window, to) = (ticks(&pid) - before, at.elapsed(), day_seconds());
+    let (used, window, to) = (
+        crate::report::ticks(&pid) - before,
+        at.elapsed(),
+        day_seconds(),
+    );
     let latency = turn_latency(&screen).unwrap_or(window);
     let _ = pane.tmux(&["send-keys", "-t", "b", "C-c"]);
     std::thread::sleep(Duration::from_secs(2));

@@ -173,19 +173,6 @@ pub fn approval_rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
     ]
 }
 
-/// CPU ticks (1/100 s) process `pid` has used, all its threads.
-fn ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse::<u64>().ok())
-        .sum()
-}
-
 /// What one console saw of the numbered stderr lines: how many, and the first and last number.
 #[derive(Default, Clone, Copy)]
 struct Seen {
@@ -239,12 +226,15 @@ pub fn fanout_rows(binary: &str, dir: &Path, seconds: u64) -> Vec<Row> {
         })
         .collect();
     let pid = daemon.0.id();
-    let (cpu0, wall0) = (ticks(pid), Instant::now());
+    let (cpu0, wall0) = (crate::report::ticks(&pid.to_string()), Instant::now());
     let seen: Vec<Seen> = readers
         .into_iter()
         .map(|r| r.join().expect("reader"))
         .collect();
-    let cpu = (ticks(pid) - cpu0) as f64 / 100.0 / wall0.elapsed().as_secs_f64() * 100.0;
+    let cpu = (crate::report::ticks(&pid.to_string()) - cpu0) as f64
+        / 100.0
+        / wall0.elapsed().as_secs_f64()
+        * 100.0;
     drop(daemon);
     let least = seen
         .iter()

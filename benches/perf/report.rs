@@ -272,3 +272,16 @@ pub fn write(
     std::fs::write(dir.join("table.md"), table(rows))?;
     Ok(path)
 }
+
+/// CPU ticks (1/100 s) process `pid` has used, all its threads (`/proc/PID/stat`).
+pub fn ticks(pid: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum()
+}

@@ -220,23 +220,7 @@ fn console_cpu(binary: &str, config: &std::path::Path) -> f64 {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    let ticks = || -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let fields: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        fields
-            .get(11)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-            + fields
-                .get(12)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-    };
+    let ticks = || crate::report::ticks(&pid);
     let window = Duration::from_secs(10);
     let before = ticks();
     std::thread::sleep(window);
