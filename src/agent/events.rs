@@ -10,7 +10,7 @@ use super::failure::ModelError;
 use super::turn::{FinishReason, Usage};
 
 /// How one tool call the model asked for ended, as the model is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolCallStatus {
     Ok,

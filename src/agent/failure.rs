@@ -13,7 +13,7 @@ use crate::net::NetClass;
 use serde::Serialize;
 
 /// What kind of failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelFailureClass {
     /// The endpoint's `command` could not be started or printed no base URL.
@@ -58,7 +58,7 @@ impl ModelFailureClass {
 
 /// A model request that failed. `message` and `hint` never hold the API key (see
 /// [`ModelError::scrubbed`]).
-#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error, serde::Deserialize)]
 #[error("{}: {message} (hint: {hint})", class.as_str())]
 pub struct ModelError {
     pub class: ModelFailureClass,

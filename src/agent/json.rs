@@ -4,7 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::events::AgentEvent;
+use super::events::{AgentEvent, PromptOutcome, PromptReport};
+use super::failure::ModelError;
 
 /// The JSON line of an agent event (docs/commands.md "JSON shapes": `run --json`).
 pub fn agent_json(event: &AgentEvent) -> Value {
@@ -95,5 +96,177 @@ pub fn agent_json(event: &AgentEvent) -> Value {
         AgentEvent::Stopped { outcome, message } => {
             json!({"type": "stopped", "reason": outcome.as_str(), "message": message, "error": outcome.error()})
         }
+    }
+}
+
+fn field<T: serde::de::DeserializeOwned>(v: &Value, name: &str) -> Option<T> {
+    serde_json::from_value(v.get(name)?.clone()).ok()
+}
+
+/// How a prompt ended, from its name and, for `model_failed`, its error; `answer` is the
+/// answer's text.
+fn outcome(v: &Value, name: &str, answer: &str) -> Option<PromptOutcome> {
+    Some(match name {
+        "answered" => PromptOutcome::Answered {
+            text: v.get(answer)?.as_str()?.to_string(),
+        },
+        "max_turns" => PromptOutcome::MaxTurns {
+            turns: field(v, "turns").unwrap_or_default(),
+        },
+        "model_failed" => PromptOutcome::ModelFailed(field::<ModelError>(v, "error")?),
+        "cancelled" => PromptOutcome::Cancelled,
+        _ => return None,
+    })
+}
+
+/// The agent event of a `run --json` line (the inverse of [`agent_json`]), for what a
+/// console attached to a daemon shows in its Conversation; `None` for one it does not show
+/// (retries, compaction) or cannot read.
+pub fn agent_event_from_json(v: &Value) -> Option<AgentEvent> {
+    let turn = || field::<u32>(v, "turn");
+    let text = |name: &str| Some(v.get(name)?.as_str()?.to_string());
+    Some(match v.get("type")?.as_str()? {
+        "turn_started" => AgentEvent::TurnStarted {
+            turn: turn()?,
+            tools: field::<Vec<String>>(v, "tools")?.into(),
+        },
+        "text_delta" => AgentEvent::TextDelta {
+            turn: turn()?,
+            text: text("text")?,
+        },
+        "tool_call" => AgentEvent::ToolCall {
+            turn: turn()?,
+            call_id: text("call_id")?,
+            tool: text("tool")?,
+            arguments: text("arguments")?,
+            reason: text("reason").unwrap_or_default(),
+        },
+        "tool_result" => AgentEvent::ToolResult {
+            turn: turn()?,
+            call_id: text("call_id")?,
+            tool: text("tool")?,
+            runtime_id: field(v, "id"),
+            status: field(v, "status")?,
+            content: text("content")?,
+        },
+        "turn_ended" => AgentEvent::TurnEnded {
+            turn: turn()?,
+            finish_reason: field(v, "finish"),
+            usage: field(v, "usage"),
+            latency: std::time::Duration::from_millis(field(v, "latency_ms")?),
+        },
+        "context" => AgentEvent::Context {
+            used: field(v, "used")?,
+            window: field(v, "window"),
+            estimated: field(v, "estimated")?,
+            tools: field(v, "tools")?,
+        },
+        "answer" => AgentEvent::Answer {
+            text: text("text")?,
+        },
+        "stopped" => {
+            let reason = text("reason")?;
+            AgentEvent::Stopped {
+                outcome: outcome(v, &reason, "message")?,
+                message: text("message").unwrap_or_default(),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// A prompt's report from the daemon's answer to `prompt` (docs/daemon.md).
+pub fn report_from_json(v: &Value) -> Option<PromptReport> {
+    let name = v.get("outcome")?.as_str()?;
+    Some(PromptReport {
+        outcome: outcome(v, name, "answer")?,
+        turns: field(v, "turns").unwrap_or_default(),
+        tool_failures: field(v, "tool_failures").unwrap_or_default(),
+        usage: field(v, "usage").unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::events::ToolCallStatus;
+    use crate::agent::failure::ModelFailureClass;
+    use crate::agent::turn::{FinishReason, Usage};
+    use std::time::Duration;
+
+    #[test]
+    fn the_events_a_conversation_shows_come_back_as_they_were() {
+        let usage = Usage {
+            input_tokens: 120,
+            output_tokens: 7,
+            cached_input_tokens: 100,
+        };
+        for event in [
+            AgentEvent::TurnStarted {
+                turn: 1,
+                tools: vec!["mcp__fs__write".to_string()].into(),
+            },
+            AgentEvent::TextDelta {
+                turn: 1,
+                text: "I will".into(),
+            },
+            AgentEvent::ToolCall {
+                turn: 1,
+                call_id: "c1".into(),
+                tool: "mcp__fs__write".into(),
+                arguments: "{\"path\":\"a\"}".into(),
+                reason: "to save".into(),
+            },
+            AgentEvent::ToolResult {
+                turn: 1,
+                call_id: "c1".into(),
+                tool: "mcp__fs__write".into(),
+                runtime_id: Some(4),
+                status: ToolCallStatus::Ok,
+                content: "written".into(),
+            },
+            AgentEvent::TurnEnded {
+                turn: 1,
+                finish_reason: Some(FinishReason::ToolCalls),
+                usage: Some(usage),
+                latency: Duration::from_millis(30),
+            },
+            AgentEvent::Answer {
+                text: "done".into(),
+            },
+            AgentEvent::Stopped {
+                outcome: PromptOutcome::ModelFailed(ModelError::new(
+                    ModelFailureClass::Timeout,
+                    "silent",
+                )),
+                message: "the model failed".into(),
+            },
+            AgentEvent::Stopped {
+                outcome: PromptOutcome::Cancelled,
+                message: "cancelled".into(),
+            },
+        ] {
+            let written = agent_json(&event);
+            assert_eq!(agent_event_from_json(&written), Some(event), "{written}");
+        }
+    }
+
+    #[test]
+    fn a_prompt_report_is_read_from_the_daemon_answer() {
+        let answer = serde_json::json!({
+            "session": "s1", "outcome": "answered", "answer": "done", "error": null,
+            "turns": 2, "tool_failures": 1,
+            "usage": {"input_tokens": 5, "output_tokens": 6, "cached_input_tokens": 0},
+        });
+        let report = report_from_json(&answer).expect("read");
+        assert_eq!(
+            report.outcome,
+            PromptOutcome::Answered {
+                text: "done".into()
+            }
+        );
+        assert_eq!((report.turns, report.tool_failures), (2, 1));
+        assert_eq!(report.usage.output_tokens, 6);
+        assert!(report_from_json(&serde_json::json!({"outcome": "?"})).is_none());
     }
 }

@@ -29,4 +29,4 @@ pub use client::{HttpModelClient, ModelClient, ModelEvent};
 pub use conversation::{Conversation, ConversationSettings};
 pub use events::{AgentEvent, PromptOutcome, PromptReport, ToolCallStatus};
 pub use failure::{ModelError, ModelFailureClass};
-pub use json::agent_json;
+pub use json::{agent_event_from_json, agent_json, report_from_json};

@@ -16,7 +16,7 @@ use super::ApprovalDecision;
 
 /// Who asked for a call: the operator (the console, `call`), or the agent, with the text the
 /// model wrote just before it asked (its stated reason; may be empty).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum CallOrigin {
     #[default]

@@ -15,20 +15,20 @@ use serde::Serialize;
 pub const INSTRUCTIONS_CHARS: usize = 65_536;
 
 /// A list the server keeps, and whether it announces changes to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct ListCapability {
     pub list_changed: bool,
 }
 
 /// The server's resources, and what it offers around them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct ResourceCapability {
     pub subscribe: bool,
     pub list_changed: bool,
 }
 
 /// The server's capabilities as it declared them (`null` for what it did not declare).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct Capabilities {
     pub tools: Option<ListCapability>,
     pub resources: Option<ResourceCapability>,

@@ -15,7 +15,7 @@ use super::transport::process::ExitInfo;
 use crate::config::{RestartPolicy, ServerConfig, StartMode, TransportKind};
 
 /// A start phase, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartPhase {
     /// Waiting for a start slot (`mcp.max_concurrent_starts`); its own start has not begun.
@@ -53,7 +53,7 @@ impl StartPhase {
 }
 
 /// Why a server did not become ready. Each class has a hint for the operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureClass {
     CommandNotFound,
@@ -185,7 +185,7 @@ impl FailureClass {
 
 /// Why one server failed, with what it left behind. Serialized with its [`Failure::hint`]
 /// (`check --json`'s `failure.hint`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct Failure {
     pub class: FailureClass,
     /// The phase it was in (`null` when it never started, e.g. a duplicate name).
@@ -227,7 +227,7 @@ impl Failure {
 }
 
 /// Where a server stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerStatus {
     Starting,
@@ -252,7 +252,7 @@ impl ServerStatus {
 }
 
 /// Phase end times, each measured from that server's own start; `None` when not reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct PhaseTimes {
     /// How long it waited for a start slot before its own start (`mcp.max_concurrent_starts`);
     /// `None` when it did not wait.
@@ -266,14 +266,14 @@ pub struct PhaseTimes {
 }
 
 /// What the server said about itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ServerInfo {
     pub name: String,
     pub version: String,
 }
 
 /// The start-up report of one server (the `servers[]` objects of `check --json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ServerReport {
     pub name: String,
     pub transport: TransportKind,
@@ -299,7 +299,7 @@ pub struct ServerReport {
 
 /// When a server's own start began and ended, in milliseconds from the start of start-up (the
 /// manager's first `launch`). Its own start begins once it leaves the queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct Timeline {
     pub started_at_ms: Option<u64>,
     pub ready_at_ms: Option<u64>,

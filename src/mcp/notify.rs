@@ -23,7 +23,9 @@ pub struct McpNotification {
 }
 
 /// The severity of a server log message (MCP `LoggingLevel`, syslog's eight levels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LogLevel {
     Debug,

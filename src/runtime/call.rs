@@ -10,7 +10,7 @@ use crate::approval::{AnsweredBy, ApprovalDecision};
 use crate::tool::ToolResult;
 
 /// Where a call stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     /// Waiting for the operator's decision.

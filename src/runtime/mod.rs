@@ -18,6 +18,7 @@ mod executor;
 mod gateway;
 mod hooks;
 mod json;
+mod json_read;
 mod lifecycle;
 mod observe;
 mod rewake;
@@ -31,6 +32,7 @@ pub use events::{log_text, RuntimeEvent};
 pub use gateway::{daemon_token, gateway_token};
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use json::{event_json, tool_json, ToolJson, ToolsJson};
+pub use json_read::{approval_from_json, decision_named, event_from_json, tool_from_json};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,

@@ -24,7 +24,9 @@ pub use json_text::JsonText;
 pub use registry::ToolRegistry;
 
 /// Whether a tool may change anything outside itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SideEffectLevel {
     ReadOnly,
@@ -41,7 +43,7 @@ impl SideEffectLevel {
 }
 
 /// Whether a mutating tool may destroy (rather than only add to) what it touches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DestructiveBehavior {
     NonDestructive,
@@ -132,7 +134,7 @@ pub fn json_kind(value: &Value) -> &'static str {
 }
 
 /// What a call produced. A failure is a result with `is_error`, never a Rust error.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ToolResult {
     pub is_error: bool,
     /// The text the tool returned (text blocks joined by newlines; other blocks summarised),

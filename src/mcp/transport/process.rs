@@ -26,7 +26,7 @@ use crate::config::SandboxConfig;
 static STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// How a server process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExitInfo {
     /// It exited by itself with this code.
