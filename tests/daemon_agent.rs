@@ -150,3 +150,48 @@ fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_ses
         "{kinds:?}"
     );
 }
+
+#[test]
+fn a_console_opens_its_session_first_and_stops_its_prompt() {
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    // Opened before any prompt: the console knows which `agent` events are its own.
+    let opened = a.call("open_session", json!({"model": "demo"}));
+    let session = opened["result"]["session"].as_str().unwrap().to_string();
+    assert_eq!(
+        a.call("sessions", json!({}))["result"]["sessions"],
+        json!([session])
+    );
+    // Opening it again names the same session.
+    let again = a.call("open_session", json!({"session": session}));
+    assert_eq!(again["result"]["session"], session.as_str());
+    // An unknown profile is said.
+    let unknown = a.call("open_session", json!({"model": "nope"}));
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nope"),
+        "{unknown}"
+    );
+
+    // A slow prompt, stopped from the console: it ends cancelled, its transcript says so.
+    let prompt = a.send(
+        "prompt",
+        json!({"text": "wait 30 seconds", "session": session}),
+    );
+    a.until("the slow call", |m| is_event(m, "call_started"));
+    let stopped = a.call("stop_prompt", json!({"session": session}));
+    assert_eq!(stopped["result"]["stopped"], true, "{stopped}");
+    let done = a.until("the prompt's end", |m| m["id"] == prompt);
+    assert_eq!(done["result"]["outcome"], "cancelled", "{done}");
+    // Nothing runs in it now.
+    let idle = a.call("stop_prompt", json!({"session": session}));
+    assert_eq!(idle["result"]["stopped"], false, "{idle}");
+    let last = records(&socket, &session).pop().unwrap();
+    assert_eq!(last["type"], "stopped", "{last}");
+    assert_eq!(last["reason"], "cancelled", "{last}");
+}

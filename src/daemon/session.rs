@@ -143,6 +143,11 @@ impl Session {
             },
             ("call", Some(_)) => return self.call(id, &params).await,
             ("prompt", Some(_)) => return self.prompt(id, params).await,
+            ("open_session", Some(_)) => return self.open_session(id, params).await,
+            ("stop_prompt", Some(_)) => match params.get("session").and_then(Value::as_str) {
+                Some(session) => Ok(json!({"stopped": self.hub.sessions.stop(session)})),
+                None => Err(invalid("`session` is the session's id")),
+            },
             ("sessions", Some(_)) => Ok(json!({"sessions": self.hub.sessions.ids()})),
             ("restart", Some(_)) => return self.restart(id, &params).await,
             (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),
@@ -264,6 +269,19 @@ impl Session {
         tokio::spawn(async move {
             let _permit = permit;
             let reply = super::sessions::prompt(hub, params, stop).await;
+            let _ = answers.send(reply_line(&id, reply)).await;
+        });
+    }
+
+    /// A session opened (its endpoint started, its transcript read) in its own task.
+    async fn open_session(&self, id: Value, params: Value) {
+        let Some(permit) = self.permit().await else {
+            return;
+        };
+        let (hub, answers) = (self.hub.clone(), self.answers.clone());
+        tokio::spawn(async move {
+            let _permit = permit;
+            let reply = super::sessions::open(hub, params).await;
             let _ = answers.send(reply_line(&id, reply)).await;
         });
     }

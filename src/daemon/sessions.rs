@@ -36,6 +36,8 @@ pub struct Sessions {
     opening: tokio::sync::Mutex<()>,
     /// Prompts running now.
     running: AtomicUsize,
+    /// The cancel of each session's running prompt (`stop_prompt`).
+    prompts: Mutex<HashMap<String, CancellationToken>>,
 }
 
 /// Counts a prompt as running while it lives.
@@ -76,6 +78,12 @@ impl Sessions {
         let _ = tokio::time::timeout(bound, all).await;
     }
 
+    /// Cancels session `id`'s running prompt; whether one ran.
+    pub fn stop(&self, id: &str) -> bool {
+        let prompts = self.prompts.lock().unwrap_or_else(|e| e.into_inner());
+        prompts.get(id).inspect(|c| c.cancel()).is_some()
+    }
+
     /// How many prompts run now.
     pub fn running(&self) -> usize {
         self.running.load(Ordering::SeqCst)
@@ -109,21 +117,20 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
         .and_then(Value::as_str)
         .map(str::to_string);
     let model = params.get("model").and_then(Value::as_str);
-    let open = match session.as_deref().and_then(|id| hub.sessions.get(id)) {
-        Some(open) => open,
-        None => {
-            let _opening = hub.sessions.opening.lock().await;
-            // Another prompt may have opened it meanwhile.
-            match session.as_deref().and_then(|id| hub.sessions.get(id)) {
-                Some(open) => open,
-                None => open_session(&hub, session, model).await?,
-            }
-        }
-    };
+    let open = held_or_opened(&hub, session, model).await?;
     let mut open = open.lock().await;
     hub.sessions.running.fetch_add(1, Ordering::SeqCst);
     let _running = Running(&hub.sessions.running);
-    let report = open.conversation.prompt(&text, stop).await;
+    let cancel = stop.child_token();
+    let prompts = || {
+        hub.sessions
+            .prompts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    };
+    prompts().insert(open.id.clone(), cancel.clone());
+    let report = open.conversation.prompt(&text, cancel).await;
+    prompts().remove(&open.id);
     let answer = match &report.outcome {
         PromptOutcome::Answered { text } => Some(text.as_str()),
         _ => None,
@@ -137,6 +144,39 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
         "tool_failures": report.tool_failures,
         "usage": report.usage,
     }))
+}
+
+/// Session `id` if the daemon holds it, else opened: resumed from its transcript (with an
+/// id), or new with profile `model`.
+async fn held_or_opened(
+    hub: &Arc<Hub>,
+    session: Option<String>,
+    model: Option<&str>,
+) -> Result<Arc<tokio::sync::Mutex<Open>>, (i64, String)> {
+    if let Some(open) = session.as_deref().and_then(|id| hub.sessions.get(id)) {
+        return Ok(open);
+    }
+    let _opening = hub.sessions.opening.lock().await;
+    // Another prompt may have opened it meanwhile.
+    match session.as_deref().and_then(|id| hub.sessions.get(id)) {
+        Some(open) => Ok(open),
+        None => open_session(hub, session, model).await,
+    }
+}
+
+/// `open_session {session?, model?}`: what `prompt` would go on with, opened now (a console
+/// learns its session's id before its first prompt, and so which `agent` events are its own):
+/// `session`, the id.
+pub async fn open(hub: Arc<Hub>, params: Value) -> Reply {
+    let session = params
+        .get("session")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let model = params.get("model").and_then(Value::as_str);
+    let open = held_or_opened(&hub, session, model).await?;
+    // Held while a prompt runs: the id is kept beside it.
+    let id = open.lock().await.id.clone();
+    Ok(json!({"session": id}))
 }
 
 /// A session opened: new, or `resume`d from its transcript, its endpoint started.
