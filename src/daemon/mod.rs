@@ -8,6 +8,7 @@
 //! Above the agent and below the drivers: `cli/daemon.rs` runs it, and the console's `attach`
 //! will be its client.
 
+pub mod client;
 mod hub;
 mod notify;
 mod session;

@@ -1,0 +1,184 @@
+//! The console's end of the operator API (docs/daemon.md): a connection to a daemon over its
+//! Unix socket, `initialize` sent, requests answered by id, and the daemon's notifications
+//! handed on in order. `attach` (tui/attached.rs) is built on it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+
+use super::wire::PROTOCOL_VERSION;
+
+/// Notifications waiting for the console at most: past it the link stops reading, and the
+/// daemon's own bound (its queue for this console) drops and counts the rest.
+const NOTICES: usize = 4_096;
+
+/// A request's answer: its result, or the daemon's error code and message.
+pub type Answer = Result<Value, (i64, String)>;
+
+/// Code of an answer the daemon never gave (the connection ended first).
+pub const GONE: i64 = -1;
+
+type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Answer>>>>>;
+
+/// One connection to a daemon.
+pub struct Link {
+    /// Where it is, for the operator (the socket's path).
+    pub address: String,
+    /// The daemon's answer to `initialize`: itself, this console as others see it, the
+    /// servers, tools, waiting approvals and recent messages.
+    pub hello: Value,
+    lines: mpsc::Sender<String>,
+    pending: Pending,
+    next: AtomicU64,
+}
+
+/// One notification from the daemon: its method and params.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    pub method: String,
+    pub params: Value,
+}
+
+/// Who this console says it is in `initialize`.
+fn client_info(name: &str) -> Value {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| format!("uid{uid}"));
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    json!({"name": name, "user": user, "host": host})
+}
+
+impl Link {
+    /// Connects to the daemon at `socket` as console `name` and initializes; returns the link
+    /// and its notifications (closed when the connection ends).
+    pub async fn connect(
+        socket: &Path,
+        name: &str,
+    ) -> Result<(Arc<Link>, mpsc::Receiver<Notice>), String> {
+        let stream = UnixStream::connect(socket).await.map_err(|e| {
+            format!(
+                "cannot reach a daemon at {}: {e} (start one with `aimon-console daemon`)",
+                socket.display()
+            )
+        })?;
+        let (read, mut write) = stream.into_split();
+        let (lines, mut lines_rx) = mpsc::channel::<String>(64);
+        tokio::spawn(async move {
+            while let Some(line) = lines_rx.recv().await {
+                if write.write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
+        let (notices, notices_rx) = mpsc::channel(NOTICES);
+        tokio::spawn(read_loop(BufReader::new(read), pending.clone(), notices));
+        let mut link = Link {
+            address: socket.display().to_string(),
+            hello: Value::Null,
+            lines,
+            pending,
+            next: AtomicU64::new(1),
+        };
+        let params = json!({"protocol_version": PROTOCOL_VERSION, "client": client_info(name)});
+        link.hello = link
+            .request("initialize", params)
+            .await
+            .map_err(|(_, message)| format!("the daemon at {} refused: {message}", link.address))?;
+        Ok((Arc::new(link), notices_rx))
+    }
+
+    /// The default socket (`$XDG_RUNTIME_DIR/aimon-console/daemon.sock`).
+    pub fn default_socket() -> PathBuf {
+        super::socket::default_path()
+    }
+
+    /// Sends `method` and waits for its answer.
+    pub async fn request(&self, method: &str, params: Value) -> Answer {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            match pending.as_mut() {
+                Some(map) => map.insert(id, tx),
+                None => return Err((GONE, "the daemon went away".into())),
+            };
+        }
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if self.lines.send(format!("{message}\n")).await.is_err() {
+            return Err((GONE, "the daemon went away".into()));
+        }
+        rx.await
+            .unwrap_or_else(|_| Err((GONE, "the daemon went away".into())))
+    }
+
+    /// This console as the daemon shows it to others (`you.text`).
+    pub fn you(&self) -> &str {
+        self.hello["you"]["text"].as_str().unwrap_or("")
+    }
+}
+
+/// Reads the daemon's lines (of any length) until the connection ends: answers to their
+/// requests, notifications to `notices`. At the end every request still waiting is told.
+async fn read_loop(
+    mut read: BufReader<tokio::net::unix::OwnedReadHalf>,
+    pending: Pending,
+    notices: mpsc::Sender<Notice>,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match read.read_line(&mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            tracing::warn!("the daemon sent a line that is not JSON");
+            continue;
+        };
+        if let Some(method) = message.get("method").and_then(Value::as_str) {
+            let notice = Notice {
+                method: method.to_string(),
+                params: message.get("params").cloned().unwrap_or(Value::Null),
+            };
+            if notices.send(notice).await.is_err() {
+                break;
+            }
+            continue;
+        }
+        let Some(id) = message.get("id").and_then(Value::as_u64) else {
+            continue;
+        };
+        let answer = match message.get("error") {
+            Some(error) => Err((
+                error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )),
+            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+        };
+        let waiting = pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .and_then(|m| m.remove(&id));
+        if let Some(waiting) = waiting {
+            let _ = waiting.send(answer);
+        }
+    }
+    // Dropping the senders tells every request still waiting that no answer comes.
+    pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+}
