@@ -36,6 +36,8 @@ enum Command {
     Serve(cli::serve::ServeArgs),
     /// Run the servers without a console, for consoles to attach to (docs/daemon.md).
     Daemon(cli::daemon::DaemonArgs),
+    /// The console over a running daemon: its servers, calls, approvals and sessions; q detaches.
+    Attach(cli::attach::AttachArgs),
     /// Print the bearer token hosts bring to `serve --http` (made on first use, kept owner-only).
     GatewayToken,
     /// Print the snippet that adds this gateway to another host's config (the inverse of import).
@@ -180,6 +182,7 @@ fn main() -> ExitCode {
             Some(Command::Usage(args)) => cli::usage::run(config, args).await,
             Some(Command::Serve(args)) => cli::serve::run(config, args).await,
             Some(Command::Daemon(args)) => cli::daemon::run(config, args).await,
+            Some(Command::Attach(args)) => cli::attach::run(config, args).await,
             Some(Command::Export(args)) => cli::export::run(&config, args),
             Some(Command::Watch(args)) => cli::watch::run(config, args).await,
             Some(Command::Resources(args)) => cli::resources::run_list(config, args).await,

@@ -3,6 +3,7 @@
 
 pub mod approve;
 pub mod asks;
+pub mod attach;
 pub mod call;
 pub mod check;
 pub mod conformance;

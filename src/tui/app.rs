@@ -32,6 +32,8 @@ pub enum RuntimeState {
     Starting,
     Ready(Arc<AgentRuntime>),
     Failed(String),
+    /// The runtime is a daemon's (`attach`).
+    Attached(Arc<super::attached::Attachment>),
 }
 
 /// The runtime the console shows and where it came from: the config file, the generation
@@ -218,8 +220,30 @@ impl App {
     pub fn runtime(&self) -> Option<&Arc<AgentRuntime>> {
         match &self.session.runtime {
             RuntimeState::Ready(rt) => Some(rt),
-            RuntimeState::Starting | RuntimeState::Failed(_) => None,
+            RuntimeState::Starting | RuntimeState::Failed(_) | RuntimeState::Attached(_) => None,
         }
+    }
+
+    /// The daemon the console is attached to (`attach`).
+    pub fn attachment(&self) -> Option<&Arc<super::attached::Attachment>> {
+        match &self.session.runtime {
+            RuntimeState::Attached(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// Shows the daemon of `attachment` instead of a runtime of its own.
+    pub fn attach(&mut self, attachment: Arc<super::attached::Attachment>) {
+        self.notify(Level::Info, attachment.greeting());
+        self.session.runtime = RuntimeState::Attached(attachment);
+    }
+
+    /// Whether there is a runtime to work with: its own, or a daemon's.
+    pub(super) fn connected(&self) -> bool {
+        matches!(
+            self.session.runtime,
+            RuntimeState::Ready(_) | RuntimeState::Attached(_)
+        )
     }
 
     /// True while something moves on screen (a spinner, an elapsed counter).
@@ -396,6 +420,9 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
+            event @ (AppEvent::Attached { .. } | AppEvent::Tools(_) | AppEvent::Decided { .. }) => {
+                return self.on_attached_event(event)
+            }
             AppEvent::Sampled { id, result } => self.sampled(id, result),
             AppEvent::LogLevelSet {
                 server,

@@ -113,7 +113,9 @@ impl App {
     /// Quits, or asks first when quitting would cancel something or lose what was typed:
     /// calls running, the agent at work, a prompt being written.
     fn ask_quit(&mut self) -> Vec<Effect> {
-        let at_stake = self.calls.running() > 0 || self.chat.busy() || !self.chat.input.is_blank();
+        // Detaching from a daemon (`attach`) cancels nothing: only what was typed is at stake.
+        let at_work = self.attachment().is_none() && (self.calls.running() > 0 || self.chat.busy());
+        let at_stake = at_work || !self.chat.input.is_blank();
         if at_stake && !self.overlays.quit_asked {
             self.overlays.quit_asked = true;
             return Vec::new();

@@ -12,6 +12,7 @@ mod answer_elicitation;
 pub mod answer_sampling;
 pub mod app;
 mod approval_keys;
+pub mod attached;
 pub mod chat;
 mod commands;
 mod content;
@@ -36,6 +37,7 @@ pub mod pane_state;
 pub mod panes;
 mod serving;
 pub mod state;
+mod terminal;
 pub use serving::Serving;
 pub mod theme;
 mod view;
@@ -44,23 +46,17 @@ pub mod widgets;
 #[cfg(test)]
 mod tests;
 
-use std::io::{self, Stdout};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event, EventStream};
-use crossterm::execute;
-use crossterm::terminal::{
-    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
-};
+use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
-use ratatui::backend::CrosstermBackend;
-use ratatui::Terminal;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use self::app::App;
+use self::terminal::{install_panic_hook, restore_terminal, Term, TerminalGuard};
 
 use self::frame::FrameRequester;
 use self::messages::{AppEvent, Effect, Level};
@@ -80,54 +76,9 @@ const APP_QUEUE: usize = 4_096;
 /// App events handled in one go before a frame is asked for.
 const BATCH: usize = 512;
 
-type Term = Terminal<CrosstermBackend<Stdout>>;
-
-/// Restores the terminal on every way out: drop (return, `?`, panic unwinding).
-struct TerminalGuard;
-
-impl TerminalGuard {
-    fn enter() -> io::Result<(TerminalGuard, Term)> {
-        enable_raw_mode()?;
-        let guard = TerminalGuard;
-        execute!(
-            io::stdout(),
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            crossterm::cursor::Hide
-        )?;
-        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
-        Ok((guard, terminal))
-    }
-}
-
-fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = execute!(
-        io::stdout(),
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-/// Restores the terminal before the panic message is printed.
-fn install_panic_hook() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        previous(info);
-    }));
-}
-
 /// What the console starts with besides the config: the agent profile (else `agent.default`)
 /// and a session to continue (`--model`, `--resume`, checked by the caller).
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct ConsoleOptions {
     pub model: Option<String>,
     pub resume: Option<String>,
@@ -136,6 +87,23 @@ pub struct ConsoleOptions {
     /// Serve other MCP hosts while the console runs (`--serve-http`): their calls show in
     /// Calls and their questions in the approval modal.
     pub serving: Option<Arc<Serving>>,
+    /// Show a daemon's runtime instead of starting one (`attach`): the link to it, and its
+    /// notifications.
+    pub attach: Option<(
+        Arc<crate::daemon::client::Link>,
+        mpsc::Receiver<crate::daemon::client::Notice>,
+    )>,
+}
+
+impl std::fmt::Debug for ConsoleOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConsoleOptions")
+            .field("model", &self.model)
+            .field("resume", &self.resume)
+            .field("serving", &self.serving.as_ref().map(|s| s.url()))
+            .field("attach", &self.attach.as_ref().map(|(l, _)| &l.address))
+            .finish()
+    }
 }
 
 /// Runs the console on `config` until the operator quits.
@@ -170,7 +138,14 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             ),
         );
     }
-    start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone());
+    match options.attach {
+        Some((link, notices)) => {
+            let attachment = attached::Attachment::new(link);
+            app.attach(attachment.clone());
+            attached::start(attachment, notices, app_tx.clone());
+        }
+        None => start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone()),
+    }
     let mut term_events = EventStream::new();
     // Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as `q` does: what is in flight
     // ends cancelled, the servers and the model endpoint are stopped, the terminal restored.
@@ -389,6 +364,9 @@ fn write_rules(
 
 /// Runs one effect in the background; results come back as app events.
 fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
+    if let Some(attachment) = app.attachment() {
+        return attached::effects::run_effect(effect, app, attachment, app_tx);
+    }
     let runtime: Option<Arc<AgentRuntime>> = app.runtime().cloned();
     let tx = app_tx.clone();
     match effect {

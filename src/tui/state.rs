@@ -120,6 +120,25 @@ impl ServerRow {
         }
     }
 
+    /// The row of a server another process runs (a daemon, `attach`), from its report.
+    pub fn from_report(report: ServerReport) -> ServerRow {
+        let mut row = ServerRow::from_config(&crate::config::ServerConfig::stdio(
+            &report.name,
+            "",
+            Vec::new(),
+        ));
+        row.transport = report.transport;
+        row.launch = super::launch::Launch {
+            summary: "run by the daemon".into(),
+            lines: vec!["this server runs in the daemon the console is attached to".into()],
+        };
+        if report.status != ServerStatus::Starting {
+            row.enabled = report.status != ServerStatus::Disabled;
+            row.set_report(report);
+        }
+        row
+    }
+
     pub fn push_stderr(&mut self, line: String) {
         if self.stderr.len() == STDERR_KEEP {
             self.stderr.pop_front();
@@ -277,13 +296,18 @@ pub struct CallRow {
 }
 
 /// An answer to an approval in words: "allowed once by you", "denied by --yes"…
-pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
-    let what = match decision {
+/// A decision in words: `allowed once`, `denied`, …
+pub fn decision_words(decision: ApprovalDecision) -> &'static str {
+    match decision {
         ApprovalDecision::AllowOnce => "allowed once",
         ApprovalDecision::AllowForSession => "allowed for the session",
         ApprovalDecision::AllowAlways => "always allowed",
         ApprovalDecision::Deny => "denied",
-    };
+    }
+}
+
+pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
+    let what = decision_words(decision);
     let who = match by {
         AnsweredBy::Operator => "by you",
         AnsweredBy::YesFlag => "by --yes",

@@ -293,6 +293,11 @@ impl App {
     /// "N calls still running: quit and cancel them?", or what else quitting would end.
     fn render_quit(&self, frame: &mut Frame, area: Rect) {
         let keys = &super::hints::keys_of(super::commands::Context::Overlay(Layer::Quit));
+        if self.attachment().is_some() {
+            let text = "Detach and lose the prompt you are writing? (the daemon's calls and sessions go on)";
+            self.render_question(frame, area, (" Detach? ", 50), text.to_string(), keys);
+            return;
+        }
         if self.calls.running() > 0 {
             self.render_running_question(frame, area, (" Quit? ", 50), "quit", keys);
             return;

@@ -221,7 +221,7 @@ impl App {
         self.chat.scroll = 0;
         self.chat.held.take();
         self.chat.note(NoteLevel::Info, note);
-        if self.runtime().is_none() {
+        if !self.connected() {
             return Vec::new();
         }
         vec![Effect::Agent(self.chat.restart(profile, None))]
@@ -279,7 +279,7 @@ impl App {
         }
         self.chat
             .note(NoteLevel::Info, format!("switching to profile {profile}"));
-        if self.runtime().is_none() {
+        if !self.connected() {
             self.chat.profile = Some(profile);
             return Vec::new();
         }

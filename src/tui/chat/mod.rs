@@ -61,8 +61,9 @@ pub enum ChatEvent {
         records: Vec<Record>,
         /// Where the endpoint is (its base URL), for the operator.
         base_url: String,
-        /// The agent's model client: servers' sampling requests are answered through it.
-        client: Arc<dyn ModelClient>,
+        /// The agent's model client: servers' sampling requests are answered through it (none
+        /// for an agent in a daemon, `attach`).
+        client: Option<Arc<dyn ModelClient>>,
     },
     /// The agent could not start (the endpoint failed, the session could not be read).
     Failed(String),
@@ -410,10 +411,10 @@ impl ChatState {
         commands: UnboundedSender<AgentCommand>,
         records: Vec<Record>,
         base_url: String,
-        client: Arc<dyn ModelClient>,
+        client: Option<Arc<dyn ModelClient>>,
     ) {
         self.commands = Some(commands);
-        self.model = Some(client);
+        self.model = client;
         self.status = AgentStatus::Ready;
         self.base_url = Some(base_url);
         let (profile, model) = self

@@ -136,7 +136,7 @@ impl Job {
             commands,
             records,
             base_url: endpoint.base_url.clone(),
-            client: client.clone(),
+            client: Some(client.clone()),
         };
         if !self.send(ready).await {
             return;

@@ -125,11 +125,15 @@ impl Component for Tools {
             let text = match &app.session.runtime {
                 RuntimeState::Starting => "waiting for the servers to start…",
                 RuntimeState::Failed(_) => "no tools: the runtime did not start",
-                RuntimeState::Ready(_) if app.tools.is_empty() && starting => {
+                RuntimeState::Ready(_) | RuntimeState::Attached(_)
+                    if app.tools.is_empty() && starting =>
+                {
                     "no tools yet: each server's tools join as soon as it is ready"
                 }
-                RuntimeState::Ready(_) if app.tools.is_empty() => "no tools",
-                RuntimeState::Ready(_) => "no tool matches the filter",
+                RuntimeState::Ready(_) | RuntimeState::Attached(_) if app.tools.is_empty() => {
+                    "no tools"
+                }
+                RuntimeState::Ready(_) | RuntimeState::Attached(_) => "no tool matches the filter",
             };
             frame.render_widget(
                 Paragraph::new(Line::styled(text, theme.dim())).wrap(Wrap { trim: true }),

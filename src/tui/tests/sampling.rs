@@ -87,7 +87,7 @@ fn with_model() -> App {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:1/v1".into(),
-            client,
+            client: Some(client),
         },
     ));
     app

@@ -76,7 +76,7 @@ fn enter_sends_esc_cancels_and_the_input_keeps_its_keys() {
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:1/v1".into(),
-            client: super::client("http://127.0.0.1:1/v1"),
+            client: Some(super::client("http://127.0.0.1:1/v1")),
         },
     ));
     assert_eq!(
@@ -228,7 +228,7 @@ fn a_resumed_session_shows_as_it_was_with_no_stale_call_ids() {
             commands: tx,
             records,
             base_url: "http://x/v1".into(),
-            client: super::client("http://x/v1"),
+            client: Some(super::client("http://x/v1")),
         },
     ));
     let line = app.chat.entries.iter().find_map(|e| match e {

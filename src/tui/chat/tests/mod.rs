@@ -81,7 +81,7 @@ pub(in crate::tui) fn ready(app: &mut App) -> mpsc::UnboundedReceiver<AgentComma
             commands: tx,
             records: Vec::new(),
             base_url: "http://127.0.0.1:41234/v1".into(),
-            client: crate::tui::chat::tests::client("http://127.0.0.1:41234/v1"),
+            client: Some(crate::tui::chat::tests::client("http://127.0.0.1:41234/v1")),
         },
     ));
     app.on_app_event(AppEvent::Agent(

@@ -1,0 +1,91 @@
+//! The console's effects over `attach`: calls, cancels and restarts become the daemon's
+//! requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
+//! URL stay on this machine; what a console over attach cannot do yet is said, not dropped.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::Attachment;
+use crate::tui::app::App;
+use crate::tui::chat::ChatEffect;
+use crate::tui::messages::{AppEvent, Effect, Level};
+
+type Tx = mpsc::Sender<AppEvent>;
+
+fn tell(tx: &Tx, level: Level, text: String) {
+    let tx = tx.clone();
+    tokio::spawn(async move {
+        let _ = tx.send(AppEvent::Notice(level, text)).await;
+    });
+}
+
+/// What a console over attach does not do yet, said when it is asked for.
+fn not_yet(what: &str) -> String {
+    format!("{what} is not available in a console attached to a daemon yet (docs/daemon.md)")
+}
+
+/// Runs one effect against the daemon; results come back as app events.
+pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Attachment>, tx: &Tx) {
+    let link = attachment.link.clone();
+    let tx = tx.clone();
+    match effect {
+        Effect::Quit | Effect::TurnBoundary => {}
+        Effect::Call { tool, arguments } => {
+            tokio::spawn(async move {
+                let params = json!({"tool": tool, "arguments": arguments});
+                if let Err((_, why)) = link.request("call", params).await {
+                    tell(&tx, Level::Error, format!("{tool}: {why}"));
+                }
+            });
+        }
+        Effect::CancelCall(id) => {
+            tokio::spawn(async move {
+                if let Err((_, why)) = link.request("cancel", json!({"id": id})).await {
+                    tell(&tx, Level::Error, format!("call {id} not cancelled: {why}"));
+                }
+            });
+        }
+        Effect::RestartServer { server } => {
+            tokio::spawn(async move {
+                let answer = link.request("restart", json!({"server": server})).await;
+                let event = match answer
+                    .map(|a| serde_json::from_value(a["report"].clone()).map_err(|e| e.to_string()))
+                {
+                    Ok(Ok(report)) => AppEvent::ServerRestarted(report),
+                    Ok(Err(why)) | Err((_, why)) => AppEvent::RestartRefused { server, why },
+                };
+                let _ = tx.send(event).await;
+            });
+        }
+        Effect::Agent(ChatEffect::Start {
+            epoch,
+            profile,
+            resume,
+        }) => super::chat::start(attachment.clone(), epoch, profile, resume, tx),
+        Effect::Agent(other) => crate::tui::chat::task::run_effect(other, app, &tx),
+        Effect::Save { path, bytes } => crate::tui::effects::save(tx, path, bytes),
+        Effect::OpenUrl { url } => crate::tui::effects::open_url(tx, url),
+        Effect::AlwaysAllow { .. } => tell(
+            &tx,
+            Level::Warn,
+            "allowed once only: A writes a rule into the config, which is the daemon's; a console attached to it does not write it yet".into(),
+        ),
+        Effect::RestartAll => tell(&tx, Level::Warn, not_yet("R (restart everything)")),
+        Effect::ListResources { .. }
+        | Effect::ReadResource { .. }
+        | Effect::LoadSkill { .. }
+        | Effect::Subscribe { .. }
+        | Effect::Complete { .. } => tell(&tx, Level::Warn, not_yet("reading resources")),
+        Effect::ListPrompts { .. } | Effect::GetPrompt { .. } => {
+            tell(&tx, Level::Warn, not_yet("the servers' prompts"))
+        }
+        Effect::SetLogLevel { .. } => tell(&tx, Level::Warn, not_yet("setting a log level")),
+        Effect::WriteTrust { .. } | Effect::RemoveRule { .. } => {
+            tell(&tx, Level::Warn, not_yet("writing the config"))
+        }
+        Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
+        Effect::Sample { .. } => tell(&tx, Level::Warn, not_yet("answering sampling requests")),
+    }
+}

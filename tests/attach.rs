@@ -1,0 +1,115 @@
+//! `attach` end to end, in real terminals (tmux): two consoles attached to one daemon; a
+//! prompt from A makes the agent ask for a mutating call; the approval shows in both; `y` in
+//! B; A shows that B approved; A detaches while a slow call runs; the call finishes; A
+//! attaches again and sees it ok.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::daemon::daemon;
+use common::tmux::Tmux;
+use common::{bin, write_config};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn config() -> common::TempConfig {
+    let bin = bin();
+    write_config(&format!(
+        "mcp:
+  servers:
+    - name: notes
+      command: {bin}
+      args: [demo-server]
+      annotation_trust: trust
+agent:
+  models:
+    demo:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes]
+      model: demo
+      request_timeout: 10s
+"
+    ))
+}
+
+/// `aimon-console attach SOCKET` typed into `t`'s shell; returns once it shows the daemon's
+/// server ready.
+fn attach(t: &Tmux, config: &Path, socket: &Path, log: &Path) {
+    t.text(&format!(
+        "{} --config {} --log-file {} attach {}",
+        bin(),
+        config.display(),
+        log.display(),
+        socket.display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("attached to the daemon", WAIT);
+    t.wait_for("1/1 ready", WAIT);
+}
+
+/// A console attached to the daemon at `socket`, in a terminal of its own.
+fn console(dir: &Path, config: &Path, socket: &Path, name: &str) -> Tmux {
+    let t = Tmux::start(dir, 140, 40);
+    attach(&t, config, socket, &dir.join(format!("{name}.log")));
+    t
+}
+
+/// Waits until process `pid` is gone.
+fn gone(pid: i32) {
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}/stat")).exists() {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if state.contains(") Z") {
+            break;
+        }
+        assert!(start.elapsed() < WAIT, "console {pid} still runs");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn two_consoles_on_one_daemon_answer_its_approvals_and_a_detached_console_finds_what_ran_meanwhile()
+{
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let a = console(&dir, &config.path, &socket, "a");
+    let b = console(&dir, &config.path, &socket, "b");
+
+    // A's prompt makes the daemon's agent ask for a mutating call: both consoles ask.
+    a.text("save a note called t1 saying hi");
+    a.keys(&["Enter"]);
+    let asked_a = a.wait_for("Approval needed", WAIT);
+    let asked_b = b.wait_for_question("Approval needed", WAIT);
+    for asked in [&asked_a, &asked_b] {
+        assert!(asked.contains("mcp__notes__write_note"), "{asked}");
+        assert!(asked.contains("asked   by the agent"), "{asked}");
+    }
+    // `y` in B: A is told that B (its pid) approved, and its question closes.
+    b.keys(&["y"]);
+    let told = a.wait_for("allowed once by console", WAIT);
+    let b_pid = b.console_pid();
+    assert!(told.contains(&format!("(pid {b_pid})")), "{told}");
+    let done = a.wait_for("Done: saved note \"t1\"", WAIT);
+    assert!(!done.contains("Approval needed"), "{done}");
+    assert!(done.contains("write_note · notes ok"), "{done}");
+    // B, which answered, says so in its own words.
+    b.wait_for("allowed once by you", WAIT);
+
+    // A detaches (Ctrl-C asks nothing: nothing of A's is cancelled) while a slow call runs.
+    a.text("wait 3 seconds");
+    a.keys(&["Enter"]);
+    a.wait_for_row("slow · notes", "running");
+    let a_pid = a.console_pid();
+    a.keys(&["C-c"]);
+    gone(a_pid);
+    // The call goes on in the daemon and ends ok; B sees it.
+    b.wait_for_row("slow · notes", "ok");
+
+    // A attaches again: what ran meanwhile is there, ended ok.
+    attach(&a, &config.path, &socket, &dir.join("a2.log"));
+    let back = a.wait_for_row("slow · notes", "ok");
+    assert!(back.contains("write_note · notes ok"), "{back}");
+}
