@@ -61,6 +61,24 @@ async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Se
     }
 }
 
+/// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`): a frame's own cost, apart from
+/// the time it waited for a core or for the terminal.
+pub fn thread_cpu() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec for clock_gettime to write.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0;
+    if !ok {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,15 +199,24 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             }
             Some(()) = draw_rx.recv() => {
                 let drawing = Instant::now();
+                let cpu = frame::thread_cpu();
                 app.set_now(drawing);
-                if let Err(e) = terminal.draw(|f| app.render(f)) {
+                let mut rendered = drawing;
+                if let Err(e) = terminal.draw(|f| {
+                    app.render(f);
+                    rendered = Instant::now();
+                }) {
                     tracing::error!(error = %e, "drawing failed");
                     break;
                 }
-                // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the streaming
-                // bench reads it).
-                let us = u64::try_from(drawing.elapsed().as_micros()).unwrap_or(u64::MAX);
-                tracing::debug!(target: "aimon_console::tui::frame", us, "frame drawn");
+                // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the benches
+                // read it), of it the part spent writing to the terminal, and the CPU this
+                // thread spent on it (the rest is waiting: for the terminal, for a core).
+                let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+                let write_us = micros(rendered.elapsed());
+                let cpu_us = micros(frame::thread_cpu().saturating_sub(cpu));
+                let us = micros(drawing.elapsed());
+                tracing::debug!(target: "aimon_console::tui::frame", write_us, cpu_us, us, "frame drawn");
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
                 }
