@@ -70,7 +70,7 @@ fn day_seconds() -> f64 {
 /// The frames a log line says were drawn: (seconds since midnight UTC, microseconds). The
 /// line is tracing's: `2026-12-01T01:02:03.456789Z DEBUG aimon_console::tui::frame: frame
 /// drawn us=1234`.
-fn frame(line: &str) -> Option<(f64, u64)> {
+pub fn frame(line: &str) -> Option<(f64, u64)> {
     if !line.contains("aimon_console::tui::frame") {
         return None;
     }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::report::{CallStats, Row};
 
 /// The daemon, killed when dropped.
-struct Daemon(Child);
+pub struct Daemon(pub Child);
 
 impl Drop for Daemon {
     fn drop(&mut self) {
@@ -26,7 +26,7 @@ impl Drop for Daemon {
     }
 }
 
-fn start(binary: &str, dir: &Path, name: &str, server_args: &str) -> (Daemon, PathBuf) {
+pub fn start(binary: &str, dir: &Path, name: &str, server_args: &str) -> (Daemon, PathBuf) {
     let run = dir.join(format!("daemon-{name}"));
     std::fs::create_dir_all(&run).expect("daemon dir");
     std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700))
@@ -59,14 +59,14 @@ fn start(binary: &str, dir: &Path, name: &str, server_args: &str) -> (Daemon, Pa
     (Daemon(child), socket)
 }
 
-struct Console {
+pub struct Console {
     out: UnixStream,
     lines: BufReader<UnixStream>,
     next: u64,
 }
 
 impl Console {
-    fn attach(socket: &Path, name: &str) -> Console {
+    pub fn attach(socket: &Path, name: &str) -> Console {
         let out = UnixStream::connect(socket).expect("connect");
         let lines = BufReader::new(out.try_clone().expect("clone"));
         let mut console = Console {
@@ -107,7 +107,7 @@ impl Console {
         }
     }
 
-    fn ready(&mut self) {
+    pub fn ready(&mut self) {
         loop {
             let id = self.send("servers", json!({}));
             let answer = self.until(|m| m["id"] == id);
@@ -119,7 +119,7 @@ impl Console {
     }
 
     /// `calls` calls of `tool`, one after another: their latencies.
-    fn calls(&mut self, calls: usize, tool: &str, arguments: &Value) -> CallStats {
+    pub fn calls(&mut self, calls: usize, tool: &str, arguments: &Value) -> CallStats {
         let mut latencies = Vec::with_capacity(calls);
         let started = Instant::now();
         for _ in 0..calls {

@@ -20,6 +20,8 @@
 //!   one server listing 100,000 tools in pages of 1,000.
 //! - `daemon`: an approval's round trip through the daemon with two consoles attached, against a
 //!   read-only call through it; 8 consoles reading 10,000 events a second, and the daemon's CPU.
+//! - `attach`: the console over a daemon (tmux): idle CPU against 0 %, beside the console with its
+//!   own servers; its frames while calls go through the daemon, p50 and p99 against 1 ms.
 //! - `tui`: one frame with 64 servers, 5,000 tools, 10,000 calls and 100,000 lines held, against an
 //!   empty one; the CPU of the idle console over 10 s (needs tmux).
 //!
@@ -32,6 +34,7 @@ mod agent;
 mod agent_body;
 mod agent_clients;
 mod agent_stream;
+mod attach;
 mod bare;
 mod daemon;
 mod exit;
@@ -506,6 +509,10 @@ fn main() {
         rows.extend(daemon::approval_rows(BINARY, tmp.path(), scale.n(200)));
         rows.extend(daemon::fanout_rows(BINARY, tmp.path(), 3));
         eprintln!("daemon done at {:.0?}", started.elapsed());
+    }
+    if wanted(&sections, "attach") {
+        rows.extend(attach::rows(BINARY, tmp.path(), scale.n(5_000)));
+        eprintln!("attach done at {:.0?}", started.elapsed());
     }
     if wanted(&sections, "exit") {
         rows.extend(exit::rows(BINARY, tmp.path(), 11));

@@ -186,6 +186,16 @@ pub async fn frame_rows(frames: usize) -> Vec<Row> {
 /// The console's share of one core, in percent, over 10 s in a 140×40 tmux window on
 /// `config` (after 3 s to start).
 fn console_cpu(binary: &str, config: &std::path::Path) -> f64 {
+    let command = format!(
+        "{binary} --config {} --log-file /dev/null",
+        config.display()
+    );
+    pane_cpu(&command, |_| {}).0
+}
+
+/// `command` in a 140×40 tmux window: its share of one core, in percent, over 10 s (after
+/// 3 s to start), then `then` run while it still runs (its result returned beside).
+pub fn pane_cpu<T>(command: &str, then: impl FnOnce(&str) -> T) -> (f64, T) {
     // A tmux server of its own each time (the last one may still be going away).
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -196,10 +206,6 @@ fn console_cpu(binary: &str, config: &std::path::Path) -> f64 {
             .args(args)
             .output()
     };
-    let command = format!(
-        "{binary} --config {} --log-file /dev/null",
-        config.display()
-    );
     match tmux(&[
         "new-session",
         "-d",
@@ -209,7 +215,7 @@ fn console_cpu(binary: &str, config: &std::path::Path) -> f64 {
         "140",
         "-y",
         "40",
-        &command,
+        command,
     ]) {
         Ok(out) if out.status.success() => {}
         Ok(out) => panic!("tmux: {}", String::from_utf8_lossy(&out.stderr)),
@@ -225,11 +231,12 @@ fn console_cpu(binary: &str, config: &std::path::Path) -> f64 {
     let before = ticks();
     std::thread::sleep(window);
     let used = ticks() - before;
+    let after = then(&pid);
     let _ = tmux(&["send-keys", "-t", "b", "q"]);
     std::thread::sleep(Duration::from_secs(1));
     let _ = tmux(&["kill-server"]);
     // Ticks are 1/100 s: the share of one core over the window, in percent.
-    used as f64 / (window.as_secs_f64() * 100.0) * 100.0
+    (used as f64 / (window.as_secs_f64() * 100.0) * 100.0, after)
 }
 
 /// The console idle on `config` (the 1 % budget), and under a stderr flood: one server of
