@@ -59,13 +59,24 @@ pub async fn run(config: Config, args: DaemonArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let gateway = match &config.gateway.listen {
+        None => None,
+        Some(addr) => match super::serve::listen(addr).await {
+            Ok(ready) => Some(ready),
+            Err(why) => {
+                socket::release(&path);
+                output::error_line(&format!("daemon: gateway.listen: {why}"));
+                return ExitCode::from(1);
+            }
+        },
+    };
     // Said once, for whoever started it; nobody may be reading (a closed pipe is no error).
     let mut said = format!("listening on {}\n", path.display());
     if let Some(tcp) = &tcp {
         said.push_str(&format!("listening on tls://{}\n", tcp.addr));
     }
     let _ = std::io::Write::write_all(&mut std::io::stdout(), said.as_bytes());
-    match daemon::run(config, listener, tcp, &path, super::stop_asked()).await {
+    match daemon::run(config, (listener, tcp, gateway), &path, super::stop_asked()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(why) => {
             socket::release(&path);

@@ -46,22 +46,39 @@ const TCP_CONSOLES: usize = 64;
 /// next, so a lasting failure does not spin.
 const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end), and on
-/// `tcp` when the config listens there too, until `stop` resolves: then running calls are
-/// cancelled, waiting approvals denied, the consoles told, the servers closed.
+/// The gateway's socket and the token hosts bring (`gateway.listen`).
+pub type Gateway = (tokio::net::TcpListener, String);
+
+/// Runs a daemon for `config` on `listener` (bound at `path`, removed at the end), on `tcp`
+/// when the config listens there too, and serving other MCP hosts on `gateway` (their calls
+/// through the same gate, their approvals to the consoles), until `stop` resolves: then
+/// running calls are cancelled, waiting approvals denied, the consoles told, the servers
+/// closed.
 pub async fn run(
     config: Config,
-    listener: UnixListener,
-    tcp: Option<Tcp>,
+    (listener, tcp, gateway): (UnixListener, Option<Tcp>, Option<Gateway>),
     path: &Path,
     stop: impl Future<Output = ()>,
 ) -> Result<(), String> {
     let (events, stream) = AgentRuntimeFactory::events();
-    let options = crate::telemetry::options(&config);
+    let options = crate::runtime::RuntimeOptions {
+        serves_hosts: gateway.is_some(),
+        ..crate::telemetry::options(&config)
+    };
     let runtime = AgentRuntimeFactory::create(&config, options, events)
         .await
         .map_err(|e| e.to_string())?;
     let runtime = Arc::new(runtime);
+    if let Some((listener, token)) = gateway {
+        // A host's call that asks waits for a console's answer, as the console's own do; it
+        // ends when the runtime closes.
+        let (serving, settings) = (runtime.clone(), config.gateway.clone());
+        tokio::spawn(async move {
+            if let Err(e) = serving.serve_http(listener, token, &settings, true).await {
+                tracing::warn!(error = %e, "daemon: serving hosts ended");
+            }
+        });
+    }
     let hub = Arc::new(Hub::new(runtime.clone(), config));
     let pump = tokio::spawn(pump(hub.clone(), stream));
     let sessions = CancellationToken::new();
