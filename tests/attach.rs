@@ -113,3 +113,42 @@ fn two_consoles_on_one_daemon_answer_its_approvals_and_a_detached_console_finds_
     let back = a.wait_for_row("slow · notes", "ok");
     assert!(back.contains("write_note · notes ok"), "{back}");
 }
+
+#[test]
+fn over_tls_a_console_attaches_with_the_daemons_token_and_is_refused_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = bin();
+    let servers = format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server]\n"
+    );
+    let (_daemon, run, port, cert) = common::daemon::daemon_over_tls(dir.path(), &servers);
+    let config = dir.path().join("aimon.yaml");
+    let token = std::fs::read_to_string(run.join("aimon-console/daemon-token"))
+        .expect("the token, made before the daemon said it listens");
+    let t = Tmux::start(dir.path(), 140, 40);
+    let attach = |env: &str| {
+        t.text(&format!(
+            "{env} {bin} --config {} --log-file {} attach tls://127.0.0.1:{port} --ca {}",
+            config.display(),
+            dir.path().join("console.log").display(),
+            cert.display()
+        ));
+        t.keys(&["Enter"]);
+    };
+    // No token: said before anything is sent; a wrong one: the daemon's refusal.
+    attach("");
+    t.wait_for("over TCP the daemon wants its token", WAIT);
+    attach(&format!("AIMON_DAEMON_TOKEN={}", "0".repeat(64)));
+    t.wait_for("refused: unauthorized", WAIT);
+    // The token (from the environment, never on the screen): attached.
+    attach(&format!(
+        "AIMON_DAEMON_TOKEN=$(cat {})",
+        run.join("aimon-console/daemon-token").display()
+    ));
+    let screen = t.wait_for("1/1 ready", WAIT);
+    assert!(
+        screen.contains(&format!("attached to the daemon at tls://127.0.0.1:{port}")),
+        "{screen}"
+    );
+    assert!(!screen.contains(token.trim()), "{screen}");
+}

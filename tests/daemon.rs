@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::daemon::{daemon, daemon_at, daemon_with, is_event, Console};
+use common::daemon::{daemon, daemon_at, daemon_over_tls, daemon_with, is_event, Console};
 use common::{bin, demo_server, marker, write_config, Background};
 use serde_json::{json, Value};
 
@@ -350,64 +350,10 @@ fn initialize_with(token: Option<&str>) -> Value {
 #[test]
 fn over_tcp_a_console_needs_tls_and_the_token() {
     let dir = tempfile::tempdir().unwrap();
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    let made = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl (.ci/run installs it)");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let config = write_config(&format!(
-        "mcp:\n  servers: []\ndaemon:\n  listen: 127.0.0.1:0\n  tls_cert: {}\n  tls_key: {}\n",
-        cert.display(),
-        key.display()
-    ));
-    let run = config.dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let socket = run.join("daemon.sock");
-    let mut child = Command::new(bin())
-        .arg("--config")
-        .arg(&config.path)
-        .args(["daemon", "--socket"])
-        .arg(&socket)
-        .env("XDG_STATE_HOME", &run)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut said = BufReader::new(child.stdout.take().unwrap());
-    let _daemon = Background(child);
-    let mut line = String::new();
-    said.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), format!("listening on {}", socket.display()));
-    line.clear();
-    said.read_line(&mut line).unwrap();
-    let port: u16 = line
-        .trim()
-        .strip_prefix("listening on tls://127.0.0.1:")
-        .unwrap_or_else(|| panic!("{line}"))
-        .parse()
-        .unwrap();
+    let (_daemon, run, port, cert) = daemon_over_tls(dir.path(), "mcp:\n  servers: []\n");
     let token = Command::new(bin())
         .arg("--config")
-        .arg(&config.path)
+        .arg(dir.path().join("aimon.yaml"))
         .args(["daemon", "--print-token"])
         .env("XDG_STATE_HOME", &run)
         .output()

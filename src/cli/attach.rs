@@ -9,14 +9,21 @@ use std::process::ExitCode;
 
 use super::output;
 use crate::config::Config;
-use crate::daemon::client::Link;
+use crate::daemon::client::{Link, Target};
 use crate::tui::ConsoleOptions;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct AttachArgs {
-    /// The daemon's socket (default: $XDG_RUNTIME_DIR/aimon-console/daemon.sock).
-    #[arg(value_name = "SOCKET")]
-    pub socket: Option<PathBuf>,
+    /// The daemon: its socket (default: $XDG_RUNTIME_DIR/aimon-console/daemon.sock), or
+    /// tls://HOST:PORT for one that listens on TCP (its token in AIMON_DAEMON_TOKEN, or --token-file).
+    #[arg(value_name = "DAEMON")]
+    pub daemon: Option<String>,
+    /// Over TLS: the certificate (PEM) the daemon's is checked against (default: the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// Over TLS: a file holding the daemon's token (default: AIMON_DAEMON_TOKEN).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// The agent profile of this console's session in the daemon (default: the daemon's).
     #[arg(long = "model", value_name = "NAME")]
     pub model: Option<String>,
@@ -30,8 +37,14 @@ pub async fn run(config: Config, args: AttachArgs) -> ExitCode {
         output::error_line("attach: the console needs a terminal");
         return ExitCode::from(1);
     }
-    let socket = args.socket.unwrap_or_else(Link::default_socket);
-    let (link, notices) = match Link::connect(&socket, "console").await {
+    let target = match target(&args) {
+        Ok(target) => target,
+        Err(why) => {
+            output::error_line(&format!("attach: {why}"));
+            return ExitCode::from(super::EXIT_CONFIG);
+        }
+    };
+    let (link, notices) = match Link::connect(&target, "console").await {
         Ok(connected) => connected,
         Err(why) => {
             output::error_line(&format!("attach: {why}"));
@@ -45,4 +58,21 @@ pub async fn run(config: Config, args: AttachArgs) -> ExitCode {
         ..ConsoleOptions::default()
     };
     crate::tui::run(config, options).await
+}
+
+/// Where the daemon is, with what TLS needs: the token from its file or the environment.
+fn target(args: &AttachArgs) -> Result<Target, String> {
+    let Some(daemon) = &args.daemon else {
+        return Ok(Target::Unix(Link::default_socket()));
+    };
+    let token = match &args.token_file {
+        Some(file) => Some(
+            std::fs::read_to_string(file)
+                .map_err(|e| format!("--token-file {}: {e}", file.display()))?
+                .trim()
+                .to_string(),
+        ),
+        None => std::env::var("AIMON_DAEMON_TOKEN").ok(),
+    };
+    Target::parse(daemon, args.ca.clone(), token)
 }

@@ -143,3 +143,70 @@ impl Console {
 pub fn is_event(message: &Value, kind: &str) -> bool {
     message["method"] == "event" && message["params"]["type"] == kind
 }
+
+/// A daemon on a config of `yaml` that also listens on TCP with TLS (a certificate for
+/// 127.0.0.1 made with openssl under `dir`): it, its state folder (beside its socket), the
+/// port and the certificate.
+pub fn daemon_over_tls(dir: &Path, yaml: &str) -> (Background, PathBuf, u16, PathBuf) {
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    let made = Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
+        .args([
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        // A leaf, not a CA: rustls takes a self-signed certificate as its own root only so.
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (.ci/run installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let config = dir.join("aimon.yaml");
+    let yaml = format!(
+        "{yaml}daemon:\n  listen: 127.0.0.1:0\n  tls_cert: {}\n  tls_key: {}\n",
+        cert.display(),
+        key.display()
+    );
+    std::fs::write(&config, yaml).unwrap();
+    let run = dir.join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = run.join("daemon.sock");
+    let mut child = Command::new(bin())
+        .arg("--config")
+        .arg(&config)
+        .arg("--log-file")
+        .arg(run.join("daemon.log"))
+        .args(["daemon", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", &run)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the daemon");
+    let mut said = BufReader::new(child.stdout.take().unwrap());
+    let daemon = Background(child);
+    let mut line = String::new();
+    said.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), format!("listening on {}", socket.display()));
+    line.clear();
+    said.read_line(&mut line).unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("listening on tls://127.0.0.1:")
+        .unwrap_or_else(|| panic!("{line}"))
+        .parse()
+        .unwrap();
+    (daemon, run, port, cert)
+}
