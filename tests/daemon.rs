@@ -6,14 +6,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::daemon::{daemon, daemon_at, daemon_over_tls, daemon_with, is_event, Console};
-use common::{bin, demo_server, marker, write_config, Background};
+use common::{bin, demo_server, marker, write_config};
 use serde_json::{json, Value};
 
 #[test]
