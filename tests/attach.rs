@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use common::daemon::daemon;
 use common::tmux::Tmux;
 use common::{bin, write_config};
+use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -151,4 +152,45 @@ fn over_tls_a_console_attaches_with_the_daemons_token_and_is_refused_without_it(
         "{screen}"
     );
     assert!(!screen.contains(token.trim()), "{screen}");
+}
+
+#[test]
+fn one_console_on_two_daemons_shows_both_and_answers_each_ones_approvals() {
+    let bin = bin();
+    let servers =
+        format!("mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server]\n      annotation_trust: trust\n");
+    let (one, two) = (write_config(&servers), write_config(&servers));
+    let (_first, a_socket) = daemon(&one);
+    let (_second, b_socket) = daemon(&two);
+    let dir = one.path.parent().unwrap().to_path_buf();
+    let t = Tmux::start(&dir, 140, 40);
+    t.text(&format!(
+        "{bin} --config {} --log-file {} attach {} {}",
+        one.path.display(),
+        dir.join("fleet.log").display(),
+        a_socket.display(),
+        b_socket.display()
+    ));
+    t.keys(&["Enter"]);
+    // Both daemons' servers, each named after its daemon (the folder of its socket).
+    let screen = t.wait_for("2/2 ready", WAIT);
+    assert!(screen.contains("attached to 2 daemons"), "{screen}");
+    assert!(screen.contains("run-1/notes"), "{screen}");
+    assert!(screen.contains("run-2/notes"), "{screen}");
+
+    // A call on the second daemon asks this console, and its answer reaches that daemon.
+    let mut b = common::daemon::Console::connect(&b_socket);
+    b.initialize("api");
+    let call = b.send(
+        "call",
+        json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
+    );
+    let asked = t.wait_for_question("Approval needed", WAIT);
+    assert!(asked.contains("run-2:mcp__notes__write_note"), "{asked}");
+    t.keys(&["y"]);
+    let done = b.answer(call);
+    assert_eq!(done["result"]["status"], "ok", "{done}");
+    // Its call shows as the second daemon's (its id apart from the first's), ended ok.
+    let screen = t.wait_for_row("run-2:mcp__notes", "ok");
+    assert_eq!(screen.matches("run-1:read ").count(), 1, "{screen}");
 }

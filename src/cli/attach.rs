@@ -14,10 +14,11 @@ use crate::tui::ConsoleOptions;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct AttachArgs {
-    /// The daemon: its socket (default: $XDG_RUNTIME_DIR/aimon-console/daemon.sock), or
-    /// tls://HOST:PORT for one that listens on TCP (its token in AIMON_DAEMON_TOKEN, or --token-file).
+    /// The daemons: each its socket (default: $XDG_RUNTIME_DIR/aimon-console/daemon.sock), or
+    /// tls://HOST:PORT for one that listens on TCP (its token in AIMON_DAEMON_TOKEN, or
+    /// --token-file); several at once show side by side, each server named after its daemon.
     #[arg(value_name = "DAEMON")]
-    pub daemon: Option<String>,
+    pub daemons: Vec<String>,
     /// Over TLS: the certificate (PEM) the daemon's is checked against (default: the system's roots).
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
@@ -37,34 +38,37 @@ pub async fn run(config: Config, args: AttachArgs) -> ExitCode {
         output::error_line("attach: the console needs a terminal");
         return ExitCode::from(1);
     }
-    let target = match target(&args) {
-        Ok(target) => target,
+    let targets = match targets(&args) {
+        Ok(targets) => targets,
         Err(why) => {
             output::error_line(&format!("attach: {why}"));
             return ExitCode::from(super::EXIT_CONFIG);
         }
     };
-    let (link, notices) = match Link::connect(&target, "console").await {
-        Ok(connected) => connected,
-        Err(why) => {
-            output::error_line(&format!("attach: {why}"));
-            return ExitCode::from(1);
+    let mut attach = Vec::new();
+    for target in &targets {
+        match Link::connect(target, "console").await {
+            Ok(connected) => attach.push(connected),
+            Err(why) => {
+                output::error_line(&format!("attach: {why}"));
+                return ExitCode::from(1);
+            }
         }
-    };
+    }
     let options = ConsoleOptions {
         model: args.model,
         resume: args.resume,
-        attach: Some((link, notices)),
+        attach,
         ..ConsoleOptions::default()
     };
     crate::tui::run(config, options).await
 }
 
-/// Where the daemon is, with what TLS needs: the token from its file or the environment.
-fn target(args: &AttachArgs) -> Result<Target, String> {
-    let Some(daemon) = &args.daemon else {
-        return Ok(Target::Unix(Link::default_socket()));
-    };
+/// Where the daemons are, with what TLS needs: the token from its file or the environment.
+fn targets(args: &AttachArgs) -> Result<Vec<Target>, String> {
+    if args.daemons.is_empty() {
+        return Ok(vec![Target::Unix(Link::default_socket())]);
+    }
     let token = match &args.token_file {
         Some(file) => Some(
             std::fs::read_to_string(file)
@@ -74,5 +78,8 @@ fn target(args: &AttachArgs) -> Result<Target, String> {
         ),
         None => std::env::var("AIMON_DAEMON_TOKEN").ok(),
     };
-    Target::parse(daemon, args.ca.clone(), token)
+    args.daemons
+        .iter()
+        .map(|daemon| Target::parse(daemon, args.ca.clone(), token.clone()))
+        .collect()
 }

@@ -76,7 +76,7 @@ fn check(config: &Config, args: &ConsoleArgs) -> Result<ConsoleOptions, String> 
         resume: args.resume.clone(),
         why: choice.why,
         serving,
-        attach: None,
+        attach: Vec::new(),
     })
 }
 

@@ -235,6 +235,8 @@ impl App {
     /// Shows the daemon of `attachment` instead of a runtime of its own.
     pub fn attach(&mut self, attachment: Arc<super::attached::Attachment>) {
         self.notify(Level::Info, attachment.greeting());
+        // The daemons' servers, not the config's, as they report.
+        self.servers.clear();
         self.session.runtime = RuntimeState::Attached(attachment);
     }
 
@@ -420,7 +422,8 @@ impl App {
                 Err(e) => self.notify(Level::Error, e),
             },
             AppEvent::Agent(epoch, event) => return self.on_chat_event(epoch, event),
-            event @ (AppEvent::Attached { .. } | AppEvent::Tools(_) | AppEvent::Decided { .. }) => {
+            event
+            @ (AppEvent::Attached { .. } | AppEvent::Tools(..) | AppEvent::Decided { .. }) => {
                 return self.on_attached_event(event)
             }
             AppEvent::Sampled { id, result } => self.sampled(id, result),

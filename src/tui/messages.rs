@@ -134,13 +134,16 @@ pub enum AppEvent {
         done: String,
         result: Result<(u64, Vec<ApprovalRule>), String>,
     },
-    /// Attached to a daemon (`attach`): its servers' reports and its tools as they stand.
+    /// Attached to a daemon (`attach`): its servers' reports and its tools as they stand,
+    /// its rows those whose names start with `prefix` (every row, for a daemon alone).
     Attached {
+        prefix: String,
         servers: Vec<ServerReport>,
         tools: Vec<crate::tool::ToolDescriptor>,
     },
-    /// The daemon's tools, listed again (a server joined or its list changed).
-    Tools(Vec<crate::tool::ToolDescriptor>),
+    /// A daemon's tools (of the servers named with that prefix), listed again (a server
+    /// joined or its list changed).
+    Tools(String, Vec<crate::tool::ToolDescriptor>),
     /// Call `id`'s approval was answered in a daemon: the decision and who gave it, in words
     /// (`allowed once by console-b alice@build-7 (pid 4242)`).
     Decided { id: u64, text: String },

@@ -89,7 +89,7 @@ pub struct ConsoleOptions {
     pub serving: Option<Arc<Serving>>,
     /// Show a daemon's runtime instead of starting one (`attach`): the link to it, and its
     /// notifications.
-    pub attach: Option<(
+    pub attach: Vec<(
         Arc<crate::daemon::client::Link>,
         mpsc::Receiver<crate::daemon::client::Notice>,
     )>,
@@ -101,7 +101,14 @@ impl std::fmt::Debug for ConsoleOptions {
             .field("model", &self.model)
             .field("resume", &self.resume)
             .field("serving", &self.serving.as_ref().map(|s| s.url()))
-            .field("attach", &self.attach.as_ref().map(|(l, _)| &l.address))
+            .field(
+                "attach",
+                &self
+                    .attach
+                    .iter()
+                    .map(|(l, _)| &l.address)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -138,13 +145,13 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             ),
         );
     }
-    match options.attach {
-        Some((link, notices)) => {
-            let attachment = attached::Attachment::new(link);
-            app.attach(attachment.clone());
-            attached::start(attachment, notices, app_tx.clone());
-        }
-        None => start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone()),
+    if options.attach.is_empty() {
+        start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone());
+    } else {
+        let (links, notices) = options.attach.into_iter().unzip();
+        let attachment = attached::Attachment::new(links);
+        app.attach(attachment.clone());
+        attached::start(attachment, notices, app_tx.clone());
     }
     let mut term_events = EventStream::new();
     // Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as `q` does: what is in flight

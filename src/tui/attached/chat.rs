@@ -37,7 +37,7 @@ pub(super) fn start(
             let tx = tx.clone();
             async move { tx.send(AppEvent::Agent(epoch, event)).await.is_ok() }
         };
-        let link = attachment.link.clone();
+        let link = attachment.first().clone();
         let params = json!({"model": profile, "session": resume});
         let session = match link.request("open_session", params).await {
             Ok(answer) => answer["session"].as_str().unwrap_or_default().to_string(),

@@ -26,33 +26,61 @@ fn not_yet(what: &str) -> String {
     format!("{what} is not available in a console attached to a daemon yet (docs/daemon.md)")
 }
 
-/// Runs one effect against the daemon; results come back as app events.
+/// The daemon whose name `local` finds, with that name in the daemon's own words.
+fn whose<T>(
+    attachment: &Attachment,
+    local: impl Fn(&super::fleet::Names) -> Option<T>,
+) -> Option<(&super::Daemon, T)> {
+    attachment
+        .daemons
+        .iter()
+        .find_map(|d| local(&d.names).map(|own| (d, own)))
+}
+
+/// Runs one effect against the daemons; results come back as app events.
 pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Attachment>, tx: &Tx) {
-    let link = attachment.link.clone();
     let tx = tx.clone();
     match effect {
         Effect::Quit | Effect::TurnBoundary => {}
         Effect::Call { tool, arguments } => {
+            let Some((daemon, own)) = whose(attachment, |n| n.local_tool(&tool).map(str::to_string))
+            else {
+                return tell(&tx, Level::Error, format!("{tool}: no daemon has it"));
+            };
+            let link = daemon.link.clone();
             tokio::spawn(async move {
-                let params = json!({"tool": tool, "arguments": arguments});
+                let params = json!({"tool": own, "arguments": arguments});
                 if let Err((_, why)) = link.request("call", params).await {
                     tell(&tx, Level::Error, format!("{tool}: {why}"));
                 }
             });
         }
         Effect::CancelCall(id) => {
+            let Some((daemon, own)) = whose(attachment, |n| n.local_id(id)) else {
+                return;
+            };
+            let link = daemon.link.clone();
             tokio::spawn(async move {
-                if let Err((_, why)) = link.request("cancel", json!({"id": id})).await {
+                if let Err((_, why)) = link.request("cancel", json!({"id": own})).await {
                     tell(&tx, Level::Error, format!("call {id} not cancelled: {why}"));
                 }
             });
         }
         Effect::RestartServer { server } => {
+            let Some((daemon, own)) =
+                whose(attachment, |n| n.local_server(&server).map(str::to_string))
+            else {
+                return;
+            };
+            let (link, names) = (daemon.link.clone(), daemon.names.clone());
             tokio::spawn(async move {
-                let answer = link.request("restart", json!({"server": server})).await;
-                let event = match answer
-                    .map(|a| serde_json::from_value(a["report"].clone()).map_err(|e| e.to_string()))
-                {
+                let answer = link.request("restart", json!({"server": own})).await;
+                let event = match answer.map(|mut a| {
+                    if let Some(serde_json::Value::String(name)) = a["report"].get_mut("name") {
+                        *name = names.server(name);
+                    }
+                    serde_json::from_value(a["report"].clone()).map_err(|e| e.to_string())
+                }) {
                     Ok(Ok(report)) => AppEvent::ServerRestarted(report),
                     Ok(Err(why)) | Err((_, why)) => AppEvent::RestartRefused { server, why },
                 };

@@ -3,10 +3,12 @@
 //! daemon's events are read back into runtime events (`runtime::event_from_json`), its
 //! approvals into requests whose answers go back to the daemon, and the effects a console
 //! asks for become the daemon's requests (effects.rs, and chat.rs for the Conversation).
-//! `q` detaches: the daemon's servers, calls and sessions go on.
+//! `q` detaches: the daemon's servers, calls and sessions go on. Attached to several daemons
+//! at once, their names are kept apart (fleet.rs).
 
 mod chat;
 pub(super) mod effects;
+mod fleet;
 mod ingest;
 
 use std::collections::HashMap;
@@ -23,19 +25,72 @@ use crate::runtime::{approval_from_json, decision_named, event_from_json, tool_f
 use crate::runtime::{RuntimeEvent, ServerReport};
 use crate::tool::ToolDescriptor;
 
-/// A console's attachment to a daemon.
-pub struct Attachment {
+/// One daemon the console is attached to, and how its names are told apart.
+pub struct Daemon {
     pub link: Arc<Link>,
+    pub names: fleet::Names,
+}
+
+/// A console's attachment to its daemons (the first one runs its Conversation).
+pub struct Attachment {
+    pub daemons: Vec<Daemon>,
     /// Where the agent events of this console's sessions go, by session id (chat.rs).
     chats: Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>,
 }
 
+/// A short name for each daemon: the host of a `tls://` one, the folder of a socket; made
+/// unique by its place where two are alike.
+fn labels(links: &[Arc<Link>]) -> Vec<String> {
+    let short: Vec<String> = links
+        .iter()
+        .map(|l| {
+            let address = l.address.trim_start_matches("tls://");
+            match l.address.starts_with("tls://") {
+                true => address
+                    .rsplit_once(':')
+                    .map_or(address, |(h, _)| h)
+                    .to_string(),
+                false => std::path::Path::new(address)
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map_or_else(|| address.to_string(), |n| n.to_string_lossy().into_owned()),
+            }
+        })
+        .collect();
+    short
+        .iter()
+        .enumerate()
+        .map(
+            |(i, label)| match short.iter().filter(|l| *l == label).count() {
+                1 => label.clone(),
+                _ => format!("{label}-{}", i + 1),
+            },
+        )
+        .collect()
+}
+
 impl Attachment {
-    pub fn new(link: Arc<Link>) -> Arc<Attachment> {
+    pub fn new(links: Vec<Arc<Link>>) -> Arc<Attachment> {
+        let count = links.len();
+        let daemons = links
+            .iter()
+            .cloned()
+            .zip(labels(&links))
+            .enumerate()
+            .map(|(i, (link, label))| Daemon {
+                link,
+                names: fleet::Names::new(label, i, count),
+            })
+            .collect();
         Arc::new(Attachment {
-            link,
+            daemons,
             chats: Mutex::default(),
         })
+    }
+
+    /// The daemon the Conversation runs on.
+    pub fn first(&self) -> &Arc<Link> {
+        &self.daemons[0].link
     }
 
     fn chats(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Value>>> {
@@ -44,51 +99,93 @@ impl Attachment {
 
     /// What the notice line says once attached.
     pub fn greeting(&self) -> String {
-        let daemon = &self.link.hello["daemon"];
+        if let [only] = &self.daemons[..] {
+            let daemon = &only.link.hello["daemon"];
+            return format!(
+                "attached to the daemon at {} (pid {}, {} console(s)); q detaches and leaves its servers, calls and sessions running",
+                only.link.address,
+                daemon["pid"],
+                daemon["consoles"].as_u64().unwrap_or(1),
+            );
+        }
+        let each: Vec<String> = self
+            .daemons
+            .iter()
+            .map(|d| format!("{} ({})", d.names.label, d.link.address))
+            .collect();
         format!(
-            "attached to the daemon at {} (pid {}, {} console(s)); q detaches and leaves its servers, calls and sessions running",
-            self.link.address,
-            daemon["pid"],
-            daemon["consoles"].as_u64().unwrap_or(1),
+            "attached to {} daemons: {}; the Conversation runs on the first; q detaches and leaves them running",
+            each.len(),
+            each.join(", ")
         )
     }
 }
 
-/// The `TOOL` objects of a daemon's answer, as descriptors.
-fn tools_of(value: &Value) -> Vec<ToolDescriptor> {
+/// The `TOOL` objects of a daemon's answer, as descriptors named as the console shows them.
+fn tools_of(value: &Value, names: &fleet::Names) -> Vec<ToolDescriptor> {
     value
         .as_array()
-        .map(|tools| tools.iter().filter_map(tool_from_json).collect())
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|tool| {
+                    let mut tool = tool.clone();
+                    names.tool_object(&mut tool);
+                    tool_from_json(&tool)
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
-/// Feeds the daemon's snapshot, then everything it sends, to the console as app events, in
-/// the order it came.
+/// Feeds each daemon's snapshot, then everything it sends, to the console as app events, in
+/// the order it came (`notices` are the daemons', in their order).
 pub fn start(
     attachment: Arc<Attachment>,
+    notices: Vec<mpsc::Receiver<Notice>>,
+    tx: mpsc::Sender<AppEvent>,
+) {
+    for (index, notices) in notices.into_iter().enumerate() {
+        tokio::spawn(feed(attachment.clone(), index, notices, tx.clone()));
+    }
+}
+
+async fn feed(
+    attachment: Arc<Attachment>,
+    index: usize,
     mut notices: mpsc::Receiver<Notice>,
     tx: mpsc::Sender<AppEvent>,
 ) {
-    tokio::spawn(async move {
-        let hello = &attachment.link.hello;
+    {
+        let daemon = &attachment.daemons[index];
+        let hello = &daemon.link.hello;
         let servers: Vec<ServerReport> = hello["servers"]
             .as_array()
             .map(|s| {
                 s.iter()
-                    .filter_map(|r| serde_json::from_value(r.clone()).ok())
+                    .filter_map(|r| {
+                        let mut report = r.clone();
+                        if let Some(Value::String(name)) = report.get_mut("name") {
+                            *name = daemon.names.server(name);
+                        }
+                        serde_json::from_value(report).ok()
+                    })
                     .collect()
             })
             .unwrap_or_default();
-        let tools = tools_of(&hello["tools"]);
-        if tx
-            .send(AppEvent::Attached { servers, tools })
-            .await
-            .is_err()
-        {
+        let tools = tools_of(&hello["tools"], &daemon.names);
+        let prefix = daemon.names.server_prefix();
+        let attached = AppEvent::Attached {
+            prefix,
+            servers,
+            tools,
+        };
+        if tx.send(attached).await.is_err() {
             return;
         }
         let mut feed = Feed {
             attachment: attachment.clone(),
+            index,
             tx: tx.clone(),
             answered: HashMap::new(),
         };
@@ -96,28 +193,30 @@ pub fn start(
         // again below if they still wait, not replayed.
         for message in hello["recent"].as_array().into_iter().flatten() {
             if message["method"] == "event" && message["params"]["type"] != "approval_requested" {
-                feed.event(&message["params"]).await;
+                feed.event(message["params"].clone()).await;
             }
         }
         for approval in hello["approvals"].as_array().into_iter().flatten() {
-            feed.event(approval).await;
+            feed.event(approval.clone()).await;
         }
         while let Some(notice) = notices.recv().await {
             if !feed.notice(notice).await {
                 return;
             }
         }
-        let why = format!(
-            "the daemon at {} went away: nothing more is shown (q quits; attach again once it is back)",
-            attachment.link.address
-        );
-        let _ = tx.send(AppEvent::Notice(Level::Error, why)).await;
-    });
+    }
+    let why = format!(
+        "the daemon at {} went away: nothing more is shown of it (q quits; attach again once it is back)",
+        attachment.daemons[index].link.address
+    );
+    let _ = tx.send(AppEvent::Notice(Level::Error, why)).await;
 }
 
-/// The daemon's messages on their way to the console.
+/// One daemon's messages on their way to the console.
 struct Feed {
     attachment: Arc<Attachment>,
+    /// Which of its daemons.
+    index: usize,
     tx: mpsc::Sender<AppEvent>,
     /// Who answered each approval (`answered`), until its `approval_answered` event.
     answered: HashMap<u64, String>,
@@ -128,24 +227,30 @@ impl Feed {
         self.tx.send(event).await.is_ok()
     }
 
+    fn daemon(&self) -> &Daemon {
+        &self.attachment.daemons[self.index]
+    }
+
     /// One notification; false once the console is gone.
     async fn notice(&mut self, notice: Notice) -> bool {
         let params = notice.params;
         match notice.method.as_str() {
-            "event" => return self.event(&params).await,
+            "event" => return self.event(params).await,
             "agent" => {
                 let session = params["session"].as_str().unwrap_or_default();
                 let chats = self.attachment.chats();
                 if let Some(chat) = chats.get(session) {
-                    let _ = chat.send(params["event"].clone());
+                    // Its calls' ids and tools as the Calls pane names them.
+                    let mut event = params["event"].clone();
+                    self.daemon().names.event(&mut event);
+                    let _ = chat.send(event);
                 }
             }
             "answered" => {
                 if let Some(id) = params["id"].as_u64() {
-                    let by = &params["by"];
-                    let text = if by["pid"] == self.attachment.link.hello["you"]["pid"]
-                        && by["text"] == self.attachment.link.hello["you"]["text"]
-                    {
+                    let (by, you) = (&params["by"], &self.daemon().link.hello["you"]);
+                    let id = self.daemon().names.id(id);
+                    let text = if by["pid"] == you["pid"] && by["text"] == you["text"] {
                         "you".to_string()
                     } else {
                         by["text"].as_str().unwrap_or("another console").to_string()
@@ -173,7 +278,9 @@ impl Feed {
     }
 
     /// One runtime event as the daemon wrote it.
-    async fn event(&mut self, value: &Value) -> bool {
+    async fn event(&mut self, mut value: Value) -> bool {
+        self.daemon().names.event(&mut value);
+        let value = &value;
         match value["type"].as_str() {
             Some("approval_requested") => {
                 let Some(request) = self.ask(value) else {
@@ -206,10 +313,12 @@ impl Feed {
             }
         }
         if relist {
-            let (link, tx) = (self.attachment.link.clone(), self.tx.clone());
+            let (link, names) = (self.daemon().link.clone(), self.daemon().names.clone());
+            let tx = self.tx.clone();
             tokio::spawn(async move {
                 if let Ok(answer) = link.request("tools", json!({})).await {
-                    let _ = tx.send(AppEvent::Tools(tools_of(&answer["tools"]))).await;
+                    let tools = tools_of(&answer["tools"], &names);
+                    let _ = tx.send(AppEvent::Tools(names.server_prefix(), tools)).await;
                 }
             });
         }
@@ -220,7 +329,8 @@ impl Feed {
     /// the first console's answer wins; a later one is told who answered).
     fn ask(&self, value: &Value) -> Option<crate::approval::ApprovalRequest> {
         let (request, answer) = approval_from_json(value)?;
-        let (link, tx, id) = (self.attachment.link.clone(), self.tx.clone(), request.id);
+        let id = self.daemon().names.local_id(request.id)?;
+        let (link, tx) = (self.daemon().link.clone(), self.tx.clone());
         tokio::spawn(async move {
             let Ok(decision) = answer.await else {
                 return;
