@@ -97,6 +97,9 @@ pub struct Hub {
     pub sessions: super::sessions::Sessions,
     /// Held by the turn boundary the daemon runs between prompts: one at a time.
     pub boundary: tokio::sync::Mutex<()>,
+    /// The config file's digest as the daemon last loaded or wrote it (edits.rs), held while
+    /// it is written.
+    pub digest: tokio::sync::Mutex<u64>,
     state: Mutex<State>,
 }
 
@@ -110,6 +113,7 @@ impl Hub {
     pub fn new(runtime: Arc<AgentRuntime>, config: Config) -> Hub {
         Hub {
             runtime,
+            digest: tokio::sync::Mutex::new(config.source_digest),
             config,
             sessions: Default::default(),
             boundary: tokio::sync::Mutex::new(()),
@@ -183,6 +187,16 @@ impl Hub {
 
     /// A console's answer to approval `id`: the first one is given to the runtime and said to
     /// every console (`answered`, naming who); a later one is refused, naming who came first.
+    /// The tool and pin of call `id`'s approval, while it waits.
+    pub fn waiting_tool(&self, id: u64) -> Option<(String, Option<String>)> {
+        let state = self.state();
+        let pending = state.pending.get(&id)?;
+        Some((
+            pending.request.tool.name.clone(),
+            pending.request.tool.pin.clone(),
+        ))
+    }
+
     pub fn answer(&self, id: u64, decision: ApprovalDecision, who: &Who) -> Result<(), Refusal> {
         let mut state = self.state();
         let Some(pending) = state.pending.remove(&id) else {

@@ -9,6 +9,7 @@
 //! will be its client.
 
 pub mod client;
+mod edits;
 mod hub;
 mod notify;
 mod session;

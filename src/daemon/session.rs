@@ -136,14 +136,34 @@ impl Session {
                 let tools = self.hub.runtime.tool_snapshot();
                 Ok(json!({"tools": ToolsJson(&tools, Some(self.hub.runtime.gate()))}))
             }
+            ("approve", Some(who)) if params["decision"] == "allow_always" => {
+                let (call, who) = (params.get("id").and_then(Value::as_u64), who.clone());
+                return self
+                    .spawned(id, |hub| async move {
+                        match call {
+                            Some(call) => super::edits::always(hub, call, who).await,
+                            None => Err(invalid("`id` is the call's id, a number")),
+                        }
+                    })
+                    .await;
+            }
             ("approve", Some(who)) => approve(&self.hub, &params, who),
+            ("trust", Some(_)) => {
+                return self
+                    .spawned(id, |hub| super::edits::trust(hub, params))
+                    .await
+            }
             ("cancel", Some(_)) => match params.get("id").and_then(Value::as_u64) {
                 Some(call) => Ok(json!({"cancelled": self.hub.runtime.cancel_call(call)})),
                 None => Err(invalid("`id` is the call's id, a number")),
             },
             ("call", Some(_)) => return self.call(id, &params).await,
             ("prompt", Some(_)) => return self.prompt(id, params).await,
-            ("open_session", Some(_)) => return self.open_session(id, params).await,
+            ("open_session", Some(_)) => {
+                return self
+                    .spawned(id, |hub| super::sessions::open(hub, params))
+                    .await
+            }
             ("stop_prompt", Some(_)) => match params.get("session").and_then(Value::as_str) {
                 Some(session) => Ok(json!({"stopped": self.hub.sessions.stop(session)})),
                 None => Err(invalid("`session` is the session's id")),
@@ -273,15 +293,19 @@ impl Session {
         });
     }
 
-    /// A session opened (its endpoint started, its transcript read) in its own task.
-    async fn open_session(&self, id: Value, params: Value) {
+    /// Work that takes its time (a config write, a restart) in its own task, answered when it
+    /// ends; this console's other requests go on meanwhile.
+    async fn spawned<F>(&self, id: Value, work: impl FnOnce(Arc<Hub>) -> F)
+    where
+        F: std::future::Future<Output = Reply> + Send + 'static,
+    {
         let Some(permit) = self.permit().await else {
             return;
         };
-        let (hub, answers) = (self.hub.clone(), self.answers.clone());
+        let (answers, job) = (self.answers.clone(), work(self.hub.clone()));
         tokio::spawn(async move {
             let _permit = permit;
-            let reply = super::sessions::open(hub, params).await;
+            let reply = job.await;
             let _ = answers.send(reply_line(&id, reply)).await;
         });
     }
@@ -337,21 +361,16 @@ fn approve(hub: &Hub, params: &Value, who: &Who) -> Reply {
     let Some(call) = params.get("id").and_then(Value::as_u64) else {
         return Err(invalid("`id` is the call's id, a number"));
     };
-    let decision =
-        match params.get("decision").and_then(Value::as_str) {
-            Some("allow_once") => ApprovalDecision::AllowOnce,
-            Some("allow_for_session") => ApprovalDecision::AllowForSession,
-            Some("deny") => ApprovalDecision::Deny,
-            Some("allow_always") => return Err(invalid(
-                "allow_always writes a rule into the config, which the daemon does not do yet: \
-                 give allow_for_session, or add the rule to the config",
-            )),
-            _ => {
-                return Err(invalid(
-                    "`decision` is allow_once, allow_for_session or deny",
-                ))
-            }
-        };
+    let decision = match params.get("decision").and_then(Value::as_str) {
+        Some("allow_once") => ApprovalDecision::AllowOnce,
+        Some("allow_for_session") => ApprovalDecision::AllowForSession,
+        Some("deny") => ApprovalDecision::Deny,
+        _ => {
+            return Err(invalid(
+                "`decision` is allow_once, allow_for_session, allow_always or deny",
+            ))
+        }
+    };
     hub.answer(call, decision, who)
         .map(|()| json!({"id": call, "decision": decision.as_str()}))
         .map_err(|refusal| (refusal.code, refusal.message))

@@ -28,6 +28,8 @@ pub mod code {
     pub const NO_SUCH_APPROVAL: i64 = -32011;
     /// A name (tool, server) the daemon does not know.
     pub const NOT_FOUND: i64 = -32012;
+    /// The daemon's config file was not written (changed on disk since, or unwritable).
+    pub const NOT_WRITTEN: i64 = -32013;
 }
 
 /// One message a console sent.

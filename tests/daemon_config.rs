@@ -1,0 +1,97 @@
+//! The daemon's config written from a console: `approve` with `allow_always` writes the rule
+//! (comments kept) before the call goes on, and the next call is let through by it; `trust`
+//! writes a server's trust and starts it again with it; a file changed on disk since the
+//! daemon loaded it is not written.
+
+mod common;
+
+use common::daemon::{daemon, is_event, Console};
+use common::{bin, write_config};
+use serde_json::json;
+
+fn config() -> common::TempConfig {
+    let bin = bin();
+    write_config(&format!(
+        "# the operator's own words, kept
+mcp:
+  servers:
+    - name: notes   # a demo server
+      command: {bin}
+      args: [demo-server]
+      annotation_trust: trust
+"
+    ))
+}
+
+#[test]
+fn allow_always_from_a_console_writes_the_rule_and_the_next_call_needs_no_question() {
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let write = json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}});
+    let call = a.send("call", write.clone());
+    let asked = a.until("the approval", |m| is_event(m, "approval_requested"));
+    let id = asked["params"]["id"].as_u64().unwrap();
+    let answer = a.call("approve", json!({"id": id, "decision": "allow_always"}));
+    assert_eq!(
+        answer["result"]["rule"], "always allow mcp__notes__write_note",
+        "{answer}"
+    );
+    assert_eq!(a.answer(call)["result"]["status"], "ok");
+    let text = std::fs::read_to_string(&config.path).unwrap();
+    assert!(text.contains("# the operator's own words, kept"), "{text}");
+    assert!(text.contains("# a demo server"), "{text}");
+    assert!(text.contains("tool: mcp__notes__write_note"), "{text}");
+    // The rule lets the next one through.
+    let again = a.send("call", write);
+    let allowed = a.until("the rule's pass", |m| is_event(m, "call_allowed"));
+    assert!(
+        allowed["params"]["why"].as_str().unwrap().contains("rule"),
+        "{allowed}"
+    );
+    assert_eq!(a.answer(again)["result"]["status"], "ok");
+}
+
+#[test]
+fn trust_from_a_console_is_written_and_applied_and_a_changed_file_is_left_alone() {
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let echo = |a: &mut Console| {
+        let tools = a.call("tools", json!({}));
+        tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "mcp__notes__echo")
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(echo(&mut a)["side_effect"], "read_only");
+    let set = a.call("trust", json!({"server": "notes", "trust": "ignore"}));
+    assert_eq!(set["result"]["report"]["status"], "ready", "{set}");
+    let text = std::fs::read_to_string(&config.path).unwrap();
+    assert!(text.contains("annotation_trust: ignore"), "{text}");
+    assert!(text.contains("# a demo server"), "{text}");
+    // Its annotations are no longer believed: echo is taken as mutating.
+    assert_eq!(echo(&mut a)["side_effect"], "mutating");
+    assert_eq!(echo(&mut a)["trust"], "ignore");
+
+    // The file changed by hand since: nothing written, and the console is told why.
+    std::fs::write(&config.path, text.replace("# a demo server", "# edited")).unwrap();
+    let refused = a.call("trust", json!({"server": "notes", "trust": "trust"}));
+    assert_eq!(refused["error"]["code"], -32013, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("changed on disk"),
+        "{refused}"
+    );
+    let unknown = a.call("trust", json!({"server": "nope", "trust": "trust"}));
+    assert_eq!(unknown["error"]["code"], -32012, "{unknown}");
+}
