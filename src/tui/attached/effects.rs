@@ -37,13 +37,25 @@ fn whose<T>(
         .find_map(|d| local(&d.names).map(|own| (d, own)))
 }
 
+/// The server report of a daemon's answer (`restart`, `trust`), named as the console shows it.
+fn report_of(
+    mut answer: serde_json::Value,
+    names: &super::fleet::Names,
+) -> Result<crate::runtime::ServerReport, String> {
+    if let Some(serde_json::Value::String(name)) = answer["report"].get_mut("name") {
+        *name = names.server(name);
+    }
+    serde_json::from_value(answer["report"].take()).map_err(|e| e.to_string())
+}
+
 /// Runs one effect against the daemons; results come back as app events.
 pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Attachment>, tx: &Tx) {
     let tx = tx.clone();
     match effect {
         Effect::Quit | Effect::TurnBoundary => {}
         Effect::Call { tool, arguments } => {
-            let Some((daemon, own)) = whose(attachment, |n| n.local_tool(&tool).map(str::to_string))
+            let Some((daemon, own)) =
+                whose(attachment, |n| n.local_tool(&tool).map(str::to_string))
             else {
                 return tell(&tx, Level::Error, format!("{tool}: no daemon has it"));
             };
@@ -75,12 +87,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             let (link, names) = (daemon.link.clone(), daemon.names.clone());
             tokio::spawn(async move {
                 let answer = link.request("restart", json!({"server": own})).await;
-                let event = match answer.map(|mut a| {
-                    if let Some(serde_json::Value::String(name)) = a["report"].get_mut("name") {
-                        *name = names.server(name);
-                    }
-                    serde_json::from_value(a["report"].clone()).map_err(|e| e.to_string())
-                }) {
+                let event = match answer.map(|a| report_of(a, &names)) {
                     Ok(Ok(report)) => AppEvent::ServerRestarted(report),
                     Ok(Err(why)) | Err((_, why)) => AppEvent::RestartRefused { server, why },
                 };
@@ -95,11 +102,32 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         Effect::Agent(other) => crate::tui::chat::task::run_effect(other, app, &tx),
         Effect::Save { path, bytes } => crate::tui::effects::save(tx, path, bytes),
         Effect::OpenUrl { url } => crate::tui::effects::open_url(tx, url),
-        Effect::AlwaysAllow { .. } => tell(
-            &tx,
-            Level::Warn,
-            "allowed once only: A writes a rule into the config, which is the daemon's; a console attached to it does not write it yet".into(),
-        ),
+        // The daemon writes it as it takes the answer (mod.rs).
+        Effect::AlwaysAllow { .. } => {}
+        Effect::WriteTrust { server, trust, .. } => {
+            let Some((daemon, own)) =
+                whose(attachment, |n| n.local_server(&server).map(str::to_string))
+            else {
+                return;
+            };
+            let (link, names) = (daemon.link.clone(), daemon.names.clone());
+            tokio::spawn(async move {
+                let params = json!({"server": own, "trust": trust.as_str()});
+                match link.request("trust", params).await {
+                    Ok(answer) => {
+                        if let Ok(report) = report_of(answer, &names) {
+                            let _ = tx.send(AppEvent::ServerRestarted(report)).await;
+                        }
+                        let text = format!(
+                            "annotation_trust: {} written to the daemon's config; {server} started again with it",
+                            trust.as_str()
+                        );
+                        tell(&tx, Level::Info, text);
+                    }
+                    Err((_, why)) => tell(&tx, Level::Error, format!("{server}: {why}")),
+                }
+            });
+        }
         Effect::RestartAll => tell(&tx, Level::Warn, not_yet("R (restart everything)")),
         Effect::ListResources { .. }
         | Effect::ReadResource { .. }
@@ -110,9 +138,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             tell(&tx, Level::Warn, not_yet("the servers' prompts"))
         }
         Effect::SetLogLevel { .. } => tell(&tx, Level::Warn, not_yet("setting a log level")),
-        Effect::WriteTrust { .. } | Effect::RemoveRule { .. } => {
-            tell(&tx, Level::Warn, not_yet("writing the config"))
-        }
+        Effect::RemoveRule { .. } => tell(&tx, Level::Warn, not_yet("removing a rule")),
         Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
         Effect::Sample { .. } => tell(&tx, Level::Warn, not_yet("answering sampling requests")),
     }

@@ -335,15 +335,17 @@ impl Feed {
             let Ok(decision) = answer.await else {
                 return;
             };
-            // `A` writes a rule into the config, which is the daemon's: allowed once here.
-            let decision = match decision {
-                ApprovalDecision::AllowAlways => ApprovalDecision::AllowOnce,
-                other => other,
-            };
+            // `A`: the daemon writes the rule into its config, then answers.
             let params = json!({"id": id, "decision": decision.as_str()});
-            if let Err((_, why)) = link.request("approve", params).await {
-                let _ = tx.send(AppEvent::Notice(Level::Warn, why)).await;
-            }
+            let told = match link.request("approve", params).await {
+                Err((_, why)) => (Level::Warn, why),
+                Ok(answer) if decision == ApprovalDecision::AllowAlways => {
+                    let rule = answer["rule"].as_str().unwrap_or("the rule");
+                    (Level::Info, format!("the daemon's config now says: {rule}"))
+                }
+                Ok(_) => return,
+            };
+            let _ = tx.send(AppEvent::Notice(told.0, told.1)).await;
         });
         Some(request)
     }
