@@ -8,32 +8,13 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::daemon::daemon;
+use common::daemon::{agent_config, daemon};
 use common::tmux::Tmux;
 use common::{bin, write_config};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn config() -> common::TempConfig {
-    let bin = bin();
-    write_config(&format!(
-        "mcp:
-  servers:
-    - name: notes
-      command: {bin}
-      args: [demo-server]
-      annotation_trust: trust
-agent:
-  models:
-    demo:
-      command: {bin}
-      args: [demo-model, --prefer-server, notes]
-      model: demo
-      request_timeout: 10s
-"
-    ))
-}
 
 /// `aimon-console attach SOCKET` typed into `t`'s shell; returns once it shows the daemon's
 /// server ready.
@@ -73,7 +54,7 @@ fn gone(pid: i32) {
 #[test]
 fn two_consoles_on_one_daemon_answer_its_approvals_and_a_detached_console_finds_what_ran_meanwhile()
 {
-    let config = config();
+    let config = agent_config();
     let (_daemon, socket) = daemon(&config);
     let dir = config.path.parent().unwrap().to_path_buf();
     let a = console(&dir, &config.path, &socket, "a");

@@ -7,29 +7,9 @@ mod common;
 
 use std::path::Path;
 
-use common::daemon::{daemon, daemon_at, is_event, Console};
-use common::{bin, write_config};
+use common::daemon::{agent_config, daemon, daemon_at, is_event, Console};
 use serde_json::{json, Value};
 
-fn config() -> common::TempConfig {
-    let bin = bin();
-    write_config(&format!(
-        "mcp:
-  servers:
-    - name: notes
-      command: {bin}
-      args: [demo-server]
-      annotation_trust: trust
-agent:
-  models:
-    demo:
-      command: {bin}
-      args: [demo-model, --prefer-server, notes]
-      model: demo
-      request_timeout: 10s
-"
-    ))
-}
 
 fn agent_event(message: &Value, kind: &str) -> bool {
     message["method"] == "agent" && message["params"]["event"]["type"] == kind
@@ -50,7 +30,7 @@ fn records(socket: &Path, id: &str) -> Vec<Value> {
 
 #[test]
 fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_session_goes_on() {
-    let config = config();
+    let config = agent_config();
     let (mut first, socket) = daemon(&config);
     let mut a = Console::connect(&socket);
     let mut b = Console::connect(&socket);
@@ -153,7 +133,7 @@ fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_ses
 
 #[test]
 fn a_console_opens_its_session_first_and_stops_its_prompt() {
-    let config = config();
+    let config = agent_config();
     let (_daemon, socket) = daemon(&config);
     let mut a = Console::connect(&socket);
     a.initialize("console-a");

@@ -59,6 +59,19 @@ pub enum AnsweredBy {
 }
 
 impl AnsweredBy {
+    pub const ALL: [AnsweredBy; 5] = [
+        AnsweredBy::Operator,
+        AnsweredBy::YesFlag,
+        AnsweredBy::NoTerminal,
+        AnsweredBy::Unanswered,
+        AnsweredBy::Unattended,
+    ];
+
+    /// The one named `name` (the words of [`as_str`](Self::as_str)).
+    pub fn named(name: &str) -> Option<AnsweredBy> {
+        AnsweredBy::ALL.into_iter().find(|b| b.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AnsweredBy::Operator => "operator",

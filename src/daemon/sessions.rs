@@ -112,12 +112,7 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
         Some(text) if !text.trim().is_empty() => text.to_string(),
         _ => return Err(invalid("`text` is the prompt, not empty")),
     };
-    let session = params
-        .get("session")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let model = params.get("model").and_then(Value::as_str);
-    let open = held_or_opened(&hub, session, model).await?;
+    let open = held_or_opened(&hub, &params).await?;
     let mut open = open.lock().await;
     hub.sessions.running.fetch_add(1, Ordering::SeqCst);
     let _running = Running(&hub.sessions.running);
@@ -146,13 +141,17 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
     }))
 }
 
-/// Session `id` if the daemon holds it, else opened: resumed from its transcript (with an
-/// id), or new with profile `model`.
+/// The session `params` name (`session`) if the daemon holds it, else opened: resumed from its
+/// transcript (with an id), or new with profile `model`.
 async fn held_or_opened(
     hub: &Arc<Hub>,
-    session: Option<String>,
-    model: Option<&str>,
+    params: &Value,
 ) -> Result<Arc<tokio::sync::Mutex<Open>>, (i64, String)> {
+    let session = params
+        .get("session")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let model = params.get("model").and_then(Value::as_str);
     if let Some(open) = session.as_deref().and_then(|id| hub.sessions.get(id)) {
         return Ok(open);
     }
@@ -168,12 +167,7 @@ async fn held_or_opened(
 /// learns its session's id before its first prompt, and so which `agent` events are its own):
 /// `session`, the id.
 pub async fn open(hub: Arc<Hub>, params: Value) -> Reply {
-    let session = params
-        .get("session")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let model = params.get("model").and_then(Value::as_str);
-    let open = held_or_opened(&hub, session, model).await?;
+    let open = held_or_opened(&hub, &params).await?;
     // Held while a prompt runs: the id is kept beside it.
     let id = open.lock().await.id.clone();
     Ok(json!({"session": id}))

@@ -82,27 +82,7 @@ pub fn approval_from_json(
 
 /// A decision by its JSON name (`allow_once`, …).
 pub fn decision_named(name: &str) -> Option<ApprovalDecision> {
-    [
-        ApprovalDecision::AllowOnce,
-        ApprovalDecision::AllowForSession,
-        ApprovalDecision::AllowAlways,
-        ApprovalDecision::Deny,
-    ]
-    .into_iter()
-    .find(|d| d.as_str() == name)
-}
-
-fn answered_by(name: &str) -> AnsweredBy {
-    [
-        AnsweredBy::Operator,
-        AnsweredBy::YesFlag,
-        AnsweredBy::NoTerminal,
-        AnsweredBy::Unanswered,
-        AnsweredBy::Unattended,
-    ]
-    .into_iter()
-    .find(|b| b.as_str() == name)
-    .unwrap_or(AnsweredBy::Operator)
+    ApprovalDecision::ALL.into_iter().find(|d| d.as_str() == name)
 }
 
 /// The event of a `watch --json` line, for the events a console shows; `approval_requested`
@@ -162,7 +142,7 @@ pub fn event_from_json(v: &Value) -> Option<RuntimeEvent> {
         "approval_answered" => RuntimeEvent::ApprovalAnswered {
             id: id()?,
             decision: decision_named(v.get("decision")?.as_str()?)?,
-            by: answered_by(v.get("by")?.as_str()?),
+            by: AnsweredBy::named(v.get("by")?.as_str()?).unwrap_or(AnsweredBy::Operator),
         },
         "call_allowed" => RuntimeEvent::CallAllowed {
             id: id()?,

@@ -210,3 +210,25 @@ pub fn daemon_over_tls(dir: &Path, yaml: &str) -> (Background, PathBuf, u16, Pat
         .unwrap();
     (daemon, run, port, cert)
 }
+
+/// A config of the demo server `notes` (trusted) and the demo model preferring it, for the
+/// daemon's agent.
+pub fn agent_config() -> TempConfig {
+    let bin = bin();
+    super::write_config(&format!(
+        "mcp:
+  servers:
+    - name: notes
+      command: {bin}
+      args: [demo-server]
+      annotation_trust: trust
+agent:
+  models:
+    demo:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes]
+      model: demo
+      request_timeout: 10s
+"
+    ))
+}

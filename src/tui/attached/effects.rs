@@ -37,6 +37,15 @@ fn whose<T>(
         .find_map(|d| local(&d.names).map(|own| (d, own)))
 }
 
+/// The daemon of the console's server `server`: its link, its names and the server's own name.
+fn server_of(
+    attachment: &Attachment,
+    server: &str,
+) -> Option<(Arc<crate::daemon::client::Link>, super::fleet::Names, String)> {
+    let (daemon, own) = whose(attachment, |n| n.local_server(server).map(str::to_string))?;
+    Some((daemon.link.clone(), daemon.names.clone(), own))
+}
+
 /// The server report of a daemon's answer (`restart`, `trust`), named as the console shows it.
 fn report_of(
     mut answer: serde_json::Value,
@@ -79,12 +88,9 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             });
         }
         Effect::RestartServer { server } => {
-            let Some((daemon, own)) =
-                whose(attachment, |n| n.local_server(&server).map(str::to_string))
-            else {
+            let Some((link, names, own)) = server_of(attachment, &server) else {
                 return;
             };
-            let (link, names) = (daemon.link.clone(), daemon.names.clone());
             tokio::spawn(async move {
                 let answer = link.request("restart", json!({"server": own})).await;
                 let event = match answer.map(|a| report_of(a, &names)) {
@@ -105,12 +111,9 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         // The daemon writes it as it takes the answer (mod.rs).
         Effect::AlwaysAllow { .. } => {}
         Effect::WriteTrust { server, trust, .. } => {
-            let Some((daemon, own)) =
-                whose(attachment, |n| n.local_server(&server).map(str::to_string))
-            else {
+            let Some((link, names, own)) = server_of(attachment, &server) else {
                 return;
             };
-            let (link, names) = (daemon.link.clone(), daemon.names.clone());
             tokio::spawn(async move {
                 let params = json!({"server": own, "trust": trust.as_str()});
                 match link.request("trust", params).await {

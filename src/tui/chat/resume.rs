@@ -136,14 +136,5 @@ fn recorded_approval(decision: &str, by: &str) -> Option<(ApprovalDecision, Answ
     let decision = ApprovalDecision::ALL
         .into_iter()
         .find(|d| d.as_str() == decision)?;
-    let by = [
-        AnsweredBy::Operator,
-        AnsweredBy::YesFlag,
-        AnsweredBy::NoTerminal,
-        AnsweredBy::Unanswered,
-        AnsweredBy::Unattended,
-    ]
-    .into_iter()
-    .find(|b| b.as_str() == by)?;
-    Some((decision, by))
+    Some((decision, AnsweredBy::named(by)?))
 }
