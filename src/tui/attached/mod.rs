@@ -189,11 +189,22 @@ async fn feed(
             tx: tx.clone(),
             answered: HashMap::new(),
         };
-        // What happened meanwhile: the calls, as they went. Approvals asked then are asked
-        // again below if they still wait, not replayed.
+        // What happened meanwhile: the calls, as they went, and who answered their
+        // approvals. Approvals asked then are asked again below if they still wait, not
+        // replayed; what was said to the consoles then (closing, dropped) is not said again.
         for message in hello["recent"].as_array().into_iter().flatten() {
-            if message["method"] == "event" && message["params"]["type"] != "approval_requested" {
-                feed.event(message["params"].clone()).await;
+            let params = &message["params"];
+            let replayed = match message["method"].as_str() {
+                Some("event") => params["type"] != "approval_requested",
+                Some("answered") => true,
+                _ => false,
+            };
+            if replayed {
+                let notice = Notice {
+                    method: message["method"].as_str().unwrap_or_default().to_string(),
+                    params: params.clone(),
+                };
+                feed.notice(notice).await;
             }
         }
         for approval in hello["approvals"].as_array().into_iter().flatten() {
@@ -296,7 +307,12 @@ impl Feed {
             Some("approval_answered") => {
                 let id = value["id"].as_u64().unwrap_or_default();
                 let decision = value["decision"].as_str().and_then(decision_named);
-                if let (Some(by), Some(decision)) = (self.answered.remove(&id), decision) {
+                // A console's answer (`operator`) is never this console's "you" unless its
+                // `answered` said so.
+                let by = self.answered.remove(&id).or_else(|| {
+                    (value["by"] == "operator").then(|| "a console of the daemon".to_string())
+                });
+                if let (Some(by), Some(decision)) = (by, decision) {
                     let text = format!("{} by {by}", decision_words(decision));
                     return self.send(AppEvent::Decided { id, text }).await;
                 }
