@@ -145,8 +145,13 @@ pub enum AppEvent {
     /// joined or its list changed).
     Tools(String, Vec<crate::tool::ToolDescriptor>),
     /// Call `id`'s approval was answered in a daemon: the decision and who gave it, in words
-    /// (`allowed once by console-b alice@build-7 (pid 4242)`).
-    Decided { id: u64, text: String },
+    /// (`allowed once by console-b alice@build-7 (pid 4242)`); said on the notice line unless
+    /// `replayed` (what happened before the console attached).
+    Decided {
+        id: u64,
+        text: String,
+        replayed: bool,
+    },
     /// A report of the agent task of this epoch (older epochs' are stale).
     Agent(u64, ChatEvent),
     /// The agent's model answered sampling request `id`, or could not (why).

@@ -64,11 +64,13 @@ impl App {
                     }
                 }
             }
-            AppEvent::Decided { id, text } => {
-                if let Some(row) = self.calls.get_mut(id) {
-                    row.decided = Some(text.clone());
+            AppEvent::Decided { id, text, replayed } => {
+                if !replayed {
+                    self.notify(Level::Info, format!("call {id} {text}"));
                 }
-                self.notify(Level::Info, format!("call {id} {text}"));
+                if let Some(row) = self.calls.get_mut(id) {
+                    row.decided = Some(text);
+                }
             }
             _ => {}
         }

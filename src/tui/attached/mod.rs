@@ -188,6 +188,7 @@ async fn feed(
             index,
             tx: tx.clone(),
             answered: HashMap::new(),
+            replaying: true,
         };
         // What happened meanwhile: the calls, as they went, and who answered their
         // approvals. Approvals asked then are asked again below if they still wait, not
@@ -207,6 +208,7 @@ async fn feed(
                 feed.notice(notice).await;
             }
         }
+        feed.replaying = false;
         for approval in hello["approvals"].as_array().into_iter().flatten() {
             feed.event(approval.clone()).await;
         }
@@ -231,6 +233,8 @@ struct Feed {
     tx: mpsc::Sender<AppEvent>,
     /// Who answered each approval (`answered`), until its `approval_answered` event.
     answered: HashMap<u64, String>,
+    /// While what happened before the console attached is replayed.
+    replaying: bool,
 }
 
 impl Feed {
@@ -314,7 +318,8 @@ impl Feed {
                 });
                 if let (Some(by), Some(decision)) = (by, decision) {
                     let text = format!("{} by {by}", decision_words(decision));
-                    return self.send(AppEvent::Decided { id, text }).await;
+                    let replayed = self.replaying;
+                    return self.send(AppEvent::Decided { id, text, replayed }).await;
                 }
             }
             _ => {}
