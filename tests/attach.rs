@@ -15,7 +15,6 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-
 /// `aimon-console attach SOCKET` typed into `t`'s shell; returns once it shows the daemon's
 /// server ready.
 fn attach(t: &Tmux, config: &Path, socket: &Path, log: &Path) {

@@ -10,7 +10,6 @@ use std::path::Path;
 use common::daemon::{agent_config, daemon, daemon_at, is_event, Console};
 use serde_json::{json, Value};
 
-
 fn agent_event(message: &Value, kind: &str) -> bool {
     message["method"] == "agent" && message["params"]["event"]["type"] == kind
 }

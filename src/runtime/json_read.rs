@@ -82,7 +82,9 @@ pub fn approval_from_json(
 
 /// A decision by its JSON name (`allow_once`, …).
 pub fn decision_named(name: &str) -> Option<ApprovalDecision> {
-    ApprovalDecision::ALL.into_iter().find(|d| d.as_str() == name)
+    ApprovalDecision::ALL
+        .into_iter()
+        .find(|d| d.as_str() == name)
 }
 
 /// The event of a `watch --json` line, for the events a console shows; `approval_requested`

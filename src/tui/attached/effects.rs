@@ -41,7 +41,11 @@ fn whose<T>(
 fn server_of(
     attachment: &Attachment,
     server: &str,
-) -> Option<(Arc<crate::daemon::client::Link>, super::fleet::Names, String)> {
+) -> Option<(
+    Arc<crate::daemon::client::Link>,
+    super::fleet::Names,
+    String,
+)> {
     let (daemon, own) = whose(attachment, |n| n.local_server(server).map(str::to_string))?;
     Some((daemon.link.clone(), daemon.names.clone(), own))
 }
