@@ -1,5 +1,5 @@
-//! `aimon-console attach [SOCKET]`: the console over a daemon (docs/daemon.md) instead of a
-//! runtime of its own. The daemon's servers, calls, approvals and agent sessions show as the
+//! `aimon-console attach [DAEMON…]`: the console over one daemon or several (docs/daemon.md)
+//! instead of a runtime of its own. The daemon's servers, calls, approvals and agent sessions show as the
 //! console's own; `q` detaches and leaves them running. The config file gives the console's
 //! own settings (its agent profiles' names, the theme); the servers are the daemon's.
 
@@ -25,7 +25,8 @@ pub struct AttachArgs {
     /// Over TLS: a file holding the daemon's token (default: AIMON_DAEMON_TOKEN).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// The agent profile of this console's session in the daemon (default: the daemon's).
+    /// The agent profile of this console's session in the daemon (default: agent.default of
+    /// this console's config; the daemon must know it).
     #[arg(long = "model", value_name = "NAME")]
     pub model: Option<String>,
     /// Go on with the daemon's session ID in this console's Conversation.
