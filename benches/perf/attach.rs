@@ -1,8 +1,8 @@
 //! `attach`: the console over a daemon (the real binary in tmux, attached to a daemon on its
 //! Unix socket). Its CPU idle for 10 s, beside the console that runs its own servers on the
 //! same config in the same run, against 0 %; then its frames while calls go through the
-//! daemon from another console (each call's events reach it, and it draws), their median and
-//! 99th percentile against the 1 ms target, from the frame times in its log; and the CPU its
+//! daemon from another console (each call's events reach it, and it draws), their median,
+//! 99th percentile and slowest against the 1 ms target, from the frame times in its log; and the CPU its
 //! thread spent on them (a frame's time also holds waiting for a core or for the terminal).
 
 use std::path::Path;
@@ -89,7 +89,10 @@ pub fn rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
         Row::new("attach", &case, "p99 ms", quantile(&times, 0.99))
             .against("1 ms target", 1.0)
             .at_most(1.0),
-        Row::new("attach", &case, "slowest ms", quantile(&times, 1.0)).against("1 ms target", 1.0),
+        // The strict reading of "keeps frame ≤ 1 ms": every frame, the slowest too.
+        Row::new("attach", &case, "slowest ms", quantile(&times, 1.0))
+            .against("1 ms target", 1.0)
+            .at_most(1.0),
         Row::new("attach", &case, "p99 CPU ms", quantile(&cpu, 0.99))
             .against("the frame's p99 time, same frames", quantile(&times, 0.99)),
     ]
