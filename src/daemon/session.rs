@@ -158,7 +158,12 @@ impl Session {
                 None => Err(invalid("`id` is the call's id, a number")),
             },
             ("call", Some(_)) => return self.call(id, &params).await,
-            ("prompt", Some(_)) => return self.prompt(id, params).await,
+            ("prompt", Some(_)) => {
+                let stop = self.stop.child_token();
+                return self
+                    .spawned(id, |hub| super::sessions::prompt(hub, params, stop))
+                    .await;
+            }
             ("open_session", Some(_)) => {
                 return self
                     .spawned(id, |hub| super::sessions::open(hub, params))
@@ -275,26 +280,10 @@ impl Session {
         });
     }
 
-    /// A prompt to the agent, in its own task: the session's events go to every console
-    /// meanwhile, and its calls' approvals to whichever answers first.
-    async fn prompt(&self, id: Value, params: Value) {
-        let Some(permit) = self.permit().await else {
-            return;
-        };
-        let (hub, answers, stop) = (
-            self.hub.clone(),
-            self.answers.clone(),
-            self.stop.child_token(),
-        );
-        tokio::spawn(async move {
-            let _permit = permit;
-            let reply = super::sessions::prompt(hub, params, stop).await;
-            let _ = answers.send(reply_line(&id, reply)).await;
-        });
-    }
-
-    /// Work that takes its time (a config write, a restart) in its own task, answered when it
-    /// ends; this console's other requests go on meanwhile.
+    /// Work that takes its time (a prompt, a session opened, a config write, a restart) in
+    /// its own task, answered when it ends; this console's other requests go on meanwhile (a
+    /// prompt's events go to every console, its calls' approvals to whichever answers first).
+    /// It holds one of the console's permits while it runs.
     async fn spawned<F>(&self, id: Value, work: impl FnOnce(Arc<Hub>) -> F)
     where
         F: std::future::Future<Output = Reply> + Send + 'static,
@@ -331,17 +320,10 @@ impl Session {
             );
             return self.send(line).await;
         };
-        let Some(permit) = self.permit().await else {
-            return;
-        };
-        let (runtime, answers) = (self.hub.runtime.clone(), self.answers.clone());
-        tokio::spawn(async move {
-            let _permit = permit;
-            let report = runtime.restart_server(&server).await;
-            let _ = answers
-                .send(reply_line(&id, Ok(json!({"report": report}))))
-                .await;
-        });
+        self.spawned(id, |hub| async move {
+            Ok(json!({"report": hub.runtime.restart_server(&server).await}))
+        })
+        .await;
     }
 }
 
