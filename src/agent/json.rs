@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::events::{AgentEvent, PromptOutcome, PromptReport};
 use super::failure::ModelError;
+use crate::runtime::json_field as field;
 
 /// The JSON line of an agent event (docs/commands.md "JSON shapes": `run --json`).
 pub fn agent_json(event: &AgentEvent) -> Value {
@@ -97,10 +98,6 @@ pub fn agent_json(event: &AgentEvent) -> Value {
             json!({"type": "stopped", "reason": outcome.as_str(), "message": message, "error": outcome.error()})
         }
     }
-}
-
-fn field<T: serde::de::DeserializeOwned>(v: &Value, name: &str) -> Option<T> {
-    serde_json::from_value(v.get(name)?.clone()).ok()
 }
 
 /// How a prompt ended, from its name and, for `model_failed`, its error; `answer` is the

@@ -15,8 +15,10 @@ use crate::config::AnnotationTrust;
 use crate::mcp::events::McpEvent;
 use crate::tool::{DestructiveBehavior, JsonText, ToolDescriptor, ToolOrigin};
 
-fn field<T: DeserializeOwned>(v: &Value, name: &str) -> Option<T> {
-    serde_json::from_value(v.get(name)?.clone()).ok()
+/// Field `name` of `v` read as a `T`, straight from the value (nothing copied: a call's
+/// result can be large); `None` when it is missing or not a `T`.
+pub fn field<T: DeserializeOwned>(v: &Value, name: &str) -> Option<T> {
+    T::deserialize(v.get(name)?).ok()
 }
 
 fn text(v: &Value, name: &str) -> Option<String> {

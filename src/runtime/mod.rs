@@ -32,7 +32,9 @@ pub use events::{log_text, RuntimeEvent};
 pub use gateway::{daemon_token, gateway_token};
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use json::{event_json, tool_json, ToolJson, ToolsJson};
-pub use json_read::{approval_from_json, decision_named, event_from_json, tool_from_json};
+pub use json_read::{
+    approval_from_json, decision_named, event_from_json, field as json_field, tool_from_json,
+};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,
