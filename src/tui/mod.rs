@@ -50,8 +50,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
+use crossterm::event::Event;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -153,7 +152,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         app.attach(attachment.clone());
         attached::start(attachment, notices, app_tx.clone());
     }
-    let mut term_events = EventStream::new();
+    let mut term_events = terminal::input();
     // Closing the terminal (SIGHUP) or `kill` (SIGTERM) quits as `q` does: what is in flight
     // ends cancelled, the servers and the model endpoint are stopped, the terminal restored.
     let mut hangup = quit_signal(tokio::signal::unix::SignalKind::hangup());
@@ -164,7 +163,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
         tokio::select! {
             () = signalled(&mut hangup) => break,
             () = signalled(&mut terminate) => break,
-            event = term_events.next() => match event {
+            event = term_events.recv() => match event {
                 Some(Ok(Event::Key(key))) => {
                     // A key can start a turn or answer an approval: its time is now, not the
                     // last frame's (an idle console draws no frames).

@@ -3,13 +3,14 @@
 
 use std::io::{self, Stdout};
 
-use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use crossterm::event::{DisableBracketedPaste, EnableBracketedPaste, Event};
 use crossterm::execute;
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
+use tokio::sync::mpsc;
 
 pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
 
@@ -54,4 +55,32 @@ pub(super) fn install_panic_hook() {
         restore_terminal();
         previous(info);
     }));
+}
+
+/// How many terminal events may wait for the console (a paste arrives as one).
+const INPUT_QUEUE: usize = 256;
+
+/// The terminal's input, read on a thread of its own that blocks in `crossterm::event::read`.
+/// crossterm's `EventStream` polls its reader under a lock its own waker thread holds while it
+/// waits for input, so every poll from the console's loop (one each time any other event woke
+/// it) spun on that lock and yielded the core: about 5 % of the console's CPU under a stream
+/// of events, and the core given away in the middle of its work. This thread holds the reader
+/// alone; the console only receives. A read error is passed on and ends the thread; so does a
+/// console that no longer listens.
+pub(super) fn input() -> mpsc::Receiver<io::Result<Event>> {
+    let (tx, rx) = mpsc::channel(INPUT_QUEUE);
+    let spawned = std::thread::Builder::new()
+        .name("terminal-input".into())
+        .spawn(move || loop {
+            let event = crossterm::event::read();
+            let failed = event.is_err();
+            if tx.blocking_send(event).is_err() || failed {
+                break;
+            }
+        });
+    if let Err(e) = spawned {
+        // The receiver then ends at once, which the console takes as the terminal gone.
+        tracing::error!(error = %e, "cannot start the terminal's input thread");
+    }
+    rx
 }
