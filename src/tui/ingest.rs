@@ -294,9 +294,7 @@ impl App {
             }
             RuntimeEvent::CallStatus { id, status } => {
                 let now = self.now;
-                if let Some(row) = self.calls.get_mut(id) {
-                    row.set_status(status, now);
-                }
+                self.calls.set_status(id, status, now);
             }
             RuntimeEvent::CallFinished {
                 id,
@@ -306,8 +304,7 @@ impl App {
             } => {
                 let now = self.now;
                 self.hosts.call_finished(id, now);
-                if let Some(row) = self.calls.get_mut(id) {
-                    row.set_status(status, now);
+                if let Some(row) = self.calls.set_status(id, status, now) {
                     row.elapsed = Some(Duration::from_millis(elapsed_ms));
                     row.set_result(sanitize(&result.text, true));
                 }

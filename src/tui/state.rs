@@ -322,8 +322,9 @@ pub fn approval_text(decision: ApprovalDecision, by: AnsweredBy) -> String {
 const PREVIEW_CHARS: usize = 300;
 
 impl CallRow {
-    /// A new status at `now`: the wait for approval is timed apart from the run.
-    pub fn set_status(&mut self, status: CallStatus, now: Instant) {
+    /// A new status at `now`: the wait for approval is timed apart from the run. Only through
+    /// `CallList::set_status`, which counts the calls not yet final.
+    fn set_status(&mut self, status: CallStatus, now: Instant) {
         match status {
             CallStatus::AwaitingApproval => {
                 self.asked_at.get_or_insert(now);
@@ -432,6 +433,9 @@ pub struct CallList {
     /// the Calls pane's tool column, kept as calls come so that a frame does not measure
     /// every call (it never narrows: the column stays put).
     pub tool_width: usize,
+    /// The rows whose status is not final, kept as statuses change: the header, the footer and
+    /// every finished call ask, and counting 10,000 rows each time cost more than the frame.
+    running: usize,
 }
 
 impl CallList {
@@ -451,6 +455,7 @@ impl CallList {
         }
         let tool = sanitize(tool, false);
         self.tool_width = self.tool_width.max(short_tool_name(&tool).chars().count());
+        self.running += 1;
         self.rows.push_back(CallRow {
             id,
             tool,
@@ -476,8 +481,29 @@ impl CallList {
         self.rows.iter_mut().rev().find(|r| r.id == id)
     }
 
+    /// Call `id`'s new status at `now`, and the row for what else changed with it.
+    pub fn set_status(
+        &mut self,
+        id: u64,
+        status: CallStatus,
+        now: Instant,
+    ) -> Option<&mut CallRow> {
+        let row = self.rows.iter_mut().rev().find(|r| r.id == id)?;
+        match (row.status.is_final(), status.is_final()) {
+            (false, true) => self.running -= 1,
+            (true, false) => self.running += 1,
+            _ => {}
+        }
+        row.set_status(status, now);
+        Some(row)
+    }
+
     pub fn running(&self) -> usize {
-        self.rows.iter().filter(|r| !r.status.is_final()).count()
+        debug_assert_eq!(
+            self.running,
+            self.rows.iter().filter(|r| !r.status.is_final()).count()
+        );
+        self.running
     }
 }
 
