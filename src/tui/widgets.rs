@@ -3,8 +3,11 @@
 
 use std::time::Duration;
 
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
+use ratatui::widgets::{Block, Borders, Widget};
 
 use super::theme::Theme;
 
@@ -28,12 +31,82 @@ pub fn spinner(elapsed: Duration) -> &'static str {
 }
 
 /// A pane's block: bold cyan border when focused.
-pub fn pane_block(title: String, focused: bool, theme: Theme) -> Block<'static> {
-    let block = Block::default().borders(Borders::ALL).title(title);
-    if focused {
-        block.border_style(theme.focus_border())
-    } else {
-        block
+pub fn pane_block(title: String, focused: bool, theme: Theme) -> PaneBlock {
+    PaneBlock {
+        title,
+        border: if focused {
+            theme.focus_border()
+        } else {
+            Style::default()
+        },
+    }
+}
+
+/// A pane's border and title, drawn as ratatui's `Block` with all borders and a title draws
+/// them (the same cells, symbols and styles), without what `Block` does first: set its style
+/// on every cell of the pane, here the default style, which changes no cell. Done for every
+/// pane, that was a sixth of a frame's time.
+pub struct PaneBlock {
+    title: String,
+    border: Style,
+}
+
+impl PaneBlock {
+    /// The area inside the border.
+    pub fn inner(&self, area: Rect) -> Rect {
+        Block::default().borders(Borders::ALL).inner(area)
+    }
+}
+
+impl Widget for PaneBlock {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        let set = ratatui::symbols::border::PLAIN;
+        let (left, top) = (area.left(), area.top());
+        let (right, bottom) = (area.right() - 1, area.bottom() - 1);
+        // Sides between the corners, then the corners over them, as `Block` does.
+        for y in top.saturating_add(1)..bottom {
+            buf[(left, y)]
+                .set_symbol(set.vertical_left)
+                .set_style(self.border);
+            buf[(right, y)]
+                .set_symbol(set.vertical_right)
+                .set_style(self.border);
+        }
+        for x in left.saturating_add(1)..right {
+            buf[(x, top)]
+                .set_symbol(set.horizontal_top)
+                .set_style(self.border);
+            buf[(x, bottom)]
+                .set_symbol(set.horizontal_bottom)
+                .set_style(self.border);
+        }
+        for (x, y, symbol) in [
+            (right, bottom, set.bottom_right),
+            (right, top, set.top_right),
+            (left, bottom, set.bottom_left),
+            (left, top, set.top_left),
+        ] {
+            buf[(x, y)].set_symbol(symbol).set_style(self.border);
+        }
+        let room = area.width.saturating_sub(2);
+        if room == 0 || self.title.is_empty() {
+            return;
+        }
+        let title = Line::from(self.title);
+        let width = u16::try_from(title.width()).unwrap_or(u16::MAX).min(room);
+        title.render(
+            Rect {
+                x: left + 1,
+                y: top,
+                width,
+                height: 1,
+            },
+            buf,
+        );
     }
 }
 
