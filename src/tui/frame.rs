@@ -79,6 +79,19 @@ pub fn thread_cpu() -> Duration {
     )
 }
 
+/// Page faults this thread has taken (`getrusage(RUSAGE_THREAD)`): minor, then major. A frame
+/// that faults is one whose code or data had to be brought back into memory.
+pub fn thread_faults() -> (u64, u64) {
+    // SAFETY: all-zero is a valid `rusage` (integers and timevals).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid rusage for getrusage to write.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return (0, 0);
+    }
+    let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
+    (count(usage.ru_minflt), count(usage.ru_majflt))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

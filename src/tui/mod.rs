@@ -206,6 +206,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             Some(()) = draw_rx.recv() => {
                 let drawing = Instant::now();
                 let cpu = frame::thread_cpu();
+                let faulted = frame::thread_faults();
                 app.set_now(drawing);
                 let mut rendered = drawing;
                 if let Err(e) = terminal.draw(|f| {
@@ -216,13 +217,17 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                     break;
                 }
                 // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the benches
-                // read it), of it the part spent writing to the terminal, and the CPU this
-                // thread spent on it (the rest is waiting: for the terminal, for a core).
+                // read it), of it the part spent writing to the terminal, the CPU this thread
+                // spent on it (the rest is waiting: for the terminal, for a core) and the page
+                // faults it took (code or data brought back into memory).
                 let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
                 let write_us = micros(rendered.elapsed());
                 let cpu_us = micros(frame::thread_cpu().saturating_sub(cpu));
                 let us = micros(drawing.elapsed());
-                tracing::debug!(target: "aimon_console::tui::frame", write_us, cpu_us, us, "frame drawn");
+                let (minor, major) = frame::thread_faults();
+                let faults = minor.saturating_sub(faulted.0);
+                let major_faults = major.saturating_sub(faulted.1);
+                tracing::debug!(target: "aimon_console::tui::frame", faults, major_faults, write_us, cpu_us, us, "frame drawn");
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
                 }
