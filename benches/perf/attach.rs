@@ -2,8 +2,9 @@
 //! Unix socket). Its CPU idle for 10 s, beside the console that runs its own servers on the
 //! same config in the same run, against 0 %; then its frames while calls go through the
 //! daemon from another console (each call's events reach it, and it draws), their median,
-//! 99th percentile and slowest against the 1 ms target, from the frame times in its log; and the CPU its
-//! thread spent on them (a frame's time also holds waiting for a core or for the terminal).
+//! 99th percentile and slowest against the 1 ms target, from the frame times in its log; and
+//! the CPU its thread spent on them (a frame's time also holds waiting for a core or for the
+//! terminal).
 
 use std::path::Path;
 
