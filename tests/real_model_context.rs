@@ -27,8 +27,15 @@ fn forty_prompts_with_6_kb_results_fit_a_2048_token_window_by_compaction() {
             "chatml-function-calling",
             "--n_ctx",
             "2048",
+            // Its prompt cache keeps each request's KV state so that one after a compaction
+            // need not be read again from the start. The cache's limit counts each state's KV
+            // bytes (6.5 MB here), but every state also holds a copy of the logits (hundreds
+            // of MB): at the default 2 GiB no state is ever let go, and forty prompts grew the
+            // server to 21 GB, killed by the kernel for lack of memory. 32 MB keeps a few.
             "--cache",
             "true",
+            "--cache_size",
+            "33554432",
         ],
     );
     server.guard(|| long_session(&url));
