@@ -5,7 +5,7 @@
 //! a bare loop doing one HTTP POST and one JSON-RPC call per turn with the same bodies. Beside
 //! the turns/s, the CPU time this process spends per turn on each side (`getrusage`), and the
 //! two parts of a turn alone against their bare counterparts: the model request and the tool
-//! call.
+//! call (`agent_parts.rs`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use aimon_console::agent::providers::RequestOptions;
 use aimon_console::agent::transcript::Transcript;
-use aimon_console::agent::turn::{History, Item, ToolCall, ToolChoice, ToolList, ToolSpec};
+use aimon_console::agent::turn::{Item, ToolCall, ToolChoice, ToolList, ToolSpec};
 use aimon_console::agent::{Conversation, ConversationSettings, HttpModelClient};
 use aimon_console::config::{ModelProfile, ModelProvider};
 use aimon_console::runtime::AgentRuntime;
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::agent_body::BareMessage;
 use crate::report::{cpu_now, CallStats, Row};
-use crate::{agent_body, agent_clients, bare, stack, ServerCmd};
+use crate::{agent_body, agent_clients, agent_parts, bare, stack, ServerCmd};
 
 /// The providers besides Chat Completions, with the demo model's `--wire` for each.
 const OTHER_WIRES: [(ModelProvider, &str); 2] = [
@@ -70,7 +70,7 @@ impl Drop for DemoModel {
 }
 
 /// The bare loop's HTTP side: one kept-alive socket, `stream: false` answers (sized bodies).
-struct BareModel {
+pub struct BareModel {
     stream: BufReader<TcpStream>,
     host: String,
     path: String,
@@ -89,7 +89,7 @@ impl BareModel {
         })
     }
 
-    fn post(&mut self, body: &[u8]) -> std::io::Result<Value> {
+    pub fn post(&mut self, body: &[u8]) -> std::io::Result<Value> {
         let mut request = format!(
             "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
             self.path,
@@ -244,146 +244,13 @@ async fn our_conversation(
 /// Runs `work` as a task, as the product runs a command (`main.rs`) or the console a
 /// conversation: on a current-thread runtime a task that wakes the future `block_on` polls
 /// costs the scheduler an `epoll_wait` first, a wake-up the product does not pay.
-async fn in_task<T: Send + 'static>(
+pub async fn in_task<T: Send + 'static>(
     work: impl std::future::Future<Output = T> + Send + 'static,
 ) -> T {
     match tokio::spawn(work).await {
         Ok(v) => v,
         Err(e) => panic!("bench task: {e}"),
     }
-}
-
-/// A history as a conversation has it half way: `turns` rounds of an assistant call and its
-/// tool result after the prompt.
-fn history(turns: u32) -> Vec<Item> {
-    let mut items = opening();
-    for turn in 1..=turns {
-        items.push(Item::assistant(
-            format!("(demo model) Calling a tool again (round {turn})."),
-            Vec::new(),
-            vec![ToolCall {
-                id: "call_demo_0".into(),
-                name: "mcp__srv__echo".into(),
-                arguments: format!("{{\"text\":\"round {turn}\"}}"),
-            }],
-        ));
-        items.push(Item::ToolResult {
-            call_id: "call_demo_0".into(),
-            text: format!("round {turn}"),
-        });
-    }
-    items
-}
-
-/// The loop's parts, each beside its bare counterpart in the same run: the model request
-/// alone (the same 25-round history every time) and the tool call alone.
-async fn part_rows(
-    runtime: &Arc<AgentRuntime>,
-    client: &Arc<HttpModelClient>,
-    bare_model: &mut BareModel,
-    bare_server: &mut bare::BareServer,
-    tools: &[ToolSpec],
-    options: &RequestOptions,
-    n: usize,
-) -> Vec<Row> {
-    use aimon_console::agent::ModelClient;
-    let items = history(25);
-    let messages = BareMessage::of(SYSTEM, &items);
-    // The product's side holds its history and tool list serialized as they were first sent.
-    let (held, offered) = (
-        Arc::new(History::new(Some(SYSTEM.into()), items)),
-        Arc::new(ToolList::new(tools.to_vec())),
-    );
-    let mut rows = Vec::new();
-    let (mut ours, mut limit) = (CallStats::default(), CallStats::default());
-    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
-    for _ in 0..5 {
-        let (t, c) = (Instant::now(), cpu_now());
-        for _ in 0..n {
-            let body = match agent_body::bare_body(&messages, tools, ToolChoice::Auto, options) {
-                Ok(b) => b,
-                Err(e) => panic!("body: {e}"),
-            };
-            if let Err(e) = bare_model.post(&body) {
-                panic!("bare post: {e}");
-            }
-        }
-        limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
-        limit_cpu += cpu_now() - c;
-        let (t, c) = (Instant::now(), cpu_now());
-        let (client, held, offered) = (client.clone(), held.clone(), offered.clone());
-        in_task(async move {
-            for _ in 0..n {
-                if let Err(e) = client
-                    .complete(&held, &offered, ToolChoice::Auto, &|_| {})
-                    .await
-                {
-                    panic!("complete: {e}");
-                }
-            }
-        })
-        .await;
-        ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
-        ours_cpu += cpu_now() - c;
-    }
-    let per = |d: Duration| d.as_secs_f64() * 1e6 / (5 * n) as f64;
-    rows.push(
-        Row::new(
-            "agent",
-            "part: the model request (25-round history)",
-            "requests/s",
-            ours.per_sec(),
-        )
-        .against("bare HTTP/1.1 POST, same body", limit.per_sec()),
-    );
-    rows.push(
-        Row::new(
-            "agent",
-            "part: the model request",
-            "CPU us each",
-            per(ours_cpu),
-        )
-        .against("bare HTTP/1.1 POST, same body", per(limit_cpu)),
-    );
-    let (mut ours, mut limit) = (CallStats::default(), CallStats::default());
-    let (mut ours_cpu, mut limit_cpu) = (Duration::ZERO, Duration::ZERO);
-    let arguments = serde_json::json!({"text": "round 1"});
-    for _ in 0..5 {
-        let (t, c) = (Instant::now(), cpu_now());
-        if let Err(e) = bare_server.sequential(n, "echo", &arguments) {
-            panic!("bare call: {e}");
-        }
-        limit.merge(CallStats::new(n, t.elapsed(), Vec::new()));
-        limit_cpu += cpu_now() - c;
-        let (t, c) = (Instant::now(), cpu_now());
-        let (runtime, arguments) = (runtime.clone(), arguments.clone());
-        in_task(async move {
-            for _ in 0..n {
-                runtime
-                    .call_from(
-                        "mcp__srv__echo",
-                        arguments.clone(),
-                        tokio_util::sync::CancellationToken::new(),
-                        aimon_console::runtime::CallOrigin::Agent {
-                            reason: "bench".into(),
-                        },
-                    )
-                    .await;
-            }
-        })
-        .await;
-        ours.merge(CallStats::new(n, t.elapsed(), Vec::new()));
-        ours_cpu += cpu_now() - c;
-    }
-    rows.push(
-        Row::new("agent", "part: the tool call", "calls/s", ours.per_sec())
-            .against("bare JSON-RPC call", limit.per_sec()),
-    );
-    rows.push(
-        Row::new("agent", "part: the tool call", "CPU us each", per(ours_cpu))
-            .against("bare JSON-RPC call", per(limit_cpu)),
-    );
-    rows
 }
 
 /// The loop's own cost for one more provider: conversations through `Conversation` against
@@ -541,7 +408,7 @@ pub async fn rows(binary: &str, conversations_per_round: usize, rounds: usize) -
         }
         ours_streamed.merge(CallStats::new(turns, t.elapsed(), Vec::new()));
     }
-    let parts = part_rows(
+    let parts = agent_parts::part_rows(
         &runtime,
         &whole,
         &mut bare_model,

@@ -33,6 +33,7 @@
 mod agent;
 mod agent_body;
 mod agent_clients;
+mod agent_parts;
 mod agent_stream;
 mod attach;
 mod bare;
