@@ -230,6 +230,15 @@ fn compact_layout_at_80x24_and_resize() {
         .unwrap();
     let screen = t.wait_for("┌ Calls", Duration::from_secs(5));
     assert!(screen.contains("┌ Tools"), "{screen}");
+    // And back: the compact layout again, drawn whole at the smaller size.
+    t.cmd()
+        .args(["resize-window", "-t", "main", "-x", "80", "-y", "24"])
+        .status()
+        .unwrap();
+    let screen = t.wait_for("Details  Tools  Calls", Duration::from_secs(5));
+    let last = screen.lines().last().unwrap_or_default();
+    assert!(last.trim_end().ends_with("? help"), "{screen}");
+    assert!(!screen.contains("┌ Calls"), "{screen}");
     t.keys(&["C-c"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert_eq!(t.display("#{alternate_on}"), "0");

@@ -58,7 +58,7 @@ use self::app::App;
 use self::terminal::{install_panic_hook, restore_terminal, Term, TerminalGuard};
 
 use self::frame::FrameRequester;
-use self::messages::{AppEvent, Effect, Level};
+use self::messages::{AppEvent, Effect};
 use self::theme::Theme;
 use crate::config::{self, ApprovalRule, Config};
 use crate::runtime::{AgentRuntime, AgentRuntimeFactory, RuntimeOptions};
@@ -135,15 +135,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
     app.chat
         .start_with(options.model, options.resume, options.why);
     app.session.serving = options.serving;
-    if let Some(serving) = &app.session.serving {
-        app.notify(
-            Level::Info,
-            format!(
-                "serving other MCP hosts at {} (bearer token: aimon-console gateway-token)",
-                serving.url()
-            ),
-        );
-    }
+    serving::announce(&mut app);
     if options.attach.is_empty() {
         start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone());
     } else {
@@ -175,7 +167,10 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                     }
                     frames.schedule_frame();
                 }
-                Some(Ok(Event::Resize(..))) => frames.schedule_frame(),
+                Some(Ok(Event::Resize(width, height))) => {
+                    terminal::resize(terminal, width, height);
+                    frames.schedule_frame();
+                }
                 Some(Ok(Event::Paste(text))) => {
                     app.set_now(Instant::now());
                     app.on_paste(&text);

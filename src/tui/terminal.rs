@@ -9,7 +9,8 @@ use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use ratatui::backend::CrosstermBackend;
-use ratatui::Terminal;
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -27,8 +28,24 @@ impl TerminalGuard {
             EnableBracketedPaste,
             crossterm::cursor::Hide
         )?;
-        let terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+        // A fixed viewport, resized on the terminal's resize events (`resize`): ratatui asks
+        // the backend for the terminal's size before each frame of a full-screen one, which
+        // crossterm answers by opening /dev/tty, an ioctl and a close: three system calls a
+        // frame to learn what the resize events already say.
+        let (width, height) = crossterm::terminal::size()?;
+        let viewport = Viewport::Fixed(Rect::new(0, 0, width, height));
+        let terminal = Terminal::with_options(
+            CrosstermBackend::new(io::stdout()),
+            TerminalOptions { viewport },
+        )?;
         Ok((guard, terminal))
+    }
+}
+
+/// The terminal is now `width` × `height`: the next frame is drawn whole at that size.
+pub(super) fn resize(terminal: &mut Term, width: u16, height: u16) {
+    if let Err(e) = terminal.resize(Rect::new(0, 0, width, height)) {
+        tracing::warn!(error = %e, "the terminal's new size was not taken");
     }
 }
 
