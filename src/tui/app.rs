@@ -272,6 +272,18 @@ impl App {
         self.notice = Some((level, text.into()));
     }
 
+    /// Tells the operator the console serves other hosts, and where (`--serve-http`).
+    pub(super) fn announce_serving(&mut self) {
+        if let Some(url) = self.session.serving.as_ref().map(|s| s.url()) {
+            self.notify(
+                Level::Info,
+                format!(
+                    "serving other MCP hosts at {url} (bearer token: aimon-console gateway-token)"
+                ),
+            );
+        }
+    }
+
     /// Tools shown under the current filter.
     pub(super) fn visible_tools(&self) -> Vec<&ToolRow> {
         self.tools

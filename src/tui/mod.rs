@@ -135,7 +135,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
     app.chat
         .start_with(options.model, options.resume, options.why);
     app.session.serving = options.serving;
-    serving::announce(&mut app);
+    app.announce_serving();
     if options.attach.is_empty() {
         start_runtime(config, 0, 0, app_tx.clone(), app.session.serving.clone());
     } else {

@@ -18,16 +18,6 @@ pub struct Serving {
     pub token: String,
 }
 
-/// Tells the operator the console serves other hosts, and where (`--serve-http`).
-pub(super) fn announce(app: &mut super::app::App) {
-    if let Some(url) = app.session.serving.as_ref().map(|s| s.url()) {
-        app.notify(
-            Level::Info,
-            format!("serving other MCP hosts at {url} (bearer token: aimon-console gateway-token)"),
-        );
-    }
-}
-
 impl Serving {
     /// `http://127.0.0.1:PORT/mcp`.
     pub fn url(&self) -> String {
