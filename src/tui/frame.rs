@@ -61,35 +61,48 @@ async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Se
     }
 }
 
-/// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`): a frame's own cost, apart from
-/// the time it waited for a core or for the terminal.
-pub fn thread_cpu() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid timespec for clock_gettime to write.
-    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } == 0;
-    if !ok {
-        return Duration::ZERO;
-    }
-    Duration::new(
-        u64::try_from(now.tv_sec).unwrap_or(0),
-        u32::try_from(now.tv_nsec).unwrap_or(0),
-    )
+/// What this thread has used so far (`getrusage(RUSAGE_THREAD)`, one system call): its CPU
+/// time, user and system, and its page faults, minor and major. Between two readings: a
+/// frame's own cost apart from the time it waited for a core or for the terminal, and the
+/// code or data it had to bring back into memory.
+#[derive(Clone, Copy)]
+pub struct ThreadUsage {
+    pub cpu: Duration,
+    pub faults: u64,
+    pub major_faults: u64,
 }
 
-/// Page faults this thread has taken (`getrusage(RUSAGE_THREAD)`): minor, then major. A frame
-/// that faults is one whose code or data had to be brought back into memory.
-pub fn thread_faults() -> (u64, u64) {
-    // SAFETY: all-zero is a valid `rusage` (integers and timevals).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid rusage for getrusage to write.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
-        return (0, 0);
+impl ThreadUsage {
+    pub fn now() -> ThreadUsage {
+        // SAFETY: all-zero is a valid `rusage` (integers and timevals).
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `usage` is a valid rusage for getrusage to write.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+            return ThreadUsage {
+                cpu: Duration::ZERO,
+                faults: 0,
+                major_faults: 0,
+            };
+        }
+        let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
+        let time = |t: libc::timeval| {
+            Duration::from_secs(count(t.tv_sec)) + Duration::from_micros(count(t.tv_usec))
+        };
+        ThreadUsage {
+            cpu: time(usage.ru_utime) + time(usage.ru_stime),
+            faults: count(usage.ru_minflt),
+            major_faults: count(usage.ru_majflt),
+        }
     }
-    let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
-    (count(usage.ru_minflt), count(usage.ru_majflt))
+
+    /// What was used since `earlier`.
+    pub fn since(self, earlier: ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            cpu: self.cpu.saturating_sub(earlier.cpu),
+            faults: self.faults.saturating_sub(earlier.faults),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -74,6 +74,8 @@ const ANIMATION: Duration = Duration::from_millis(100);
 const APP_QUEUE: usize = 4_096;
 /// App events handled in one go before a frame is asked for.
 const BATCH: usize = 512;
+/// The frame log's target (`AIMON_LOG=aimon_console::tui::frame=debug`).
+const FRAME_LOG: &str = "aimon_console::tui::frame";
 
 /// What the console starts with besides the config: the agent profile (else `agent.default`)
 /// and a session to continue (`--model`, `--resume`, checked by the caller).
@@ -200,8 +202,9 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             }
             Some(()) = draw_rx.recv() => {
                 let drawing = Instant::now();
-                let cpu = frame::thread_cpu();
-                let faulted = frame::thread_faults();
+                // Measured only for the frame log: two system calls a frame otherwise spent.
+                let logged = tracing::enabled!(target: FRAME_LOG, tracing::Level::DEBUG)
+                    .then(frame::ThreadUsage::now);
                 app.set_now(drawing);
                 let mut rendered = drawing;
                 if let Err(e) = terminal.draw(|f| {
@@ -215,14 +218,14 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 // read it), of it the part spent writing to the terminal, the CPU this thread
                 // spent on it (the rest is waiting: for the terminal, for a core) and the page
                 // faults it took (code or data brought back into memory).
-                let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-                let write_us = micros(rendered.elapsed());
-                let cpu_us = micros(frame::thread_cpu().saturating_sub(cpu));
-                let us = micros(drawing.elapsed());
-                let (minor, major) = frame::thread_faults();
-                let faults = minor.saturating_sub(faulted.0);
-                let major_faults = major.saturating_sub(faulted.1);
-                tracing::debug!(target: "aimon_console::tui::frame", faults, major_faults, write_us, cpu_us, us, "frame drawn");
+                if let Some(before) = logged {
+                    let used = frame::ThreadUsage::now().since(before);
+                    let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+                    let (write_us, us) = (micros(rendered.elapsed()), micros(drawing.elapsed()));
+                    let (faults, major_faults) = (used.faults, used.major_faults);
+                    let cpu_us = micros(used.cpu);
+                    tracing::debug!(target: FRAME_LOG, faults, major_faults, write_us, cpu_us, us, "frame drawn");
+                }
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
                 }
