@@ -1,6 +1,7 @@
 //! Tests of `transcript.rs`: sessions written, listed, read back (past a cut line) and resumed.
 
 use super::*;
+use crate::agent::turn::Item;
 
 #[test]
 fn dates_and_ids() {
