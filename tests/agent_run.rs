@@ -521,3 +521,66 @@ fn the_console_checks_model_and_resume_off_a_terminal_too() {
         assert!(stderr.contains("nope"), "{stderr}");
     }
 }
+
+/// A turn's records are on disk while its call runs, not only when the prompt ends: read while
+/// the `slow` call waits, the transcript holds the model's answer that asked for it and the
+/// call, and no result yet.
+#[test]
+fn a_turn_is_on_disk_while_its_call_runs() {
+    use std::io::BufRead;
+    let state = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .arg("--config")
+        .arg(example())
+        .arg("--log-file")
+        .arg(state.path().join("aimon.log"))
+        .args(["run", "wait 30 seconds", "--json"])
+        .env("XDG_STATE_HOME", state.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run aimon-console");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let slow = |e: &Value| e["tool"].as_str().is_some_and(|t| t.ends_with("__slow"));
+    loop {
+        let line = lines.next().expect("run ended before the call").unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "call_started" && slow(&event) {
+            break;
+        }
+    }
+    let sessions = state.path().join("aimon-console/sessions");
+    let file = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let id = file
+        .path()
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let records = session_records(state.path(), &id);
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["session", "prompt", "assistant", "tool_call"]);
+    let asked = records[2]["tool_calls"][0]["name"].as_str().unwrap_or("");
+    assert!(asked.ends_with("__slow"), "{records:#?}");
+    assert!(slow(&records[3]), "{records:#?}");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
+    // Cancelled as a signal cancels a run; the call's result comes to the transcript then.
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let records = session_records(state.path(), &id);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["type"] == "tool_result" && slow(r)),
+        "{records:#?}"
+    );
+}

@@ -13,7 +13,7 @@
 //! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
 //! turn's list is an error the model is told about, whatever the registry holds by then.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -78,7 +78,9 @@ pub struct Conversation {
     /// The system prompt, then the conversation.
     history: History,
     events: UnboundedSender<AgentEvent>,
-    transcript: Option<Transcript>,
+    /// Behind a lock only so that a turn's calls, which hold the conversation shared, can
+    /// write it as they begin to wait ([`Conversation::write_shared`]); nothing contends for it.
+    transcript: Mutex<Option<Transcript>>,
     /// The tool list of the last turn, made again only when the registry changed (the snapshot
     /// held here makes every change a new one) or a tool's server went down or came back.
     tools: Option<OfferedTools>,
@@ -163,7 +165,7 @@ impl Conversation {
             settings,
             history,
             events,
-            transcript,
+            transcript: Mutex::new(transcript),
             tools: None,
             session,
             calibration: [1.0, 1.0],
@@ -197,20 +199,34 @@ impl Conversation {
     }
 
     fn record(&mut self, record: Record) {
-        if let Some(transcript) = &mut self.transcript {
-            if let Err(e) = transcript.append(&record) {
-                tracing::warn!(error = %e, "transcript line not written");
-            }
+        if let Some(transcript) = self.transcript_mut() {
+            transcript.append(record);
         }
     }
 
-    /// Writes the transcript's buffered lines: before anything that may wait long (a model
-    /// request, a turn's calls) and when a prompt ends.
+    fn transcript_mut(&mut self) -> Option<&mut Transcript> {
+        self.transcript
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+    }
+
+    /// Writes the transcript's records so far: when a prompt ends (and see `write_shared`).
     fn sync(&mut self) {
-        if let Some(transcript) = &mut self.transcript {
-            if let Err(e) = transcript.flush() {
-                tracing::warn!(error = %e, "transcript lines not written");
-            }
+        if let Some(transcript) = self.transcript_mut() {
+            transcript.write_out();
+        }
+    }
+
+    /// [`sync`](Self::sync) from where the conversation is held shared: as a model request or
+    /// a turn's calls begin to wait (`calls::after_first_poll`).
+    fn write_shared(&self) {
+        let mut transcript = self
+            .transcript
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(transcript) = transcript.as_mut() {
+            transcript.write_out();
         }
     }
 
@@ -282,7 +298,6 @@ impl Conversation {
                 turn,
                 tools: specs.names().clone(),
             });
-            self.sync();
             let started = Instant::now();
             // Whether any of the reply's text came as it streamed.
             let streamed = std::sync::atomic::AtomicBool::new(false);
@@ -316,7 +331,10 @@ impl Conversation {
                 tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
-                    reply = self.client.complete(&self.history, &specs, choice, &forward) => Some(reply),
+                    reply = calls::after_first_poll(
+                        self.client.complete(&self.history, &specs, choice, &forward),
+                        || self.write_shared(),
+                    ) => Some(reply),
                 }
             };
             if turn == 1 && !matches!(reply, Some(Ok(_))) {
@@ -413,7 +431,6 @@ impl Conversation {
                     })
                     .collect()
             } else {
-                self.sync();
                 self.run_calls(turn, &tool_calls, &specs, &reason, &cancel)
                     .await
             };

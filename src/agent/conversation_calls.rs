@@ -26,16 +26,18 @@ impl Conversation {
         self.emit_calls(turn, calls, reason);
         // Let a driver on this thread show the calls before their runtime events.
         after_queued_tasks().await;
+        // The transcript's records of the turn (its answer, its calls) are written as the calls
+        // begin to wait: sent to their servers, or waiting for an approval or a hook.
+        let write = || self.write_shared();
         if let [call] = calls {
             // The usual turn: one call, awaited where it is (no boxed slice of futures).
-            return vec![self.run_call(call, offered, reason, cancel).await];
+            let result = after_first_poll(self.run_call(call, offered, reason, cancel), write);
+            return vec![result.await];
         }
-        join_all(
-            calls
-                .iter()
-                .map(|call| self.run_call(call, offered, reason, cancel)),
-        )
-        .await
+        let all = calls
+            .iter()
+            .map(|call| self.run_call(call, offered, reason, cancel));
+        after_first_poll(join_all(all), write).await
     }
 
     async fn run_call(
@@ -127,4 +129,24 @@ async fn after_queued_tasks() {
         std::task::Poll::Pending
     })
     .await;
+}
+
+/// Runs `wait` and calls `then` right after its first poll: what `wait` sends has gone out and
+/// its answer cannot have come, so `then` (the transcript's write) is done while the turn waits
+/// rather than added to it, on a machine with a core for the other side. A wait that could not
+/// begin is no different: its first poll ends at once, and `then` follows it.
+pub(super) async fn after_first_poll<F: std::future::Future>(
+    wait: F,
+    then: impl FnOnce(),
+) -> F::Output {
+    let mut wait = std::pin::pin!(wait);
+    let mut then = Some(then);
+    std::future::poll_fn(move |cx| {
+        let polled = wait.as_mut().poll(cx);
+        if let Some(then) = then.take() {
+            then();
+        }
+        polled
+    })
+    .await
 }

@@ -4,7 +4,7 @@
 //! back by `--resume ID`. Secrets are never written: no key, no header, no environment.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -166,15 +166,21 @@ impl Record {
     }
 }
 
-/// An open transcript, appended to line by line. Lines are buffered until
-/// [`Transcript::flush`]: the loop flushes before each model request, before a turn's calls
-/// run and when a prompt ends, so a turn costs two writes, not one a line, and what led to a
-/// long wait is on disk before it.
+/// An open transcript, appended to record by record. Records wait in memory until
+/// [`Transcript::flush`], which serializes them and writes them in one `write`. The loop
+/// flushes as each model request and each turn's calls begin to wait (what they send has gone
+/// out, their answer cannot have come yet) and when a prompt ends: a turn costs two writes, not
+/// one a line, made while the turn waits rather than added to it, and what led to a long wait
+/// is on disk while it lasts.
 #[derive(Debug)]
 pub struct Transcript {
     id: String,
     path: PathBuf,
-    file: BufWriter<File>,
+    file: File,
+    /// Records appended since the last flush.
+    queued: Vec<Record>,
+    /// Lines serialized but not yet written (a flush the disk refused leaves them here).
+    unwritten: Vec<u8>,
 }
 
 /// Where transcripts go: `$XDG_STATE_HOME/aimon-console/sessions` (`~/.local/state/…`).
@@ -285,15 +291,17 @@ impl Transcript {
         let mut transcript = Transcript {
             id,
             path,
-            file: BufWriter::new(file),
+            file,
+            queued: Vec::new(),
+            unwritten: Vec::new(),
         };
-        transcript.append(&Record::Session {
+        transcript.append(Record::Session {
             id: transcript.id.clone(),
             at_ms: now_ms(),
             config: config.display().to_string(),
             profile: profile.to_string(),
             model: model.to_string(),
-        })?;
+        });
         transcript.flush()?;
         Ok(transcript)
     }
@@ -321,23 +329,19 @@ impl Transcript {
         let mut transcript = Transcript {
             id: id.to_string(),
             path,
-            file: BufWriter::new(file),
+            file,
+            queued: Vec::new(),
+            unwritten: Vec::new(),
         };
         if cut_short {
             // A line cut short (a crash mid-write) must not swallow the next one.
-            transcript
-                .file
-                .write_all(b"\n")
-                .map_err(|source| TranscriptError::Write {
-                    path: transcript.path.clone(),
-                    source,
-                })?;
+            transcript.unwritten.push(b'\n');
         }
-        transcript.append(&Record::Resumed {
+        transcript.append(Record::Resumed {
             at_ms: now_ms(),
             profile: profile.to_string(),
             model: model.to_string(),
-        })?;
+        });
         transcript.flush()?;
         Ok((transcript, records))
     }
@@ -350,24 +354,57 @@ impl Transcript {
         &self.path
     }
 
-    /// Appends one line (to the buffer: see [`flush`](Self::flush)).
-    pub fn append(&mut self, record: &Record) -> Result<(), TranscriptError> {
-        let mut line = serde_json::to_vec(record).unwrap_or_default();
-        line.push(b'\n');
-        self.file
-            .write_all(&line)
-            .map_err(|source| TranscriptError::Write {
-                path: self.path.clone(),
-                source,
-            })
+    /// Appends one record (kept until [`flush`](Self::flush) writes it).
+    pub fn append(&mut self, record: Record) {
+        self.queued.push(record);
     }
 
-    /// Writes the buffered lines to the file (also done when the transcript is dropped).
+    /// Writes the records appended since the last flush, one line each, in one `write` (also
+    /// done when the transcript is dropped). Lines the disk refused stay for the next flush.
     pub fn flush(&mut self) -> Result<(), TranscriptError> {
-        self.file.flush().map_err(|source| TranscriptError::Write {
+        for record in self.queued.drain(..) {
+            let start = self.unwritten.len();
+            // A record has no map with keys other than strings, the one thing serde_json
+            // refuses: this cannot fail, and if it did, no half line would stay behind.
+            if serde_json::to_writer(&mut self.unwritten, &record).is_ok() {
+                self.unwritten.push(b'\n');
+            } else {
+                self.unwritten.truncate(start);
+            }
+        }
+        let mut written = 0;
+        while written < self.unwritten.len() {
+            match self.file.write(&self.unwritten[written..]) {
+                Ok(0) => return self.failed(written, std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return self.failed(written, e),
+            }
+        }
+        self.unwritten.clear();
+        Ok(())
+    }
+
+    /// A flush that stopped after `written` bytes: those leave the buffer, the rest stay.
+    fn failed(&mut self, written: usize, source: std::io::Error) -> Result<(), TranscriptError> {
+        self.unwritten.drain(..written);
+        Err(TranscriptError::Write {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// Flushes, saying in the log what could not be written.
+    pub fn write_out(&mut self) {
+        if let Err(e) = self.flush() {
+            tracing::warn!(error = %e, "transcript lines not written");
+        }
+    }
+}
+
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        self.write_out();
     }
 }
 

@@ -66,7 +66,7 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
             sent: None,
         },
     ] {
-        t.append(&record).unwrap();
+        t.append(record);
     }
     // Lines wait in the buffer until flushed.
     assert_eq!(
@@ -114,7 +114,7 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
         at_ms: 1,
         text: text.into(),
     };
-    t.append(&prompt("café")).unwrap();
+    t.append(prompt("café"));
     t.flush().unwrap();
     // A crash in the middle of the two bytes of `é`.
     let line = serde_json::to_vec(&prompt("thé")).unwrap();
@@ -134,7 +134,7 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
         1
     );
     assert!(items(&records).is_empty());
-    t.append(&prompt("after")).unwrap();
+    t.append(prompt("after"));
     t.flush().unwrap();
     let prompts: Vec<Record> = read(t.path())
         .unwrap()
@@ -260,4 +260,37 @@ fn a_compaction_and_a_cut_result_read_back_as_the_model_had_them() {
         message: String::new(),
     });
     assert_eq!(super::items(&cut_short).len(), 2);
+}
+
+/// A flush the disk refuses keeps its lines: the next flush that can write them does, whole
+/// and once, with what was appended meanwhile.
+#[test]
+fn lines_a_failed_flush_could_not_write_are_kept_for_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+    let prompt = |text: &str| Record::Prompt {
+        at_ms: 1,
+        text: text.into(),
+    };
+    let good = std::mem::replace(
+        &mut t.file,
+        OpenOptions::new().write(true).open("/dev/full").unwrap(),
+    );
+    t.append(prompt("first"));
+    let refused = t.flush().unwrap_err().to_string();
+    assert!(refused.contains("No space left on device"), "{refused}");
+    t.append(prompt("second"));
+    t.file = good;
+    t.flush().unwrap();
+    let prompts: Vec<Record> = read(t.path())
+        .unwrap()
+        .into_iter()
+        .filter(|r| matches!(r, Record::Prompt { .. }))
+        .collect();
+    assert_eq!(prompts, vec![prompt("first"), prompt("second")]);
+    // Nothing is left to write: dropping it adds no line.
+    let path = t.path().to_path_buf();
+    let bytes = std::fs::read(&path).unwrap();
+    drop(t);
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
