@@ -239,14 +239,15 @@ async fn read_loop(mut read: BufReader<Reader>, pending: Pending, notices: mpsc:
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let Ok(message) = serde_json::from_str::<Value>(&line) else {
-            tracing::warn!("the daemon sent a line that is not JSON");
+        // Taken apart, not cloned from: an event's params are most of its line.
+        let Ok(Value::Object(mut message)) = serde_json::from_str::<Value>(&line) else {
+            tracing::warn!("the daemon sent a line that is not a JSON object");
             continue;
         };
-        if let Some(method) = message.get("method").and_then(Value::as_str) {
+        if let Some(Value::String(method)) = message.remove("method") {
             let notice = Notice {
-                method: method.to_string(),
-                params: message.get("params").cloned().unwrap_or(Value::Null),
+                method,
+                params: message.remove("params").unwrap_or(Value::Null),
             };
             if notices.send(notice).await.is_err() {
                 break;
@@ -265,7 +266,7 @@ async fn read_loop(mut read: BufReader<Reader>, pending: Pending, notices: mpsc:
                     .unwrap_or("")
                     .to_string(),
             )),
-            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+            None => Ok(message.remove("result").unwrap_or(Value::Null)),
         };
         let waiting = pending
             .lock()
