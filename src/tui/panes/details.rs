@@ -329,8 +329,19 @@ fn render_tail(
     } else {
         1 + total.min(STDERR_KEPT)
     };
-    let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let wrapped = u16::try_from(summary.line_count(inner.width)).unwrap_or(u16::MAX);
+    // Lines that all fit are drawn as they are: wrapping them (once to count, again to draw)
+    // would only give them back.
+    let fits = lines
+        .iter()
+        .all(|line| line.width() <= usize::from(inner.width));
+    let (summary, wrapped) = if fits {
+        let count = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        (Paragraph::new(lines), count)
+    } else {
+        let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
+        let wrapped = u16::try_from(summary.line_count(inner.width)).unwrap_or(u16::MAX);
+        (summary, wrapped)
+    };
     let room = inner.height.saturating_sub(kept as u16);
     let summary_h = if wrapped > room && room > 0 {
         let cut = Rect {
