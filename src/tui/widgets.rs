@@ -42,6 +42,21 @@ pub fn pane_block(title: String, focused: bool, theme: Theme) -> PaneBlock {
     }
 }
 
+/// A list's rows: its lines one to a row from the top of the area, each cut at the right
+/// edge. What `Paragraph::new(lines)` draws (left-aligned lines, no wrap, no scroll), without
+/// its passes over every cell: it first sets its style, the default, which changes no cell, on
+/// the whole area, then takes each line through its truncator grapheme by grapheme.
+pub struct Rows<'a>(pub Vec<Line<'a>>);
+
+impl Widget for Rows<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let area = area.intersection(buf.area);
+        for (line, y) in self.0.iter().zip(area.top()..area.bottom()) {
+            buf.set_line(area.left(), y, line, area.width);
+        }
+    }
+}
+
 /// A pane's border and title, drawn as ratatui's `Block` with all borders and a title draws
 /// them (the same cells, symbols and styles), without what `Block` does first: set its style
 /// on every cell of the pane, here the default style, which changes no cell. Done for every
@@ -165,4 +180,42 @@ pub fn keys_line(keys: &[(&str, &str)], theme: Theme) -> Line<'static> {
         spans.push(Span::raw(format!(" {what}")));
     }
     Line::from(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::{Color, Modifier};
+    use ratatui::widgets::Paragraph;
+
+    use super::*;
+
+    /// `Rows` draws every cell as `Paragraph` does, symbols and styles: styled spans, a line
+    /// style, wide characters (one cut at the edge), a line too long, more lines than rows.
+    #[test]
+    fn rows_draw_what_a_paragraph_of_the_same_lines_draws() {
+        let lines = || {
+            vec![
+                Line::from(vec![
+                    Span::styled("ok ", Style::default().fg(Color::Green)),
+                    Span::raw("a row"),
+                ]),
+                Line::styled(
+                    "selected",
+                    Style::default().add_modifier(Modifier::REVERSED),
+                ),
+                Line::raw("語語語語語語語語"),
+                Line::raw("x".repeat(40)),
+                Line::raw(""),
+                Line::raw("past the last row"),
+            ]
+        };
+        let area = Rect::new(2, 1, 15, 5);
+        let (mut ours, mut theirs) = (
+            Buffer::empty(Rect::new(0, 0, 20, 8)),
+            Buffer::empty(Rect::new(0, 0, 20, 8)),
+        );
+        Rows(lines()).render(area, &mut ours);
+        Paragraph::new(lines()).render(area, &mut theirs);
+        assert_eq!(ours, theirs);
+    }
 }

@@ -21,7 +21,9 @@ use crate::tui::modals::Modal;
 use crate::tui::overlay::Layer;
 use crate::tui::state::short_tool_name;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::{cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped};
+use crate::tui::widgets::{
+    cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped, Rows,
+};
 
 /// The colour of a call status.
 pub fn status_style(status: CallStatus, theme: Theme) -> Style {
@@ -215,7 +217,7 @@ impl Component for Calls {
                 ])
             })
             .collect();
-        frame.render_widget(Paragraph::new(lines), inner);
+        frame.render_widget(Rows(lines), inner);
     }
 }
 

@@ -19,7 +19,7 @@ use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::state::EventKind;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped};
+use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped, Rows};
 
 /// The tag and colour of a line.
 pub fn tag(kind: EventKind, theme: Theme) -> (&'static str, Style) {
@@ -163,7 +163,7 @@ impl Component for Events {
                 ])
             })
             .collect();
-        frame.render_widget(Paragraph::new(lines), inner);
+        frame.render_widget(Rows(lines), inner);
     }
 }
 

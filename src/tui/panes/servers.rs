@@ -30,7 +30,7 @@ use crate::tui::pane_state::Pane;
 use crate::tui::state::EventKind;
 use crate::tui::state::ServerRow;
 use crate::tui::widgets::{
-    cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped, PAGE,
+    cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped, Rows, PAGE,
 };
 
 /// The Servers pane: the servers, one a row; its keys act on the selected one.
@@ -178,7 +178,7 @@ impl Component for Servers {
                 row(app, s, selected, focused, &columns, scale)
             })
             .collect();
-        frame.render_widget(Paragraph::new(lines), inner);
+        frame.render_widget(Rows(lines), inner);
     }
 }
 

@@ -18,7 +18,7 @@ use crate::tui::commands::{cmd, Command, Does::*, When::*};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::pane_state::ToolsPane;
-use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped};
+use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped, Rows};
 
 /// The Tools pane: every tool, filtered by its line (`/`).
 pub struct Tools;
@@ -231,7 +231,7 @@ impl Component for Tools {
             })
             .collect();
         frame.render_widget(
-            Paragraph::new(lines),
+            Rows(lines),
             Rect {
                 y: y + 1,
                 height: rows_h as u16,
