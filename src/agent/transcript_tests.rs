@@ -110,10 +110,6 @@ fn a_transcript_is_written_listed_and_read_back_as_messages() {
 fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
-    let prompt = |text: &str| Record::Prompt {
-        at_ms: 1,
-        text: text.into(),
-    };
     t.append(prompt("café"));
     t.flush().unwrap();
     // A crash in the middle of the two bytes of `é`.
@@ -136,20 +132,12 @@ fn a_line_cut_inside_a_character_is_skipped_and_the_session_resumes() {
     assert!(items(&records).is_empty());
     t.append(prompt("after"));
     t.flush().unwrap();
-    let prompts: Vec<Record> = read(t.path())
-        .unwrap()
-        .into_iter()
-        .filter(|r| matches!(r, Record::Prompt { .. }))
-        .collect();
+    let prompts = prompts_in(t.path());
     assert_eq!(prompts, vec![prompt("café"), prompt("after")]);
 }
 
 #[test]
 fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
-    let prompt = |text: &str| Record::Prompt {
-        at_ms: 1,
-        text: text.into(),
-    };
     let records = [
         prompt("first"),
         Record::Stopped {
@@ -210,10 +198,6 @@ fn a_prompt_that_stopped_unanswered_is_left_out_of_the_messages() {
 /// as the live conversation did; a result cut for the model is read back as it was sent.
 #[test]
 fn a_compaction_and_a_cut_result_read_back_as_the_model_had_them() {
-    let prompt = |text: &str| Record::Prompt {
-        at_ms: 1,
-        text: text.into(),
-    };
     let answer = |text: &str, calls: Vec<ToolCall>| Record::Assistant {
         turn: 1,
         text: text.into(),
@@ -268,10 +252,6 @@ fn a_compaction_and_a_cut_result_read_back_as_the_model_had_them() {
 fn lines_a_failed_flush_could_not_write_are_kept_for_the_next() {
     let dir = tempfile::tempdir().unwrap();
     let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
-    let prompt = |text: &str| Record::Prompt {
-        at_ms: 1,
-        text: text.into(),
-    };
     let good = std::mem::replace(
         &mut t.file,
         OpenOptions::new().write(true).open("/dev/full").unwrap(),
@@ -282,15 +262,27 @@ fn lines_a_failed_flush_could_not_write_are_kept_for_the_next() {
     t.append(prompt("second"));
     t.file = good;
     t.flush().unwrap();
-    let prompts: Vec<Record> = read(t.path())
-        .unwrap()
-        .into_iter()
-        .filter(|r| matches!(r, Record::Prompt { .. }))
-        .collect();
+    let prompts = prompts_in(t.path());
     assert_eq!(prompts, vec![prompt("first"), prompt("second")]);
     // Nothing is left to write: dropping it adds no line.
     let path = t.path().to_path_buf();
     let bytes = std::fs::read(&path).unwrap();
     drop(t);
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+}
+
+fn prompt(text: &str) -> Record {
+    Record::Prompt {
+        at_ms: 1,
+        text: text.into(),
+    }
+}
+
+/// The prompt records of the transcript at `path`.
+fn prompts_in(path: &Path) -> Vec<Record> {
+    read(path)
+        .unwrap()
+        .into_iter()
+        .filter(|r| matches!(r, Record::Prompt { .. }))
+        .collect()
 }
