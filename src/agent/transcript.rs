@@ -183,6 +183,9 @@ pub struct Transcript {
     unwritten: Vec<u8>,
 }
 
+/// The most of its write buffer a transcript keeps between flushes (bytes).
+const KEPT_BUFFER: usize = 64 * 1024;
+
 /// Where transcripts go: `$XDG_STATE_HOME/aimon-console/sessions` (`~/.local/state/…`).
 pub fn sessions_dir() -> PathBuf {
     crate::config::state_home().join("sessions")
@@ -382,6 +385,8 @@ impl Transcript {
             }
         }
         self.unwritten.clear();
+        // One long result's lines do not stay allocated for the rest of the conversation.
+        self.unwritten.shrink_to(KEPT_BUFFER);
         Ok(())
     }
 
