@@ -13,7 +13,7 @@
 //! runtime's `turn_boundary` and takes the tool list then, and a call to a tool not in that
 //! turn's list is an error the model is told about, whatever the registry holds by then.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -196,64 +196,6 @@ impl Conversation {
                 reason: reason.to_string(),
             });
         }
-    }
-
-    fn record(&mut self, record: Record) {
-        if let Some(transcript) = self.transcript_mut() {
-            transcript.append(record);
-        }
-    }
-
-    fn transcript_mut(&mut self) -> Option<&mut Transcript> {
-        self.transcript
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_mut()
-    }
-
-    /// Writes the transcript's records so far: when a prompt ends (and see `write_shared`).
-    fn sync(&mut self) {
-        if let Some(transcript) = self.transcript_mut() {
-            transcript.write_out();
-        }
-    }
-
-    /// [`sync`](Self::sync) from where the conversation is held shared: as a model request or
-    /// a turn's calls begin to wait (`calls::after_first_poll`).
-    fn write_shared(&self) {
-        let mut transcript = self
-            .transcript
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(transcript) = transcript.as_mut() {
-            transcript.write_out();
-        }
-    }
-
-    /// Adds items from elsewhere (a server prompt's, `/`) to the conversation and its
-    /// transcript, without asking the model.
-    pub fn add_items(&mut self, items: Vec<Item>) {
-        for item in items {
-            let record = match &item {
-                Item::User { text } => Record::Prompt {
-                    at_ms: now_ms(),
-                    text: text.clone(),
-                },
-                Item::Assistant { text, .. } => Record::Assistant {
-                    turn: 0,
-                    text: text.clone(),
-                    reasoning: Vec::new(),
-                    tool_calls: Vec::new(),
-                    finish_reason: None,
-                    usage: None,
-                    latency_ms: 0,
-                },
-                Item::ToolResult { .. } => continue,
-            };
-            self.record(record);
-            self.history.push(item);
-        }
-        self.sync();
     }
 
     /// Runs one prompt to its end. `cancel` ends it at once: the model request is dropped and
@@ -582,6 +524,9 @@ impl Conversation {
 
 #[path = "conversation_calls.rs"]
 mod calls;
+
+#[path = "conversation_transcript.rs"]
+mod transcript_side;
 
 #[path = "conversation_context.rs"]
 mod context_use;
