@@ -61,6 +61,54 @@ impl Path<'_> {
     }
 }
 
+/// The keywords of one schema object this checker understands, read in one pass over its
+/// entries (a schema object has a handful; one hash lookup per keyword cost more than the
+/// whole pass).
+#[derive(Default)]
+struct Keywords<'a> {
+    types: Option<&'a Value>,
+    allowed: Option<&'a Vec<Value>>,
+    constant: Option<&'a Value>,
+    required: Option<&'a Vec<Value>>,
+    properties: Option<&'a Map<String, Value>>,
+    additional: Option<&'a Value>,
+    pattern_properties: bool,
+    prefix_items: Option<&'a Value>,
+    items: Option<&'a Value>,
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, numeric only (draft-4
+    /// boolean exclusives are ignored).
+    bounds: [Option<&'a Value>; 4],
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(schema: &'a Map<String, Value>) -> Keywords<'a> {
+        let mut k = Keywords::default();
+        for (key, value) in schema {
+            match key.as_str() {
+                "type" => k.types = Some(value),
+                "enum" => k.allowed = value.as_array(),
+                "const" => k.constant = Some(value),
+                "required" => k.required = value.as_array(),
+                "properties" => k.properties = value.as_object(),
+                "additionalProperties" => k.additional = Some(value),
+                "patternProperties" => k.pattern_properties = true,
+                "prefixItems" => k.prefix_items = Some(value),
+                "items" => k.items = Some(value),
+                "minimum" => k.bounds[0] = Some(value).filter(|b| b.is_number()),
+                "maximum" => k.bounds[1] = Some(value).filter(|b| b.is_number()),
+                "exclusiveMinimum" => k.bounds[2] = Some(value).filter(|b| b.is_number()),
+                "exclusiveMaximum" => k.bounds[3] = Some(value).filter(|b| b.is_number()),
+                "minLength" => k.min_length = value.as_u64(),
+                "maxLength" => k.max_length = value.as_u64(),
+                _ => {}
+            }
+        }
+        k
+    }
+}
+
 fn check(schema: &Value, value: &Value, path: &Path, depth: usize, errors: &mut Vec<String>) {
     if depth > MAX_DEPTH {
         return;
@@ -71,12 +119,12 @@ fn check(schema: &Value, value: &Value, path: &Path, depth: usize, errors: &mut 
             errors.push(format!("{}: no value is allowed here", path));
             return;
         }
-        Value::Object(map) => map,
+        Value::Object(map) => Keywords::of(map),
         // Not a schema at all: nothing to enforce.
         Value::Null | Value::Number(_) | Value::String(_) | Value::Array(_) => return,
     };
 
-    if let Some(types) = schema.get("type") {
+    if let Some(types) = schema.types {
         if let Some(expected) = type_mismatch(types, value) {
             errors.push(format!(
                 "{}: expected {expected}, got {}",
@@ -88,23 +136,23 @@ fn check(schema: &Value, value: &Value, path: &Path, depth: usize, errors: &mut 
         }
     }
 
-    if let Some(Value::Array(allowed)) = schema.get("enum") {
+    if let Some(allowed) = schema.allowed {
         if !allowed.iter().any(|a| json_eq(a, value)) {
             let listed: Vec<String> = allowed.iter().map(Value::to_string).collect();
             errors.push(format!("{}: must be one of {}", path, listed.join(", ")));
         }
     }
-    if let Some(expected) = schema.get("const") {
+    if let Some(expected) = schema.constant {
         if !json_eq(expected, value) {
             errors.push(format!("{}: must be {expected}", path));
         }
     }
 
     match value {
-        Value::Object(object) => check_object(schema, object, path, depth, errors),
-        Value::Array(items) => check_array(schema, items, path, depth, errors),
-        Value::Number(_) => check_number(schema, value, path, errors),
-        Value::String(text) => check_string(schema, text, path, errors),
+        Value::Object(object) => check_object(&schema, object, path, depth, errors),
+        Value::Array(items) => check_array(&schema, items, path, depth, errors),
+        Value::Number(_) => check_number(&schema, value, path, errors),
+        Value::String(text) => check_string(&schema, text, path, errors),
         Value::Null | Value::Bool(_) => {}
     }
 }
@@ -113,6 +161,8 @@ fn check(schema: &Value, value: &Value, path: &Path, depth: usize, errors: &mut 
 /// Unknown type names are treated as matching (lenient).
 fn type_mismatch(types: &Value, value: &Value) -> Option<String> {
     let names: Vec<&str> = match types {
+        // The common case, decided without collecting the names.
+        Value::String(name) if type_matches(name, value) => return None,
         Value::String(name) => vec![name.as_str()],
         Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => return None,
@@ -188,33 +238,38 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// `map[key]`: a few entries are compared in place, more are looked up by hash.
+fn entry<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
 fn check_object(
-    schema: &Map<String, Value>,
+    schema: &Keywords,
     object: &Map<String, Value>,
     path: &Path,
     depth: usize,
     errors: &mut Vec<String>,
 ) {
-    if let Some(Value::Array(required)) = schema.get("required") {
+    if let Some(required) = schema.required {
         for name in required.iter().filter_map(Value::as_str) {
-            if !object.contains_key(name) {
+            if entry(object, name).is_none() {
                 errors.push(format!("{}: missing required property {name:?}", path));
             }
         }
     }
-    let properties = match schema.get("properties") {
-        Some(Value::Object(props)) => Some(props),
-        _ => None,
-    };
     // Without a regex engine `patternProperties` cannot be checked, so extra keys stay allowed.
-    let additional = if schema.contains_key("patternProperties") {
+    let additional = if schema.pattern_properties {
         None
     } else {
-        schema.get("additionalProperties")
+        schema.additional
     };
     for (key, item) in object {
         let item_path = Path::Key(path, key);
-        match properties.and_then(|props| props.get(key)) {
+        match schema.properties.and_then(|props| entry(props, key)) {
             Some(sub) => check(sub, item, &item_path, depth + 1, errors),
             None => match additional {
                 Some(Value::Bool(false)) => {
@@ -228,18 +283,18 @@ fn check_object(
 }
 
 fn check_array(
-    schema: &Map<String, Value>,
+    schema: &Keywords,
     items: &[Value],
     path: &Path,
     depth: usize,
     errors: &mut Vec<String>,
 ) {
     // Positional schemas: `prefixItems` (2020-12) or an `items` array (older drafts).
-    let positional = match (schema.get("prefixItems"), schema.get("items")) {
+    let positional = match (schema.prefix_items, schema.items) {
         (Some(Value::Array(list)), _) | (None, Some(Value::Array(list))) => Some(list),
         _ => None,
     };
-    let rest = match schema.get("items") {
+    let rest = match schema.items {
         Some(sub @ (Value::Object(_) | Value::Bool(_))) => Some(sub),
         _ => None,
     };
@@ -256,20 +311,19 @@ fn check_array(
     }
 }
 
-fn check_number(schema: &Map<String, Value>, value: &Value, path: &Path, errors: &mut Vec<String>) {
+fn check_number(schema: &Keywords, value: &Value, path: &Path, errors: &mut Vec<String>) {
     let Some(n) = value.as_f64() else {
         return;
     };
     type Violated = fn(f64, f64) -> bool;
-    let bounds: [(&str, Violated, &str); 4] = [
-        ("minimum", |n, b| n < b, "at least"),
-        ("maximum", |n, b| n > b, "at most"),
-        ("exclusiveMinimum", |n, b| n <= b, "greater than"),
-        ("exclusiveMaximum", |n, b| n >= b, "less than"),
+    let bounds: [(Violated, &str); 4] = [
+        (|n, b| n < b, "at least"),
+        (|n, b| n > b, "at most"),
+        (|n, b| n <= b, "greater than"),
+        (|n, b| n >= b, "less than"),
     ];
-    for (key, violated, phrase) in bounds {
-        // Only numeric bounds count (draft-4 boolean exclusives are ignored).
-        let Some(bound) = schema.get(key).filter(|b| b.is_number()) else {
+    for (bound, (violated, phrase)) in schema.bounds.iter().zip(bounds) {
+        let Some(bound) = bound else {
             continue;
         };
         if bound.as_f64().is_some_and(|b| violated(n, b)) {
@@ -278,15 +332,18 @@ fn check_number(schema: &Map<String, Value>, value: &Value, path: &Path, errors:
     }
 }
 
-fn check_string(schema: &Map<String, Value>, text: &str, path: &Path, errors: &mut Vec<String>) {
+fn check_string(schema: &Keywords, text: &str, path: &Path, errors: &mut Vec<String>) {
+    if schema.min_length.is_none() && schema.max_length.is_none() {
+        return;
+    }
     let length = text.chars().count() as u64;
     let p = path;
-    if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
+    if let Some(min) = schema.min_length {
         if length < min {
             errors.push(format!("{p}: must be at least {min} characters long"));
         }
     }
-    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+    if let Some(max) = schema.max_length {
         if length > max {
             errors.push(format!("{p}: must be at most {max} characters long"));
         }
