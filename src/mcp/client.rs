@@ -460,14 +460,19 @@ impl McpClient for DefaultMcpClient {
         cancel: CancellationToken,
         progress: ProgressSink,
     ) -> Result<CallToolResult, McpError> {
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        // Kept for a tool that turns out to run only as a task (`tasks.rs`).
-        params.arguments = Some(arguments.clone());
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        let params = |arguments: JsonObject| {
+            let mut params = CallToolRequestParams::new(tool.to_string());
+            params.arguments = Some(arguments);
+            params
+        };
+        // The request gets a copy: `arguments` are kept for a server that asks for something
+        // first and for a tool that turns out to run only as a task (`tasks.rs`).
+        let request =
+            ClientRequest::CallToolRequest(CallToolRequest::new(params(arguments.clone())));
         let answer = match self.request(request, Some(&cancel), progress.clone()).await {
             // The server asks for something first (2026-07-28): answered, and called again.
             Ok(asked @ ServerResult::InputRequiredResult(_)) => {
-                let call = mrtr::Retried::Call(params);
+                let call = mrtr::Retried::Call(params(arguments.clone()));
                 self.go_on(&call, asked, &cancel, &progress).await
             }
             answer => answer,
