@@ -246,7 +246,7 @@ impl ApprovalGate {
                 FlaggedPolicy::Ask => {
                     if self.ledger_lock().covers(tool) {
                         return GateVerdict::Run {
-                            why: "approved for this session".to_string(),
+                            why: "approved for this session".into(),
                             by: RunBy::Session,
                         };
                     }
@@ -261,7 +261,7 @@ impl ApprovalGate {
         if let Some(label) = rule_says(RuleDecision::Ask) {
             if self.ledger_lock().covers(tool) {
                 return GateVerdict::Run {
-                    why: "approved for this session".to_string(),
+                    why: "approved for this session".into(),
                     by: RunBy::Session,
                 };
             }
@@ -273,13 +273,13 @@ impl ApprovalGate {
         // (5) A hook's or a rule's allow skips the question.
         if let Some(h) = hook_says(HookVerdict::Allow) {
             return GateVerdict::Run {
-                why: format!("allowed by {}", h.describe()),
+                why: format!("allowed by {}", h.describe()).into(),
                 by: RunBy::Hook,
             };
         }
         if let Some(label) = rule_says(RuleDecision::Allow) {
             return GateVerdict::Run {
-                why: format!("allowed by {label}"),
+                why: format!("allowed by {label}").into(),
                 by: RunBy::Rule,
             };
         }
@@ -288,10 +288,15 @@ impl ApprovalGate {
         match approval {
             ApprovalPolicy::Never => {
                 return GateVerdict::Run {
-                    why: format!(
-                        "policy.approval is never (within policy.side_effect_ceiling {})",
-                        ceiling.as_str()
-                    ),
+                    why: match ceiling {
+                        SideEffectCeiling::ReadOnly => {
+                            "policy.approval is never (within policy.side_effect_ceiling read_only)"
+                        }
+                        SideEffectCeiling::Mutating => {
+                            "policy.approval is never (within policy.side_effect_ceiling mutating)"
+                        }
+                    }
+                    .into(),
                     by: RunBy::Policy,
                 };
             }
@@ -305,10 +310,7 @@ impl ApprovalGate {
                 };
                 if harmless {
                     return GateVerdict::Run {
-                        why: format!(
-                            "{} is read_only and policy.approval is ask_mutating",
-                            tool.name
-                        ),
+                        why: "the tool is read_only and policy.approval is ask_mutating".into(),
                         by: RunBy::Policy,
                     };
                 }
@@ -319,7 +321,7 @@ impl ApprovalGate {
         // A session approval of this exact tool (same traits, schema and description).
         if self.ledger_lock().covers(tool) {
             return GateVerdict::Run {
-                why: "approved for this session".to_string(),
+                why: "approved for this session".into(),
                 by: RunBy::Session,
             };
         }

@@ -121,7 +121,7 @@ fn read_only_runs_under_ask_mutating_but_asks_under_ask_all() {
     assert_eq!(
         gate.evaluate(&read_note()),
         GateVerdict::Run {
-            why: "mcp__demo__read_note is read_only and policy.approval is ask_mutating".into(),
+            why: "the tool is read_only and policy.approval is ask_mutating".into(),
             by: RunBy::Policy,
         }
     );

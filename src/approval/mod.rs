@@ -91,8 +91,12 @@ impl RunBy {
 /// What the gate says about a call, with the reason in words for the operator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GateVerdict {
-    /// Run without asking; `by` says what let it through.
-    Run { why: String, by: RunBy },
+    /// Run without asking; `by` says what let it through. A policy's reason is a fixed text
+    /// (nothing shows it, and it is decided on every call), the others are written out.
+    Run {
+        why: std::borrow::Cow<'static, str>,
+        by: RunBy,
+    },
     /// Ask the operator first.
     Ask { why: String },
     /// Never run: above the side-effect ceiling.
@@ -104,10 +108,10 @@ pub enum GateVerdict {
 impl GateVerdict {
     pub fn why(&self) -> &str {
         match self {
-            GateVerdict::Run { why, .. }
-            | GateVerdict::Ask { why }
-            | GateVerdict::Refuse { why }
-            | GateVerdict::Deny { why } => why,
+            GateVerdict::Run { why, .. } => why,
+            GateVerdict::Ask { why } | GateVerdict::Refuse { why } | GateVerdict::Deny { why } => {
+                why
+            }
         }
     }
 }

@@ -183,6 +183,7 @@ impl Executor {
             GateVerdict::Deny { why } => return (CallStatus::Denied, ToolResult::error(why)),
             GateVerdict::Run { why, by } => {
                 if by.is_notable() {
+                    let why = why.into_owned();
                     notes.allowed = Some(why.clone());
                     self.bus.send(RuntimeEvent::CallAllowed { id, why });
                 }
