@@ -6,6 +6,7 @@ mod common;
 mod gateway_support;
 mod peers;
 
+use std::io::BufRead;
 use std::process::Stdio;
 
 use common::daemon::{daemon, is_event, Console};
@@ -70,4 +71,96 @@ gateway:
     a.call("approve", json!({"id": id, "decision": "allow_once"}));
     let done = a.until("the delete's end", |m| m["id"] == delete);
     assert_eq!(done["result"]["status"], "ok", "{done}");
+}
+
+/// With no console attached, a host's calls follow `gateway.unattended` as under `serve`.
+/// Under `refuse` (the default) its mutating call is refused before it reaches the server, and
+/// a read-only one runs. Under `rules` a mutating call a rule allows runs, and one that would
+/// ask is refused at once instead of waiting for a console that is not there.
+#[test]
+fn with_no_console_attached_a_hosts_calls_follow_gateway_unattended() {
+    let refuse = unattended_daemon("");
+    let calls = json!([
+        ["notes__write_note", {"title": "t", "body": "b"}],
+        ["notes__echo", {"text": "read-only"}]
+    ]);
+    let seen = Host::Python.run(&calls, &[&refuse.url], Some(&refuse.token));
+    assert_eq!(
+        seen["calls"][0],
+        json!({"is_error": true, "text": "refused: notes__write_note is mutating, and nobody is at a console to approve it (no console is attached to the daemon, and gateway.unattended is refuse: only read-only tools run)"}),
+        "{seen:#}"
+    );
+    assert_eq!(
+        seen["calls"][1],
+        json!({"is_error": false, "text": "read-only"}),
+        "{seen:#}"
+    );
+
+    let rules = unattended_daemon(
+        "  unattended: rules
+policy:
+  rules:
+    - {tool: mcp__notes__write_note, decision: allow}
+",
+    );
+    let calls = json!([
+        ["notes__write_note", {"title": "by rule", "body": "b"}],
+        ["notes__delete_note", {"title": "by rule"}]
+    ]);
+    let seen = Host::Python.run(&calls, &[&rules.url], Some(&rules.token));
+    assert_eq!(
+        seen["calls"][0],
+        json!({"is_error": false, "text": "saved note \"by rule\""}),
+        "{seen:#}"
+    );
+    let refused = seen["calls"][1]["text"].as_str().unwrap();
+    assert!(
+        refused.starts_with("refused: nobody is at a console to approve it: mcp__notes__delete_note is MUTATING and DESTRUCTIVE"),
+        "{seen:#}"
+    );
+}
+
+/// A daemon serving hosts, its `notes` server ready, and no console attached: the one that
+/// waited for the server has gone, and the daemon has let it go (it closed its side).
+struct Unattended {
+    _daemon: common::Background,
+    url: String,
+    token: String,
+}
+
+fn unattended_daemon(more: &str) -> Unattended {
+    let port = free_port();
+    let bin = bin();
+    let config = write_config(&format!(
+        "mcp:
+  servers:
+    - name: notes
+      command: {bin}
+      args: [demo-server]
+      annotation_trust: trust
+gateway:
+  listen: 127.0.0.1:{port}
+{more}"
+    ));
+    let (daemon, socket) = daemon(&config);
+    let token = std::fs::read_to_string(socket.with_file_name("aimon-console/gateway-token"))
+        .expect("the gateway's token, in the daemon's state folder");
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    a.out.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut line = String::new();
+    while a
+        .lines
+        .read_line(&mut line)
+        .expect("the daemon's last lines")
+        > 0
+    {
+        line.clear();
+    }
+    Unattended {
+        _daemon: daemon,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        token: token.trim().to_string(),
+    }
 }

@@ -195,7 +195,11 @@ fn under_unattended_rules_a_rule_lets_a_hosts_mutating_call_run_and_what_would_a
         refused.starts_with("refused: nobody is at a console to approve it: mcp__notes__delete_note is MUTATING and DESTRUCTIVE"),
         "{refused}"
     );
-    assert!(refused.ends_with("`serve` runs unattended (gateway.unattended: rules lets through only what rules and hooks allow)"), "{refused}");
+    assert!(
+        refused
+            .ends_with(" (gateway.unattended: rules lets through only what rules and hooks allow)"),
+        "{refused}"
+    );
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }
 

@@ -283,7 +283,7 @@ fn answer_words(decision: ApprovalDecision, by: AnsweredBy) -> &'static str {
             "refused: its question went unanswered (cancelled, or the asker went away)"
         }
         (ApprovalDecision::Deny, AnsweredBy::Unattended) => {
-            "refused: nobody is at a console to approve it (serve runs unattended)"
+            "refused: nobody is at a console to approve it (gateway.unattended)"
         }
         (ApprovalDecision::Deny, AnsweredBy::Operator | AnsweredBy::YesFlag) => "denied by you",
         (ApprovalDecision::AllowOnce, AnsweredBy::YesFlag) => "allowed by --yes",

@@ -15,7 +15,7 @@ use super::check::start_runtime_answering;
 use super::output;
 use crate::approval::AnsweredBy;
 use crate::config::Config;
-use crate::runtime::{gateway_token, RuntimeOptions};
+use crate::runtime::{gateway_token, Attended, RuntimeOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 #[group(required = true, multiple = false)]
@@ -73,7 +73,7 @@ pub async fn run(config: Config, args: ServeArgs) -> ExitCode {
                 closing.close().await;
             });
             runtime
-                .serve_http(listener, token, &config.gateway, false)
+                .serve_http(listener, token, &config.gateway, Attended::Never)
                 .await
                 .map_err(|e| e.to_string())
         }

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::wire::{code, notification};
-use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest};
+use crate::approval::{AnsweredBy, ApprovalDecision, ApprovalRequest, CallOrigin};
 use crate::config::Config;
 use crate::runtime::AgentRuntime;
 
@@ -178,11 +178,24 @@ impl Hub {
         self.state().consoles.len()
     }
 
-    /// An approval request from the runtime: kept until a console answers it.
+    /// A console's connection ended: it is attached no more.
+    pub fn detach(&self, console: &Arc<Console>) {
+        self.state().consoles.retain(|c| !Arc::ptr_eq(c, console));
+    }
+
+    /// An approval request from the runtime: kept until a console answers it. A host's, with
+    /// no console attached, is refused at once (`gateway.unattended`: nobody is there to
+    /// approve it, and what would ask is refused under `rules` too).
     pub fn ask(&self, request: ApprovalRequest, line: String) {
         let line: Arc<str> = line.into();
         let id = request.id;
-        self.state().pending.insert(id, Pending { request, line });
+        let mut state = self.state();
+        if state.consoles.is_empty() && matches!(request.origin, CallOrigin::Host { .. }) {
+            drop(state);
+            request.respond_by(ApprovalDecision::Deny, AnsweredBy::Unattended);
+            return;
+        }
+        state.pending.insert(id, Pending { request, line });
     }
 
     /// A console's answer to approval `id`: the first one is given to the runtime and said to

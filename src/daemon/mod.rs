@@ -29,7 +29,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::runtime::{
-    event_json, AgentRuntimeFactory, EventStream, ListKind, McpEvent, RuntimeEvent,
+    event_json, AgentRuntimeFactory, Attended, EventStream, ListKind, McpEvent, RuntimeEvent,
 };
 use hub::Hub;
 pub use hub::{CONSOLE_QUEUE, HISTORY};
@@ -70,17 +70,26 @@ pub async fn run(
         .await
         .map_err(|e| e.to_string())?;
     let runtime = Arc::new(runtime);
+    let settings = config.gateway.clone();
+    let hub = Arc::new(Hub::new(runtime.clone(), config));
     if let Some((listener, token)) = gateway {
-        // A host's call that asks waits for a console's answer, as the console's own do; it
-        // ends when the runtime closes.
-        let (serving, settings) = (runtime.clone(), config.gateway.clone());
+        // While a console is attached, a host's call that asks waits for a console's answer,
+        // as the consoles' own do; with none, `gateway.unattended` decides (and the hub
+        // refuses what would ask). It ends when the runtime closes.
+        let attached = Arc::downgrade(&hub);
+        let attended = Attended::While(Arc::new(move || {
+            attached.upgrade().is_some_and(|hub| hub.consoles() > 0)
+        }));
+        let serving = runtime.clone();
         tokio::spawn(async move {
-            if let Err(e) = serving.serve_http(listener, token, &settings, true).await {
+            if let Err(e) = serving
+                .serve_http(listener, token, &settings, attended)
+                .await
+            {
                 tracing::warn!(error = %e, "daemon: serving hosts ended");
             }
         });
     }
-    let hub = Arc::new(Hub::new(runtime.clone(), config));
     let pump = tokio::spawn(pump(hub.clone(), stream));
     let sessions = CancellationToken::new();
     let connections = TaskTracker::new();

@@ -99,6 +99,7 @@ where
             break;
         }
     }
+    session.hub.detach(&session.console);
     drop(session);
     let _ = writer.await;
 }

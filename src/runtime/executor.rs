@@ -242,7 +242,7 @@ impl Executor {
                             AnsweredBy::Unattended => (
                                 CallStatus::Refused,
                                 ToolResult::error(format!(
-                                    "refused: nobody is at a console to approve it: {why}; `serve` runs unattended (gateway.unattended: rules lets through only what rules and hooks allow)"
+                                    "refused: nobody is at a console to approve it: {why} (gateway.unattended: rules lets through only what rules and hooks allow)"
                                 )),
                             ),
                             AnsweredBy::Operator | AnsweredBy::YesFlag => (

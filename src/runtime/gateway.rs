@@ -7,7 +7,8 @@
 //! Either way what would ask is refused (`AnsweredBy::Unattended`), and a rule or a hook may
 //! still deny a read-only call. With the
 //! console serving (`--serve-http`), a call that asks waits for the operator's answer in the
-//! approval modal, as every other call does.
+//! approval modal, as every other call does; the daemon's waits for its consoles while one is
+//! attached, and with none `gateway.unattended` decides as under `serve`.
 //!
 //! Over HTTP every host brings the gateway's bearer token, made on first use and kept (owner
 //! only) at `$XDG_STATE_HOME/aimon-console/gateway-token`.
@@ -32,11 +33,42 @@ use crate::mcp::resources::{
 use crate::tool::registry::ToolSnapshot;
 use crate::tool::{ProgressSink, SideEffectLevel, ToolDescriptor, ToolResult};
 
+/// Whether a console answers the questions a host's calls raise; when none does,
+/// `gateway.unattended` decides what they get.
+#[derive(Clone)]
+pub enum Attended {
+    /// The console serving hosts (`--serve-http`, `gateway.listen` in the console).
+    Always,
+    /// `serve`: nobody ever is.
+    Never,
+    /// The daemon: while the function says a console is attached.
+    While(Arc<dyn Fn() -> bool + Send + Sync>),
+}
+
+impl Attended {
+    fn now(&self) -> bool {
+        match self {
+            Attended::Always => true,
+            Attended::Never => false,
+            Attended::While(attached) => attached(),
+        }
+    }
+
+    /// Why nobody answers, in the words a refused host is given.
+    fn nobody(&self) -> &'static str {
+        match self {
+            Attended::While(_) => "no console is attached to the daemon",
+            Attended::Always | Attended::Never => "`serve` runs unattended",
+        }
+    }
+}
+
 /// The runtime as the face's backend. `unattended` says what a mutating call gets when no
-/// console answers questions (`None`: the console does).
+/// console answers questions (`attended`).
 struct Served {
     runtime: Arc<AgentRuntime>,
-    unattended: Option<Unattended>,
+    attended: Attended,
+    unattended: Unattended,
 }
 
 #[async_trait::async_trait]
@@ -65,10 +97,11 @@ impl Backend for Served {
         progress: Option<ProgressSink>,
     ) -> ToolResult {
         let mutating = tool.side_effect == SideEffectLevel::Mutating;
-        if mutating && self.unattended == Some(Unattended::Refuse) {
+        if mutating && self.unattended == Unattended::Refuse && !self.attended.now() {
             return ToolResult::error(format!(
-                "refused: {offered} is mutating, and nobody is at a console to approve it (`serve` \
-                 runs unattended, and gateway.unattended is refuse: only read-only tools run)"
+                "refused: {offered} is mutating, and nobody is at a console to approve it ({}, \
+                 and gateway.unattended is refuse: only read-only tools run)",
+                self.attended.nobody()
             ));
         }
         let origin = CallOrigin::Host {
@@ -167,33 +200,29 @@ impl AgentRuntime {
     /// Serves the tools of every ready server to one host over this process's stdin and stdout
     /// (`serve --stdio`), until the host goes away; no console answers (`unattended`).
     pub async fn serve_stdio(self: &Arc<Self>, config: &GatewayConfig) -> Result<(), String> {
-        face::serve_stdio(self.gateway(config, Some(config.unattended))).await
+        face::serve_stdio(self.gateway(config, Attended::Never)).await
     }
 
     /// Serves hosts over Streamable HTTP on `listener` (each with `token`) until the runtime
-    /// closes. `attended`: a console answers the questions their calls raise; else
-    /// `gateway.unattended` decides.
+    /// closes. While `attended` says a console answers the questions their calls raise, their
+    /// calls wait for it; else `gateway.unattended` decides.
     pub async fn serve_http(
         self: &Arc<Self>,
         listener: tokio::net::TcpListener,
         token: String,
         config: &GatewayConfig,
-        attended: bool,
+        attended: Attended,
     ) -> std::io::Result<()> {
         let stop = self.executor.all_calls.child_token();
-        let unattended = (!attended).then_some(config.unattended);
-        let gateway = self.gateway(config, unattended);
+        let gateway = self.gateway(config, attended);
         crate::mcp::face_http::serve_http(gateway, listener, token, stop).await
     }
 
-    fn gateway(
-        self: &Arc<Self>,
-        config: &GatewayConfig,
-        unattended: Option<Unattended>,
-    ) -> Arc<Gateway> {
+    fn gateway(self: &Arc<Self>, config: &GatewayConfig, attended: Attended) -> Arc<Gateway> {
         let served = Arc::new(Served {
             runtime: self.clone(),
-            unattended,
+            attended,
+            unattended: config.unattended,
         });
         Gateway::new(served, config.naming.clone(), config.max_calls_per_host)
     }

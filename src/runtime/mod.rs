@@ -29,7 +29,7 @@ pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{Approval, CallOutcome, CallStatus};
 pub use content::{ContentError, ResourceListing};
 pub use events::{log_text, RuntimeEvent};
-pub use gateway::{daemon_token, gateway_token};
+pub use gateway::{daemon_token, gateway_token, Attended};
 pub use hooks::{HookAnswer, HookOutcome, HookRun};
 pub use json::{event_json, tool_json, ToolJson, ToolsJson};
 pub use json_read::{

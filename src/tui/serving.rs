@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 use super::messages::{AppEvent, Level};
 use crate::config::GatewayConfig;
-use crate::runtime::AgentRuntime;
+use crate::runtime::{AgentRuntime, Attended};
 
 /// The socket hosts reach the console's gateway on, and the token they bring. Each runtime
 /// the console starts (a restart-all makes a new one) serves on it until it closes.
@@ -46,7 +46,10 @@ pub(super) async fn serve_hosts(
             let token = serving.token.clone();
             let gateway = gateway.clone();
             tokio::spawn(async move {
-                if let Err(e) = runtime.serve_http(listener, token, &gateway, true).await {
+                if let Err(e) = runtime
+                    .serve_http(listener, token, &gateway, Attended::Always)
+                    .await
+                {
                     tracing::warn!(error = %e, "serving hosts ended");
                 }
             });
