@@ -9,39 +9,23 @@ mod peers;
 use std::io::BufRead;
 use std::process::Stdio;
 
-use common::daemon::{daemon, is_event, Console};
-use common::{bin, free_port, write_config};
+use common::daemon::{daemon, is_event, notes_config, Console};
+use common::free_port;
 use gateway_support::Host;
 use serde_json::{json, Value};
 
 #[test]
 fn hosts_and_consoles_share_the_daemons_servers_and_its_consoles_answer_for_hosts() {
-    let port = free_port();
-    let bin = bin();
-    let config = write_config(&format!(
-        "mcp:
-  servers:
-    - name: notes
-      command: {bin}
-      args: [demo-server]
-      annotation_trust: trust
-gateway:
-  listen: 127.0.0.1:{port}
-"
-    ));
-    let (_daemon, socket) = daemon(&config);
-    let token = std::fs::read_to_string(socket.with_file_name("aimon-console/gateway-token"))
-        .expect("the gateway's token, in the daemon's state folder");
-    let mut a = Console::connect(&socket);
+    let gateway = gateway_daemon("");
+    let mut a = Console::connect(&gateway.socket);
     a.initialize("console-a");
     a.ready("notes");
 
     // A host writes a note: the daemon asks its consoles, naming the host.
     let calls = json!([["notes__write_note", {"title": "pool", "body": "b"}]]);
-    let url = format!("http://127.0.0.1:{port}/mcp");
     let host = Host::Python
-        .command(&calls, &[&url])
-        .env("AIMON_GATEWAY_TOKEN", token.trim())
+        .command(&calls, &[&gateway.url])
+        .env("AIMON_GATEWAY_TOKEN", &gateway.token)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -120,32 +104,37 @@ policy:
     );
 }
 
-/// A daemon serving hosts, its `notes` server ready, and no console attached: the one that
-/// waited for the server has gone, and the daemon has let it go (it closed its side).
-struct Unattended {
+/// A daemon on the demo server `notes` serving hosts on a free port (`more` added to its
+/// `gateway:` section and after it): the daemon, its socket, the hosts' URL and the token.
+struct GatewayDaemon {
     _daemon: common::Background,
+    /// Its folder holds the socket and the daemon's state.
+    _config: common::TempConfig,
+    socket: std::path::PathBuf,
     url: String,
     token: String,
 }
 
-fn unattended_daemon(more: &str) -> Unattended {
+fn gateway_daemon(more: &str) -> GatewayDaemon {
     let port = free_port();
-    let bin = bin();
-    let config = write_config(&format!(
-        "mcp:
-  servers:
-    - name: notes
-      command: {bin}
-      args: [demo-server]
-      annotation_trust: trust
-gateway:
-  listen: 127.0.0.1:{port}
-{more}"
-    ));
+    let config = notes_config(&format!("gateway:\n  listen: 127.0.0.1:{port}\n{more}"));
     let (daemon, socket) = daemon(&config);
     let token = std::fs::read_to_string(socket.with_file_name("aimon-console/gateway-token"))
         .expect("the gateway's token, in the daemon's state folder");
-    let mut a = Console::connect(&socket);
+    GatewayDaemon {
+        _daemon: daemon,
+        _config: config,
+        socket,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+        token: token.trim().to_string(),
+    }
+}
+
+/// [`gateway_daemon`] with its `notes` server ready and no console attached: the one that
+/// waited for the server has gone, and the daemon has let it go (it closed its side).
+fn unattended_daemon(more: &str) -> GatewayDaemon {
+    let gateway = gateway_daemon(more);
+    let mut a = Console::connect(&gateway.socket);
     a.initialize("console-a");
     a.ready("notes");
     a.out.shutdown(std::net::Shutdown::Write).unwrap();
@@ -158,9 +147,5 @@ gateway:
     {
         line.clear();
     }
-    Unattended {
-        _daemon: daemon,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-        token: token.trim().to_string(),
-    }
+    gateway
 }

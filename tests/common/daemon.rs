@@ -211,9 +211,8 @@ pub fn daemon_over_tls(dir: &Path, yaml: &str) -> (Background, PathBuf, u16, Pat
     (daemon, run, port, cert)
 }
 
-/// A config of the demo server `notes` (trusted) and the demo model preferring it, for the
-/// daemon's agent.
-pub fn agent_config() -> TempConfig {
+/// A config of the demo server `notes`, its annotations trusted, and `more` after it.
+pub fn notes_config(more: &str) -> TempConfig {
     let bin = bin();
     super::write_config(&format!(
         "mcp:
@@ -222,7 +221,16 @@ pub fn agent_config() -> TempConfig {
       command: {bin}
       args: [demo-server]
       annotation_trust: trust
-agent:
+{more}"
+    ))
+}
+
+/// A config of the demo server `notes` (trusted) and the demo model preferring it, for the
+/// daemon's agent.
+pub fn agent_config() -> TempConfig {
+    let bin = bin();
+    notes_config(&format!(
+        "agent:
   models:
     demo:
       command: {bin}
