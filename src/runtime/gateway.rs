@@ -35,7 +35,6 @@ use crate::tool::{ProgressSink, SideEffectLevel, ToolDescriptor, ToolResult};
 
 /// Whether a console answers the questions a host's calls raise; when none does,
 /// `gateway.unattended` decides what they get.
-#[derive(Clone)]
 pub enum Attended {
     /// The console serving hosts (`--serve-http`, `gateway.listen` in the console).
     Always,
