@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// Runs the binary with `args` and extra environment variables.
 fn run_env(args: &[&str], config: &Path, env: &[(&str, &str)]) -> Output {
-    let log = std::env::temp_dir().join(format!("aimon-test-{}.log", std::process::id()));
+    let log = run_log();
     Command::new(bin())
         .arg("--config")
         .arg(config)

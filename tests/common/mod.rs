@@ -21,13 +21,22 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_aimon-console")
 }
 
+/// `name` in the folder for the test binaries' files that outlive a test (logs, a process's
+/// state): `target/tmp/tests` (cargo's `CARGO_TARGET_TMPDIR`), so a run leaves nothing in the
+/// machine's temp folder and `cargo clean` takes them.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tests");
+    std::fs::create_dir_all(&dir).expect("the tests' scratch folder");
+    dir.join(name)
+}
+
 /// The state folder (`XDG_STATE_HOME`) of this test binary's own process, where an in-process
 /// runtime keeps tokens and tool lists; set once, before any test reads it (subprocesses inherit
 /// it, or get their own explicitly).
 pub fn process_state_home(name: &str) -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("aimon-{name}-tests-{}", std::process::id()));
+        let dir = scratch(&format!("{name}-state-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("state dir");
         std::env::set_var("XDG_STATE_HOME", &dir);
         dir
@@ -75,14 +84,18 @@ pub fn demo_server(name: &str, flags: &[&str], extra: &str, marker: &str) -> Str
     s
 }
 
-/// Runs the binary with `args`, stdin closed, and a logfile in a temp place.
+/// The log file of the binary's runs in this test process.
+pub fn run_log() -> PathBuf {
+    scratch(&format!("run-{}.log", std::process::id()))
+}
+
+/// Runs the binary with `args`, stdin closed, logging to [`run_log`].
 pub fn run(args: &[&str], config: Option<&Path>) -> Output {
     let mut cmd = Command::new(bin());
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
     }
-    let log = std::env::temp_dir().join(format!("aimon-test-{}.log", std::process::id()));
-    cmd.arg("--log-file").arg(log);
+    cmd.arg("--log-file").arg(run_log());
     cmd.args(args)
         .stdin(Stdio::null())
         .env("NO_COLOR", "1")

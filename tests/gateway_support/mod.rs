@@ -51,10 +51,10 @@ impl Host {
     }
 }
 
-/// `serve --stdio` on `config` as a host starts it: the command line, its log beside the temp
-/// files of the test.
+/// `serve --stdio` on `config` as a host starts it: the command line, its log in the tests'
+/// scratch folder.
 pub fn serve_stdio(config: &std::path::Path, m: &str) -> Vec<String> {
-    let log = std::env::temp_dir().join(format!("{m}.log"));
+    let log = scratch(&format!("{m}.log"));
     vec![
         bin().to_string(),
         "--config".into(),
