@@ -6,7 +6,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crossterm::event::KeyCode::{Char, Enter, PageUp};
@@ -37,8 +37,8 @@ pub fn wanted_height(app: &App, width: u16) -> u16 {
     let Some(s) = app.selected_server() else {
         return 0;
     };
-    let summary = Paragraph::new(summary(app, s)).wrap(Wrap { trim: false });
-    let lines = summary.line_count(width.saturating_sub(2)) + 1 + s.stderr.len().min(STDERR_WANTED);
+    let rows = rows(summary(app, s), width.saturating_sub(2)).len();
+    let lines = rows + 1 + s.stderr.len().min(STDERR_WANTED);
     u16::try_from(lines + 2).unwrap_or(u16::MAX)
 }
 
@@ -309,6 +309,17 @@ fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
     lines
 }
 
+/// The summary `lines` as the rows they take at `width`: wrapped once, so that the count and
+/// the drawing come from the same rows (ratatui's `Wrap` would wrap them again for each).
+/// Lines that all fit are left as they are.
+fn rows(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
+    if lines.iter().all(|line| line.width() <= usize::from(width)) {
+        lines
+    } else {
+        crate::tui::modals::wrap_styled(lines, width)
+    }
+}
+
 /// Draws the summary `lines` and, below, the stderr tail into `inner`.
 fn render_tail(
     app: &App,
@@ -329,19 +340,9 @@ fn render_tail(
     } else {
         1 + total.min(STDERR_KEPT)
     };
-    // Lines that all fit are drawn as they are: wrapping them (once to count, again to draw)
-    // would only give them back.
-    let fits = lines
-        .iter()
-        .all(|line| line.width() <= usize::from(inner.width));
-    let (summary, wrapped) = if fits {
-        let count = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-        (Paragraph::new(lines), count)
-    } else {
-        let summary = Paragraph::new(lines).wrap(Wrap { trim: false });
-        let wrapped = u16::try_from(summary.line_count(inner.width)).unwrap_or(u16::MAX);
-        (summary, wrapped)
-    };
+    let lines = rows(lines, inner.width);
+    let wrapped = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+    let summary = Paragraph::new(lines);
     let room = inner.height.saturating_sub(kept as u16);
     let summary_h = if wrapped > room && room > 0 {
         let cut = Rect {
