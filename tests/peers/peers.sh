@@ -22,10 +22,13 @@ root="${PEERS_DIR:-$repo/target/tmp/peers}"
 # llama.cpp (inside llama-cpp-python) builds with GGML_NATIVE by default: it then uses whatever
 # the build machine's CPUID lists, and on a VM that lists AMX without enabling its register
 # state the first completion dies on `tileloadd` (SIGILL). A fixed baseline every machine of
-# this kind runs instead: AVX2 + FMA + F16C, no AVX-512, no AMX, no AVX-VNNI.
+# this kind runs instead: AVX2 + FMA + F16C, no AVX-512, no AMX, no AVX-VNNI. Without the
+# multimodal library (mtmd, for image and audio input, which no test sends; llama-cpp-python
+# loads it only for those chat formats).
 LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
--DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+-DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+-DLLAVA_BUILD=OFF"
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'peers.sh: %s\n' "$*" >&2; exit 1; }
