@@ -50,11 +50,70 @@ pub struct Rows<'a>(pub Vec<Line<'a>>);
 
 impl Widget for Rows<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        RowsOf(&self.0).render(area, buf);
+    }
+}
+
+/// [`Rows`] of lines kept elsewhere (drawn without taking them).
+pub struct RowsOf<'a, 'b>(pub &'a [Line<'b>]);
+
+impl Widget for RowsOf<'_, '_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
         let area = area.intersection(buf.area);
         for (line, y) in self.0.iter().zip(area.top()..area.bottom()) {
-            buf.set_line(area.left(), y, line, area.width);
+            set_line(buf, area.left(), y, line, area.width);
         }
     }
+}
+
+/// `Buffer::set_line`, with a span of ASCII text written a byte to a cell: such a byte is one
+/// grapheme of width one, a control character none, so the grapheme segmentation and width
+/// lookup ratatui does for any text are skipped (most of what the panes draw). Other spans go
+/// through `Buffer::set_stringn` as `set_line` sends them.
+fn set_line(buf: &mut Buffer, x: u16, y: u16, line: &Line<'_>, max_width: u16) {
+    let mut remaining = max_width;
+    let mut x = x;
+    for span in line {
+        if remaining == 0 {
+            break;
+        }
+        let style = line.style.patch(span.style);
+        let text = span.content.as_ref();
+        let end = if text.is_ascii() {
+            set_ascii(buf, x, y, text, remaining, style)
+        } else {
+            buf.set_stringn(x, y, text, usize::from(remaining), style).0
+        };
+        remaining = remaining.saturating_sub(end.saturating_sub(x));
+        x = end;
+    }
+}
+
+/// `Buffer::set_stringn` for ASCII `text`: control characters skipped, the rest a cell each,
+/// up to `max_width` cells and the buffer's right edge. Returns the column after the last.
+fn set_ascii(
+    buf: &mut Buffer,
+    mut x: u16,
+    y: u16,
+    text: &str,
+    max_width: u16,
+    style: Style,
+) -> u16 {
+    let mut remaining = buf.area.right().saturating_sub(x).min(max_width);
+    for (i, byte) in text.bytes().enumerate() {
+        if byte.is_ascii_control() {
+            continue;
+        }
+        if remaining == 0 {
+            break;
+        }
+        remaining -= 1;
+        buf[(x, y)]
+            .set_symbol(text.get(i..=i).unwrap_or(" "))
+            .set_style(style);
+        x += 1;
+    }
+    x
 }
 
 /// A pane's border and title, drawn as ratatui's `Block` with all borders and a title draws
@@ -111,17 +170,7 @@ impl Widget for PaneBlock {
         if room == 0 || self.title.is_empty() {
             return;
         }
-        let title = Line::from(self.title);
-        let width = u16::try_from(title.width()).unwrap_or(u16::MAX).min(room);
-        title.render(
-            Rect {
-                x: left + 1,
-                y: top,
-                width,
-                height: 1,
-            },
-            buf,
-        );
+        set_line(buf, left + 1, top, &Line::from(self.title), room);
     }
 }
 
@@ -217,5 +266,73 @@ mod tests {
         Rows(lines()).render(area, &mut ours);
         Paragraph::new(lines()).render(area, &mut theirs);
         assert_eq!(ours, theirs);
+    }
+
+    /// `PaneBlock` draws the cells ratatui's `Block` with all borders and the same title draws:
+    /// a title that fits, one cut at the corner, one with wide characters, focused or not.
+    #[test]
+    fn a_pane_block_draws_what_a_block_draws() {
+        let focus = Style::default()
+            .fg(Color::Cyan)
+            .add_modifier(Modifier::BOLD);
+        for (title, border) in [
+            (" Calls 12 · 3 running ", Style::default()),
+            (" a title far too long for its pane ", focus),
+            (" 語 Details: 語語 ", Style::default()),
+        ] {
+            let area = Rect::new(1, 1, 16, 4);
+            let (mut ours, mut theirs) = (
+                Buffer::empty(Rect::new(0, 0, 20, 6)),
+                Buffer::empty(Rect::new(0, 0, 20, 6)),
+            );
+            PaneBlock {
+                title: title.to_string(),
+                border,
+            }
+            .render(area, &mut ours);
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(border)
+                .title(title)
+                .render(area, &mut theirs);
+            assert_eq!(ours, theirs, "{title}");
+        }
+    }
+
+    /// The ASCII path draws what ratatui draws for the same text: control characters (a tab,
+    /// CR LF, an escape) skipped, spans ending at the edge and past it, ASCII beside other
+    /// text in one line, a line style under span styles, a line starting left of the edge.
+    #[test]
+    fn ascii_spans_draw_as_ratatui_draws_them() {
+        let lines = || {
+            vec![
+                Line::raw("a\tb\r\nc\u{1b}[0m d\u{7f}e"),
+                Line::from(vec![
+                    Span::raw("twelve chars"),
+                    Span::styled("+more", Style::default().fg(Color::Red)),
+                ]),
+                Line::from(vec![
+                    Span::raw("ab "),
+                    Span::raw("é語x"),
+                    Span::styled(" tail", Style::default().add_modifier(Modifier::BOLD)),
+                ])
+                .style(Style::default().bg(Color::Blue)),
+                Line::raw("\n\n\n"),
+                Line::raw("exactly 15 cell"),
+            ]
+        };
+        for area in [
+            Rect::new(2, 1, 15, 5),
+            Rect::new(10, 0, 10, 5),
+            Rect::new(0, 2, 3, 5),
+        ] {
+            let (mut ours, mut theirs) = (
+                Buffer::empty(Rect::new(0, 0, 20, 8)),
+                Buffer::empty(Rect::new(0, 0, 20, 8)),
+            );
+            Rows(lines()).render(area, &mut ours);
+            Paragraph::new(lines()).render(area, &mut theirs);
+            assert_eq!(ours, theirs, "{area:?}");
+        }
     }
 }
