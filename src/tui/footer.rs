@@ -1,8 +1,8 @@
 //! The footer: the keys that work right now, and the last notice.
 
+use crate::tui::widgets::{keys_line, Rows};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::tui::app::App;
@@ -66,21 +66,15 @@ pub fn render(app: &App, frame: &mut Frame, spare: Rect, area: Rect) {
     let width = usize::from(area.width);
     let (own, global) = keys(app);
     if app.notice.is_none() && !global.is_empty() && !own.is_empty() {
+        frame.render_widget(Rows(vec![keys_line(&fitted(own, width), app.theme)]), spare);
         frame.render_widget(
-            Paragraph::new(super::widgets::keys_line(&fitted(own, width), app.theme)),
-            spare,
-        );
-        frame.render_widget(
-            Paragraph::new(super::widgets::keys_line(&fitted(global, width), app.theme)),
+            Rows(vec![keys_line(&fitted(global, width), app.theme)]),
             area,
         );
         return;
     }
     let all: Keys = own.into_iter().chain(global).collect();
-    frame.render_widget(
-        Paragraph::new(super::widgets::keys_line(&fitted(all, width), app.theme)),
-        area,
-    );
+    frame.render_widget(Rows(vec![keys_line(&fitted(all, width), app.theme)]), area);
 }
 
 /// The keys that fit in `width` columns, whole: `? help` always (last), the others in order of
@@ -125,5 +119,5 @@ pub fn render_notice(app: &App, frame: &mut Frame, area: Rect, mut rows: Vec<Str
         rows.push(super::widgets::fit(&rest, width));
     }
     let lines: Vec<Line> = rows.into_iter().map(|r| Line::styled(r, style)).collect();
-    frame.render_widget(Paragraph::new(lines), area);
+    frame.render_widget(Rows(lines), area);
 }

@@ -3,9 +3,10 @@
 //! `App` holds one field for all of it. Plain state: a pane's keys and drawing read and change
 //! it through `App`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
+use ratatui::text::Line;
 use serde_json::Value;
 
 use super::listing::{PromptsPane, ResourcesPane};
@@ -47,6 +48,10 @@ pub struct ServersPane {
     pub details_scroll: usize,
     /// The stderr lines the details pane showed last frame: a page, and how far it scrolls.
     pub details_shown: Cell<usize>,
+    /// The details summary as last wrapped: the width, the lines and the rows they took.
+    /// The summary is built each frame (it follows the server); wrapping it again only when
+    /// it or the width changed keeps that off the frame.
+    pub details_rows: RefCell<(u16, Vec<Line<'static>>, Vec<Line<'static>>)>,
 }
 
 /// The Tools pane.

@@ -2,6 +2,7 @@
 //! the frame. Large terminals get every pane at once (Tools, Resources and Prompts share a
 //! place, tabbed); small ones (80×24) the servers and one pane.
 
+use super::widgets::Rows;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -202,7 +203,7 @@ impl App {
         if whole + hint_w <= width {
             spans.push(Span::styled(format!(" {hint}"), self.theme.dim()));
         }
-        frame.render_widget(Paragraph::new(Line::from(spans)), area);
+        frame.render_widget(Rows(vec![Line::from(spans)]), area);
     }
 
     /// The view on top of the panes, as the overlay stack says (`overlay.rs`). The quit

@@ -150,6 +150,11 @@ pub fn wrap_styled(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> 
     let width = usize::from(width.max(1));
     let mut rows = Vec::new();
     for line in lines {
+        // A line that fits is its own row, as it is.
+        if line.width() <= width {
+            rows.push(line);
+            continue;
+        }
         let cells: Vec<(char, Style)> = line
             .spans
             .iter()

@@ -4,9 +4,11 @@
 //! phases, warnings and stderr; for all of them the command line (or endpoint) they start
 //! with (`c` shows it whole).
 
+use crate::tui::widgets::{Rows, RowsOf};
+use std::cell::Ref;
+
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crossterm::event::KeyCode::{Char, Enter, PageUp};
@@ -37,7 +39,7 @@ pub fn wanted_height(app: &App, width: u16) -> u16 {
     let Some(s) = app.selected_server() else {
         return 0;
     };
-    let rows = rows(summary(app, s), width.saturating_sub(2)).len();
+    let rows = rows(app, summary(app, s), width.saturating_sub(2)).len();
     let lines = rows + 1 + s.stderr.len().min(STDERR_WANTED);
     u16::try_from(lines + 2).unwrap_or(u16::MAX)
 }
@@ -310,14 +312,15 @@ fn summary(app: &App, s: &ServerRow) -> Vec<Line<'static>> {
 }
 
 /// The summary `lines` as the rows they take at `width`: wrapped once, so that the count and
-/// the drawing come from the same rows (ratatui's `Wrap` would wrap them again for each).
-/// Lines that all fit are left as they are.
-fn rows(lines: Vec<Line<'static>>, width: u16) -> Vec<Line<'static>> {
-    if lines.iter().all(|line| line.width() <= usize::from(width)) {
-        lines
-    } else {
-        crate::tui::modals::wrap_styled(lines, width)
+/// the drawing come from the same rows (ratatui's `Wrap` would wrap them again for each), and
+/// not again while the lines and the width stay the same (`ServersPane::details_rows`).
+fn rows<'a>(app: &'a App, lines: Vec<Line<'static>>, width: u16) -> Ref<'a, [Line<'static>]> {
+    let kept = &app.panes.servers.details_rows;
+    if kept.borrow().0 != width || kept.borrow().1 != lines {
+        let rows = crate::tui::modals::wrap_styled(lines.clone(), width);
+        *kept.borrow_mut() = (width, lines, rows);
     }
+    Ref::map(kept.borrow(), |(_, _, rows)| rows.as_slice())
 }
 
 /// Draws the summary `lines` and, below, the stderr tail into `inner`.
@@ -340,9 +343,9 @@ fn render_tail(
     } else {
         1 + total.min(STDERR_KEPT)
     };
-    let lines = rows(lines, inner.width);
+    let lines = rows(app, lines, inner.width);
     let wrapped = u16::try_from(lines.len()).unwrap_or(u16::MAX);
-    let summary = Paragraph::new(lines);
+    let summary = RowsOf(&lines);
     let room = inner.height.saturating_sub(kept as u16);
     let summary_h = if wrapped > room && room > 0 {
         let cut = Rect {
@@ -370,7 +373,7 @@ fn render_tail(
             .find(|h| h.chars().count() <= usize::from(inner.width))
             .unwrap_or(&hints[2]);
         frame.render_widget(
-            Paragraph::new(Line::styled(hint.clone(), theme.dim())),
+            Rows(vec![Line::styled(hint.clone(), theme.dim())]),
             Rect {
                 y: inner.y + cut.height,
                 height: 1,
@@ -433,7 +436,7 @@ fn render_tail(
             .take(end - start)
             .map(|l| Line::raw(format!("│ {l}"))),
     );
-    frame.render_widget(Paragraph::new(tail), rest);
+    frame.render_widget(Rows(tail), rest);
 }
 
 /// The selected server is a stdio one (it has a stderr tail).

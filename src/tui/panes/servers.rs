@@ -136,7 +136,7 @@ impl Component for Servers {
                 height: taken,
                 ..inner
             };
-            frame.render_widget(Paragraph::new(foot), at);
+            frame.render_widget(Rows(foot), at);
         }
         if app.servers.is_empty() {
             frame.render_widget(

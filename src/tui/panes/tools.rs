@@ -104,10 +104,10 @@ impl Component for Tools {
                 ""
             };
             frame.render_widget(
-                Paragraph::new(Line::from(vec![
+                Rows(vec![Line::from(vec![
                     Span::styled("/", theme.key()),
                     Span::raw(format!("{}{cursor}", app.panes.tools.filter)),
-                ])),
+                ])]),
                 Rect {
                     y,
                     height: 1,
@@ -166,7 +166,7 @@ impl Component for Tools {
             format!("  {}  EFFECT", cell("TOOL", name_w))
         };
         frame.render_widget(
-            Paragraph::new(Line::styled(header, theme.dim())),
+            Rows(vec![Line::styled(header, theme.dim())]),
             Rect {
                 y,
                 height: 1,
@@ -278,7 +278,7 @@ impl Component for Tools {
                 why,
             ];
             frame.render_widget(
-                Paragraph::new(about),
+                Rows(about),
                 Rect {
                     y: y + height.saturating_sub(2),
                     height: height.min(2),
