@@ -202,7 +202,7 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
             }
             Some(()) = draw_rx.recv() => {
                 let drawing = Instant::now();
-                // Measured only for the frame log: two system calls a frame otherwise spent.
+                // Measured only for the frame log: four system calls a frame otherwise spent.
                 let logged = tracing::enabled!(target: FRAME_LOG, tracing::Level::DEBUG)
                     .then(frame::ThreadUsage::now);
                 app.set_now(drawing);
