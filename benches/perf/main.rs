@@ -87,7 +87,8 @@ impl Scale {
 #[derive(Clone)]
 struct Target {
     section: &'static str,
-    server: ServerCmd,
+    /// Made when the section runs (the peers' install check only for a section that uses them).
+    server: fn() -> ServerCmd,
     tool: &'static str,
     arguments: Value,
     /// Sequential calls per round; rounds alternate bare and full stack.
@@ -106,13 +107,13 @@ struct Target {
 async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     let name = "srv";
     let qualified = format!("mcp__{name}__{}", target.tool);
-    let runtime = stack::runtime(name, &target.server).await;
+    let runtime = stack::runtime(name, &(target.server)()).await;
     let (ours, mut bare) = sequential_rows(target, "sequential", &runtime, rows).await;
     let warmup = (target.per_round / 10).max(20);
 
     if target.python_calls > 0 {
         let python = peer::python_client(
-            &target.server,
+            &(target.server)(),
             target.python_calls,
             warmup,
             target.tool,
@@ -207,7 +208,7 @@ fn negotiated(runtime: &aimon_console::runtime::AgentRuntime) -> String {
 }
 
 fn bare_loop(target: &Target, revision: &str) -> bare::BareServer {
-    match bare::BareServer::start(&target.server, revision) {
+    match bare::BareServer::start(&(target.server)(), revision) {
         Ok(b) => b,
         Err(e) => panic!(
             "{}: bare loop ({revision}) could not start: {e}",
@@ -252,7 +253,7 @@ async fn sequential_rounds(
 /// the headless commands run on a current-thread one (`main.rs`), because on 2 cores wake-ups
 /// between worker threads, not our code, were most of the gap to the bare loop.
 async fn multi_thread_comparison(target: &Target, rows: &mut Vec<Row>) {
-    let runtime = stack::runtime("srv", &target.server).await;
+    let runtime = stack::runtime("srv", &(target.server)()).await;
     let target = Target {
         against_bare: None,
         ..target.clone()
@@ -415,7 +416,7 @@ fn main() {
     let targets = [
         Target {
             section: "call/demo",
-            server: ServerCmd {
+            server: || ServerCmd {
                 command: BINARY.into(),
                 args: vec!["demo-server".into()],
             },
@@ -429,7 +430,7 @@ fn main() {
         },
         Target {
             section: "call/everything",
-            server: peer::everything(),
+            server: peer::everything,
             tool: "echo",
             arguments: json!({"message": "hello"}),
             per_round: scale.n(500),
