@@ -1,6 +1,5 @@
 //! The footer: the keys that work right now, and the last notice.
 
-use crate::tui::widgets::{keys_line, Rows};
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::Frame;
@@ -10,6 +9,7 @@ use crate::tui::commands::Context;
 use crate::tui::dialog_commands::dialog;
 use crate::tui::hints;
 use crate::tui::messages::Level;
+use crate::tui::widgets::{keys_line, Rows};
 
 type Keys = Vec<(&'static str, &'static str)>;
 

@@ -65,7 +65,7 @@ async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Se
 /// own count) and its page faults, minor and major (`getrusage(RUSAGE_THREAD)`). Between two
 /// readings: a frame's own cost apart from the time it waited for a core or for the terminal,
 /// and the code or data it had to bring back into memory. (`getrusage`'s user and system
-/// times are that count split by the kernel's tick samples and kept from going backwards:
+/// times are that count split by the kernel's tick samples and kept from going backwards, so
 /// over a frame they could stand still: frames of 0.59 and 0.93 ms read 0 µs.)
 #[derive(Clone, Copy)]
 pub struct ThreadUsage {

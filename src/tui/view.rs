@@ -2,7 +2,6 @@
 //! the frame. Large terminals get every pane at once (Tools, Resources and Prompts share a
 //! place, tabbed); small ones (80×24) the servers and one pane.
 
-use super::widgets::Rows;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -15,6 +14,7 @@ use super::modals::{self, centered, Modal};
 use super::overlay::Layer;
 use super::pane_state::Pane;
 use super::panes;
+use super::widgets::Rows;
 use crate::runtime::ElicitationMode;
 
 /// Terminals at least this large get the four-pane layout.

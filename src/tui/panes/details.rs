@@ -4,7 +4,6 @@
 //! phases, warnings and stderr; for all of them the command line (or endpoint) they start
 //! with (`c` shows it whole).
 
-use crate::tui::widgets::{Rows, RowsOf};
 use std::cell::Ref;
 
 use ratatui::layout::Rect;
@@ -25,7 +24,7 @@ use crate::tui::commands::{cmd, Command, Does::*, When::*};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::state::ServerRow;
-use crate::tui::widgets::pane_block;
+use crate::tui::widgets::{pane_block, Rows, RowsOf};
 
 /// Stderr lines the pane keeps in view below a summary too long for it.
 const STDERR_KEPT: usize = 3;
