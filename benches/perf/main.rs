@@ -107,13 +107,14 @@ struct Target {
 async fn call_section(target: &Target, rows: &mut Vec<Row>) {
     let name = "srv";
     let qualified = format!("mcp__{name}__{}", target.tool);
-    let runtime = stack::runtime(name, &(target.server)()).await;
+    let server = (target.server)();
+    let runtime = stack::runtime(name, &server).await;
     let (ours, mut bare) = sequential_rows(target, "sequential", &runtime, rows).await;
     let warmup = (target.per_round / 10).max(20);
 
     if target.python_calls > 0 {
         let python = peer::python_client(
-            &(target.server)(),
+            &server,
             target.python_calls,
             warmup,
             target.tool,
