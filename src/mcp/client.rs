@@ -37,7 +37,9 @@ pub use super::handler::{AimonClientHandler, ClientOptions};
 use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
+use super::transport::direct::{DirectCalls, Sent};
 use super::transport::lines::StdoutIssues;
+use super::transport::outbound::SessionMeta;
 use super::transport::process::{ExitInfo, ServerProcess};
 use super::transport::reaper;
 use super::transport::tool_page::PageEntries;
@@ -119,9 +121,32 @@ pub struct DefaultMcpClient {
     /// The session's own handler, which also answers what a 2026-07-28 server asks inside an
     /// `input_required` result (`mrtr.rs`).
     pub(super) handler: AimonClientHandler,
+    /// Over stdio, `tools/call` is written and answered without rmcp's service task
+    /// (`transport/direct.rs`), with the `_meta` rmcp would give it.
+    direct: Option<(DirectCalls, SessionMeta)>,
 }
 
 impl DefaultMcpClient {
+    /// Calls go the direct way on this connection from now on (`transport/direct.rs`), with
+    /// the `_meta` rmcp gives every request of this session: at revision 2026-07-28 the
+    /// protocol version and the client's info and capabilities, nothing before it.
+    pub fn with_direct(mut self, calls: DirectCalls) -> DefaultMcpClient {
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        if let Some(info) = self.peer.peer_info() {
+            if !info.protocol_version.has_initialize() {
+                let config = rmcp::ClientHandler::get_info(&self.handler);
+                meta.set_protocol_version(info.protocol_version.clone());
+                meta.set_client_info(config.client_info);
+                meta.set_client_capabilities(config.capabilities);
+            }
+        }
+        match SessionMeta::new(&meta.0 .0) {
+            Ok(session) => self.direct = Some((calls, session)),
+            Err(e) => tracing::warn!(server = %self.server, error = %e, "calls go through rmcp"),
+        }
+        self
+    }
+
     /// The tree its process leads and the mark it carries (see `ServerProcess::tree`); `None`
     /// for a remote server.
     pub fn process_tree(&self) -> Option<(Option<i32>, String)> {
@@ -280,18 +305,31 @@ impl DefaultMcpClient {
             let level = LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed))];
             rmcp::model::GetMeta::get_meta_mut(&mut request).set_log_level(level.to_rmcp());
         }
-        // No rmcp timeout: the deadlines are kept below, against our own progress routes.
-        let handle = self
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| self.map_err(e))?;
-        let RequestHandle {
-            rx,
-            id,
-            progress_token,
-            ..
-        } = handle;
+        // A call written the direct way is forgotten when this ends (`_waiting` dropped).
+        let (rx, id, progress_token, _waiting) = match self.send_direct(&request).await? {
+            Some(Sent {
+                rx,
+                id,
+                progress_token,
+                waiting,
+            }) => (rx, id, progress_token, Some(waiting)),
+            None => {
+                // No rmcp timeout: the deadlines are kept below, against our own progress
+                // routes.
+                let handle = self
+                    .peer
+                    .send_cancellable_request(request, PeerRequestOptions::no_options())
+                    .await
+                    .map_err(|e| self.map_err(e))?;
+                let RequestHandle {
+                    rx,
+                    id,
+                    progress_token,
+                    ..
+                } = handle;
+                (rx, id, progress_token, None)
+            }
+        };
         let route = self.links.routes.register(&progress_token, progress);
         let idle = self.request_timeout;
         let cap = idle.saturating_mul(TOTAL_TIMEOUT_FACTOR);
@@ -345,6 +383,20 @@ impl DefaultMcpClient {
             }
             Err(other) => Err(other),
         }
+    }
+
+    /// A `tools/call` written the direct way (`transport/direct.rs`); `None` for anything that
+    /// goes through rmcp. A closed connection is a lost one, as on rmcp's way.
+    async fn send_direct(&self, request: &ClientRequest) -> Result<Option<Sent>, McpError> {
+        let (Some((calls, session)), ClientRequest::CallToolRequest(call)) =
+            (&self.direct, request)
+        else {
+            return Ok(None);
+        };
+        calls.send(session, call).await.map_err(|_| {
+            self.ended.cancel();
+            self.disconnected()
+        })
     }
 
     /// Our error for a request that was answered with one: an answer the reader could not

@@ -194,6 +194,7 @@ impl DefaultMcpClient {
             ended,
             log_level: AtomicU8::new(0),
             handler,
+            direct: None,
         })
     }
 }

@@ -88,6 +88,7 @@ async fn start(
             issues: issues.clone(),
         },
     );
+    let direct = transport.direct();
     let client = match DefaultMcpClient::handshake(
         starter.links.clone(),
         transport,
@@ -98,7 +99,7 @@ async fn start(
     )
     .await
     {
-        Ok(client) => client,
+        Ok(client) => client.with_direct(direct),
         Err((err, process)) => {
             let process = process.as_ref();
             // A timed-out or refused handshake closed the server's stdin on the way out, so an

@@ -96,16 +96,7 @@ impl Pending {
                     ClientRequest::ListToolsRequest(_) => Asked::ListTools,
                     _ => Asked::Other,
                 };
-                let method = method_name(&request.request);
-                let mut in_flight = self.lock();
-                if in_flight.requests.len() >= PENDING_LIMIT {
-                    *in_flight = InFlight::default();
-                }
-                in_flight.remove(&request.id);
-                in_flight
-                    .requests
-                    .insert(request.id.clone(), (asked, method));
-                in_flight.count(asked, true);
+                self.insert(&request.id, asked, method_name(&request.request));
             }
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification {
@@ -116,6 +107,21 @@ impl Pending {
             }
             JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_) => {}
         }
+    }
+
+    /// Notes a `tools/call` written without rmcp (`direct.rs`), as `sent` notes one of rmcp's.
+    pub fn sent_call(&self, id: &RequestId) {
+        self.insert(id, Asked::Call, "tools/call");
+    }
+
+    fn insert(&self, id: &RequestId, asked: Asked, method: &'static str) {
+        let mut in_flight = self.lock();
+        if in_flight.requests.len() >= PENDING_LIMIT {
+            *in_flight = InFlight::default();
+        }
+        in_flight.remove(id);
+        in_flight.requests.insert(id.clone(), (asked, method));
+        in_flight.count(asked, true);
     }
 
     /// Forgets request `id` (answered or given up); what it asked for, if it was in flight.

@@ -15,12 +15,13 @@ use rmcp::model::{
     ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, JsonRpcResponse, RequestId,
     ServerJsonRpcMessage,
 };
-use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{RoleClient, RxJsonRpcMessage, ServiceError, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub use super::answers::{classify_answer, classify_line, LineKind, Pending};
+use super::direct::{DirectCalls, Waiters};
 pub use super::issues::StdoutIssues;
 pub use super::unreadable::MAX_LINE_BYTES;
 use super::unreadable::{self, Defect, Envelope, HEAD_BYTES, TAIL_BYTES};
@@ -35,13 +36,17 @@ const KEPT_CAPACITY: usize = 8 * 1024;
 const QUOTE_CHARS: usize = 80;
 
 type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
+/// The server's stdin, shared by rmcp's writes and the direct path's (`direct.rs`); `None`
+/// once closed.
+pub(super) type SharedWriter = Arc<tokio::sync::Mutex<Option<BoxWriter>>>;
 
 /// The client side of a newline-delimited JSON-RPC connection.
 pub struct LineTransport {
     /// Boxed: the queue allocates its slots in blocks, and a message is hundreds of bytes.
     inbound: mpsc::Receiver<Box<ServerJsonRpcMessage>>,
-    writer: Arc<tokio::sync::Mutex<Option<BoxWriter>>>,
+    writer: SharedWriter,
     pending: Pending,
+    waiters: Waiters,
 }
 
 /// Reader-side context: who the server is and where notifications and problems go.
@@ -62,17 +67,29 @@ impl LineTransport {
     {
         let (tx, inbound) = mpsc::channel(256);
         let pending = Pending::default();
+        let waiters = Waiters::default();
         let reader = Reader {
             tx,
             ctx,
             pending: pending.clone(),
+            waiters: waiters.clone(),
         };
         tokio::spawn(reader.run(BufReader::new(read), closed));
         LineTransport {
             inbound,
             writer: Arc::new(tokio::sync::Mutex::new(Some(Box::new(write)))),
             pending,
+            waiters,
         }
+    }
+
+    /// The way to write a `tools/call` on this connection without rmcp (`direct.rs`).
+    pub fn direct(&self) -> DirectCalls {
+        DirectCalls::new(
+            self.writer.clone(),
+            self.pending.clone(),
+            self.waiters.clone(),
+        )
     }
 }
 
@@ -81,6 +98,8 @@ struct Reader {
     tx: mpsc::Sender<Box<ServerJsonRpcMessage>>,
     ctx: LineContext,
     pending: Pending,
+    /// Callers of the direct path: their answers go to them, not to rmcp.
+    waiters: Waiters,
 }
 
 /// rmcp is gone: the reader can stop.
@@ -114,6 +133,7 @@ impl Reader {
             }
             buf.settle();
         }
+        self.waiters.close();
     }
 
     fn issues(&self) -> std::sync::MutexGuard<'_, StdoutIssues> {
@@ -122,6 +142,26 @@ impl Reader {
 
     async fn send(&self, message: Box<ServerJsonRpcMessage>) -> Result<(), Gone> {
         self.tx.send(message).await.map_err(|_| Gone)
+    }
+
+    /// An answer to its caller when the direct path asked (`direct.rs`), else to rmcp.
+    async fn answer(&self, message: Box<ServerJsonRpcMessage>) -> Result<(), Gone> {
+        let id = match message.as_ref() {
+            JsonRpcMessage::Response(JsonRpcResponse { id, .. }) => Some(id),
+            JsonRpcMessage::Error(JsonRpcError { id, .. }) => id.as_ref(),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        };
+        let Some(waiter) = id.and_then(|id| self.waiters.take(id)) else {
+            return self.send(message).await;
+        };
+        let answer = match *message {
+            JsonRpcMessage::Response(response) => Ok(response.result),
+            JsonRpcMessage::Error(error) => Err(ServiceError::McpError(error.error)),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => return Ok(()),
+        };
+        // Its caller may have given up meanwhile: nobody to tell.
+        let _ = waiter.send(answer);
+        Ok(())
     }
 
     async fn too_long(&self, len: usize, buf: &LineBuf) -> Result<(), Gone> {
@@ -143,7 +183,7 @@ impl Reader {
         let why = match classify_answer(line, &self.pending) {
             LineKind::Message(message) => {
                 super::tap::deliver(&self.ctx.tap, &self.ctx.server, &message).await;
-                return self.send(message).await;
+                return self.answer(message).await;
             }
             LineKind::ToolPage(message, entries) => {
                 if let JsonRpcMessage::Response(JsonRpcResponse { id, .. }) = message.as_ref() {
@@ -242,7 +282,7 @@ impl Reader {
         }
         for (id, why) in failed {
             let error = ErrorData::new(ErrorCode::PARSE_ERROR, why, None);
-            self.send(Box::new(JsonRpcMessage::Error(JsonRpcError::new(
+            self.answer(Box::new(JsonRpcMessage::Error(JsonRpcError::new(
                 Some(id),
                 error,
             ))))

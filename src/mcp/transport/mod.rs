@@ -3,6 +3,7 @@
 //! process group, exit watchdog, wire-order tap, framing checks) hold whatever rmcp does.
 
 pub mod answers;
+pub mod direct;
 pub mod discover;
 pub mod ended;
 pub mod era;

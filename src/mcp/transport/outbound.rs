@@ -8,9 +8,13 @@
 //! server). When only the request's metadata holds a `_meta` (the params have none of their
 //! own, and there is no legacy metadata to merge), this writes the same JSON straight from the
 //! parts; anything else goes the general way.
+//!
+//! A `tools/call` over stdio does not go through rmcp at all (`direct.rs`): its line is written
+//! here with the `_meta` rmcp would have given it, the session's part of it serialized once.
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, MetaObject, RequestMetaObject,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonObject, JsonRpcMessage, MetaObject,
+    ProgressToken, RequestId, RequestMetaObject,
 };
 
 /// `item` as one line of JSON, with its newline.
@@ -48,6 +52,77 @@ fn call_line(item: &ClientJsonRpcMessage) -> serde_json::Result<Option<Vec<u8>>>
         if fields != b"}" {
             out.push(b',');
         }
+    }
+    out.extend_from_slice(fields);
+    out.extend_from_slice(b"}\n");
+    Ok(Some(out))
+}
+
+/// What rmcp puts in the `_meta` of every request of a session (at revision 2026-07-28 the
+/// protocol version and the client's info and capabilities; nothing before it), serialized
+/// once for the session: its fields without the braces, and its keys.
+#[derive(Debug, Clone, Default)]
+pub struct SessionMeta {
+    fields: String,
+    keys: Vec<String>,
+}
+
+impl SessionMeta {
+    pub fn new(meta: &JsonObject) -> serde_json::Result<SessionMeta> {
+        let text = serde_json::to_string(meta)?;
+        let fields = text
+            .strip_prefix('{')
+            .and_then(|t| t.strip_suffix('}'))
+            .unwrap_or_default()
+            .to_string();
+        Ok(SessionMeta {
+            fields,
+            keys: meta.keys().cloned().collect(),
+        })
+    }
+}
+
+/// A `tools/call` as rmcp would write it with request id `id` and progress token `token`: its
+/// `_meta` holds the session's part, the request's own entries (rmcp's session values win over
+/// them, as its setters overwrite) and the token. `None` when the request must go rmcp's way.
+pub fn call_line_with(
+    id: &RequestId,
+    session: &SessionMeta,
+    call: &CallToolRequest,
+    token: &ProgressToken,
+) -> serde_json::Result<Option<Vec<u8>>> {
+    if call.params.meta.is_some() || call.extensions.get::<MetaObject>().is_some() {
+        return Ok(None);
+    }
+    let params = serde_json::to_vec(&call.params)?;
+    let Some(fields) = params.strip_prefix(b"{") else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(params.len() + session.fields.len() + 128);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut out, id)?;
+    out.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"#);
+    out.extend_from_slice(session.fields.as_bytes());
+    let mut empty = session.fields.is_empty();
+    let own = call.extensions.get::<RequestMetaObject>();
+    let own = own.iter().flat_map(|m| m.0 .0.iter());
+    for (key, value) in own.filter(|(k, _)| *k != "progressToken" && !session.keys.contains(k)) {
+        if !empty {
+            out.push(b',');
+        }
+        empty = false;
+        serde_json::to_writer(&mut out, key)?;
+        out.push(b':');
+        serde_json::to_writer(&mut out, value)?;
+    }
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""progressToken":"#);
+    serde_json::to_writer(&mut out, token)?;
+    out.push(b'}');
+    if fields != b"}" {
+        out.push(b',');
     }
     out.extend_from_slice(fields);
     out.extend_from_slice(b"}\n");

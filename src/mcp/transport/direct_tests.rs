@@ -1,0 +1,212 @@
+//! The direct path against a server end we play by hand: the line it writes, the answer handed
+//! back to the caller and not to rmcp, error answers, unreadable answers, and the end of the
+//! connection.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, Implementation, ProtocolVersion,
+    RequestMetaObject, ServerResult,
+};
+use rmcp::service::{RoleClient, ServiceError};
+use rmcp::transport::Transport;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::super::lines::{LineContext, LineTransport, StdoutIssues};
+use super::super::outbound::SessionMeta;
+use super::Answer;
+use crate::mcp::notify::NotificationTap;
+
+struct Wire {
+    transport: LineTransport,
+    /// What the client writes, line by line.
+    requests: tokio::io::Lines<BufReader<tokio::io::DuplexStream>>,
+    /// Where the server's answers go.
+    server: tokio::io::DuplexStream,
+    issues: Arc<Mutex<StdoutIssues>>,
+}
+
+/// The caller's answer, or a failure if none comes within 10 s (the reader handed it
+/// elsewhere).
+async fn answer(rx: tokio::sync::oneshot::Receiver<Answer>) -> Answer {
+    match tokio::time::timeout(std::time::Duration::from_secs(10), rx).await {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(_)) => panic!("the reader dropped the caller"),
+        Err(_) => panic!("no answer reached the caller"),
+    }
+}
+
+fn wire() -> Wire {
+    let (client_read, server) = tokio::io::duplex(1 << 16);
+    let (server_read, client_write) = tokio::io::duplex(1 << 16);
+    let issues = Arc::new(Mutex::new(StdoutIssues::default()));
+    let transport = LineTransport::new(
+        client_read,
+        client_write,
+        std::future::pending(),
+        LineContext {
+            server: "s".into(),
+            tap: NotificationTap::none(),
+            issues: issues.clone(),
+        },
+    );
+    Wire {
+        transport,
+        requests: BufReader::new(server_read).lines(),
+        server,
+        issues,
+    }
+}
+
+/// The session's `_meta` part at 2026-07-28, as `DefaultMcpClient::with_direct` makes it.
+fn session_meta() -> (RequestMetaObject, SessionMeta) {
+    let mut meta = RequestMetaObject::default();
+    meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+    meta.set_client_info(Implementation::new("aimon-console", "0.1.0"));
+    meta.set_client_capabilities(ClientCapabilities::default());
+    let session = SessionMeta::new(&meta.0 .0).expect("serializes");
+    (meta, session)
+}
+
+fn echo(level: Option<&str>) -> CallToolRequest {
+    let mut params = CallToolRequestParams::new("echo");
+    params.arguments = json!({"text": "hi \"you\""}).as_object().cloned();
+    let mut call = CallToolRequest::new(params);
+    if let Some(level) = level {
+        let mut own = RequestMetaObject::default();
+        own.0
+             .0
+            .insert("io.modelcontextprotocol/logLevel".into(), json!(level));
+        call.extensions.insert(own);
+    }
+    call
+}
+
+#[tokio::test]
+async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_caller() {
+    let mut wire = wire();
+    let (meta, session) = session_meta();
+    let call = echo(Some("debug"));
+    let sent = wire
+        .transport
+        .direct()
+        .send(&session, &call)
+        .await
+        .expect("written")
+        .expect("the direct way");
+    let line = wire
+        .requests
+        .next_line()
+        .await
+        .expect("read")
+        .expect("a line");
+    let ours: Value = serde_json::from_str(&line).expect("json");
+    // rmcp's own writing of the same request: its metadata over the request's own, the token.
+    let mut theirs_meta = call
+        .extensions
+        .get::<RequestMetaObject>()
+        .cloned()
+        .unwrap_or_default();
+    theirs_meta.0 .0.extend(meta.0 .0.clone());
+    theirs_meta.set_progress_token(sent.progress_token.clone());
+    let mut theirs_call = call.clone();
+    theirs_call.extensions.insert(theirs_meta);
+    let theirs = serde_json::to_value(rmcp::model::ClientJsonRpcMessage::request(
+        rmcp::model::ClientRequest::CallToolRequest(theirs_call),
+        sent.id.clone(),
+    ))
+    .expect("rmcp serializes");
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        ours["params"]["_meta"]["io.modelcontextprotocol/logLevel"],
+        "debug"
+    );
+
+    let id = serde_json::to_string(&sent.id).expect("id");
+    let reply = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"hi"}}]}}}}"#
+    );
+    wire.server
+        .write_all(reply.as_bytes())
+        .await
+        .expect("write");
+    wire.server.write_all(b"\n").await.expect("write");
+    match answer(sent.rx).await {
+        Ok(ServerResult::CallToolResult(result)) => {
+            assert_eq!(result.content.len(), 1);
+        }
+        other => panic!("a tool's result, not {other:?}"),
+    }
+    // Not also handed to rmcp.
+    let nothing = tokio::time::timeout(
+        std::time::Duration::from_millis(50),
+        Transport::<RoleClient>::receive(&mut wire.transport),
+    )
+    .await;
+    assert!(nothing.is_err(), "rmcp got {nothing:?}");
+}
+
+#[tokio::test]
+async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
+    let mut wire = wire();
+    let session = SessionMeta::default();
+    let direct = wire.transport.direct();
+    let first = direct.send(&session, &echo(None)).await.expect("written");
+    let second = direct.send(&session, &echo(None)).await.expect("written");
+    let (first, second) = (first.expect("direct"), second.expect("direct"));
+    // Before 2026-07-28 the session adds nothing: only the token.
+    let line = wire
+        .requests
+        .next_line()
+        .await
+        .expect("read")
+        .expect("a line");
+    let sent: Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(sent["params"]["_meta"], json!({"progressToken": "aimon-1"}));
+    let id = |id: &rmcp::model::RequestId| serde_json::to_string(id).expect("id");
+    let error = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"no such tool"}}}}"#,
+        id(&first.id)
+    );
+    // Broken JSON that still names the request it answers.
+    let unreadable = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[{{"type":"text","text":"hi"}},"#,
+        id(&second.id)
+    );
+    for line in [error, unreadable] {
+        wire.server.write_all(line.as_bytes()).await.expect("write");
+        wire.server.write_all(b"\n").await.expect("write");
+    }
+    match answer(first.rx).await {
+        Err(ServiceError::McpError(e)) => assert_eq!(e.message, "no such tool"),
+        other => panic!("the server's error, not {other:?}"),
+    }
+    match answer(second.rx).await {
+        Err(ServiceError::McpError(e)) => assert!(e.message.contains("could not be read"), "{e:?}"),
+        other => panic!("an unreadable answer, not {other:?}"),
+    }
+    let failed = wire
+        .issues
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take_failed(&second.id);
+    assert!(failed.is_some(), "the client learns why");
+}
+
+#[tokio::test]
+async fn a_caller_waiting_when_the_connection_ends_is_told_and_later_calls_fail() {
+    let mut wire = wire();
+    let session = SessionMeta::default();
+    let direct = wire.transport.direct();
+    let waiting = direct
+        .send(&session, &echo(None))
+        .await
+        .expect("written")
+        .expect("direct");
+    drop(wire.server);
+    assert!(waiting.rx.await.is_err(), "no answer comes");
+    // The reader has ended: a new call is refused at once.
+    assert!(direct.send(&session, &echo(None)).await.is_err());
+    let _ = wire.requests.next_line().await;
+}
