@@ -261,7 +261,7 @@ impl DefaultMcpClient {
         };
         let (result, id) = self
             .request_with_id(
-                ClientRequest::ListToolsRequest(request),
+                &ClientRequest::ListToolsRequest(request),
                 None,
                 ProgressSink::none(),
             )
@@ -285,28 +285,26 @@ impl DefaultMcpClient {
         cancel: Option<&CancellationToken>,
         progress: ProgressSink,
     ) -> Result<ServerResult, McpError> {
-        self.request_with_id(request, cancel, progress)
+        self.request_with_id(&request, cancel, progress)
             .await
             .map(|(result, _)| result)
     }
 
-    /// [`request`](Self::request), with the id the request went under.
+    /// [`request`](Self::request), with the id the request went under. Borrowed: a call
+    /// written the direct way is serialized from it (rmcp's way sends a copy).
     async fn request_with_id(
         &self,
-        request: ClientRequest,
+        request: &ClientRequest,
         cancel: Option<&CancellationToken>,
         progress: ProgressSink,
     ) -> Result<(ServerResult, RequestId), McpError> {
         if !self.is_connected() {
             return Err(self.disconnected());
         }
-        let mut request = request;
-        if self.identity.protocol_version.as_str() >= PER_REQUEST_LOGS {
-            let level = LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed))];
-            rmcp::model::GetMeta::get_meta_mut(&mut request).set_log_level(level.to_rmcp());
-        }
+        let level = (self.identity.protocol_version.as_str() >= PER_REQUEST_LOGS)
+            .then(|| LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed))].to_rmcp());
         // A call written the direct way is forgotten when this ends (`_waiting` dropped).
-        let (rx, id, progress_token, _waiting) = match self.send_direct(&request).await? {
+        let (rx, id, progress_token, _waiting) = match self.send_direct(request, level).await? {
             Some(Sent {
                 rx,
                 id,
@@ -314,6 +312,10 @@ impl DefaultMcpClient {
                 waiting,
             }) => (rx, id, progress_token, Some(waiting)),
             None => {
+                let mut request = request.clone();
+                if let Some(level) = level {
+                    rmcp::model::GetMeta::get_meta_mut(&mut request).set_log_level(level);
+                }
                 // No rmcp timeout: the deadlines are kept below, against our own progress
                 // routes.
                 let handle = self
@@ -387,13 +389,17 @@ impl DefaultMcpClient {
 
     /// A `tools/call` written the direct way (`transport/direct.rs`); `None` for anything that
     /// goes through rmcp. A closed connection is a lost one, as on rmcp's way.
-    async fn send_direct(&self, request: &ClientRequest) -> Result<Option<Sent>, McpError> {
+    async fn send_direct(
+        &self,
+        request: &ClientRequest,
+        level: Option<rmcp::model::LoggingLevel>,
+    ) -> Result<Option<Sent>, McpError> {
         let (Some((calls, session)), ClientRequest::CallToolRequest(call)) =
             (&self.direct, request)
         else {
             return Ok(None);
         };
-        calls.send(session, call).await.map_err(|_| {
+        calls.send(session, call, level).await.map_err(|_| {
             self.ended.cancel();
             self.disconnected()
         })
@@ -517,23 +523,29 @@ impl McpClient for DefaultMcpClient {
             params.arguments = Some(arguments);
             params
         };
-        // The request gets a copy: `arguments` are kept for a server that asks for something
-        // first and for a tool that turns out to run only as a task (`tasks.rs`).
-        let request =
-            ClientRequest::CallToolRequest(CallToolRequest::new(params(arguments.clone())));
-        let answer = match self.request(request, Some(&cancel), progress.clone()).await {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params(arguments)));
+        // The arguments again, for a server that asks for something first and for a tool
+        // that turns out to run only as a task (`tasks.rs`).
+        let arguments = || match &request {
+            ClientRequest::CallToolRequest(call) => call.params.arguments.clone(),
+            _ => None,
+        };
+        let sent = self.request_with_id(&request, Some(&cancel), progress.clone());
+        let answer = match sent.await.map(|(result, _)| result) {
             // The server asks for something first (2026-07-28): answered, and called again.
             Ok(asked @ ServerResult::InputRequiredResult(_)) => {
-                let call = mrtr::Retried::Call(params(arguments.clone()));
+                let call = mrtr::Retried::Call(params(arguments().unwrap_or_default()));
                 self.go_on(&call, asked, &cancel, &progress).await
             }
             answer => answer,
         };
         match answer {
             Ok(ServerResult::CallToolResult(result)) if Self::task_required_result(&result) => {
+                let arguments = arguments().unwrap_or_default();
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
             Err(e) if Self::task_required_error(&e) => {
+                let arguments = arguments().unwrap_or_default();
                 self.call_as_task(tool, arguments, cancel, progress).await
             }
             Ok(ServerResult::CallToolResult(result)) => Ok(result),

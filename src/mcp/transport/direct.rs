@@ -11,11 +11,16 @@
 //! else about the request (its deadline, progress, cancellation) stays with the client, which
 //! treats both paths alike; every other request still goes through rmcp.
 
+// Logging is SEP-2577-deprecated in rmcp; the servers of today still use it.
+#![allow(deprecated)]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolRequest, NumberOrString, ProgressToken, RequestId, ServerResult};
+use rmcp::model::{
+    CallToolRequest, LoggingLevel, NumberOrString, ProgressToken, RequestId, ServerResult,
+};
 use rmcp::service::ServiceError;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
@@ -110,20 +115,22 @@ impl DirectCalls {
         }
     }
 
-    /// Writes `call` with the session's `_meta` part; `Ok(None)` when it must go rmcp's way
-    /// (its params hold a `_meta` of their own), an error when the connection is closed.
+    /// Writes `call` with the session's `_meta` part and the log level asked for (2026-07-28);
+    /// `Ok(None)` when it must go rmcp's way (its params hold a `_meta` of their own), an
+    /// error when the connection is closed.
     pub async fn send(
         &self,
         session: &SessionMeta,
         call: &CallToolRequest,
+        level: Option<LoggingLevel>,
     ) -> std::io::Result<Option<Sent>> {
         // Strings, so that they never meet rmcp's numbered ids and tokens on the same session.
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let name: Arc<str> = format!("aimon-{n}").into();
         let id = RequestId::String(name.clone());
         let progress_token = ProgressToken(NumberOrString::String(name));
-        let Some(line) =
-            call_line_with(&id, session, call, &progress_token).map_err(std::io::Error::other)?
+        let Some(line) = call_line_with(&id, session, call, level, &progress_token)
+            .map_err(std::io::Error::other)?
         else {
             return Ok(None);
         };

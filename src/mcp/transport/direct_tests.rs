@@ -2,11 +2,13 @@
 //! back to the caller and not to rmcp, error answers, unreadable answers, and the end of the
 //! connection.
 
+#![allow(deprecated)]
+
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, Implementation, ProtocolVersion,
-    RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, Implementation, LoggingLevel,
+    ProtocolVersion, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RoleClient, ServiceError};
 use rmcp::transport::Transport;
@@ -69,29 +71,25 @@ fn session_meta() -> (RequestMetaObject, SessionMeta) {
     (meta, session)
 }
 
-fn echo(level: Option<&str>) -> CallToolRequest {
+fn echo() -> CallToolRequest {
     let mut params = CallToolRequestParams::new("echo");
     params.arguments = json!({"text": "hi \"you\""}).as_object().cloned();
-    let mut call = CallToolRequest::new(params);
-    if let Some(level) = level {
-        let mut own = RequestMetaObject::default();
-        own.0
-             .0
-            .insert("io.modelcontextprotocol/logLevel".into(), json!(level));
-        call.extensions.insert(own);
-    }
-    call
+    CallToolRequest::new(params)
 }
 
 #[tokio::test]
 async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_caller() {
     let mut wire = wire();
     let (meta, session) = session_meta();
-    let call = echo(Some("debug"));
+    let mut call = echo();
+    // An entry of the request's own stays.
+    let mut own = RequestMetaObject::default();
+    own.0 .0.insert("trace".into(), json!("t-1"));
+    call.extensions.insert(own);
     let sent = wire
         .transport
         .direct()
-        .send(&session, &call)
+        .send(&session, &call, Some(LoggingLevel::Debug))
         .await
         .expect("written")
         .expect("the direct way");
@@ -102,12 +100,14 @@ async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_call
         .expect("read")
         .expect("a line");
     let ours: Value = serde_json::from_str(&line).expect("json");
-    // rmcp's own writing of the same request: its metadata over the request's own, the token.
+    // rmcp's own writing of the same request: the level set on it, rmcp's metadata over the
+    // request's own, the token.
     let mut theirs_meta = call
         .extensions
         .get::<RequestMetaObject>()
         .cloned()
         .unwrap_or_default();
+    theirs_meta.set_log_level(LoggingLevel::Debug);
     theirs_meta.0 .0.extend(meta.0 .0.clone());
     theirs_meta.set_progress_token(sent.progress_token.clone());
     let mut theirs_call = call.clone();
@@ -152,8 +152,8 @@ async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
     let mut wire = wire();
     let session = SessionMeta::default();
     let direct = wire.transport.direct();
-    let first = direct.send(&session, &echo(None)).await.expect("written");
-    let second = direct.send(&session, &echo(None)).await.expect("written");
+    let first = direct.send(&session, &echo(), None).await.expect("written");
+    let second = direct.send(&session, &echo(), None).await.expect("written");
     let (first, second) = (first.expect("direct"), second.expect("direct"));
     // Before 2026-07-28 the session adds nothing: only the token.
     let line = wire
@@ -200,13 +200,13 @@ async fn a_caller_waiting_when_the_connection_ends_is_told_and_later_calls_fail(
     let session = SessionMeta::default();
     let direct = wire.transport.direct();
     let waiting = direct
-        .send(&session, &echo(None))
+        .send(&session, &echo(), None)
         .await
         .expect("written")
         .expect("direct");
     drop(wire.server);
     assert!(waiting.rx.await.is_err(), "no answer comes");
     // The reader has ended: a new call is refused at once.
-    assert!(direct.send(&session, &echo(None)).await.is_err());
+    assert!(direct.send(&session, &echo(), None).await.is_err());
     let _ = wire.requests.next_line().await;
 }

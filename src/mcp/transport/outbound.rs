@@ -12,10 +12,16 @@
 //! A `tools/call` over stdio does not go through rmcp at all (`direct.rs`): its line is written
 //! here with the `_meta` rmcp would have given it, the session's part of it serialized once.
 
+// Logging is SEP-2577-deprecated in rmcp; the servers of today still use it.
+#![allow(deprecated)]
+
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonObject, JsonRpcMessage, MetaObject,
-    ProgressToken, RequestId, RequestMetaObject,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonObject, JsonRpcMessage, LoggingLevel,
+    MetaObject, ProgressToken, RequestId, RequestMetaObject,
 };
+
+/// Where a request's log level goes in its `_meta` at 2026-07-28 (rmcp's `set_log_level`).
+const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 
 /// `item` as one line of JSON, with its newline.
 pub fn line(item: &ClientJsonRpcMessage) -> serde_json::Result<Vec<u8>> {
@@ -82,13 +88,15 @@ impl SessionMeta {
     }
 }
 
-/// A `tools/call` as rmcp would write it with request id `id` and progress token `token`: its
-/// `_meta` holds the session's part, the request's own entries (rmcp's session values win over
-/// them, as its setters overwrite) and the token. `None` when the request must go rmcp's way.
+/// A `tools/call` as rmcp would write it with request id `id`, log level `level` (set on the
+/// request) and progress token `token`: its `_meta` holds the session's part, the request's
+/// own entries (rmcp's session values win over them, as its setters overwrite), the level and
+/// the token. `None` when the request must go rmcp's way.
 pub fn call_line_with(
     id: &RequestId,
     session: &SessionMeta,
     call: &CallToolRequest,
+    level: Option<LoggingLevel>,
     token: &ProgressToken,
 ) -> serde_json::Result<Option<Vec<u8>>> {
     if call.params.meta.is_some() || call.extensions.get::<MetaObject>().is_some() {
@@ -106,7 +114,12 @@ pub fn call_line_with(
     let mut empty = session.fields.is_empty();
     let own = call.extensions.get::<RequestMetaObject>();
     let own = own.iter().flat_map(|m| m.0 .0.iter());
-    for (key, value) in own.filter(|(k, _)| *k != "progressToken" && !session.keys.contains(k)) {
+    let skipped = |k: &str| {
+        k == "progressToken"
+            || (level.is_some() && k == LOG_LEVEL_KEY)
+            || session.keys.iter().any(|s| s == k)
+    };
+    for (key, value) in own.filter(|(k, _)| !skipped(k)) {
         if !empty {
             out.push(b',');
         }
@@ -114,6 +127,15 @@ pub fn call_line_with(
         serde_json::to_writer(&mut out, key)?;
         out.push(b':');
         serde_json::to_writer(&mut out, value)?;
+    }
+    if let Some(level) = level {
+        if !empty {
+            out.push(b',');
+        }
+        empty = false;
+        serde_json::to_writer(&mut out, LOG_LEVEL_KEY)?;
+        out.push(b':');
+        serde_json::to_writer(&mut out, &level)?;
     }
     if !empty {
         out.push(b',');
