@@ -26,8 +26,12 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::answers::Pending;
-use super::lines::SharedWriter;
 use super::outbound::{call_line_with, SessionMeta};
+
+/// The server's stdin, shared by rmcp's writes (`lines.rs`) and the direct path's; `None`
+/// once closed.
+pub(super) type SharedWriter = Arc<tokio::sync::Mutex<Option<BoxWriter>>>;
+type BoxWriter = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
 
 /// What a caller gets: the result, or the error answer (as rmcp would give it).
 pub type Answer = Result<ServerResult, ServiceError>;

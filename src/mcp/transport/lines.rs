@@ -21,7 +21,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 
 pub use super::answers::{classify_answer, classify_line, LineKind, Pending};
-use super::direct::{DirectCalls, Waiters};
+use super::direct::{DirectCalls, SharedWriter, Waiters};
 pub use super::issues::StdoutIssues;
 pub use super::unreadable::MAX_LINE_BYTES;
 use super::unreadable::{self, Defect, Envelope, HEAD_BYTES, TAIL_BYTES};
@@ -34,11 +34,6 @@ const EXIT_DRAIN: Duration = Duration::from_millis(150);
 const KEPT_CAPACITY: usize = 8 * 1024;
 /// Characters of a bad line quoted in warnings.
 const QUOTE_CHARS: usize = 80;
-
-type BoxWriter = Box<dyn AsyncWrite + Send + Unpin>;
-/// The server's stdin, shared by rmcp's writes and the direct path's (`direct.rs`); `None`
-/// once closed.
-pub(super) type SharedWriter = Arc<tokio::sync::Mutex<Option<BoxWriter>>>;
 
 /// The client side of a newline-delimited JSON-RPC connection.
 pub struct LineTransport {
