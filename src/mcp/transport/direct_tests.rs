@@ -15,10 +15,9 @@ use rmcp::transport::Transport;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::super::lines::{LineContext, LineTransport, StdoutIssues};
+use super::super::lines::{LineTransport, StdoutIssues};
 use super::super::outbound::SessionMeta;
-use super::Answer;
-use crate::mcp::notify::NotificationTap;
+use super::{Answer, DirectCalls};
 
 struct Wire {
     transport: LineTransport,
@@ -42,17 +41,7 @@ async fn answer(rx: tokio::sync::oneshot::Receiver<Answer>) -> Answer {
 fn wire() -> Wire {
     let (client_read, server) = tokio::io::duplex(1 << 16);
     let (server_read, client_write) = tokio::io::duplex(1 << 16);
-    let issues = Arc::new(Mutex::new(StdoutIssues::default()));
-    let transport = LineTransport::new(
-        client_read,
-        client_write,
-        std::future::pending(),
-        LineContext {
-            server: "s".into(),
-            tap: NotificationTap::none(),
-            issues: issues.clone(),
-        },
-    );
+    let (transport, issues) = super::super::lines::tests::over(client_read, client_write);
     Wire {
         transport,
         requests: BufReader::new(server_read).lines(),
@@ -69,6 +58,11 @@ fn session_meta() -> (RequestMetaObject, SessionMeta) {
     meta.set_client_capabilities(ClientCapabilities::default());
     let session = SessionMeta::new(&meta.0 .0).expect("serializes");
     (meta, session)
+}
+
+/// `echo` written the direct way with no session `_meta` and no level.
+async fn send(direct: &DirectCalls) -> std::io::Result<Option<super::Sent>> {
+    direct.send(&SessionMeta::default(), &echo(), None).await
 }
 
 fn echo() -> CallToolRequest {
@@ -150,11 +144,9 @@ async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_call
 #[tokio::test]
 async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
     let mut wire = wire();
-    let session = SessionMeta::default();
     let direct = wire.transport.direct();
-    let first = direct.send(&session, &echo(), None).await.expect("written");
-    let second = direct.send(&session, &echo(), None).await.expect("written");
-    let (first, second) = (first.expect("direct"), second.expect("direct"));
+    let first = send(&direct).await.expect("written").expect("direct");
+    let second = send(&direct).await.expect("written").expect("direct");
     // Before 2026-07-28 the session adds nothing: only the token.
     let line = wire
         .requests
@@ -197,16 +189,11 @@ async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
 #[tokio::test]
 async fn a_caller_waiting_when_the_connection_ends_is_told_and_later_calls_fail() {
     let mut wire = wire();
-    let session = SessionMeta::default();
     let direct = wire.transport.direct();
-    let waiting = direct
-        .send(&session, &echo(), None)
-        .await
-        .expect("written")
-        .expect("direct");
+    let waiting = send(&direct).await.expect("written").expect("direct");
     drop(wire.server);
     assert!(waiting.rx.await.is_err(), "no answer comes");
     // The reader has ended: a new call is refused at once.
-    assert!(direct.send(&session, &echo(), None).await.is_err());
+    assert!(send(&direct).await.is_err());
     let _ = wire.requests.next_line().await;
 }

@@ -434,4 +434,4 @@ impl Transport<RoleClient> for LineTransport {
 
 #[cfg(test)]
 #[path = "lines_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -119,14 +119,16 @@ struct Wire {
     issues: Arc<Mutex<StdoutIssues>>,
 }
 
-fn wire() -> Wire {
-    let (client_read, server_write) = tokio::io::duplex(1 << 20);
-    let (server_read, client_write) = tokio::io::duplex(1 << 20);
-    drop(server_read);
+/// A transport of server `s` reading `read` and writing `write` (in-process pipes), with no
+/// tap, and the issues its reader fills. Also the direct path's tests' (`direct_tests.rs`).
+pub(in crate::mcp::transport) fn over(
+    read: tokio::io::DuplexStream,
+    write: tokio::io::DuplexStream,
+) -> (LineTransport, Arc<Mutex<StdoutIssues>>) {
     let issues = Arc::new(Mutex::new(StdoutIssues::default()));
     let transport = LineTransport::new(
-        client_read,
-        client_write,
+        read,
+        write,
         std::future::pending(),
         LineContext {
             server: "s".into(),
@@ -134,6 +136,14 @@ fn wire() -> Wire {
             issues: issues.clone(),
         },
     );
+    (transport, issues)
+}
+
+fn wire() -> Wire {
+    let (client_read, server_write) = tokio::io::duplex(1 << 20);
+    let (server_read, client_write) = tokio::io::duplex(1 << 20);
+    drop(server_read);
+    let (transport, issues) = over(client_read, client_write);
     Wire {
         transport,
         server: server_write,
