@@ -1,6 +1,8 @@
 //! The frame requester: handlers ask for a frame, the scheduler coalesces requests into at most
 //! one draw per interval and never ticks on its own, so an idle console uses no CPU.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -13,6 +15,10 @@ const MIN_INTERVAL: Duration = Duration::from_millis(16);
 #[derive(Clone, Debug)]
 pub struct FrameRequester {
     tx: mpsc::UnboundedSender<Instant>,
+    /// A frame as soon as possible is asked for and not yet handed to the drawer: asking
+    /// again changes nothing, so it sends nothing (a burst of events wakes the scheduler once,
+    /// not once an event).
+    asked: Arc<AtomicBool>,
 }
 
 impl FrameRequester {
@@ -20,13 +26,16 @@ impl FrameRequester {
     pub fn new() -> (FrameRequester, mpsc::Receiver<()>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (draw_tx, draw_rx) = mpsc::channel(1);
-        tokio::spawn(schedule(rx, draw_tx));
-        (FrameRequester { tx }, draw_rx)
+        let asked = Arc::new(AtomicBool::new(false));
+        tokio::spawn(schedule(rx, draw_tx, asked.clone()));
+        (FrameRequester { tx, asked }, draw_rx)
     }
 
     /// A frame as soon as possible.
     pub fn schedule_frame(&self) {
-        let _ = self.tx.send(Instant::now());
+        if !self.asked.swap(true, Ordering::AcqRel) {
+            let _ = self.tx.send(Instant::now());
+        }
     }
 
     /// A frame after `delay` (spinners, elapsed counters).
@@ -35,8 +44,13 @@ impl FrameRequester {
     }
 }
 
-/// Keeps the earliest requested time, sleeps until then, sends one draw notification.
-async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Sender<()>) {
+/// Keeps the earliest requested time, sleeps until then, sends one draw notification. `asked`
+/// is cleared as the notification goes: what changes after it asks for the next frame.
+async fn schedule(
+    mut requests: mpsc::UnboundedReceiver<Instant>,
+    draw: mpsc::Sender<()>,
+    asked: Arc<AtomicBool>,
+) {
     let mut next: Option<Instant> = None;
     let mut last_draw = Instant::now() - MIN_INTERVAL;
     loop {
@@ -54,6 +68,7 @@ async fn schedule(mut requests: mpsc::UnboundedReceiver<Instant>, draw: mpsc::Se
             () = wait => {
                 next = None;
                 last_draw = Instant::now();
+                asked.store(false, Ordering::Release);
                 // A full channel means a draw is already pending: this request is covered.
                 let _ = draw.try_send(());
             }
@@ -128,6 +143,20 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(draws.try_recv().is_ok());
         assert!(draws.try_recv().is_err(), "one frame for the whole burst");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_after_a_frame_went_out_gets_a_frame_of_its_own() {
+        let (requester, mut draws) = FrameRequester::new();
+        requester.schedule_frame();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(draws.try_recv().is_ok());
+        // What changed while that frame was drawn.
+        requester.schedule_frame();
+        requester.schedule_frame();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(draws.try_recv().is_ok(), "a second frame");
+        assert!(draws.try_recv().is_err(), "one for both requests");
     }
 
     #[tokio::test(start_paused = true)]
