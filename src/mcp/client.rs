@@ -37,9 +37,9 @@ pub use super::handler::{AimonClientHandler, ClientOptions};
 use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
-use super::transport::direct::{DirectCalls, Sent};
+use super::transport::direct::DirectCalls;
 use super::transport::lines::StdoutIssues;
-use super::transport::outbound::SessionMeta;
+use super::transport::outbound::{writes_directly, SessionMeta};
 use super::transport::process::{ExitInfo, ServerProcess};
 use super::transport::reaper;
 use super::transport::tool_page::PageEntries;
@@ -304,13 +304,18 @@ impl DefaultMcpClient {
         let level = (self.identity.protocol_version.as_str() >= PER_REQUEST_LOGS)
             .then(|| LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed))].to_rmcp());
         // A call written the direct way is forgotten when this ends (`_waiting` dropped).
-        let (rx, id, progress_token, _waiting) = match self.send_direct(request, level).await? {
-            Some(Sent {
-                rx,
-                id,
-                progress_token,
-                waiting,
-            }) => (rx, id, progress_token, Some(waiting)),
+        let (rx, id, route, _waiting) = match self.direct_for(request) {
+            Some((calls, session, call)) => {
+                let ids = calls.ids();
+                // In place before the line goes: progress may come as soon as it has.
+                let route = self.links.routes.register(&ids.1, progress);
+                let sent = calls.send(session, call, level, ids).await.map_err(|_| {
+                    // A closed connection is a lost one, as on rmcp's way.
+                    self.ended.cancel();
+                    self.disconnected()
+                })?;
+                (sent.rx, sent.id, route, Some(sent.waiting))
+            }
             None => {
                 let mut request = request.clone();
                 if let Some(level) = level {
@@ -329,10 +334,10 @@ impl DefaultMcpClient {
                     progress_token,
                     ..
                 } = handle;
-                (rx, id, progress_token, None)
+                let route = self.links.routes.register(&progress_token, progress);
+                (rx, id, route, None)
             }
         };
-        let route = self.links.routes.register(&progress_token, progress);
         let idle = self.request_timeout;
         let cap = idle.saturating_mul(TOTAL_TIMEOUT_FACTOR);
         let started = tokio::time::Instant::now();
@@ -387,22 +392,20 @@ impl DefaultMcpClient {
         }
     }
 
-    /// A `tools/call` written the direct way (`transport/direct.rs`); `None` for anything that
-    /// goes through rmcp. A closed connection is a lost one, as on rmcp's way.
-    async fn send_direct(
-        &self,
-        request: &ClientRequest,
-        level: Option<rmcp::model::LoggingLevel>,
-    ) -> Result<Option<Sent>, McpError> {
-        let (Some((calls, session)), ClientRequest::CallToolRequest(call)) =
-            (&self.direct, request)
-        else {
-            return Ok(None);
-        };
-        calls.send(session, call, level).await.map_err(|_| {
-            self.ended.cancel();
-            self.disconnected()
-        })
+    /// What writes `request` the direct way (`transport/direct.rs`): a `tools/call` over stdio
+    /// without a `_meta` of its own; `None` for anything that goes through rmcp.
+    fn direct_for<'a>(
+        &'a self,
+        request: &'a ClientRequest,
+    ) -> Option<(&'a DirectCalls, &'a SessionMeta, &'a CallToolRequest)> {
+        match (&self.direct, request) {
+            (Some((calls, session)), ClientRequest::CallToolRequest(call))
+                if writes_directly(call) =>
+            {
+                Some((calls, session, call))
+            }
+            _ => None,
+        }
     }
 
     /// Our error for a request that was answered with one: an answer the reader could not

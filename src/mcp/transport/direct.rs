@@ -119,25 +119,31 @@ impl DirectCalls {
         }
     }
 
-    /// Writes `call` with the session's `_meta` part and the log level asked for (2026-07-28);
-    /// `Ok(None)` when it must go rmcp's way (its params hold a `_meta` of their own), an
-    /// error when the connection is closed.
+    /// The next request's id and progress token: strings, so that they never meet rmcp's
+    /// numbered ones on the same session. Taken before [`send`](Self::send), so that the
+    /// caller's progress route is in place before the line goes.
+    pub fn ids(&self) -> (RequestId, ProgressToken) {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let name: Arc<str> = format!("aimon-{n}").into();
+        (
+            RequestId::String(name.clone()),
+            ProgressToken(NumberOrString::String(name)),
+        )
+    }
+
+    /// Writes `call` under an id and progress token from [`ids`](Self::ids), with the
+    /// session's `_meta` part and the log level asked for (2026-07-28); an error when the
+    /// connection is closed, or when `call` cannot go this way (`outbound::writes_directly`).
     pub async fn send(
         &self,
         session: &SessionMeta,
         call: &CallToolRequest,
         level: Option<LoggingLevel>,
-    ) -> std::io::Result<Option<Sent>> {
-        // Strings, so that they never meet rmcp's numbered ids and tokens on the same session.
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let name: Arc<str> = format!("aimon-{n}").into();
-        let id = RequestId::String(name.clone());
-        let progress_token = ProgressToken(NumberOrString::String(name));
-        let Some(line) = call_line_with(&id, session, call, level, &progress_token)
+        (id, progress_token): (RequestId, ProgressToken),
+    ) -> std::io::Result<Sent> {
+        let line = call_line_with(&id, session, call, level, &progress_token)
             .map_err(std::io::Error::other)?
-        else {
-            return Ok(None);
-        };
+            .ok_or_else(|| std::io::Error::other("a call with a _meta of its own goes via rmcp"))?;
         let closed = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "connection closed");
         let (tx, rx) = oneshot::channel();
         if !self.waiters.insert(id.clone(), tx) {
@@ -158,12 +164,12 @@ impl DirectCalls {
             self.pending.take(&id);
             return Err(e);
         }
-        Ok(Some(Sent {
+        Ok(Sent {
             rx,
             id,
             progress_token,
             waiting,
-        }))
+        })
     }
 }
 

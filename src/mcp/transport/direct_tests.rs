@@ -61,8 +61,11 @@ fn session_meta() -> (RequestMetaObject, SessionMeta) {
 }
 
 /// `echo` written the direct way with no session `_meta` and no level.
-async fn send(direct: &DirectCalls) -> std::io::Result<Option<super::Sent>> {
-    direct.send(&SessionMeta::default(), &echo(), None).await
+async fn send(direct: &DirectCalls) -> std::io::Result<super::Sent> {
+    let ids = direct.ids();
+    direct
+        .send(&SessionMeta::default(), &echo(), None, ids)
+        .await
 }
 
 fn echo() -> CallToolRequest {
@@ -80,13 +83,12 @@ async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_call
     let mut own = RequestMetaObject::default();
     own.0 .0.insert("trace".into(), json!("t-1"));
     call.extensions.insert(own);
-    let sent = wire
-        .transport
-        .direct()
-        .send(&session, &call, Some(LoggingLevel::Debug))
+    let direct = wire.transport.direct();
+    let ids = direct.ids();
+    let sent = direct
+        .send(&session, &call, Some(LoggingLevel::Debug), ids)
         .await
-        .expect("written")
-        .expect("the direct way");
+        .expect("written");
     let line = wire
         .requests
         .next_line()
@@ -142,11 +144,25 @@ async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_call
 }
 
 #[tokio::test]
+async fn a_call_whose_params_hold_a_meta_of_their_own_is_not_written_the_direct_way() {
+    let wire = wire();
+    let mut call = echo();
+    call.params.meta = Some(RequestMetaObject::default());
+    assert!(!super::super::outbound::writes_directly(&call));
+    let direct = wire.transport.direct();
+    let ids = direct.ids();
+    assert!(direct
+        .send(&SessionMeta::default(), &call, None, ids)
+        .await
+        .is_err());
+}
+
+#[tokio::test]
 async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
     let mut wire = wire();
     let direct = wire.transport.direct();
-    let first = send(&direct).await.expect("written").expect("direct");
-    let second = send(&direct).await.expect("written").expect("direct");
+    let first = send(&direct).await.expect("written");
+    let second = send(&direct).await.expect("written");
     // Before 2026-07-28 the session adds nothing: only the token.
     let line = wire
         .requests
@@ -190,7 +206,7 @@ async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
 async fn a_caller_waiting_when_the_connection_ends_is_told_and_later_calls_fail() {
     let mut wire = wire();
     let direct = wire.transport.direct();
-    let waiting = send(&direct).await.expect("written").expect("direct");
+    let waiting = send(&direct).await.expect("written");
     drop(wire.server);
     assert!(waiting.rx.await.is_err(), "no answer comes");
     // The reader has ended: a new call is refused at once.

@@ -92,6 +92,12 @@ impl SessionMeta {
 /// request) and progress token `token`: its `_meta` holds the session's part, the request's
 /// own entries (rmcp's session values win over them, as its setters overwrite), the level and
 /// the token. `None` when the request must go rmcp's way.
+/// Whether `call` can be written by [`call_line_with`]: its params hold no `_meta` of their
+/// own and it carries no legacy metadata.
+pub fn writes_directly(call: &CallToolRequest) -> bool {
+    call.params.meta.is_none() && call.extensions.get::<MetaObject>().is_none()
+}
+
 pub fn call_line_with(
     id: &RequestId,
     session: &SessionMeta,
@@ -99,7 +105,7 @@ pub fn call_line_with(
     level: Option<LoggingLevel>,
     token: &ProgressToken,
 ) -> serde_json::Result<Option<Vec<u8>>> {
-    if call.params.meta.is_some() || call.extensions.get::<MetaObject>().is_some() {
+    if !writes_directly(call) {
         return Ok(None);
     }
     let params = serde_json::to_vec(&call.params)?;
