@@ -38,6 +38,14 @@ async fn answer(rx: tokio::sync::oneshot::Receiver<Answer>) -> Answer {
     }
 }
 
+impl Wire {
+    /// The next line the client wrote, as JSON.
+    async fn written(&mut self) -> Value {
+        let line = self.requests.next_line().await.expect("read");
+        serde_json::from_str(&line.expect("a line")).expect("json")
+    }
+}
+
 fn wire() -> Wire {
     let (client_read, server) = tokio::io::duplex(1 << 16);
     let (server_read, client_write) = tokio::io::duplex(1 << 16);
@@ -89,13 +97,7 @@ async fn the_line_is_what_rmcp_would_write_and_the_answer_comes_back_to_the_call
         .send(&session, &call, Some(LoggingLevel::Debug), ids)
         .await
         .expect("written");
-    let line = wire
-        .requests
-        .next_line()
-        .await
-        .expect("read")
-        .expect("a line");
-    let ours: Value = serde_json::from_str(&line).expect("json");
+    let ours = wire.written().await;
     // rmcp's own writing of the same request: the level set on it, rmcp's metadata over the
     // request's own, the token.
     let mut theirs_meta = call
@@ -164,13 +166,7 @@ async fn an_error_answer_and_an_unreadable_one_fail_their_callers() {
     let first = send(&direct).await.expect("written");
     let second = send(&direct).await.expect("written");
     // Before 2026-07-28 the session adds nothing: only the token.
-    let line = wire
-        .requests
-        .next_line()
-        .await
-        .expect("read")
-        .expect("a line");
-    let sent: Value = serde_json::from_str(&line).expect("json");
+    let sent = wire.written().await;
     assert_eq!(sent["params"]["_meta"], json!({"progressToken": "aimon-1"}));
     let id = |id: &rmcp::model::RequestId| serde_json::to_string(id).expect("id");
     let error = format!(
