@@ -50,9 +50,7 @@ impl Default for Waiters {
 }
 
 impl Waiters {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, Option<HashMap<RequestId, oneshot::Sender<Answer>>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ByRequest>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -41,23 +41,39 @@ fn call_line(item: &ClientJsonRpcMessage) -> serde_json::Result<Option<Vec<u8>>>
     let ClientRequest::CallToolRequest(call) = &request.request else {
         return Ok(None);
     };
-    if call.params.meta.is_some() || call.extensions.get::<MetaObject>().is_some() {
+    let meta = call.extensions.get::<RequestMetaObject>();
+    call_frame(&request.id, call, 0, |out| {
+        let Some(meta) = meta else {
+            return Ok(false);
+        };
+        out.extend_from_slice(br#""_meta":"#);
+        serde_json::to_writer(out, &meta.0 .0)?;
+        Ok(true)
+    })
+}
+
+/// The line of `call` under `id`, with its params as serde writes them: `meta` writes what
+/// comes before them in the params object (the `_meta` entry; true if it wrote anything).
+/// `None` when the call must go the general way (`writes_directly`).
+fn call_frame(
+    id: &RequestId,
+    call: &CallToolRequest,
+    room: usize,
+    meta: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<bool>,
+) -> serde_json::Result<Option<Vec<u8>>> {
+    if !writes_directly(call) {
         return Ok(None);
     }
     let params = serde_json::to_vec(&call.params)?;
     let Some(fields) = params.strip_prefix(b"{") else {
         return Ok(None);
     };
-    let mut out = Vec::with_capacity(params.len() + 256);
+    let mut out = Vec::with_capacity(params.len() + room + 256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    serde_json::to_writer(&mut out, &request.id)?;
+    serde_json::to_writer(&mut out, id)?;
     out.extend_from_slice(br#","method":"tools/call","params":{"#);
-    if let Some(meta) = call.extensions.get::<RequestMetaObject>() {
-        out.extend_from_slice(br#""_meta":"#);
-        serde_json::to_writer(&mut out, &meta.0 .0)?;
-        if fields != b"}" {
-            out.push(b',');
-        }
+    if meta(&mut out)? && fields != b"}" {
+        out.push(b',');
     }
     out.extend_from_slice(fields);
     out.extend_from_slice(b"}\n");
@@ -88,16 +104,16 @@ impl SessionMeta {
     }
 }
 
-/// A `tools/call` as rmcp would write it with request id `id`, log level `level` (set on the
-/// request) and progress token `token`: its `_meta` holds the session's part, the request's
-/// own entries (rmcp's session values win over them, as its setters overwrite), the level and
-/// the token. `None` when the request must go rmcp's way.
-/// Whether `call` can be written by [`call_line_with`]: its params hold no `_meta` of their
-/// own and it carries no legacy metadata.
+/// Whether `call` can be written from its parts: its params hold no `_meta` of their own and
+/// it carries no legacy metadata to merge.
 pub fn writes_directly(call: &CallToolRequest) -> bool {
     call.params.meta.is_none() && call.extensions.get::<MetaObject>().is_none()
 }
 
+/// A `tools/call` as rmcp would write it with request id `id`, log level `level` (set on the
+/// request) and progress token `token`: its `_meta` holds the session's part, the request's
+/// own entries (rmcp's session values win over them, as its setters overwrite), the level and
+/// the token. `None` when the request must go rmcp's way.
 pub fn call_line_with(
     id: &RequestId,
     session: &SessionMeta,
@@ -105,56 +121,43 @@ pub fn call_line_with(
     level: Option<LoggingLevel>,
     token: &ProgressToken,
 ) -> serde_json::Result<Option<Vec<u8>>> {
-    if !writes_directly(call) {
-        return Ok(None);
-    }
-    let params = serde_json::to_vec(&call.params)?;
-    let Some(fields) = params.strip_prefix(b"{") else {
-        return Ok(None);
-    };
-    let mut out = Vec::with_capacity(params.len() + session.fields.len() + 128);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    serde_json::to_writer(&mut out, id)?;
-    out.extend_from_slice(br#","method":"tools/call","params":{"_meta":{"#);
-    out.extend_from_slice(session.fields.as_bytes());
-    let mut empty = session.fields.is_empty();
-    let own = call.extensions.get::<RequestMetaObject>();
-    let own = own.iter().flat_map(|m| m.0 .0.iter());
-    let skipped = |k: &str| {
-        k == "progressToken"
-            || (level.is_some() && k == LOG_LEVEL_KEY)
-            || session.keys.iter().any(|s| s == k)
-    };
-    for (key, value) in own.filter(|(k, _)| !skipped(k)) {
-        if !empty {
-            out.push(b',');
+    call_frame(id, call, session.fields.len(), |out| {
+        out.extend_from_slice(br#""_meta":{"#);
+        out.extend_from_slice(session.fields.as_bytes());
+        let mut empty = session.fields.is_empty();
+        let skipped = |k: &str| {
+            k == "progressToken"
+                || (level.is_some() && k == LOG_LEVEL_KEY)
+                || session.keys.iter().any(|s| s == k)
+        };
+        let own = call.extensions.get::<RequestMetaObject>();
+        for (key, value) in own.iter().flat_map(|m| m.0 .0.iter()) {
+            if !skipped(key) {
+                entry(out, &mut empty, key, value)?;
+            }
         }
-        empty = false;
-        serde_json::to_writer(&mut out, key)?;
-        out.push(b':');
-        serde_json::to_writer(&mut out, value)?;
-    }
-    if let Some(level) = level {
-        if !empty {
-            out.push(b',');
+        if let Some(level) = level {
+            entry(out, &mut empty, LOG_LEVEL_KEY, &level)?;
         }
-        empty = false;
-        serde_json::to_writer(&mut out, LOG_LEVEL_KEY)?;
-        out.push(b':');
-        serde_json::to_writer(&mut out, &level)?;
-    }
-    if !empty {
+        entry(out, &mut empty, "progressToken", token)?;
+        out.push(b'}');
+        Ok(true)
+    })
+}
+
+/// `"key":value` into an object being written, after a comma unless it is the first.
+fn entry(
+    out: &mut Vec<u8>,
+    empty: &mut bool,
+    key: &str,
+    value: &impl serde::Serialize,
+) -> serde_json::Result<()> {
+    if !std::mem::take(empty) {
         out.push(b',');
     }
-    out.extend_from_slice(br#""progressToken":"#);
-    serde_json::to_writer(&mut out, token)?;
-    out.push(b'}');
-    if fields != b"}" {
-        out.push(b',');
-    }
-    out.extend_from_slice(fields);
-    out.extend_from_slice(b"}\n");
-    Ok(Some(out))
+    serde_json::to_writer(&mut *out, key)?;
+    out.push(b':');
+    serde_json::to_writer(&mut *out, value)
 }
 
 #[cfg(test)]
