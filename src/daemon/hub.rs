@@ -1,7 +1,8 @@
 //! What every console of a daemon shares: the runtime's events fanned out, each console's own
 //! bounded queue (a console that stops reading loses events, counted, and holds up nobody),
 //! the recent events a console sees when it attaches, and the approvals waiting for an answer
-//! (the first answer wins; the others are told who gave it).
+//! (the first answer wins; the others are told who gave it); the servers' questions beside
+//! them (questions.rs).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -100,10 +101,13 @@ pub struct Hub {
     /// The config file's digest as the daemon last loaded or wrote it (edits.rs), held while
     /// it is written.
     pub digest: tokio::sync::Mutex<u64>,
+    /// The servers' questions waiting for a console (questions.rs).
+    pub questions: super::questions::Questions,
     state: Mutex<State>,
 }
 
-/// Why an `approve` was not taken.
+/// Why an `approve` (or an `answer_elicitation`) was not taken.
+#[derive(Debug)]
 pub struct Refusal {
     pub code: i64,
     pub message: String,
@@ -117,6 +121,7 @@ impl Hub {
             config,
             sessions: Default::default(),
             boundary: tokio::sync::Mutex::new(()),
+            questions: Default::default(),
             state: Mutex::new(State::default()),
         }
     }

@@ -12,6 +12,7 @@ pub mod client;
 mod edits;
 mod hub;
 mod notify;
+mod questions;
 mod session;
 mod sessions;
 pub mod socket;
@@ -160,6 +161,7 @@ pub async fn run(
         serde_json::json!({"reason": "the daemon is stopping"}),
     ));
     hub.drop_pending();
+    hub.questions.drop_all();
     // Prompts stop first (their transcripts say so), then the servers.
     sessions.cancel();
     hub.sessions.settle(SETTLE).await;
@@ -196,10 +198,10 @@ async fn serve_tls(
     }
 }
 
-/// The runtime's events to every console, as `event` notifications; approvals kept for the
-/// consoles to answer; a tools list change taken in at once (there are no turns here, every
-/// moment is between them); servers' questions declined (consoles do not answer them through
-/// the daemon yet).
+/// The runtime's events to every console, as `event` notifications; approvals and servers'
+/// questions kept for the consoles to answer (a question with no console attached declined);
+/// a tools list change taken in at once (there are no turns here, every moment is between
+/// them); sampling requests declined (consoles do not answer them through the daemon yet).
 async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
     while let Some(event) = stream.recv().await {
         let json = event_json(&event);
@@ -214,7 +216,11 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
                 ..
             } if hub.sessions.running() == 0 => boundary(&hub),
             RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
-                request.decline("the daemon's consoles do not answer servers' questions yet");
+                if hub.consoles() == 0 {
+                    request.decline("no console is attached to the daemon to answer it");
+                } else {
+                    hub.questions.keep(request, line.clone());
+                }
             }
             RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
                 request.reject("the daemon does not answer sampling requests yet");

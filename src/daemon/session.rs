@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{Console, Hub, Who};
+use super::questions::Answer;
 use super::wire::{
     self, code, error_response, notification, result_response, Frame, Framer, Incoming,
 };
@@ -149,6 +150,7 @@ impl Session {
                     .await;
             }
             ("approve", Some(who)) => approve(&self.hub, &params, who),
+            ("answer_elicitation", Some(who)) => answer_elicitation(&self.hub, &params, who),
             ("trust", Some(_)) => {
                 return self
                     .spawned(id, |hub| super::edits::trust(hub, params))
@@ -239,6 +241,7 @@ impl Session {
             "servers": self.hub.runtime.reports(),
             "tools": tools,
             "approvals": values(approvals),
+            "elicitations": values(self.hub.questions.waiting()),
             "recent": values(recent),
         });
         self.who = Some(who);
@@ -357,6 +360,21 @@ fn approve(hub: &Hub, params: &Value, who: &Who) -> Reply {
     hub.answer(call, decision, who)
         .map(|()| json!({"id": call, "decision": decision.as_str()}))
         .map_err(|refusal| (refusal.code, refusal.message))
+}
+
+/// `answer_elicitation {id, action, content?}`: the first answer to a server's question, said
+/// to every console (`elicitation_answered`).
+fn answer_elicitation(hub: &Hub, params: &Value, who: &Who) -> Reply {
+    let Some(question) = params.get("id").and_then(Value::as_u64) else {
+        return Err(invalid("`id` is the question's id, a number"));
+    };
+    let answer = Answer::from_params(params).map_err(|why| (code::INVALID_PARAMS, why))?;
+    let told = hub
+        .questions
+        .answer(question, answer, who)
+        .map_err(|refusal| (refusal.code, refusal.message))?;
+    hub.broadcast(notification("elicitation_answered", told.clone()));
+    Ok(told)
 }
 
 /// Writes answers first, then events; before an event, how many this console lost since.

@@ -22,7 +22,8 @@ pub mod code {
     pub const NOT_INITIALIZED: i64 = -32002;
     /// `initialize` with a protocol version this daemon does not speak.
     pub const UNSUPPORTED_VERSION: i64 = -32003;
-    /// `approve` of an approval another console answered first.
+    /// `approve` of an approval (or `answer_elicitation` of a question) another console
+    /// answered first.
     pub const ALREADY_ANSWERED: i64 = -32010;
     /// `approve` of no approval that is waiting.
     pub const NO_SUCH_APPROVAL: i64 = -32011;
@@ -30,6 +31,8 @@ pub mod code {
     pub const NOT_FOUND: i64 = -32012;
     /// The daemon's config file was not written (changed on disk since, or unwritable).
     pub const NOT_WRITTEN: i64 = -32013;
+    /// `answer_elicitation` of no server's question that is waiting.
+    pub const NO_SUCH_QUESTION: i64 = -32014;
 }
 
 /// One message a console sent.
