@@ -174,3 +174,46 @@ fn one_console_on_two_daemons_shows_both_and_answers_each_ones_approvals() {
     let screen = t.wait_for_row("run-2:mcp__notes", "ok");
     assert_eq!(screen.matches("run-1:read ").count(), 1, "{screen}");
 }
+
+#[test]
+fn a_servers_question_is_answered_in_one_console_and_leaves_the_other() {
+    let bin = bin();
+    let servers = format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server, --live-tools]\n      annotation_trust: trust\n"
+    );
+    let config = write_config(&servers);
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let a = console(&dir, &config.path, &socket, "a");
+    let b = console(&dir, &config.path, &socket, "b");
+
+    // A call whose server asks a question: its form shows in both consoles.
+    let mut api = common::daemon::Console::connect(&socket);
+    api.initialize("api");
+    let call = api.send(
+        "call",
+        json!({"tool": "mcp__notes__ask", "arguments": {"question": "Name the note"}}),
+    );
+    a.wait_for("notes asks for input", WAIT);
+    let form = b.wait_for("notes asks for input", WAIT);
+    assert!(form.contains("Name the note"), "{form}");
+
+    // The title typed in A reaches the server, whose result says it.
+    a.text("from console a");
+    a.keys(&["C-s"]);
+    let done = api.answer(call);
+    assert_eq!(done["result"]["status"], "ok", "{done}");
+    let text = done["result"]["result"]["text"].as_str().unwrap();
+    assert!(text.contains("\"title\":\"from console a\""), "{text}");
+
+    // B is told that A (its pid) answered, and its form is gone.
+    let told = b.wait_for("a server's question was answered (accept) by console", WAIT);
+    assert!(
+        told.contains(&format!("(pid {})", a.console_pid())),
+        "{told}"
+    );
+    let screen = b.wait_for_row("ask · notes", "ok");
+    assert!(!screen.contains("notes asks for input"), "{screen}");
+    let screen = a.wait_for_row("ask · notes", "ok");
+    assert!(!screen.contains("notes asks for input"), "{screen}");
+}

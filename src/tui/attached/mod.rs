@@ -10,6 +10,7 @@ mod chat;
 pub(super) mod effects;
 mod fleet;
 mod ingest;
+mod questions;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -188,15 +189,20 @@ async fn feed(
             index,
             tx: tx.clone(),
             answered: HashMap::new(),
+            questions: HashMap::new(),
             replaying: true,
         };
         // What happened meanwhile: the calls, as they went, and who answered their
-        // approvals. Approvals asked then are asked again below if they still wait, not
-        // replayed; what was said to the consoles then (closing, dropped) is not said again.
+        // approvals. Approvals and servers' questions asked then are asked again below if they
+        // still wait, not replayed; what was said to the consoles then (closing, dropped) is
+        // not said again.
         for message in hello["recent"].as_array().into_iter().flatten() {
             let params = &message["params"];
             let replayed = match message["method"].as_str() {
-                Some("event") => params["type"] != "approval_requested",
+                Some("event") => !matches!(
+                    params["type"].as_str(),
+                    Some("approval_requested" | "elicitation_requested")
+                ),
                 Some("answered") => true,
                 _ => false,
             };
@@ -209,8 +215,9 @@ async fn feed(
             }
         }
         feed.replaying = false;
-        for approval in hello["approvals"].as_array().into_iter().flatten() {
-            feed.event(approval.clone()).await;
+        let waiting = ["approvals", "elicitations"].map(|key| hello[key].as_array());
+        for asked in waiting.into_iter().flatten().flatten() {
+            feed.event(asked.clone()).await;
         }
         while let Some(notice) = notices.recv().await {
             if !feed.notice(notice).await {
@@ -233,6 +240,9 @@ struct Feed {
     tx: mpsc::Sender<AppEvent>,
     /// Who answered each approval (`answered`), until its `approval_answered` event.
     answered: HashMap<u64, String>,
+    /// The servers' questions asked here, by the daemon's id: each one's wait for this
+    /// console's answer (questions.rs).
+    questions: HashMap<u64, tokio::task::AbortHandle>,
     /// While what happened before the console attached is replayed.
     replaying: bool,
 }
@@ -273,6 +283,7 @@ impl Feed {
                     self.answered.insert(id, text);
                 }
             }
+            "elicitation_answered" => return self.question_answered(&params).await,
             "dropped" => {
                 let text = format!(
                     "this console fell behind: the daemon dropped {} of its events (what it shows may be missing some)",
@@ -308,6 +319,7 @@ impl Feed {
                     ))
                     .await;
             }
+            Some("elicitation_requested") => return self.question(value).await,
             Some("approval_answered") => {
                 let id = value["id"].as_u64().unwrap_or_default();
                 let decision = value["decision"].as_str().and_then(decision_named);
