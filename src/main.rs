@@ -167,7 +167,13 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => return cli::import::run(cli.config.config.as_deref(), args),
         other => other,
     };
-    let config = match cli::load_config(cli.config.config.as_deref()) {
+    let explicit = cli.config.config.as_deref();
+    let loaded = match command {
+        // The servers are the daemon's: a console attaches with no config file too.
+        Some(Command::Attach(_)) => cli::attach::load_config(explicit),
+        _ => cli::load_config(explicit),
+    };
+    let config = match loaded {
         Ok(c) => c,
         Err(code) => return code,
     };

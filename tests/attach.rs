@@ -217,3 +217,24 @@ fn a_servers_question_is_answered_in_one_console_and_leaves_the_other() {
     let screen = a.wait_for_row("ask · notes", "ok");
     assert!(!screen.contains("notes asks for input"), "{screen}");
 }
+
+#[test]
+fn a_console_attaches_from_a_machine_with_no_config_file() {
+    let config = agent_config();
+    let (_daemon, socket) = daemon(&config);
+    // A folder, home and config home with no config in them, and none named.
+    let empty = tempfile::tempdir().unwrap();
+    let here = empty.path().display();
+    let t = Tmux::start(empty.path(), 140, 40);
+    t.text(&format!(
+        "env -u AIMON_CONFIG HOME={here} XDG_CONFIG_HOME={here}/config {} --log-file {here}/log attach {}",
+        bin(),
+        socket.display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("attached to the daemon", WAIT);
+    let screen = t.wait_for("1/1 ready", WAIT);
+    assert!(screen.contains("notes"), "{screen}");
+    // Nothing was written for it.
+    assert!(!empty.path().join("aimon.yaml").exists());
+}

@@ -1,14 +1,15 @@
 //! `aimon-console attach [DAEMON…]`: the console over one daemon or several (docs/daemon.md)
 //! instead of a runtime of its own. The daemon's servers, calls, approvals and agent sessions show as the
 //! console's own; `q` detaches and leaves them running. The config file gives the console's
-//! own settings (its agent profiles' names, the theme); the servers are the daemon's.
+//! own settings (its agent profiles' names, the theme); the servers are the daemon's, so a
+//! console attaches from a machine with no config file too (the settings' defaults then).
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::output;
-use crate::config::Config;
+use crate::config::{Config, ConfigErrorKind};
 use crate::daemon::client::{Link, Target};
 use crate::tui::ConsoleOptions;
 
@@ -32,6 +33,23 @@ pub struct AttachArgs {
     /// Go on with the daemon's session ID in this console's Conversation.
     #[arg(long = "resume", value_name = "ID")]
     pub resume: Option<String>,
+}
+
+/// This console's config: found as every command finds it, or, when none is there and none
+/// was named, no file at all (the defaults, as of an empty file at `./aimon.yaml`).
+pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
+    match crate::config::resolve_path(explicit) {
+        Err(e) if explicit.is_none() && e.kind() == ConfigErrorKind::NotFound => {
+            let path = std::env::current_dir()
+                .unwrap_or_default()
+                .join(crate::config::LOCAL_CONFIG_NAME);
+            crate::config::load_str(&path, "", &|_| None).map_err(|e| {
+                output::error_line(&e.report());
+                ExitCode::from(super::EXIT_CONFIG)
+            })
+        }
+        _ => super::load_config(explicit),
+    }
 }
 
 pub async fn run(config: Config, args: AttachArgs) -> ExitCode {
