@@ -5,15 +5,14 @@
 
 use std::process::ExitCode;
 
-use base64::Engine;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::asks::AskArgs;
 use super::content;
 use super::output::{self, safe_text, Style, Table};
 use crate::config::Config;
-use crate::runtime::{AgentRuntime, ResourceContent, ResourceListing};
+use crate::runtime::{resource_content_json, AgentRuntime, ResourceContent, ResourceListing};
 use crate::text::sanitize_line;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -158,27 +157,6 @@ fn server_for(
     }
 }
 
-/// The JSON of one part of a read.
-fn content_json(part: &ResourceContent) -> Value {
-    match part {
-        ResourceContent::Text {
-            uri,
-            mime_type,
-            text,
-        } => json!({"uri": uri, "mime_type": mime_type, "text": text}),
-        ResourceContent::Blob {
-            uri,
-            mime_type,
-            bytes,
-        } => json!({
-            "uri": uri,
-            "mime_type": mime_type,
-            "blob": base64::engine::general_purpose::STANDARD.encode(bytes),
-            "size": bytes.len(),
-        }),
-    }
-}
-
 pub async fn run_read(mut config: Config, args: ReadArgs) -> ExitCode {
     // Only the named server needs to start.
     let runtime = match content::start_for_one(
@@ -215,7 +193,7 @@ pub async fn run_read(mut config: Config, args: ReadArgs) -> ExitCode {
         let value = json!({
             "server": server,
             "uri": args.uri,
-            "contents": contents.iter().map(content_json).collect::<Vec<_>>(),
+            "contents": contents.iter().map(resource_content_json).collect::<Vec<_>>(),
         });
         output::print(&format!(
             "{}\n",

@@ -8,7 +8,7 @@ use rmcp::model::{
     ClientRequest, ContentBlock, GetPromptRequestParams, JsonObject, ListPromptsRequest,
     PaginatedRequestParams, Role, ServerResult,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +16,7 @@ use super::client::{DefaultMcpClient, McpClient, McpError, Retried};
 use crate::tool::ProgressSink;
 
 /// One argument a prompt takes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptArgumentInfo {
     pub name: String,
     pub title: Option<String>,
@@ -25,7 +25,7 @@ pub struct PromptArgumentInfo {
 }
 
 /// One prompt a server lists.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptInfo {
     pub server: String,
     pub name: String,
@@ -35,7 +35,7 @@ pub struct PromptInfo {
 }
 
 /// Who a prompt message is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageRole {
     User,
@@ -53,7 +53,7 @@ impl MessageRole {
 
 /// One message `prompts/get` returned: its text (non-text content summarised, an embedded
 /// text resource included), and the content block as the server sent it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessageInfo {
     pub role: MessageRole,
     /// What the message says, as text (not sanitized: whoever shows it does that).
@@ -63,7 +63,7 @@ pub struct PromptMessageInfo {
 }
 
 /// What `prompts/get` returned.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessages {
     pub description: Option<String>,
     pub messages: Vec<PromptMessageInfo>,

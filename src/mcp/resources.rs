@@ -18,7 +18,7 @@ use rmcp::model::{
     ReadResourceRequestParams, Reference, ResourceContents, ServerResult, SubscribeRequest,
     SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequest, UnsubscribeRequestParams,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use super::client::{DefaultMcpClient, McpClient, McpError, Retried};
@@ -30,7 +30,7 @@ const MAX_PAGES: usize = 1_000;
 const LISTEN_ERA: &str = "2026-07-28";
 
 /// One resource a server lists.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceInfo {
     pub server: String,
     pub uri: String,
@@ -43,7 +43,7 @@ pub struct ResourceInfo {
 }
 
 /// One resource template a server lists (RFC 6570 URI template).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateInfo {
     pub server: String,
     pub uri_template: String,

@@ -8,7 +8,7 @@
 //! through the same bounded requests.
 
 use rmcp::model::{ClientRequest, ListSkillsRequest, ServerResult, Skill, SkillResources};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +21,7 @@ pub use rmcp::model::SKILLS_EXTENSION_ID;
 const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// One skill a server lists.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillInfo {
     pub server: String,
     /// The URI of its `SKILL.md`.
@@ -34,7 +34,7 @@ pub struct SkillInfo {
 }
 
 /// One file of a skill, as listed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillFile {
     pub uri: String,
     pub size: u64,

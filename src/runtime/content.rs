@@ -76,7 +76,7 @@ impl Offer {
 }
 
 /// A ready server's resources and templates, listed together.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ResourceListing {
     pub resources: Vec<ResourceInfo>,
     pub templates: Vec<TemplateInfo>,
@@ -294,6 +294,21 @@ impl AgentRuntime {
             server: server.to_string(),
             source,
         })
+    }
+
+    /// [`load_skill`](Self::load_skill), as a read of its `SKILL.md` (for the resource viewer).
+    pub async fn read_skill_file(
+        &self,
+        server: &str,
+        uri: &str,
+        cancel: CancellationToken,
+    ) -> Result<Vec<ResourceContent>, ContentError> {
+        let skill = self.load_skill(server, uri, cancel).await?;
+        Ok(vec![ResourceContent::Text {
+            uri: uri.to_string(),
+            mime_type: Some("text/markdown".into()),
+            text: skill.text,
+        }])
     }
 
     /// Loads the skill of `server` whose `SKILL.md` is `uri`: read and verified against the

@@ -13,6 +13,7 @@
 mod bus;
 mod call;
 mod content;
+mod content_json;
 mod events;
 mod executor;
 mod gateway;
@@ -28,6 +29,7 @@ pub use crate::approval::{AnsweredBy, CallOrigin};
 pub use bus::{EventStream, FLOOD_BOUND, STALL_LIMIT, TOTAL_BOUND};
 pub use call::{Approval, CallOutcome, CallStatus};
 pub use content::{ContentError, ResourceListing};
+pub use content_json::{resource_content_from_json, resource_content_json};
 pub use events::{log_text, RuntimeEvent};
 pub use gateway::{daemon_token, gateway_token, Attended};
 pub use hooks::{HookAnswer, HookOutcome, HookRun};

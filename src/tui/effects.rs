@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::listing::ContentEvent;
 use super::messages::AppEvent;
-use crate::runtime::{AgentRuntime, CompletionTarget, ResourceContent};
+use crate::runtime::{AgentRuntime, CompletionTarget};
 
 /// Where the results go.
 type Tx = mpsc::Sender<AppEvent>;
@@ -52,15 +52,8 @@ pub(super) fn read_resource(
     tokio::spawn(async move {
         let result = match need(runtime) {
             Ok(rt) if skill => rt
-                .load_skill(&server, &uri, CancellationToken::new())
+                .read_skill_file(&server, &uri, CancellationToken::new())
                 .await
-                .map(|skill| {
-                    vec![ResourceContent::Text {
-                        uri: uri.clone(),
-                        mime_type: Some("text/markdown".into()),
-                        text: skill.text,
-                    }]
-                })
                 .map_err(|e| e.to_string()),
             Ok(rt) => rt
                 .read_resource(&server, &uri, CancellationToken::new())
