@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::daemon::{daemon, daemon_at, daemon_over_tls, daemon_with, is_event, Console};
+use common::daemon::{
+    daemon, daemon_at, daemon_over_tls, daemon_with, is_event, notes_daemon, Console,
+};
 use common::{bin, demo_server, marker, write_config};
 use serde_json::{json, Value};
 
@@ -394,15 +396,7 @@ fn over_tcp_a_console_needs_tls_and_the_token() {
 
 #[test]
 fn a_call_cancelled_while_it_waits_takes_its_approval_away_from_every_console() {
-    let mark = marker("daemon-cancel");
-    let config = write_config(&format!(
-        "mcp:\n  servers:\n{}",
-        demo_server("notes", &[], "annotation_trust: trust", &mark)
-    ));
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
-    a.initialize("console-a");
-    a.ready("notes");
+    let (_config, _daemon, socket, mut a) = notes_daemon("daemon-cancel", &[], "console-a");
     let call = a.send(
         "call",
         json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),

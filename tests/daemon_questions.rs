@@ -6,23 +6,15 @@
 
 mod common;
 
-use common::daemon::{daemon, is_event, Console};
-use common::{demo_server, marker, write_config};
+use common::daemon::{is_event, notes_daemon, Console};
 use serde_json::json;
 
 #[test]
 fn a_servers_question_asks_every_console_and_the_first_answer_reaches_the_server() {
-    let mark = marker("daemon-question");
-    let config = write_config(&format!(
-        "mcp:\n  servers:\n{}",
-        demo_server("notes", &["--live-tools"], "annotation_trust: trust", &mark)
-    ));
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
+    let (_config, _daemon, socket, mut a) =
+        notes_daemon("daemon-question", &["--live-tools"], "console-a");
     let mut b = Console::connect(&socket);
-    a.initialize("console-a");
     b.initialize("console-b");
-    a.ready("notes");
 
     // A calls `ask` (read-only, trusted: no approval): its form is asked of both consoles.
     let call = a.send(
@@ -95,22 +87,13 @@ fn a_servers_question_asks_every_console_and_the_first_answer_reaches_the_server
 
 #[test]
 fn a_declined_question_is_declined_at_the_server() {
-    let mark = marker("daemon-question-decline");
     // At 2025-11-25 the server asks with a request of its own (at 2026-07-28, inside the
     // call's result, as above).
-    let config = write_config(&format!(
-        "mcp:\n  servers:\n{}",
-        demo_server(
-            "notes",
-            &["--live-tools", "--legacy"],
-            "annotation_trust: trust",
-            &mark
-        )
-    ));
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
-    a.initialize("console-a");
-    a.ready("notes");
+    let (_config, _daemon, _socket, mut a) = notes_daemon(
+        "daemon-question-decline",
+        &["--live-tools", "--legacy"],
+        "console-a",
+    );
     let call = a.send("call", json!({"tool": "mcp__notes__ask", "arguments": {}}));
     let asked = a.until("the question", |m| is_event(m, "elicitation_requested"));
     let id = asked["params"]["id"].as_u64().unwrap();

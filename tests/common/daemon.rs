@@ -55,6 +55,26 @@ pub fn daemon_at(
     (child, socket)
 }
 
+/// A daemon whose one server is the demo server `notes` (its `flags`, trusted), and a console
+/// of its API named `name`, initialized once `notes` is ready. Keep the config and the daemon
+/// for as long as the test runs.
+pub fn notes_daemon(
+    test: &str,
+    flags: &[&str],
+    name: &str,
+) -> (TempConfig, Background, PathBuf, Console) {
+    let mark = super::marker(test);
+    let config = super::write_config(&format!(
+        "mcp:\n  servers:\n{}",
+        super::demo_server("notes", flags, "annotation_trust: trust", &mark)
+    ));
+    let (daemon, socket) = daemon(&config);
+    let mut console = Console::connect(&socket);
+    console.initialize(name);
+    console.ready("notes");
+    (config, daemon, socket, console)
+}
+
 /// A console of the operator API: lines out, lines in.
 pub struct Console {
     pub out: UnixStream,
