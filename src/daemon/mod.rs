@@ -9,6 +9,7 @@
 //! will be its client.
 
 pub mod client;
+mod content;
 mod edits;
 mod hub;
 mod notify;

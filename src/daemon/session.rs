@@ -176,6 +176,12 @@ impl Session {
                 Some(session) => Ok(json!({"stopped": self.hub.sessions.stop(session)})),
                 None => Err(invalid("`session` is the session's id")),
             },
+            (method, Some(_)) if super::content::METHODS.contains(&method) => {
+                let method = method.to_string();
+                return self
+                    .spawned(id, |hub| super::content::answer(hub, method, params))
+                    .await;
+            }
             ("sessions", Some(_)) => Ok(json!({"sessions": self.hub.sessions.ids()})),
             ("restart", Some(_)) => return self.restart(id, &params).await,
             (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),

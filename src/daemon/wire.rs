@@ -33,6 +33,9 @@ pub mod code {
     pub const NOT_WRITTEN: i64 = -32013;
     /// `answer_elicitation` of no server's question that is waiting.
     pub const NO_SUCH_QUESTION: i64 = -32014;
+    /// A server's resources, skills or prompts could not be had (not ready, not offered, its
+    /// answer an error: the message says which).
+    pub const CONTENT_FAILED: i64 = -32015;
 }
 
 /// One message a console sent.
