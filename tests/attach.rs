@@ -238,3 +238,25 @@ fn a_console_attaches_from_a_machine_with_no_config_file() {
     // Nothing was written for it.
     assert!(!empty.path().join("aimon.yaml").exists());
 }
+
+#[test]
+fn an_attached_console_reads_a_daemons_resources_and_gets_its_prompts() {
+    let config = agent_config();
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let t = console(&dir, &config.path, &socket, "content");
+    // The Resources pane lists the daemon's server's (Alt-6: the Conversation's input has the
+    // keys); Enter reads one through the daemon.
+    t.keys(&["M-6"]);
+    t.wait_for("demo://readme", WAIT);
+    t.keys(&["Enter"]);
+    let screen = t.wait_for("# aimon demo server", WAIT);
+    assert!(screen.contains("notes · README"), "{screen}");
+    t.keys(&["Escape"]);
+    // The Prompts pane: `hello`, got through the daemon.
+    t.keys(&["M-7"]);
+    t.wait_for("hello", WAIT);
+    t.keys(&["Down", "Enter"]);
+    t.wait_for("Say hello to the operator.", WAIT);
+    assert!(!t.screen().contains("not available in a console attached"));
+}

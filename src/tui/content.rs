@@ -97,8 +97,10 @@ impl App {
     pub(super) fn content_on_started(&mut self, report: &ServerReport) -> Vec<Effect> {
         let server = report.name.clone();
         let mut effects = Vec::new();
-        // Without a runtime yet, nothing can be asked: its arrival asks for every ready server.
-        if report.status != ServerStatus::Ready || self.runtime().is_none() {
+        // Without a runtime (or a daemon) yet, nothing can be asked: its arrival asks for
+        // every ready server.
+        let asked_of = self.runtime().is_some() || self.attachment().is_some();
+        if report.status != ServerStatus::Ready || !asked_of {
             return effects;
         }
         let caps = report.capabilities.clone().unwrap_or_default();

@@ -1,5 +1,5 @@
-//! The console's effects over `attach`: calls, cancels and restarts become the daemon's
-//! requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
+//! The console's effects over `attach`: calls, cancels, restarts and the servers' resources
+//! and prompts (content.rs) become the daemon's requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
 //! URL stay on this machine; what a console over attach cannot do yet is said, not dropped.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::Attachment;
+use super::{content, Attachment};
 use crate::tui::app::App;
 use crate::tui::chat::ChatEffect;
 use crate::tui::messages::{AppEvent, Effect, Level};
@@ -24,30 +24,6 @@ fn tell(tx: &Tx, level: Level, text: String) {
 /// What a console over attach does not do yet, said when it is asked for.
 fn not_yet(what: &str) -> String {
     format!("{what} is not available in a console attached to a daemon yet (docs/daemon.md)")
-}
-
-/// The daemon whose name `local` finds, with that name in the daemon's own words.
-fn whose<T>(
-    attachment: &Attachment,
-    local: impl Fn(&super::fleet::Names) -> Option<T>,
-) -> Option<(&super::Daemon, T)> {
-    attachment
-        .daemons
-        .iter()
-        .find_map(|d| local(&d.names).map(|own| (d, own)))
-}
-
-/// The daemon of the console's server `server`: its link, its names and the server's own name.
-fn server_of(
-    attachment: &Attachment,
-    server: &str,
-) -> Option<(
-    Arc<crate::daemon::client::Link>,
-    super::fleet::Names,
-    String,
-)> {
-    let (daemon, own) = whose(attachment, |n| n.local_server(server).map(str::to_string))?;
-    Some((daemon.link.clone(), daemon.names.clone(), own))
 }
 
 /// The server report of a daemon's answer (`restart`, `trust`), named as the console shows it.
@@ -67,8 +43,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
     match effect {
         Effect::Quit | Effect::TurnBoundary => {}
         Effect::Call { tool, arguments } => {
-            let Some((daemon, own)) =
-                whose(attachment, |n| n.local_tool(&tool).map(str::to_string))
+            let Some((daemon, own)) = attachment.whose(|n| n.local_tool(&tool).map(str::to_string))
             else {
                 return tell(&tx, Level::Error, format!("{tool}: no daemon has it"));
             };
@@ -81,7 +56,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             });
         }
         Effect::CancelCall(id) => {
-            let Some((daemon, own)) = whose(attachment, |n| n.local_id(id)) else {
+            let Some((daemon, own)) = attachment.whose(|n| n.local_id(id)) else {
                 return;
             };
             let link = daemon.link.clone();
@@ -92,7 +67,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             });
         }
         Effect::RestartServer { server } => {
-            let Some((link, names, own)) = server_of(attachment, &server) else {
+            let Some((link, names, own)) = attachment.server_of(&server) else {
                 return;
             };
             tokio::spawn(async move {
@@ -115,7 +90,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         // The daemon writes it as it takes the answer (mod.rs).
         Effect::AlwaysAllow { .. } => {}
         Effect::WriteTrust { server, trust, .. } => {
-            let Some((link, names, own)) = server_of(attachment, &server) else {
+            let Some((link, names, own)) = attachment.server_of(&server) else {
                 return;
             };
             tokio::spawn(async move {
@@ -136,14 +111,30 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             });
         }
         Effect::RestartAll => tell(&tx, Level::Warn, not_yet("R (restart everything)")),
-        Effect::ListResources { .. }
-        | Effect::ReadResource { .. }
-        | Effect::LoadSkill { .. }
-        | Effect::Subscribe { .. }
-        | Effect::Complete { .. } => tell(&tx, Level::Warn, not_yet("reading resources")),
-        Effect::ListPrompts { .. } | Effect::GetPrompt { .. } => {
-            tell(&tx, Level::Warn, not_yet("the servers' prompts"))
-        }
+        Effect::ListResources { server } => content::list_resources(attachment, server, tx),
+        Effect::ReadResource { server, uri } => content::read(attachment, (server, uri), false, tx),
+        Effect::LoadSkill { server, uri } => content::read(attachment, (server, uri), true, tx),
+        Effect::Complete {
+            seq,
+            server,
+            target,
+            argument,
+            value,
+            context,
+        } => content::complete(
+            attachment,
+            (seq, server),
+            target,
+            (argument, value, context),
+            tx,
+        ),
+        Effect::ListPrompts { server } => content::list_prompts(attachment, server, tx),
+        Effect::GetPrompt {
+            server,
+            name,
+            arguments,
+        } => content::get_prompt(attachment, (server, name), arguments, tx),
+        Effect::Subscribe { .. } => tell(&tx, Level::Warn, not_yet("subscribing to a resource")),
         Effect::SetLogLevel { .. } => tell(&tx, Level::Warn, not_yet("setting a log level")),
         Effect::RemoveRule { .. } => tell(&tx, Level::Warn, not_yet("removing a rule")),
         Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),

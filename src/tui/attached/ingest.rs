@@ -42,9 +42,19 @@ impl App {
                     }
                 }
                 self.daemon_tools(&prefix, &tools);
+                // Its ready servers' resources and prompts, as a runtime's arrival asks.
+                let reports: Vec<_> = self.servers[start..]
+                    .iter()
+                    .filter_map(|row| row.report.clone())
+                    .collect();
+                let mut effects: Vec<Effect> = reports
+                    .iter()
+                    .flat_map(|report| self.content_on_started(report))
+                    .collect();
                 if first {
-                    return self.chat_runtime_ready();
+                    effects.extend(self.chat_runtime_ready());
                 }
+                return effects;
             }
             AppEvent::Tools(prefix, tools) => {
                 self.daemon_tools(&prefix, &tools);

@@ -7,6 +7,7 @@
 //! at once, their names are kept apart (fleet.rs).
 
 mod chat;
+mod content;
 pub(super) mod effects;
 mod fleet;
 mod ingest;
@@ -92,6 +93,20 @@ impl Attachment {
     /// The daemon the Conversation runs on.
     pub fn first(&self) -> &Arc<Link> {
         &self.daemons[0].link
+    }
+
+    /// The daemon whose name `local` finds, with that name in the daemon's own words.
+    fn whose<T>(&self, local: impl Fn(&fleet::Names) -> Option<T>) -> Option<(&Daemon, T)> {
+        self.daemons
+            .iter()
+            .find_map(|d| local(&d.names).map(|own| (d, own)))
+    }
+
+    /// The daemon of the console's server `server`: its link, its names and the server's own
+    /// name.
+    fn server_of(&self, server: &str) -> Option<(Arc<Link>, fleet::Names, String)> {
+        let (daemon, own) = self.whose(|n| n.local_server(server).map(str::to_string))?;
+        Some((daemon.link.clone(), daemon.names.clone(), own))
     }
 
     fn chats(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::UnboundedSender<Value>>> {
