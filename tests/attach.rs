@@ -240,7 +240,7 @@ fn a_console_attaches_from_a_machine_with_no_config_file() {
 }
 
 #[test]
-fn an_attached_console_reads_a_daemons_resources_and_gets_its_prompts() {
+fn an_attached_console_reads_a_daemons_resources_gets_its_prompts_and_sets_log_levels() {
     let config = agent_config();
     let (_daemon, socket) = daemon(&config);
     let dir = config.path.parent().unwrap().to_path_buf();
@@ -258,5 +258,9 @@ fn an_attached_console_reads_a_daemons_resources_and_gets_its_prompts() {
     t.wait_for("hello", WAIT);
     t.keys(&["Down", "Enter"]);
     t.wait_for("Say hello to the operator.", WAIT);
+    t.keys(&["Escape"]);
+    // `l` on the server in the Servers pane: its log level, set in the daemon.
+    t.keys(&["M-1", "l"]);
+    t.wait_for("notes now sends log messages at", WAIT);
     assert!(!t.screen().contains("not available in a console attached"));
 }

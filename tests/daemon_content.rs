@@ -1,7 +1,7 @@
 //! A server's resources and prompts through `aimon-console daemon`: the real binary on a real
 //! Unix socket, the demo server behind it, a console speaking the operator API from this test.
-//! Listed, read, completed and got as the headless commands print them; a server the daemon
-//! does not have, or params that are not right, get the API's errors.
+//! Listed, read, completed and got as the headless commands print them, a server's log level
+//! set; a server the daemon does not have, or params that are not right, get the API's errors.
 
 mod common;
 
@@ -61,6 +61,21 @@ fn a_console_lists_reads_completes_and_gets_a_servers_resources_and_prompts() {
         got["result"]["messages"][0]["text"],
         "Say hello to the operator."
     );
+
+    // The level of the log messages the server sends.
+    let set = a.call(
+        "set_log_level",
+        json!({"server": "notes", "level": "warning"}),
+    );
+    assert_eq!(
+        set["result"],
+        json!({"server": "notes", "level": "warning"}),
+        "{set}"
+    );
+    let loud = a.call("set_log_level", json!({"server": "notes", "level": "loud"}));
+    assert_eq!(loud["error"]["code"], -32602, "{loud}");
+    let nobody = a.call("set_log_level", json!({"server": "nope", "level": "info"}));
+    assert_eq!(nobody["error"]["code"], -32012, "{nobody}");
 
     // What the API refuses.
     let unknown = a.call("resources", json!({"server": "nope"}));

@@ -1,5 +1,5 @@
 //! The servers' resources, skills and prompts for a console (docs/daemon.md): listed, read and
-//! got through the daemon's runtime, in the JSON the headless commands print (`resources
+//! got through the daemon's runtime (and the level of the log messages a server sends), in the JSON the headless commands print (`resources
 //! --json`, `read --json`, `prompts --json`, `prompt --json`). The agent's `prompt` is
 //! another thing: a server's prompt is got with `get_prompt`.
 
@@ -11,12 +11,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::hub::Hub;
 use super::wire::code;
-use crate::runtime::{resource_content_json, CompletionTarget, ContentError};
+use crate::runtime::{resource_content_json, CompletionTarget, ContentError, LogLevel};
 
 type Reply = Result<Value, (i64, String)>;
 
 /// The methods answered here.
-pub const METHODS: [&str; 5] = ["resources", "read", "complete", "prompts", "get_prompt"];
+pub const METHODS: [&str; 6] = [
+    "resources",
+    "read",
+    "complete",
+    "prompts",
+    "get_prompt",
+    "set_log_level",
+];
 
 /// Answers `method` (one of [`METHODS`]).
 pub async fn answer(hub: Arc<Hub>, method: String, params: Value) -> Reply {
@@ -26,6 +33,7 @@ pub async fn answer(hub: Arc<Hub>, method: String, params: Value) -> Reply {
         "complete" => complete(hub, params).await,
         "prompts" => prompts(hub, params).await,
         "get_prompt" => get_prompt(hub, params).await,
+        "set_log_level" => set_log_level(hub, params).await,
         other => Err((code::METHOD_NOT_FOUND, format!("no method {other:?}"))),
     }
 }
@@ -122,4 +130,26 @@ async fn complete(hub: Arc<Hub>, params: Value) -> Reply {
         .await
         .map_err(failed)?;
     serde_json::to_value(completion).map_err(|e| (code::CONTENT_FAILED, e.to_string()))
+}
+
+/// `set_log_level {server, level}`: the least level of the log messages `server` sends (to
+/// every console: the level is the server's).
+async fn set_log_level(hub: Arc<Hub>, params: Value) -> Reply {
+    let server = text(&params, "server")?;
+    let level: LogLevel = serde_json::from_value(params.get("level").cloned().unwrap_or_default())
+        .map_err(|_| {
+            (
+                code::INVALID_PARAMS,
+                "`level` is one of debug, info, notice, warning, error, critical, alert, emergency"
+                    .to_string(),
+            )
+        })?;
+    if !hub.runtime.reports().iter().any(|r| r.name == server) {
+        return Err((code::NOT_FOUND, format!("no server named {server}")));
+    }
+    hub.runtime
+        .set_log_level(server, level)
+        .await
+        .map_err(|e| (code::CONTENT_FAILED, format!("{server}: {e}")))?;
+    Ok(json!({"server": server, "level": level.as_str()}))
 }

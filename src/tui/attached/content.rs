@@ -1,6 +1,6 @@
 //! The Resources and Prompts panes over `attach`: a daemon's servers listed, read, completed
 //! and their prompts got through that daemon (`resources`, `read`, `complete`, `prompts`,
-//! `get_prompt`), back as the content events the console's own runtime would give, the
+//! `get_prompt`; and a server's log level set, `set_log_level`), back as the content events the console's own runtime would give, the
 //! servers named as the console shows them.
 
 use std::collections::BTreeMap;
@@ -11,7 +11,8 @@ use tokio::sync::mpsc;
 use super::fleet::Names;
 use super::Attachment;
 use crate::runtime::{
-    resource_content_from_json, CompletionTarget, PromptInfo, PromptMessages, ResourceListing,
+    resource_content_from_json, CompletionTarget, LogLevel, PromptInfo, PromptMessages,
+    ResourceListing,
 };
 use crate::tui::listing::ContentEvent;
 use crate::tui::messages::AppEvent;
@@ -170,4 +171,26 @@ pub(super) fn get_prompt(
             }
         },
     );
+}
+
+/// The least level of the log messages `server` sends, set in its daemon.
+pub(super) fn set_log_level(attachment: &Attachment, server: String, level: LogLevel, tx: Tx) {
+    let Some((link, _, own)) = attachment.server_of(&server) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let params = json!({"server": own, "level": level.as_str()});
+        let result = link
+            .request("set_log_level", params)
+            .await
+            .map(|_| ())
+            .map_err(|(_, why)| why);
+        let _ = tx
+            .send(AppEvent::LogLevelSet {
+                server,
+                level,
+                result,
+            })
+            .await;
+    });
 }

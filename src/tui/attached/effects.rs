@@ -135,7 +135,9 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             arguments,
         } => content::get_prompt(attachment, (server, name), arguments, tx),
         Effect::Subscribe { .. } => tell(&tx, Level::Warn, not_yet("subscribing to a resource")),
-        Effect::SetLogLevel { .. } => tell(&tx, Level::Warn, not_yet("setting a log level")),
+        Effect::SetLogLevel { server, level } => {
+            content::set_log_level(attachment, server, level, tx)
+        }
         Effect::RemoveRule { .. } => tell(&tx, Level::Warn, not_yet("removing a rule")),
         Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
         Effect::Sample { .. } => tell(&tx, Level::Warn, not_yet("answering sampling requests")),
