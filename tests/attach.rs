@@ -197,6 +197,9 @@ fn a_servers_question_is_answered_in_one_console_and_leaves_the_other() {
     a.wait_for("notes asks for input", WAIT);
     let form = b.wait_for("notes asks for input", WAIT);
     assert!(form.contains("Name the note"), "{form}");
+    // A console attaching while it waits is asked too.
+    let c = console(&dir, &config.path, &socket, "c");
+    c.wait_for("notes asks for input", WAIT);
 
     // The title typed in A reaches the server, whose result says it.
     a.text("from console a");
@@ -214,8 +217,10 @@ fn a_servers_question_is_answered_in_one_console_and_leaves_the_other() {
     );
     let screen = b.wait_for_row("ask · notes", "ok");
     assert!(!screen.contains("notes asks for input"), "{screen}");
-    let screen = a.wait_for_row("ask · notes", "ok");
-    assert!(!screen.contains("notes asks for input"), "{screen}");
+    for other in [&a, &c] {
+        let screen = other.wait_for_row("ask · notes", "ok");
+        assert!(!screen.contains("notes asks for input"), "{screen}");
+    }
 }
 
 #[test]

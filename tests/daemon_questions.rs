@@ -43,7 +43,7 @@ fn a_servers_question_asks_every_console_and_the_first_answer_reaches_the_server
         1,
         "{later}"
     );
-    assert_eq!(later["elicitations"][0]["params"]["id"], id);
+    assert_eq!(later["elicitations"][0], asked_b["params"], "{later}");
 
     // Content the form refuses (no title) is refused, and the question goes on waiting.
     let refused = b.call(

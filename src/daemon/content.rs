@@ -1,7 +1,8 @@
 //! The servers' resources, skills and prompts for a console (docs/daemon.md): listed, read and
-//! got through the daemon's runtime (and the level of the log messages a server sends), in the JSON the headless commands print (`resources
-//! --json`, `read --json`, `prompts --json`, `prompt --json`). The agent's `prompt` is
-//! another thing: a server's prompt is got with `get_prompt`.
+//! got through the daemon's runtime, in the JSON the headless commands print (`resources
+//! --json`, `read --json`, `prompts --json`, `prompt --json`); and the level of the log
+//! messages a server sends. The agent's `prompt` is another thing: a server's prompt is got
+//! with `get_prompt`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -220,7 +220,7 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
                 if hub.consoles() == 0 {
                     request.decline("no console is attached to the daemon to answer it");
                 } else {
-                    hub.questions.keep(request, line.clone());
+                    hub.questions.keep(request, json.to_string());
                 }
             }
             RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
