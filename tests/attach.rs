@@ -269,3 +269,27 @@ fn an_attached_console_reads_a_daemons_resources_gets_its_prompts_and_sets_log_l
     t.wait_for("notes now sends log messages at", WAIT);
     assert!(!t.screen().contains("not available in a console attached"));
 }
+
+#[test]
+fn a_question_its_server_withdraws_leaves_the_console() {
+    let bin = bin();
+    let servers = format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server, --live-tools]\n      annotation_trust: trust\n"
+    );
+    let config = write_config(&servers);
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let t = console(&dir, &config.path, &socket, "withdrawn");
+    let mut api = common::daemon::Console::connect(&socket);
+    api.initialize("api");
+    api.send("call", json!({"tool": "mcp__notes__ask", "arguments": {}}));
+    let started = api.until("the call", |m| {
+        m["method"] == "event" && m["params"]["type"] == "call_started"
+    });
+    t.wait_for("notes asks for input", WAIT);
+    // The call is cancelled: its server's question leaves the console, which says so.
+    api.call("cancel", json!({"id": started["params"]["id"]}));
+    t.wait_for("notes withdrew its question", WAIT);
+    let screen = t.wait_for_row("ask · notes", "cancelled");
+    assert!(!screen.contains("notes asks for input"), "{screen}");
+}

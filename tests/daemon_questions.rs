@@ -104,3 +104,37 @@ fn a_declined_question_is_declined_at_the_server() {
     let done = a.answer(call);
     assert_eq!(done["result"]["result"]["text"], "declined", "{done}");
 }
+
+#[test]
+fn a_question_whose_call_is_cancelled_is_withdrawn_from_every_console() {
+    let (_config, _daemon, socket, mut a) =
+        notes_daemon("daemon-question-withdrawn", &["--live-tools"], "console-a");
+    let mut b = Console::connect(&socket);
+    b.initialize("console-b");
+    let call = a.send("call", json!({"tool": "mcp__notes__ask", "arguments": {}}));
+    let started = a.until("the call", |m| is_event(m, "call_started"));
+    let asked = b.until("the question", |m| is_event(m, "elicitation_requested"));
+    let id = asked["params"]["id"].as_u64().unwrap();
+
+    // A cancels the call: the question is withdrawn, and both consoles are told.
+    let cancelled = a.call("cancel", json!({"id": started["params"]["id"]}));
+    assert_eq!(cancelled["result"]["cancelled"], true, "{cancelled}");
+    let told = b.until("the withdrawal", |m| m["method"] == "elicitation_withdrawn");
+    assert_eq!(told["params"], json!({"id": id, "server": "notes"}));
+    // A hears it too, and its call's answer (in either order).
+    let (mut told, mut done) = (None, None);
+    while told.is_none() || done.is_none() {
+        let message = a.read();
+        if message["method"] == "elicitation_withdrawn" {
+            told = Some(message);
+        } else if message["id"] == call {
+            done = Some(message);
+        }
+    }
+    assert_eq!(told.unwrap()["params"]["id"], id);
+    let done = done.unwrap();
+    assert_eq!(done["result"]["status"], "cancelled", "{done}");
+    // An answer now reaches nobody, and says so.
+    let late = b.call("answer_elicitation", json!({"id": id, "action": "decline"}));
+    assert_eq!(late["error"]["code"], -32014, "{late}");
+}

@@ -162,7 +162,7 @@ pub async fn run(
         serde_json::json!({"reason": "the daemon is stopping"}),
     ));
     hub.drop_pending();
-    hub.questions.drop_all();
+    hub.questions.decline_all();
     // Prompts stop first (their transcripts say so), then the servers.
     sessions.cancel();
     hub.sessions.settle(SETTLE).await;
@@ -220,6 +220,7 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
                 if hub.consoles() == 0 {
                     request.decline("no console is attached to the daemon to answer it");
                 } else {
+                    watch_question(&hub, &request);
                     hub.questions.keep(request, json.to_string());
                 }
             }
@@ -230,6 +231,18 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
         }
         hub.broadcast(line);
     }
+}
+
+/// Tells every console when the server of a question still waiting for them withdraws it.
+fn watch_question(hub: &Arc<Hub>, request: &crate::runtime::ElicitationRequest) {
+    let (hub, request) = (hub.clone(), request.clone());
+    tokio::spawn(async move {
+        request.closed().await;
+        if hub.questions.withdrawn(request.id) {
+            let said = serde_json::json!({"id": request.id, "server": request.server});
+            hub.broadcast(notification("elicitation_withdrawn", said));
+        }
+    });
 }
 
 /// A turn boundary in the background, one at a time.

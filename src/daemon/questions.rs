@@ -1,6 +1,7 @@
 //! Servers' questions (`elicitation/create`, a form or a URL) waiting for a console's answer:
 //! kept until one console answers (the first answer wins; every console is told who gave it),
-//! the server withdraws the question, or the daemon stops (an unanswered question is declined).
+//! the server withdraws the question (every console is told), or the daemon stops (an
+//! unanswered question is declined).
 //! With no console attached a question is declined at once: nobody is there to answer it.
 
 use std::collections::{HashMap, VecDeque};
@@ -68,10 +69,7 @@ pub struct Questions {
 
 impl Questions {
     fn state(&self) -> MutexGuard<'_, State> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        // A question its server withdrew (or gave up waiting for) waits no more.
-        state.waiting.retain(|_, w| w.request.is_open());
-        state
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Keeps `request` (its event line `line`) until a console answers it.
@@ -86,9 +84,11 @@ impl Questions {
     /// The questions waiting, as their event lines, oldest first: for a console attaching.
     pub fn waiting(&self) -> Vec<Arc<str>> {
         let state = self.state();
+        // One its server withdrew waits no more (its watch takes it out and says so).
         let mut waiting: Vec<(u64, Arc<str>)> = state
             .waiting
             .iter()
+            .filter(|(_, w)| w.request.is_open())
             .map(|(id, w)| (*id, w.line.clone()))
             .collect();
         waiting.sort_by_key(|(id, _)| *id);
@@ -100,7 +100,9 @@ impl Questions {
     /// question goes on waiting. Returns what to tell every console (`elicitation_answered`).
     pub fn answer(&self, id: u64, answer: Answer, who: &Who) -> Result<Value, Refusal> {
         let mut state = self.state();
-        let Some(waiting) = state.waiting.remove(&id) else {
+        // One its server withdrew is not answered (its watch takes it out and says so).
+        let open = state.waiting.get(&id).is_some_and(|w| w.request.is_open());
+        let Some(waiting) = open.then(|| state.waiting.remove(&id)).flatten() else {
             let first = state.answered.iter().find(|(a, _)| *a == id);
             return Err(match first {
                 Some((_, first)) => Refusal {
@@ -136,10 +138,18 @@ impl Questions {
         Ok(json!({"id": id, "action": answer.action(), "by": who.json()}))
     }
 
-    /// Drops every waiting question (each is declined): the daemon is stopping.
-    pub fn drop_all(&self) {
+    /// Question `id`'s server withdrew it (or gave up waiting): true if it was still waiting
+    /// for a console, which is then told (`elicitation_withdrawn`).
+    pub fn withdrawn(&self, id: u64) -> bool {
+        self.state().waiting.remove(&id).is_some()
+    }
+
+    /// Declines every waiting question: the daemon is stopping.
+    pub fn decline_all(&self) {
         let waiting: Vec<Waiting> = self.state().waiting.drain().map(|(_, w)| w).collect();
-        drop(waiting);
+        for question in waiting {
+            question.request.decline("the daemon is stopping");
+        }
     }
 }
 
@@ -206,12 +216,15 @@ mod tests {
         assert!(questions.waiting().is_empty());
         let refused = questions.answer(id, Answer::Cancel, &who("a")).unwrap_err();
         assert_eq!(refused.code, code::NO_SUCH_QUESTION);
+        // Its watch takes it out once: the consoles are told once.
+        assert!(questions.withdrawn(id));
+        assert!(!questions.withdrawn(id));
         let (request, answer) = form();
         questions.keep(request, "line".into());
-        questions.drop_all();
-        assert!(
-            answer.await.is_err(),
-            "dropped unanswered: the handler declines"
+        questions.decline_all();
+        assert_eq!(
+            answer.await.unwrap(),
+            ElicitationAnswer::Decline("the daemon is stopping".into())
         );
     }
 

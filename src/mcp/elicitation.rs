@@ -130,6 +130,19 @@ impl ElicitationRequest {
             .is_some_and(|reply| !reply.is_closed())
     }
 
+    /// Resolves once nobody waits for an answer any more: answered, or withdrawn by the
+    /// server (or given up on).
+    pub async fn closed(&self) {
+        std::future::poll_fn(|cx| {
+            let mut reply = self.reply.lock().unwrap_or_else(|e| e.into_inner());
+            match reply.as_mut() {
+                Some(reply) => reply.poll_closed(cx),
+                None => std::task::Poll::Ready(()),
+            }
+        })
+        .await
+    }
+
     /// The form's fields (none for a URL request).
     pub fn fields(&self) -> &[FormField] {
         match &self.mode {

@@ -299,6 +299,7 @@ impl Feed {
                 }
             }
             "elicitation_answered" => return self.question_answered(&params).await,
+            "elicitation_withdrawn" => return self.question_withdrawn(&params).await,
             "dropped" => {
                 let text = format!(
                     "this console fell behind: the daemon dropped {} of its events (what it shows may be missing some)",

@@ -61,16 +61,35 @@ impl Feed {
         self.send(AppEvent::Runtime(0, asked)).await
     }
 
+    /// Question `id` is answered or withdrawn: it leaves this console (with the next event).
+    fn question_gone(&mut self, id: u64) {
+        if let Some(waiting) = self.questions.remove(&id) {
+            // Its end drops the question's reply: the console's queue lets it go.
+            waiting.abort();
+        }
+    }
+
+    /// `elicitation_withdrawn`: its server no longer waits for the answer.
+    pub(super) async fn question_withdrawn(&mut self, params: &Value) -> bool {
+        let Some(id) = params["id"].as_u64() else {
+            return true;
+        };
+        self.question_gone(id);
+        let server = self
+            .daemon()
+            .names
+            .server(params["server"].as_str().unwrap_or("a server"));
+        let said = format!("{server} withdrew its question");
+        self.send(AppEvent::Notice(Level::Info, said)).await
+    }
+
     /// `elicitation_answered`: the question leaves this console (with the next event), which
     /// says who answered it unless it was this one.
     pub(super) async fn question_answered(&mut self, params: &Value) -> bool {
         let Some(id) = params["id"].as_u64() else {
             return true;
         };
-        if let Some(waiting) = self.questions.remove(&id) {
-            // Its end drops the question's reply: the console's queue lets it go.
-            waiting.abort();
-        }
+        self.question_gone(id);
         let (by, you) = (&params["by"], &self.daemon().link.hello["you"]);
         if by["pid"] == you["pid"] && by["text"] == you["text"] {
             return true;
