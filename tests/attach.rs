@@ -175,14 +175,19 @@ fn one_console_on_two_daemons_shows_both_and_answers_each_ones_approvals() {
     assert_eq!(screen.matches("run-1:read ").count(), 1, "{screen}");
 }
 
+/// A daemon of the demo server `notes` with its `ask` tool (`--live-tools`), trusted.
+fn asking_daemon() -> (common::TempConfig, common::Background, std::path::PathBuf) {
+    let bin = bin();
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server, --live-tools]\n      annotation_trust: trust\n"
+    ));
+    let (daemon, socket) = daemon(&config);
+    (config, daemon, socket)
+}
+
 #[test]
 fn a_servers_question_is_answered_in_one_console_and_leaves_the_other() {
-    let bin = bin();
-    let servers = format!(
-        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server, --live-tools]\n      annotation_trust: trust\n"
-    );
-    let config = write_config(&servers);
-    let (_daemon, socket) = daemon(&config);
+    let (config, _daemon, socket) = asking_daemon();
     let dir = config.path.parent().unwrap().to_path_buf();
     let a = console(&dir, &config.path, &socket, "a");
     let b = console(&dir, &config.path, &socket, "b");
@@ -272,12 +277,7 @@ fn an_attached_console_reads_a_daemons_resources_gets_its_prompts_and_sets_log_l
 
 #[test]
 fn a_question_its_server_withdraws_leaves_the_console() {
-    let bin = bin();
-    let servers = format!(
-        "mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server, --live-tools]\n      annotation_trust: trust\n"
-    );
-    let config = write_config(&servers);
-    let (_daemon, socket) = daemon(&config);
+    let (config, _daemon, socket) = asking_daemon();
     let dir = config.path.parent().unwrap().to_path_buf();
     let t = console(&dir, &config.path, &socket, "withdrawn");
     let mut api = common::daemon::Console::connect(&socket);
