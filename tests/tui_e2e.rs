@@ -405,6 +405,10 @@ fn live_servers_in_the_console() {
     );
     t.keys(&["n"]);
 
+    // `l` on a server that logs: the level it is asked for, said once the server took it.
+    t.keys(&["1", "l"]);
+    t.wait_for("now sends log messages at", Duration::from_secs(5));
+
     t.keys(&["q"]);
     t.wait_for("READY$", Duration::from_secs(10));
     assert_eq!(t.display("#{alternate_on}"), "0");

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::listing::ContentEvent;
 use super::messages::AppEvent;
-use crate::runtime::{AgentRuntime, CompletionTarget};
+use crate::runtime::{AgentRuntime, CompletionTarget, LogLevel};
 
 /// Where the results go.
 type Tx = mpsc::Sender<AppEvent>;
@@ -29,6 +29,26 @@ fn back(tx: Tx, event: ContentEvent) {
 /// The runtime, or why the request cannot be made.
 fn need(runtime: Option<Arc<AgentRuntime>>) -> Result<Arc<AgentRuntime>, String> {
     runtime.ok_or_else(|| "the console has no runtime yet".to_string())
+}
+
+/// Sets `server`'s log level through `work` (the console's runtime, or its daemon), and says
+/// how that went (`AppEvent::LogLevelSet`).
+pub(super) fn set_log_level(
+    tx: Tx,
+    server: String,
+    level: LogLevel,
+    work: impl std::future::Future<Output = Result<(), String>> + Send + 'static,
+) {
+    tokio::spawn(async move {
+        let result = work.await;
+        let _ = tx
+            .send(AppEvent::LogLevelSet {
+                server,
+                level,
+                result,
+            })
+            .await;
+    });
 }
 
 pub(super) fn list_resources(runtime: Option<Arc<AgentRuntime>>, tx: Tx, server: String) {

@@ -451,19 +451,12 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
         Effect::OpenUrl { url } => effects::open_url(tx, url),
         Effect::SetLogLevel { server, level } => {
             if let Some(rt) = runtime {
-                tokio::spawn(async move {
-                    let result = rt
-                        .set_log_level(&server, level)
-                        .await
-                        .map_err(|e| e.to_string());
-                    let _ = tx
-                        .send(AppEvent::LogLevelSet {
-                            server,
-                            level,
-                            result,
-                        })
-                        .await;
-                });
+                let asked = server.clone();
+                let work = async move {
+                    let set = rt.set_log_level(&asked, level).await;
+                    set.map_err(|e| e.to_string())
+                };
+                effects::set_log_level(tx, server, level, work);
             }
         }
         Effect::WriteTrust {

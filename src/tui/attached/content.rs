@@ -178,19 +178,10 @@ pub(super) fn set_log_level(attachment: &Attachment, server: String, level: LogL
     let Some((link, _, own)) = attachment.server_of(&server) else {
         return;
     };
-    tokio::spawn(async move {
+    let work = async move {
         let params = json!({"server": own, "level": level.as_str()});
-        let result = link
-            .request("set_log_level", params)
-            .await
-            .map(|_| ())
-            .map_err(|(_, why)| why);
-        let _ = tx
-            .send(AppEvent::LogLevelSet {
-                server,
-                level,
-                result,
-            })
-            .await;
-    });
+        let set = link.request("set_log_level", params).await;
+        set.map(|_| ()).map_err(|(_, why)| why)
+    };
+    crate::tui::effects::set_log_level(tx, server, level, work);
 }
