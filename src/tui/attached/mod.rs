@@ -257,7 +257,7 @@ struct Feed {
     answered: HashMap<u64, String>,
     /// The servers' questions asked here, by the daemon's id: each one's wait for this
     /// console's answer (questions.rs).
-    questions: HashMap<u64, tokio::task::AbortHandle>,
+    questions: HashMap<u64, tokio::task::JoinHandle<()>>,
     /// While what happened before the console attached is replayed.
     replaying: bool,
 }

@@ -56,16 +56,20 @@ impl Feed {
                 let _ = tx.send(AppEvent::Notice(Level::Warn, why)).await;
             }
         });
-        self.questions.insert(id, waiting.abort_handle());
+        self.questions.insert(id, waiting);
         let asked = RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request));
         self.send(AppEvent::Runtime(0, asked)).await
     }
 
-    /// Question `id` is answered or withdrawn: it leaves this console (with the next event).
-    fn question_gone(&mut self, id: u64) {
+    /// Question `id` is answered or withdrawn: it leaves this console with the next event.
+    async fn question_gone(&mut self, id: u64) {
         if let Some(waiting) = self.questions.remove(&id) {
-            // Its end drops the question's reply: the console's queue lets it go.
+            // Its end drops the question's reply: the console's queue lets it go. An abort
+            // only asks; the wait is over once the task has ended, so it is awaited here, or
+            // the next event (the notice below) could reach the console while the reply
+            // still looks open, and the question would stay on the screen.
             waiting.abort();
+            let _ = waiting.await;
         }
     }
 
@@ -74,7 +78,7 @@ impl Feed {
         let Some(id) = params["id"].as_u64() else {
             return true;
         };
-        self.question_gone(id);
+        self.question_gone(id).await;
         let server = self
             .daemon()
             .names
@@ -89,7 +93,7 @@ impl Feed {
         let Some(id) = params["id"].as_u64() else {
             return true;
         };
-        self.question_gone(id);
+        self.question_gone(id).await;
         let (by, you) = (&params["by"], &self.daemon().link.hello["you"]);
         if by["pid"] == you["pid"] && by["text"] == you["text"] {
             return true;
