@@ -8,10 +8,11 @@
 //! a headless command answers it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
+
+use super::reply::Reply;
 
 use super::form::{check_content, defaults_of, fields_of, FormField};
 
@@ -52,7 +53,7 @@ pub struct ElicitationRequest {
     /// What the server says it wants, as sent (not sanitized: whoever shows it does that).
     pub message: String,
     pub mode: ElicitationMode,
-    reply: Arc<Mutex<Option<oneshot::Sender<ElicitationAnswer>>>>,
+    reply: Reply<ElicitationAnswer>,
 }
 
 impl std::fmt::Debug for ElicitationRequest {
@@ -108,14 +109,14 @@ impl ElicitationRequest {
         message: String,
         mode: ElicitationMode,
     ) -> (ElicitationRequest, oneshot::Receiver<ElicitationAnswer>) {
-        let (reply, receiver) = oneshot::channel();
+        let (reply, receiver) = Reply::new();
         (
             ElicitationRequest {
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 server: server.to_string(),
                 message,
                 mode,
-                reply: Arc::new(Mutex::new(Some(reply))),
+                reply,
             },
             receiver,
         )
@@ -123,24 +124,13 @@ impl ElicitationRequest {
 
     /// Whether the server still waits for an answer (not answered, not withdrawn).
     pub fn is_open(&self) -> bool {
-        self.reply
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|reply| !reply.is_closed())
+        self.reply.is_open()
     }
 
     /// Resolves once nobody waits for an answer any more: answered, or withdrawn by the
     /// server (or given up on).
     pub async fn closed(&self) {
-        std::future::poll_fn(|cx| {
-            let mut reply = self.reply.lock().unwrap_or_else(|e| e.into_inner());
-            match reply.as_mut() {
-                Some(reply) => reply.poll_closed(cx),
-                None => std::task::Poll::Ready(()),
-            }
-        })
-        .await
+        self.reply.closed().await
     }
 
     /// The form's fields (none for a URL request).
@@ -152,11 +142,7 @@ impl ElicitationRequest {
     }
 
     fn send(&self, answer: ElicitationAnswer) {
-        let reply = self.reply.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(reply) = reply {
-            // The server may have given up waiting: nobody to tell, which is fine.
-            let _ = reply.send(answer);
-        }
+        self.reply.send(answer);
     }
 
     /// Accepts a form with `content`, after checking it against the form's fields; on a

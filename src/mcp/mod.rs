@@ -19,6 +19,7 @@ pub mod manager;
 pub mod notify;
 pub mod prompts;
 pub mod relay;
+mod reply;
 pub mod resources;
 pub mod rewake;
 pub mod sampling;

@@ -11,11 +11,12 @@
 #![allow(deprecated)]
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
+
+use super::reply::Reply;
 
 use rmcp::model::{ContentBlock, CreateMessageRequestParams, Role, SamplingMessageContentBlock};
 
@@ -24,7 +25,7 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Who a sampling message is from. (Its own type, not the prompts' `MessageRole`: this module
 /// stays a leaf of the MCP layer.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SamplingRole {
     User,
@@ -33,14 +34,14 @@ pub enum SamplingRole {
 
 /// One message of the conversation the server wants answered: its text, non-text content as a
 /// short placeholder naming its type and size (as sent: not sanitized, whoever shows it does).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingMessage {
     pub role: SamplingRole,
     pub text: String,
 }
 
 /// A tool the server offers the model in its request (shown; the console answers in text).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingTool {
     pub name: String,
     pub description: String,
@@ -48,7 +49,7 @@ pub struct SamplingTool {
 }
 
 /// What the server asks for.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SamplingAsk {
     pub messages: Vec<SamplingMessage>,
     pub system_prompt: Option<String>,
@@ -90,7 +91,7 @@ pub struct SamplingRequest {
     pub id: u64,
     pub server: String,
     pub ask: SamplingAsk,
-    reply: Arc<Mutex<Option<oneshot::Sender<SamplingAnswer>>>>,
+    reply: Reply<SamplingAnswer>,
 }
 
 impl std::fmt::Debug for SamplingRequest {
@@ -115,13 +116,22 @@ impl SamplingRequest {
         server: &str,
         ask: SamplingAsk,
     ) -> (SamplingRequest, oneshot::Receiver<SamplingAnswer>) {
-        let (reply, receiver) = oneshot::channel();
+        Self::with_id(NEXT_ID.fetch_add(1, Ordering::Relaxed), server, ask)
+    }
+
+    /// A request asked elsewhere (a daemon's server's), under the id it is shown by here.
+    pub fn with_id(
+        id: u64,
+        server: &str,
+        ask: SamplingAsk,
+    ) -> (SamplingRequest, oneshot::Receiver<SamplingAnswer>) {
+        let (reply, receiver) = Reply::new();
         (
             SamplingRequest {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                id,
                 server: server.to_string(),
                 ask,
-                reply: Arc::new(Mutex::new(Some(reply))),
+                reply,
             },
             receiver,
         )
@@ -129,19 +139,17 @@ impl SamplingRequest {
 
     /// Whether the server still waits for an answer (not answered, not withdrawn).
     pub fn is_open(&self) -> bool {
-        self.reply
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .is_some_and(|reply| !reply.is_closed())
+        self.reply.is_open()
+    }
+
+    /// Resolves once nobody waits for an answer any more: answered, or withdrawn by the
+    /// server (or given up on).
+    pub async fn closed(&self) {
+        self.reply.closed().await
     }
 
     fn send(&self, answer: SamplingAnswer) {
-        let reply = self.reply.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(reply) = reply {
-            // The server may have given up waiting: nobody to tell, which is fine.
-            let _ = reply.send(answer);
-        }
+        self.reply.send(answer);
     }
 
     /// Sends `text` back as the assistant's answer, written by `model`.
