@@ -103,10 +103,12 @@ pub struct Hub {
     pub digest: tokio::sync::Mutex<u64>,
     /// The servers' questions waiting for a console (questions.rs).
     pub questions: super::questions::Questions,
+    /// The servers' sampling requests waiting for a console (questions.rs).
+    pub samplings: super::questions::Samplings,
     state: Mutex<State>,
 }
 
-/// Why an `approve` (or an `answer_elicitation`) was not taken.
+/// Why an `approve` (or an `answer_elicitation`, an `answer_sampling`) was not taken.
 #[derive(Debug)]
 pub struct Refusal {
     pub code: i64,
@@ -122,6 +124,7 @@ impl Hub {
             sessions: Default::default(),
             boundary: tokio::sync::Mutex::new(()),
             questions: Default::default(),
+            samplings: Default::default(),
             state: Mutex::new(State::default()),
         }
     }

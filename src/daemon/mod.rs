@@ -14,6 +14,7 @@ mod edits;
 mod hub;
 mod notify;
 mod questions;
+mod sampling;
 mod session;
 mod sessions;
 pub mod socket;
@@ -35,6 +36,7 @@ use crate::runtime::{
 };
 use hub::Hub;
 pub use hub::{CONSOLE_QUEUE, HISTORY};
+use questions::{Asked, Asks};
 use session::Peer;
 use tcp::Tcp;
 use wire::notification;
@@ -162,7 +164,8 @@ pub async fn run(
         serde_json::json!({"reason": "the daemon is stopping"}),
     ));
     hub.drop_pending();
-    hub.questions.decline_all();
+    hub.questions.give_up_all();
+    hub.samplings.give_up_all();
     // Prompts stop first (their transcripts say so), then the servers.
     sessions.cancel();
     hub.sessions.settle(SETTLE).await;
@@ -199,10 +202,9 @@ async fn serve_tls(
     }
 }
 
-/// The runtime's events to every console, as `event` notifications; approvals and servers'
-/// questions kept for the consoles to answer (a question with no console attached declined);
-/// a tools list change taken in at once (there are no turns here, every moment is between
-/// them); sampling requests declined (consoles do not answer them through the daemon yet).
+/// The runtime's events to every console, as `event` notifications; approvals, servers'
+/// questions and sampling requests kept for the consoles to answer; a tools list change taken
+/// in at once (there are no turns here, every moment is between them).
 async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
     while let Some(event) = stream.recv().await {
         let json = event_json(&event);
@@ -217,15 +219,22 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
                 ..
             } if hub.sessions.running() == 0 => boundary(&hub),
             RuntimeEvent::Mcp(McpEvent::ElicitationRequested(request)) => {
-                if hub.consoles() == 0 {
-                    request.decline("no console is attached to the daemon to answer it");
-                } else {
-                    watch_question(&hub, &request);
-                    hub.questions.keep(request, json.to_string());
-                }
+                keep(
+                    &hub,
+                    |hub| &hub.questions,
+                    request,
+                    &json,
+                    "elicitation_withdrawn",
+                );
             }
             RuntimeEvent::Mcp(McpEvent::SamplingRequested(request)) => {
-                request.reject("the daemon does not answer sampling requests yet");
+                keep(
+                    &hub,
+                    |hub| &hub.samplings,
+                    request,
+                    &json,
+                    "sampling_withdrawn",
+                );
             }
             _ => {}
         }
@@ -233,16 +242,28 @@ async fn pump(hub: Arc<Hub>, mut stream: EventStream) {
     }
 }
 
-/// Tells every console when the server of a question still waiting for them withdraws it.
-fn watch_question(hub: &Arc<Hub>, request: &crate::runtime::ElicitationRequest) {
-    let (hub, request) = (hub.clone(), request.clone());
+/// A server's request (its event `json`) kept for the consoles to answer, every console told
+/// (`withdrawn`) when its server withdraws it; given up at once when no console is attached:
+/// nobody is there to answer it.
+fn keep<R: Asked + Send + Sync + 'static>(
+    hub: &Arc<Hub>,
+    asks: fn(&Hub) -> &Asks<R>,
+    request: R,
+    json: &serde_json::Value,
+    withdrawn: &'static str,
+) {
+    if hub.consoles() == 0 {
+        return request.give_up("no console is attached to the daemon to answer it");
+    }
+    let (watcher, watched) = (hub.clone(), request.clone());
     tokio::spawn(async move {
-        request.closed().await;
-        if hub.questions.withdrawn(request.id) {
-            let said = serde_json::json!({"id": request.id, "server": request.server});
-            hub.broadcast(notification("elicitation_withdrawn", said));
+        watched.closed().await;
+        if asks(&watcher).withdrawn(watched.id()) {
+            let said = serde_json::json!({"id": watched.id(), "server": watched.server()});
+            watcher.broadcast(notification(withdrawn, said));
         }
     });
+    asks(hub).keep(request, json.to_string());
 }
 
 /// A turn boundary in the background, one at a time.

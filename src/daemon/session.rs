@@ -151,6 +151,12 @@ impl Session {
             }
             ("approve", Some(who)) => approve(&self.hub, &params, who),
             ("answer_elicitation", Some(who)) => answer_elicitation(&self.hub, &params, who),
+            ("answer_sampling", Some(who)) => super::sampling::answer(&self.hub, &params, who),
+            ("sample", Some(_)) => {
+                return self
+                    .spawned(id, |hub| super::sampling::sample(hub, params))
+                    .await
+            }
             ("trust", Some(_)) => {
                 return self
                     .spawned(id, |hub| super::edits::trust(hub, params))
@@ -248,6 +254,7 @@ impl Session {
             "tools": tools,
             "approvals": values(approvals),
             "elicitations": values(self.hub.questions.waiting()),
+            "samplings": values(self.hub.samplings.waiting()),
             "recent": values(recent),
         });
         self.who = Some(who);
@@ -377,7 +384,7 @@ fn answer_elicitation(hub: &Hub, params: &Value, who: &Who) -> Reply {
     let answer = Answer::from_params(params).map_err(|why| (code::INVALID_PARAMS, why))?;
     let told = hub
         .questions
-        .answer(question, answer, who)
+        .answer_question(question, answer, who)
         .map_err(|refusal| (refusal.code, refusal.message))?;
     hub.broadcast(notification("elicitation_answered", told.clone()));
     Ok(told)

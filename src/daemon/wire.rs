@@ -22,8 +22,8 @@ pub mod code {
     pub const NOT_INITIALIZED: i64 = -32002;
     /// `initialize` with a protocol version this daemon does not speak.
     pub const UNSUPPORTED_VERSION: i64 = -32003;
-    /// `approve` of an approval (or `answer_elicitation` of a question) another console
-    /// answered first.
+    /// `approve` of an approval (or `answer_elicitation` of a question, `answer_sampling` of
+    /// a sampling request) another console answered first.
     pub const ALREADY_ANSWERED: i64 = -32010;
     /// `approve` of no approval that is waiting.
     pub const NO_SUCH_APPROVAL: i64 = -32011;
@@ -31,11 +31,15 @@ pub mod code {
     pub const NOT_FOUND: i64 = -32012;
     /// The daemon's config file was not written (changed on disk since, or unwritable).
     pub const NOT_WRITTEN: i64 = -32013;
-    /// `answer_elicitation` of no server's question that is waiting.
+    /// `answer_elicitation` of no server's question that is waiting (or `sample`,
+    /// `answer_sampling` of no sampling request).
     pub const NO_SUCH_QUESTION: i64 = -32014;
     /// A server's resources, skills or prompts could not be had (not ready, not offered, its
     /// answer an error: the message says which).
     pub const CONTENT_FAILED: i64 = -32015;
+    /// `sample`: the daemon's model could not answer (no `agent:`, its endpoint did not
+    /// start, the request failed: the message says which, with the hint).
+    pub const MODEL_FAILED: i64 = -32016;
 }
 
 /// One message a console sent.

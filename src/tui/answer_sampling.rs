@@ -1,7 +1,7 @@
 //! Servers' sampling requests in the console: requests queue (after approvals and
 //! elicitations, before anything else); the first shows what the server asks (messages,
 //! system prompt, max tokens, model preferences, included context, tools); `y` has the agent's
-//! model answer it (the agent's own client, `agent::sampling`); the answer is shown in an
+//! model answer it (the agent's own client, `agent::sampling`; over `attach`, the daemon's); the answer is shown in an
 //! editor and goes back only on Ctrl-S; `n`/Esc rejects it (an error to the server). A request
 //! the server withdrew leaves the queue.
 //!
@@ -161,6 +161,10 @@ impl App {
 
     /// Whether the agent's model can answer now, or why not.
     fn model_state(&self) -> Result<(), String> {
+        // Over `attach` the daemon's model answers (`sample`), and says so if it cannot.
+        if self.attachment().is_some() {
+            return Ok(());
+        }
         match &self.chat.status {
             AgentStatus::Ready if self.chat.model.is_some() => Ok(()),
             AgentStatus::Ready | AgentStatus::Waiting | AgentStatus::Starting => {

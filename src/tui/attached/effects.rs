@@ -1,5 +1,6 @@
-//! The console's effects over `attach`: calls, cancels, restarts and the servers' resources
-//! and prompts (content.rs) become the daemon's requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
+//! The console's effects over `attach`: calls, cancels, restarts, the servers' resources
+//! and prompts (content.rs) and the model's answer to a sampling request become the daemon's
+//! requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
 //! URL stay on this machine; what a console over attach cannot do yet is said, not dropped.
 
 use std::sync::Arc;
@@ -8,6 +9,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::{content, Attachment};
+use crate::agent::sampling::Sampled;
+use crate::agent::turn::FinishReason;
 use crate::tui::app::App;
 use crate::tui::chat::ChatEffect;
 use crate::tui::messages::{AppEvent, Effect, Level};
@@ -140,6 +143,27 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         }
         Effect::RemoveRule { .. } => tell(&tx, Level::Warn, not_yet("removing a rule")),
         Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
-        Effect::Sample { .. } => tell(&tx, Level::Warn, not_yet("answering sampling requests")),
+        Effect::Sample { id } => sample(attachment, id, tx),
     }
+}
+
+/// Sampling request `id`'s answer written by its daemon's model (`sample`), for the operator
+/// to review; it comes back as `AppEvent::Sampled`, as the console's own model's would.
+fn sample(attachment: &Attachment, id: u64, tx: Tx) {
+    let Some((daemon, own)) = attachment.whose(|n| n.local_id(id)) else {
+        return;
+    };
+    let link = daemon.link.clone();
+    tokio::spawn(async move {
+        let result = link
+            .request("sample", json!({"id": own}))
+            .await
+            .map(|answer| Sampled {
+                text: answer["text"].as_str().unwrap_or_default().to_string(),
+                model: answer["model"].as_str().unwrap_or_default().to_string(),
+                finish_reason: answer["finish_reason"].as_str().map(FinishReason::named),
+            })
+            .map_err(|(_, why)| why);
+        let _ = tx.send(AppEvent::Sampled { id, result }).await;
+    });
 }

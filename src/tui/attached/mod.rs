@@ -26,6 +26,7 @@ use crate::daemon::client::{Link, Notice};
 use crate::runtime::{approval_from_json, decision_named, event_from_json, tool_from_json};
 use crate::runtime::{RuntimeEvent, ServerReport};
 use crate::tool::ToolDescriptor;
+use questions::Kind;
 
 /// One daemon the console is attached to, and how its names are told apart.
 pub struct Daemon {
@@ -208,7 +209,7 @@ async fn feed(
             replaying: true,
         };
         // What happened meanwhile: the calls, as they went, and who answered their
-        // approvals. Approvals and servers' questions asked then are asked again below if they
+        // approvals. Approvals and servers' questions and sampling requests asked then are asked again below if they
         // still wait, not replayed; what was said to the consoles then (closing, dropped) is
         // not said again.
         for message in hello["recent"].as_array().into_iter().flatten() {
@@ -216,7 +217,7 @@ async fn feed(
             let replayed = match message["method"].as_str() {
                 Some("event") => !matches!(
                     params["type"].as_str(),
-                    Some("approval_requested" | "elicitation_requested")
+                    Some("approval_requested" | "elicitation_requested" | "sampling_requested")
                 ),
                 Some("answered") => true,
                 _ => false,
@@ -230,7 +231,7 @@ async fn feed(
             }
         }
         feed.replaying = false;
-        let waiting = ["approvals", "elicitations"].map(|key| hello[key].as_array());
+        let waiting = ["approvals", "elicitations", "samplings"].map(|key| hello[key].as_array());
         for asked in waiting.into_iter().flatten().flatten() {
             feed.event(asked.clone()).await;
         }
@@ -255,9 +256,9 @@ struct Feed {
     tx: mpsc::Sender<AppEvent>,
     /// Who answered each approval (`answered`), until its `approval_answered` event.
     answered: HashMap<u64, String>,
-    /// The servers' questions asked here, by the daemon's id: each one's wait for this
-    /// console's answer (questions.rs).
-    questions: HashMap<u64, tokio::task::JoinHandle<()>>,
+    /// The servers' questions and sampling requests asked here, by kind and the daemon's id:
+    /// each one's wait for this console's answer (questions.rs).
+    questions: HashMap<(Kind, u64), tokio::task::JoinHandle<()>>,
     /// While what happened before the console attached is replayed.
     replaying: bool,
 }
@@ -298,8 +299,10 @@ impl Feed {
                     self.answered.insert(id, text);
                 }
             }
-            "elicitation_answered" => return self.question_answered(&params).await,
-            "elicitation_withdrawn" => return self.question_withdrawn(&params).await,
+            "elicitation_answered" => return self.answered(Kind::Question, &params).await,
+            "elicitation_withdrawn" => return self.withdrawn(Kind::Question, &params).await,
+            "sampling_answered" => return self.answered(Kind::Sampling, &params).await,
+            "sampling_withdrawn" => return self.withdrawn(Kind::Sampling, &params).await,
             "dropped" => {
                 let text = format!(
                     "this console fell behind: the daemon dropped {} of its events (what it shows may be missing some)",
@@ -336,6 +339,7 @@ impl Feed {
                     .await;
             }
             Some("elicitation_requested") => return self.question(value).await,
+            Some("sampling_requested") => return self.sampling(value).await,
             Some("approval_answered") => {
                 let id = value["id"].as_u64().unwrap_or_default();
                 let decision = value["decision"].as_str().and_then(decision_named);
