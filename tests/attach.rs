@@ -293,3 +293,45 @@ fn a_question_its_server_withdraws_leaves_the_console() {
     let screen = t.wait_for_row("ask · notes", "cancelled");
     assert!(!screen.contains("notes asks for input"), "{screen}");
 }
+
+/// Writes note `title` through the daemon from `api`, approving the call there.
+fn write_note(api: &mut common::daemon::Console, title: &str, body: &str) {
+    let call = api.send(
+        "call",
+        json!({"tool": "mcp__notes__write_note", "arguments": {"title": title, "body": body}}),
+    );
+    let asked = api.until("the approval", |m| {
+        m["method"] == "event" && m["params"]["type"] == "approval_requested"
+    });
+    let id = asked["params"]["id"].clone();
+    api.call("approve", json!({"id": id, "decision": "allow_once"}));
+    let done = api.answer(call);
+    assert_eq!(done["result"]["status"], "ok", "{done}");
+}
+
+#[test]
+fn an_attached_console_subscribes_to_a_daemons_resource_and_sees_its_updates() {
+    let config = agent_config();
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let t = console(&dir, &config.path, &socket, "subscribe");
+    let mut api = common::daemon::Console::connect(&socket);
+    api.initialize("api");
+    t.keys(&["M-6"]);
+    t.wait_for("demo://readme", WAIT);
+    // A note written through the daemon: its server's resource list changed, and the
+    // console's Resources pane lists it again through the daemon.
+    write_note(&mut api, "plan", "first");
+    t.wait_for("demo://notes/plan", WAIT);
+    // `s` on it: subscribed in the daemon (readme, logo, then the note).
+    t.keys(&["Down", "Down", "s"]);
+    t.wait_for("subscribed to demo://notes/plan", WAIT);
+    let screen = t.wait_for_row("demo://notes/plan", "◉");
+    assert!(
+        !screen.contains("not available in a console attached"),
+        "{screen}"
+    );
+    // Written again: the server's update reaches the console, which marks the row.
+    write_note(&mut api, "plan", "second");
+    t.wait_for_row("demo://notes/plan", "◉*");
+}

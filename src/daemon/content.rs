@@ -1,7 +1,8 @@
 //! The servers' resources, skills and prompts for a console (docs/daemon.md): listed, read and
 //! got through the daemon's runtime, in the JSON the headless commands print (`resources
-//! --json`, `read --json`, `prompts --json`, `prompt --json`); and the level of the log
-//! messages a server sends. The agent's `prompt` is another thing: a server's prompt is got
+//! --json`, `read --json`, `prompts --json`, `prompt --json`); a resource's updates
+//! subscribed to (they come to every console as `resource_updated` events); and the level of
+//! the log messages a server sends. The agent's `prompt` is another thing: a server's prompt is got
 //! with `get_prompt`.
 
 use std::collections::BTreeMap;
@@ -17,9 +18,10 @@ use crate::runtime::{resource_content_json, CompletionTarget, ContentError, LogL
 type Reply = Result<Value, (i64, String)>;
 
 /// The methods answered here.
-pub const METHODS: [&str; 6] = [
+pub const METHODS: [&str; 7] = [
     "resources",
     "read",
+    "subscribe",
     "complete",
     "prompts",
     "get_prompt",
@@ -31,6 +33,7 @@ pub async fn answer(hub: Arc<Hub>, method: String, params: Value) -> Reply {
     match method.as_str() {
         "resources" => resources(hub, params).await,
         "read" => read(hub, params).await,
+        "subscribe" => subscribe(hub, params).await,
         "complete" => complete(hub, params).await,
         "prompts" => prompts(hub, params).await,
         "get_prompt" => get_prompt(hub, params).await,
@@ -153,4 +156,18 @@ async fn set_log_level(hub: Arc<Hub>, params: Value) -> Reply {
         .await
         .map_err(|e| (code::CONTENT_FAILED, format!("{server}: {e}")))?;
     Ok(json!({"server": server, "level": level.as_str()}))
+}
+
+/// `subscribe {server, uri, on}`: the server sends `resources/updated` for `uri` from now on
+/// (`on: false`: no longer). The daemon's subscription, for every console.
+async fn subscribe(hub: Arc<Hub>, params: Value) -> Reply {
+    let (server, uri) = (text(&params, "server")?, text(&params, "uri")?);
+    let Some(on) = params.get("on").and_then(Value::as_bool) else {
+        return Err((code::INVALID_PARAMS, "`on` is true or false".into()));
+    };
+    hub.runtime
+        .set_subscription(server, uri, on)
+        .await
+        .map_err(failed)?;
+    Ok(json!({"server": server, "uri": uri, "on": on}))
 }

@@ -172,6 +172,14 @@ pub fn event_from_json(v: &Value) -> Option<RuntimeEvent> {
         "events_dropped" => RuntimeEvent::EventsDropped {
             count: v.get("count")?.as_u64()?,
         },
+        "list_changed" => RuntimeEvent::ListChanged {
+            server: server()?,
+            list: field(v, "list")?,
+        },
+        "resource_updated" => RuntimeEvent::ResourceUpdated {
+            server: server()?,
+            uri: text(v, "uri")?,
+        },
         _ => return None,
     };
     Some(event)
@@ -248,6 +256,14 @@ mod tests {
             name: "claude-code".into(),
             version: "2.1".into(),
             connected: false,
+        });
+        round_trip(RuntimeEvent::ListChanged {
+            server: "fs".into(),
+            list: crate::mcp::notify::ListKind::Resources,
+        });
+        round_trip(RuntimeEvent::ResourceUpdated {
+            server: "fs".into(),
+            uri: "file:///a".into(),
         });
     }
 

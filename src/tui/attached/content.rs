@@ -1,6 +1,7 @@
 //! The Resources and Prompts panes over `attach`: a daemon's servers listed, read, completed
 //! and their prompts got through that daemon (`resources`, `read`, `complete`, `prompts`,
-//! `get_prompt`; and a server's log level set, `set_log_level`), back as the content events the console's own runtime would give, the
+//! `get_prompt`; a resource's updates subscribed to, `subscribe`; a server's log level set,
+//! `set_log_level`), back as the content events the console's own runtime would give, the
 //! servers named as the console shows them.
 
 use std::collections::BTreeMap;
@@ -109,6 +110,25 @@ pub(super) fn read(attachment: &Attachment, (server, uri): (String, String), ski
             server,
             uri,
             result,
+        }
+    });
+}
+
+/// Subscribes to `uri`'s updates in its daemon (`on: false`: no longer).
+pub(super) fn subscribe(
+    attachment: &Attachment,
+    (server, uri): (String, String),
+    on: bool,
+    tx: Tx,
+) {
+    let params = json!({"uri": uri, "on": on});
+    let asked = server.clone();
+    ask(attachment, &asked, "subscribe", params, tx, move |answer| {
+        ContentEvent::Subscribed {
+            server,
+            uri,
+            on,
+            result: answer.map(|_| ()),
         }
     });
 }

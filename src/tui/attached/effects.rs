@@ -137,7 +137,9 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             name,
             arguments,
         } => content::get_prompt(attachment, (server, name), arguments, tx),
-        Effect::Subscribe { .. } => tell(&tx, Level::Warn, not_yet("subscribing to a resource")),
+        Effect::Subscribe { server, uri, on } => {
+            content::subscribe(attachment, (server, uri), on, tx)
+        }
         Effect::SetLogLevel { server, level } => {
             content::set_log_level(attachment, server, level, tx)
         }
