@@ -23,25 +23,7 @@ const WAIT: Duration = Duration::from_secs(30);
 /// A daemon's config: server-everything over stdio (approval `never`), the demo model as the
 /// agent's model.
 fn everything_config(m: &str) -> TempConfig {
-    let everything = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
-    write_config(&format!(
-        "mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [{everything:?}, stdio]
-      env: {{AIMON_TEST_MARKER: {m}}}
-policy:
-  approval: never
-agent:
-  command: {bin}
-  args: [demo-model]
-  model: demo
-  request_timeout: 10s
-",
-        bin = bin(),
-        everything = everything.display().to_string(),
-    ))
+    write_config(&peers::everything_with_demo_model(m, bin()))
 }
 
 /// Calls `trigger-sampling-request` with `prompt` from console `c`; returns the call's request

@@ -15,7 +15,6 @@ use common::tmux::Tmux;
 use common::*;
 
 fn config_text(m: &str) -> String {
-    let everything = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
     format!(
         "mcp:
   servers:
@@ -24,15 +23,11 @@ fn config_text(m: &str) -> String {
       args: [demo-server, --evil, --live-tools, --legacy]
       env: {{AIMON_TEST_MARKER: {m}}}
       annotation_trust: trust
-    - name: everything
-      command: node
-      args: [{everything:?}, stdio]
-      env: {{AIMON_TEST_MARKER: {m}}}
-policy:
+{everything}policy:
   approval: never
 ",
         bin = bin(),
-        everything = everything.display().to_string(),
+        everything = peers::everything_server(m),
     )
 }
 

@@ -16,25 +16,7 @@ use common::tmux::Tmux;
 use common::*;
 
 fn config_text(m: &str) -> String {
-    let everything = peers::npm().join("@modelcontextprotocol/server-everything/dist/index.js");
-    format!(
-        "mcp:
-  servers:
-    - name: everything
-      command: node
-      args: [{everything:?}, stdio]
-      env: {{AIMON_TEST_MARKER: {m}}}
-policy:
-  approval: never
-agent:
-  command: {bin}
-  args: [demo-model]
-  model: demo
-  request_timeout: 10s
-",
-        bin = bin(),
-        everything = everything.display().to_string(),
-    )
+    peers::everything_with_demo_model(m, bin())
 }
 
 /// Starts the console on `config` in `t`, its state and log under `dir`.

@@ -124,3 +124,35 @@ pub fn otel() -> &'static Path {
         root().join("venv-otel/bin/python")
     })
 }
+
+/// A config's `mcp.servers` entry for server-everything over stdio (marked `m`, so a test
+/// finds what it left behind), as a YAML list item under `servers:`.
+pub fn everything_server(m: &str) -> String {
+    let everything = npm().join("@modelcontextprotocol/server-everything/dist/index.js");
+    format!(
+        "    - name: everything
+      command: node
+      args: [{everything:?}, stdio]
+      env: {{AIMON_TEST_MARKER: {m}}}
+",
+        everything = everything.display().to_string(),
+    )
+}
+
+/// A config of server-everything (approval `never`) with the demo model as the agent's model
+/// (started by whoever loads the config: the console, a daemon).
+pub fn everything_with_demo_model(m: &str, bin: &str) -> String {
+    format!(
+        "mcp:
+  servers:
+{}policy:
+  approval: never
+agent:
+  command: {bin}
+  args: [demo-model]
+  model: demo
+  request_timeout: 10s
+",
+        everything_server(m)
+    )
+}
