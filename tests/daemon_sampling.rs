@@ -85,7 +85,7 @@ fn a_servers_sampling_request_asks_every_console_and_the_first_answer_reaches_th
     let answered = b.call(
         "answer_sampling",
         json!({"id": id, "action": "answer", "text": edited, "model": "demo",
-            "stop_reason": "endTurn", "edited": true}),
+            "stop": "endTurn", "edited": true}),
     );
     assert_eq!(answered["result"]["action"], "answer", "{answered}");
     assert_eq!(answered["result"]["by"]["name"], "console-b");

@@ -27,7 +27,7 @@ fn id_of(params: &Value) -> Result<u64, (i64, String)> {
 }
 
 /// `sample {id, model?}`: the daemon's model (profile `model`, the default one without) on
-/// the request's messages: `{text, model, finish_reason}`.
+/// the request's messages: `{text, model, ended}` (`ended`: how the answer ended, `stop`, `length`, …).
 pub async fn sample(hub: Arc<Hub>, params: Value) -> Reply {
     let request = hub
         .samplings
@@ -61,11 +61,11 @@ pub async fn sample(hub: Arc<Hub>, params: Value) -> Reply {
     Ok(json!({
         "text": sampled.text,
         "model": sampled.model,
-        "finish_reason": sampled.finish_reason.as_ref().map(|r| r.as_str()),
+        "ended": sampled.finish_reason.as_ref().map(|r| r.as_str()),
     }))
 }
 
-/// `answer_sampling {id, action: "answer", text, model, stop_reason?, edited?}` or
+/// `answer_sampling {id, action: "answer", text, model, stop?, edited?}` or
 /// `{id, action: "reject", reason?}`: the first answer goes to the server and is said to every
 /// console (`sampling_answered`).
 pub fn answer(hub: &Hub, params: &Value, who: &Who) -> Reply {
@@ -82,7 +82,7 @@ pub fn answer(hub: &Hub, params: &Value, who: &Who) -> Reply {
             };
             hub.samplings.answer(id, who, |request| {
                 let edited = params.get("edited").and_then(Value::as_bool) == Some(true);
-                let stop = text("stop_reason").map(str::to_string);
+                let stop = text("stop").map(str::to_string);
                 request.answer(answer.to_string(), model.to_string(), stop, edited);
                 Ok(())
             })

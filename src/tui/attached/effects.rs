@@ -163,7 +163,7 @@ fn sample(attachment: &Attachment, id: u64, tx: Tx) {
             .map(|answer| Sampled {
                 text: answer["text"].as_str().unwrap_or_default().to_string(),
                 model: answer["model"].as_str().unwrap_or_default().to_string(),
-                finish_reason: answer["finish_reason"].as_str().map(FinishReason::named),
+                finish_reason: answer["ended"].as_str().map(FinishReason::named),
             })
             .map_err(|(_, why)| why);
         let _ = tx.send(AppEvent::Sampled { id, result }).await;

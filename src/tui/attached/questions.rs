@@ -88,7 +88,7 @@ impl Feed {
                 stop_reason,
                 edited,
             } => json!({"id": id, "action": "answer", "text": text, "model": model,
-                "stop_reason": stop_reason, "edited": edited}),
+                "stop": stop_reason, "edited": edited}),
             SamplingAnswer::Reject(why) => json!({"id": id, "action": "reject", "reason": why}),
         });
         let asked = RuntimeEvent::Mcp(McpEvent::SamplingRequested(request));
