@@ -1,7 +1,9 @@
 //! The daemon's config written from a console: `approve` with `allow_always` writes the rule
 //! (comments kept) before the call goes on, and the next call is let through by it; `trust`
 //! writes a server's trust and starts it again with it; a file changed on disk since the
-//! daemon loaded it is not written.
+//! daemon loaded it is not written. `ledger` lists the rules and the session approvals;
+//! `revoke` forgets a session approval and `remove_rule` takes a rule out of the file, and the
+//! next call is asked again.
 
 mod common;
 
@@ -94,4 +96,57 @@ fn trust_from_a_console_is_written_and_applied_and_a_changed_file_is_left_alone(
     );
     let unknown = a.call("trust", json!({"server": "nope", "trust": "trust"}));
     assert_eq!(unknown["error"]["code"], -32012, "{unknown}");
+}
+
+/// Calls `write_note` from `a` and answers its approval with `decision`.
+fn write_note(a: &mut Console, decision: &str) {
+    let call = a.send(
+        "call",
+        json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
+    );
+    let asked = a.until("the approval", |m| is_event(m, "approval_requested"));
+    let id = asked["params"]["id"].as_u64().unwrap();
+    let answer = a.call("approve", json!({"id": id, "decision": decision}));
+    assert!(answer.get("error").is_none(), "{answer}");
+    assert_eq!(a.answer(call)["result"]["status"], "ok");
+}
+
+#[test]
+fn the_ledger_lists_rules_and_session_approvals_and_each_is_revoked_in_the_daemon() {
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let empty = a.call("ledger", json!({}));
+    assert_eq!(empty["result"], json!({"rules": [], "session": []}));
+
+    // Allowed for the session: listed, then revoked.
+    write_note(&mut a, "allow_for_session");
+    let ledger = a.call("ledger", json!({}));
+    let session = &ledger["result"]["session"];
+    assert_eq!(session[0]["tool"], "mcp__notes__write_note", "{ledger}");
+    assert!(session[0]["fingerprint"].is_string(), "{ledger}");
+    let revoked = a.call("revoke", json!({"tool": "mcp__notes__write_note"}));
+    assert_eq!(revoked["result"]["revoked"], true, "{revoked}");
+    assert_eq!(a.call("ledger", json!({}))["result"]["session"], json!([]));
+
+    // Always allowed: a rule in the file, listed; removed from the file, and asked again.
+    write_note(&mut a, "allow_always");
+    let ledger = a.call("ledger", json!({}));
+    let rule = &ledger["result"]["rules"][0];
+    assert_eq!(rule["tool"], "mcp__notes__write_note", "{ledger}");
+    assert_eq!(rule["decision"], "allow", "{ledger}");
+    assert!(
+        rule["pin"].as_str().unwrap().starts_with("sha256:"),
+        "{ledger}"
+    );
+    let removed = a.call("remove_rule", json!({"index": 0}));
+    assert_eq!(removed["result"]["rules"], json!([]), "{removed}");
+    let text = std::fs::read_to_string(&config.path).unwrap();
+    assert!(!text.contains("tool: mcp__notes__write_note"), "{text}");
+    assert!(text.contains("# a demo server"), "{text}");
+    write_note(&mut a, "allow_once");
+    let missing = a.call("remove_rule", json!({"index": 0}));
+    assert_eq!(missing["error"]["code"], -32013, "{missing}");
 }

@@ -1,6 +1,7 @@
-//! The daemon's config file written from a console: a server's trust (`trust`) and a rule that
-//! always allows a tool (`approve` with `allow_always`), with its comments kept, as the console
-//! writes its own (`config::set_server_trust`, `config::add_rule`). Each write is made against
+//! The daemon's config file written from a console: a server's trust (`trust`), a rule that
+//! always allows a tool (`approve` with `allow_always`) and a rule removed (`remove_rule`),
+//! with its comments kept, as the console writes its own (`config::set_server_trust`,
+//! `config::add_rule`, `config::remove_rule`). Each write is made against
 //! the file as the daemon last loaded or wrote it: one changed on disk since is not written,
 //! and the console is told why.
 
@@ -100,4 +101,24 @@ pub async fn always(hub: Arc<Hub>, id: u64, who: Who) -> Reply {
     hub.answer(id, ApprovalDecision::AllowAlways, &who)
         .map_err(|refusal| (refusal.code, refusal.message))?;
     Ok(json!({"id": id, "decision": "allow_always", "rule": format!("always allow {tool}")}))
+}
+
+/// `remove_rule {index}`: `policy.rules[index]` removed from the daemon's config file (and
+/// any entry written exactly like it), the gate given the file's rules; answered with what
+/// lets tools run now (`ledger`'s answer).
+pub async fn remove_rule(hub: Arc<Hub>, params: Value) -> Reply {
+    let Some(index) = params.get("index").and_then(Value::as_u64) else {
+        return Err((
+            code::INVALID_PARAMS,
+            "`index` is the rule's place in policy.rules, a number".into(),
+        ));
+    };
+    let index = usize::try_from(index).unwrap_or(usize::MAX);
+    let loaded = write(&hub, move |path, digest| {
+        config::remove_rule(path, digest, index)
+    })
+    .await?;
+    let gate = hub.runtime.gate();
+    gate.set_rules(loaded.policy.rules);
+    Ok(crate::runtime::ledger_json(gate))
 }

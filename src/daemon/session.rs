@@ -157,6 +157,16 @@ impl Session {
                     .spawned(id, |hub| super::sampling::sample(hub, params))
                     .await
             }
+            ("ledger", Some(_)) => Ok(crate::runtime::ledger_json(self.hub.runtime.gate())),
+            ("remove_rule", Some(_)) => {
+                return self
+                    .spawned(id, |hub| super::edits::remove_rule(hub, params))
+                    .await
+            }
+            ("revoke", Some(_)) => match params.get("tool").and_then(Value::as_str) {
+                Some(tool) => Ok(json!({"revoked": self.hub.runtime.gate().revoke(tool)})),
+                None => Err(invalid("`tool` is the tool's name")),
+            },
             ("trust", Some(_)) => {
                 return self
                     .spawned(id, |hub| super::edits::trust(hub, params))

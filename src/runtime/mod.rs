@@ -20,6 +20,7 @@ mod gateway;
 mod hooks;
 mod json;
 mod json_read;
+mod ledger_json;
 mod lifecycle;
 mod observe;
 mod rewake;
@@ -37,6 +38,7 @@ pub use json::{event_json, tool_json, ToolJson, ToolsJson};
 pub use json_read::{
     approval_from_json, decision_named, event_from_json, field as json_field, tool_from_json,
 };
+pub use ledger_json::{ledger_json, rule_from_json};
 pub use lifecycle::{
     trust_changes, AgentRuntime, AgentRuntimeFactory, CloseStep, RuntimeError, RuntimeEvents,
     RuntimeOptions, TraitChange,
