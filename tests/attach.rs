@@ -335,3 +335,53 @@ fn an_attached_console_subscribes_to_a_daemons_resource_and_sees_its_updates() {
     write_note(&mut api, "plan", "second");
     t.wait_for_row("demo://notes/plan", "◉*");
 }
+
+#[test]
+fn l_in_an_attached_console_lists_the_daemons_rules_and_approvals_and_revokes_them_there() {
+    let config = common::daemon::notes_config("");
+    let (_daemon, socket) = daemon(&config);
+    let dir = config.path.parent().unwrap().to_path_buf();
+    let t = console(&dir, &config.path, &socket, "ledger");
+    let mut api = common::daemon::Console::connect(&socket);
+    api.initialize("api");
+    let write = |api: &mut common::daemon::Console, decision: &str| {
+        let call = api.send(
+            "call",
+            json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
+        );
+        let asked = api.until("the approval", |m| {
+            m["method"] == "event" && m["params"]["type"] == "approval_requested"
+        });
+        let id = asked["params"]["id"].clone();
+        let answer = api.call("approve", json!({"id": id, "decision": decision}));
+        assert!(answer.get("error").is_none(), "{answer}");
+        api.answer(call);
+    };
+
+    // Allowed for the daemon's session: `L` (out of the Conversation's input first) lists it;
+    // `d` revokes it in the daemon.
+    write(&mut api, "allow_for_session");
+    t.keys(&["M-1", "L"]);
+    t.wait_for_row("mcp__notes__write_note", "this session (a)");
+    t.keys(&["d"]);
+    t.wait_for(
+        "revoked the session approval of mcp__notes__write_note",
+        WAIT,
+    );
+    t.wait_for("No rule and no session approval.", WAIT);
+    let ledger = api.call("ledger", json!({}));
+    assert_eq!(ledger["result"]["session"], json!([]), "{ledger}");
+
+    // Always allowed: a rule in the daemon's file, listed as its once `L` closes the list and
+    // opens it again; `d` twice takes it out.
+    write(&mut api, "allow_always");
+    t.keys(&["L", "L"]);
+    t.wait_for_row("mcp__notes__write_note", "policy.rules[0] of daemon");
+    t.keys(&["d"]);
+    t.wait_for("d again removes policy.rules[0] of daemon", WAIT);
+    t.keys(&["d"]);
+    t.wait_for("removed the rule from the daemon's config file", WAIT);
+    t.wait_for("No rule and no session approval.", WAIT);
+    let text = std::fs::read_to_string(&config.path).unwrap();
+    assert!(!text.contains("tool: mcp__notes__write_note"), "{text}");
+}

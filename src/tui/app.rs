@@ -427,7 +427,7 @@ impl App {
                     }
                     self.refresh_pins();
                     if matches!(self.overlays.modal, Some(Modal::Ledger { .. })) {
-                        self.open_ledger();
+                        self.show_ledger();
                     }
                     self.notify(Level::Info, done);
                 }
@@ -439,6 +439,11 @@ impl App {
                 return self.on_attached_event(event)
             }
             AppEvent::Sampled { id, result } => self.sampled(id, result),
+            AppEvent::LedgerLoaded => {
+                if matches!(self.overlays.modal, Some(Modal::Ledger { .. })) {
+                    self.show_ledger();
+                }
+            }
             AppEvent::LogLevelSet {
                 server,
                 level,

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::app::App;
 use super::keys::scrolled;
-use super::messages::{Effect, Level};
+use super::messages::{Effect, LedgerAsk, Level};
 use super::modals::editor::EditorOutcome;
 use super::modals::form::{FormOutcome, FormPurpose};
 use super::modals::ledger::LedgerRow;
@@ -166,8 +166,12 @@ impl App {
                     *selected = (*selected + 1).min(entries.len().saturating_sub(1))
                 }
                 KeyCode::Char('d') | KeyCode::Delete => match entries.get(*selected) {
-                    Some(LedgerRow::Session(entry)) => {
-                        let name = entry.tool_name.clone();
+                    Some(LedgerRow::Session { tool, .. }) => {
+                        let name = tool.clone();
+                        if self.attachment().is_some() {
+                            // The daemon's: revoked there, and listed again.
+                            return vec![Effect::Ledger(LedgerAsk::Revoke { tool: name })];
+                        }
                         if let Some(rt) = self.runtime().cloned() {
                             rt.gate().revoke(&name);
                             self.notify(
@@ -175,12 +179,15 @@ impl App {
                                 format!("revoked the session approval of {name}"),
                             );
                         }
-                        self.open_ledger();
+                        self.show_ledger();
                     }
                     // A rule is written in the config file: `d` asks, `d` again removes it.
-                    Some(LedgerRow::Rule { index, rule }) => {
-                        let (index, label, decision) =
-                            (*index, rule_label(*index, rule), rule.decision);
+                    Some(LedgerRow::Rule { index, rule, from }) => {
+                        let label = match from {
+                            Some(from) => format!("{from} ({})", rule.pattern.describe()),
+                            None => rule_label(*index, rule),
+                        };
+                        let (index, decision) = (*index, rule.decision);
                         if self.overlays.rule_removal != Some(index) {
                             self.overlays.rule_removal = Some(index);
                             let then = match decision {

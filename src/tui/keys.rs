@@ -81,7 +81,7 @@ impl App {
                 self.overlays.modal = Some(Modal::RestartAll)
             }
             KeyCode::Char('R') => return self.restart_all(),
-            KeyCode::Char('L') => self.open_ledger(),
+            KeyCode::Char('L') => return self.open_ledger(),
             _ if panes::typing(self.focus, self) => {}
             _ => return panes::key(self.focus, self, key).unwrap_or_default(),
         }

@@ -96,6 +96,16 @@ pub enum Effect {
     Agent(ChatEffect),
     /// Have the agent's model answer sampling request `id` (`sample.rs`).
     Sample { id: u64 },
+    /// Over `attach`, what lets tools run is the daemons' (a console's own runtime answers
+    /// at once): load it, or revoke a session approval there.
+    Ledger(LedgerAsk),
+}
+
+/// What `Effect::Ledger` asks of the daemons.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LedgerAsk {
+    Load,
+    Revoke { tool: String },
 }
 
 /// Events the event loop feeds back into the app.
@@ -159,4 +169,6 @@ pub enum AppEvent {
         id: u64,
         result: Result<Sampled, String>,
     },
+    /// The daemons' rules and session approvals were loaded again (`Effect::Ledger`).
+    LedgerLoaded,
 }

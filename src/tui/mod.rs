@@ -544,6 +544,8 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
         }
         Effect::Agent(effect) => chat::task::run_effect(effect, app, &tx),
         Effect::Sample { id } => app.run_sample(id, &tx),
+        // Only over `attach`: a console's own gate is read and revoked at once.
+        Effect::Ledger(_) => {}
         Effect::RestartAll => {
             let path = app.config_path().clone();
             let generation = app.generation() + 1;

@@ -3,7 +3,7 @@
 //! approvals, the trust preview.
 
 use super::app::App;
-use super::messages::Level;
+use super::messages::{Effect, LedgerAsk, Level};
 use super::modals::ledger::LedgerRow;
 use super::modals::trust::TrustPreview;
 use super::modals::viewer::TextView;
@@ -102,18 +102,39 @@ impl App {
     }
 
     /// `L`: the rules of the config file (they last) and the session approvals, each revocable.
-    pub(super) fn open_ledger(&mut self) {
-        let entries: Vec<LedgerRow> = self.runtime().map_or_else(Vec::new, |rt| {
-            let gate = rt.gate();
-            let rules = gate
-                .rules()
-                .into_iter()
-                .enumerate()
-                .map(|(index, rule)| LedgerRow::Rule { index, rule });
-            rules
-                .chain(gate.ledger().into_iter().map(LedgerRow::Session))
-                .collect()
-        });
+    /// Over `attach` they are the daemons': what they said last shows at once, and they are
+    /// asked again.
+    pub(super) fn open_ledger(&mut self) -> Vec<Effect> {
+        self.show_ledger();
+        match self.attachment() {
+            Some(_) => vec![Effect::Ledger(LedgerAsk::Load)],
+            None => Vec::new(),
+        }
+    }
+
+    /// The ledger modal with what is known now (its selection kept).
+    pub(super) fn show_ledger(&mut self) {
+        let entries: Vec<LedgerRow> = match (self.attachment(), self.runtime()) {
+            (Some(attachment), _) => attachment.ledger(),
+            (None, Some(rt)) => {
+                let gate = rt.gate();
+                let rules =
+                    gate.rules()
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, rule)| LedgerRow::Rule {
+                            index,
+                            rule,
+                            from: None,
+                        });
+                let session = gate.ledger().into_iter().map(|e| LedgerRow::Session {
+                    fingerprint: e.fingerprint.short(),
+                    tool: e.tool_name,
+                });
+                rules.chain(session).collect()
+            }
+            (None, None) => Vec::new(),
+        };
         let selected = match &self.overlays.modal {
             Some(Modal::Ledger { selected, .. }) => {
                 (*selected).min(entries.len().saturating_sub(1))

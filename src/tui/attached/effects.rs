@@ -1,6 +1,6 @@
 //! The console's effects over `attach`: calls, cancels, restarts, the servers' resources
-//! and prompts (content.rs) and the model's answer to a sampling request become the daemon's
-//! requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
+//! and prompts (content.rs), the rules and session approvals (ledger.rs) and the model's
+//! answer to a sampling request become the daemon's requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
 //! URL stay on this machine; what a console over attach cannot do yet is said, not dropped.
 
 use std::sync::Arc;
@@ -8,12 +8,12 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::{content, Attachment};
+use super::{content, ledger, Attachment};
 use crate::agent::sampling::Sampled;
 use crate::agent::turn::FinishReason;
 use crate::tui::app::App;
 use crate::tui::chat::ChatEffect;
-use crate::tui::messages::{AppEvent, Effect, Level};
+use crate::tui::messages::{AppEvent, Effect, LedgerAsk, Level};
 
 type Tx = mpsc::Sender<AppEvent>;
 
@@ -143,7 +143,9 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         Effect::SetLogLevel { server, level } => {
             content::set_log_level(attachment, server, level, tx)
         }
-        Effect::RemoveRule { .. } => tell(&tx, Level::Warn, not_yet("removing a rule")),
+        Effect::RemoveRule { index, .. } => ledger::remove_rule(attachment, index, tx),
+        Effect::Ledger(LedgerAsk::Load) => ledger::load(attachment, tx),
+        Effect::Ledger(LedgerAsk::Revoke { tool }) => ledger::revoke(attachment, tool, tx),
         Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
         Effect::Sample { id } => sample(attachment, id, tx),
     }

@@ -11,6 +11,7 @@ mod content;
 pub(super) mod effects;
 mod fleet;
 mod ingest;
+mod ledger;
 mod questions;
 
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::messages::{AppEvent, Level};
+use super::modals::ledger::LedgerRow;
 use super::state::decision_words;
 use crate::approval::ApprovalDecision;
 use crate::daemon::client::{Link, Notice};
@@ -39,6 +41,8 @@ pub struct Attachment {
     pub daemons: Vec<Daemon>,
     /// Where the agent events of this console's sessions go, by session id (chat.rs).
     chats: Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>,
+    /// The daemons' rules and session approvals, as they last said (ledger.rs).
+    ledger: Mutex<Vec<LedgerRow>>,
 }
 
 /// A short name for each daemon: the host of a `tls://` one, the folder of a socket; made
@@ -88,7 +92,16 @@ impl Attachment {
         Arc::new(Attachment {
             daemons,
             chats: Mutex::default(),
+            ledger: Mutex::default(),
         })
+    }
+
+    /// The daemons' rules and session approvals, as they last said (`L`).
+    pub fn ledger(&self) -> Vec<LedgerRow> {
+        self.ledger
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The daemon the Conversation runs on.

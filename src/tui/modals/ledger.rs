@@ -9,7 +9,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use crate::approval::LedgerEntry;
 use crate::config::{ApprovalRule, RuleDecision};
 use crate::text::sanitize;
 use crate::tui::theme::Theme;
@@ -18,10 +17,15 @@ use crate::tui::widgets::{cell, fit};
 /// One line of the modal.
 #[derive(Debug, Clone)]
 pub enum LedgerRow {
-    /// `policy.rules[index]` of the config file.
-    Rule { index: usize, rule: ApprovalRule },
-    /// "Allow this tool for the session".
-    Session(LedgerEntry),
+    /// `policy.rules[index]` of the config file; over `attach`, `from` says which rule of
+    /// which daemon's file it is (`index` is then the console's name for it).
+    Rule {
+        index: usize,
+        rule: ApprovalRule,
+        from: Option<String>,
+    },
+    /// "Allow this tool for the session", given for a definition with this fingerprint.
+    Session { tool: String, fingerprint: String },
 }
 
 pub fn render(
@@ -68,22 +72,20 @@ pub fn render(
             Style::default()
         };
         let (decision, decision_style, from) = match row {
-            LedgerRow::Rule { index, rule } => (
+            LedgerRow::Rule { index, rule, from } => (
                 rule.decision.as_str(),
                 match rule.decision {
                     RuleDecision::Allow => theme.ok(),
                     RuleDecision::Deny => theme.bad(),
                     RuleDecision::Ask => theme.warn(),
                 },
-                format!("policy.rules[{index}] in {config_file}"),
+                from.clone()
+                    .unwrap_or_else(|| format!("policy.rules[{index}] in {config_file}")),
             ),
-            LedgerRow::Session(entry) => (
+            LedgerRow::Session { fingerprint, .. } => (
                 "allow",
                 theme.ok(),
-                format!(
-                    "this session (a), fingerprint {}",
-                    entry.fingerprint.short()
-                ),
+                format!("this session (a), fingerprint {fingerprint}"),
             ),
         };
         let from_w = width.saturating_sub(name_w + 10);
@@ -107,6 +109,6 @@ fn what(row: &LedgerRow) -> String {
             ),
             None => sanitize(&rule.pattern.describe(), false),
         },
-        LedgerRow::Session(entry) => sanitize(&entry.tool_name, false),
+        LedgerRow::Session { tool, .. } => sanitize(tool, false),
     }
 }

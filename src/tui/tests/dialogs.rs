@@ -144,6 +144,7 @@ pub(super) fn ledger() -> Modal {
             },
             decision,
         },
+        from: None,
     };
     Modal::Ledger {
         entries: vec![

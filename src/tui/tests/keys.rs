@@ -197,6 +197,7 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
         entries: vec![LedgerRow::Rule {
             index: 3,
             rule: ApprovalRule::allow_tool("bash", None),
+            from: None,
         }],
         selected: 0,
     });

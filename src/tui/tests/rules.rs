@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::approval::{ApprovalRequest, DescriptorFingerprint, LedgerEntry};
+use crate::approval::{ApprovalRequest, DescriptorFingerprint};
 use crate::config::{AnnotationTrust, ApprovalRule, RuleDecision, ToolPattern};
 use crate::runtime::RuntimeEvent;
 use crate::tool::SideEffectLevel;
@@ -56,16 +56,17 @@ fn rules_and_session_approvals() {
                     },
                     decision: RuleDecision::Deny,
                 },
+                from: None,
             },
             LedgerRow::Rule {
                 index: 1,
                 rule: ApprovalRule::allow_tool("mcp__notes__write_note", None),
+                from: None,
             },
-            LedgerRow::Session(LedgerEntry {
-                tool_name: tool.name.clone(),
-                fingerprint: DescriptorFingerprint::of(&tool),
-                approved_at: std::time::UNIX_EPOCH,
-            }),
+            LedgerRow::Session {
+                tool: tool.name.clone(),
+                fingerprint: DescriptorFingerprint::of(&tool).short(),
+            },
         ],
         selected: 1,
     });
