@@ -294,8 +294,9 @@ fn a_question_its_server_withdraws_leaves_the_console() {
     assert!(!screen.contains("notes asks for input"), "{screen}");
 }
 
-/// Writes note `title` through the daemon from `api`, approving the call there.
-fn write_note(api: &mut common::daemon::Console, title: &str, body: &str) {
+/// Writes note `title` through the daemon from `api`, answering its approval there with
+/// `decision`.
+fn write_note(api: &mut common::daemon::Console, (title, body): (&str, &str), decision: &str) {
     let call = api.send(
         "call",
         json!({"tool": "mcp__notes__write_note", "arguments": {"title": title, "body": body}}),
@@ -304,7 +305,8 @@ fn write_note(api: &mut common::daemon::Console, title: &str, body: &str) {
         m["method"] == "event" && m["params"]["type"] == "approval_requested"
     });
     let id = asked["params"]["id"].clone();
-    api.call("approve", json!({"id": id, "decision": "allow_once"}));
+    let answer = api.call("approve", json!({"id": id, "decision": decision}));
+    assert!(answer.get("error").is_none(), "{answer}");
     let done = api.answer(call);
     assert_eq!(done["result"]["status"], "ok", "{done}");
 }
@@ -321,7 +323,7 @@ fn an_attached_console_subscribes_to_a_daemons_resource_and_sees_its_updates() {
     t.wait_for("demo://readme", WAIT);
     // A note written through the daemon: its server's resource list changed, and the
     // console's Resources pane lists it again through the daemon.
-    write_note(&mut api, "plan", "first");
+    write_note(&mut api, ("plan", "first"), "allow_once");
     t.wait_for("demo://notes/plan", WAIT);
     // `s` on it: subscribed in the daemon (readme, logo, then the note).
     t.keys(&["Down", "Down", "s"]);
@@ -332,7 +334,7 @@ fn an_attached_console_subscribes_to_a_daemons_resource_and_sees_its_updates() {
         "{screen}"
     );
     // Written again: the server's update reaches the console, which marks the row.
-    write_note(&mut api, "plan", "second");
+    write_note(&mut api, ("plan", "second"), "allow_once");
     t.wait_for_row("demo://notes/plan", "◉*");
 }
 
@@ -344,23 +346,10 @@ fn l_in_an_attached_console_lists_the_daemons_rules_and_approvals_and_revokes_th
     let t = console(&dir, &config.path, &socket, "ledger");
     let mut api = common::daemon::Console::connect(&socket);
     api.initialize("api");
-    let write = |api: &mut common::daemon::Console, decision: &str| {
-        let call = api.send(
-            "call",
-            json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}}),
-        );
-        let asked = api.until("the approval", |m| {
-            m["method"] == "event" && m["params"]["type"] == "approval_requested"
-        });
-        let id = asked["params"]["id"].clone();
-        let answer = api.call("approve", json!({"id": id, "decision": decision}));
-        assert!(answer.get("error").is_none(), "{answer}");
-        api.answer(call);
-    };
 
     // Allowed for the daemon's session: `L` (out of the Conversation's input first) lists it;
     // `d` revokes it in the daemon.
-    write(&mut api, "allow_for_session");
+    write_note(&mut api, ("t", "b"), "allow_for_session");
     t.keys(&["M-1", "L"]);
     t.wait_for_row("mcp__notes__write_note", "this session (a)");
     t.keys(&["d"]);
@@ -374,7 +363,7 @@ fn l_in_an_attached_console_lists_the_daemons_rules_and_approvals_and_revokes_th
 
     // Always allowed: a rule in the daemon's file, listed as its once `L` closes the list and
     // opens it again; `d` twice takes it out.
-    write(&mut api, "allow_always");
+    write_note(&mut api, ("t", "b"), "allow_always");
     t.keys(&["L", "L"]);
     t.wait_for_row("mcp__notes__write_note", "policy.rules[0] of daemon");
     t.keys(&["d"]);
