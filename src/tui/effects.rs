@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::listing::ContentEvent;
-use super::messages::AppEvent;
-use crate::runtime::{AgentRuntime, CompletionTarget, LogLevel};
+use super::messages::{AppEvent, CompletionAsk};
+use crate::runtime::{AgentRuntime, LogLevel};
 
 /// Where the results go.
 type Tx = mpsc::Sender<AppEvent>;
@@ -117,16 +117,6 @@ pub(super) fn subscribe(
             },
         );
     });
-}
-
-/// What `Effect::Complete` asks.
-pub(super) struct CompletionAsk {
-    pub(super) seq: u64,
-    pub(super) server: String,
-    pub(super) target: CompletionTarget,
-    pub(super) argument: String,
-    pub(super) value: String,
-    pub(super) context: BTreeMap<String, String>,
 }
 
 pub(super) fn complete(runtime: Option<Arc<AgentRuntime>>, tx: Tx, ask: CompletionAsk) {

@@ -61,14 +61,7 @@ pub enum Effect {
         on: bool,
     },
     /// Ask for completions of one argument (answer `seq` of the form that asked).
-    Complete {
-        seq: u64,
-        server: String,
-        target: CompletionTarget,
-        argument: String,
-        value: String,
-        context: BTreeMap<String, String>,
-    },
+    Complete(CompletionAsk),
     /// List `server`'s prompts.
     ListPrompts { server: String },
     /// Get one prompt's messages.
@@ -99,6 +92,18 @@ pub enum Effect {
     /// Over `attach`, what lets tools run is the daemons' (a console's own runtime answers
     /// at once): load it, or revoke a session approval there.
     Ledger(LedgerAsk),
+}
+
+/// What `Effect::Complete` asks: completions of `argument` (its `value` so far, the form's
+/// other fields as `context`) of `target` on `server`, for answer `seq` of the form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionAsk {
+    pub seq: u64,
+    pub server: String,
+    pub target: CompletionTarget,
+    pub argument: String,
+    pub value: String,
+    pub context: BTreeMap<String, String>,
 }
 
 /// What `Effect::Ledger` asks of the daemons.

@@ -422,25 +422,7 @@ fn run_effect(effect: Effect, app: &App, app_tx: &mpsc::Sender<AppEvent>) {
             effects::read_resource(runtime, tx, (server, uri), true)
         }
         Effect::Subscribe { server, uri, on } => effects::subscribe(runtime, tx, server, uri, on),
-        Effect::Complete {
-            seq,
-            server,
-            target,
-            argument,
-            value,
-            context,
-        } => effects::complete(
-            runtime,
-            tx,
-            effects::CompletionAsk {
-                seq,
-                server,
-                target,
-                argument,
-                value,
-                context,
-            },
-        ),
+        Effect::Complete(ask) => effects::complete(runtime, tx, ask),
         Effect::ListPrompts { server } => effects::list_prompts(runtime, tx, server),
         Effect::GetPrompt {
             server,

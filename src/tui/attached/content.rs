@@ -16,7 +16,7 @@ use crate::runtime::{
     ResourceListing,
 };
 use crate::tui::listing::ContentEvent;
-use crate::tui::messages::AppEvent;
+use crate::tui::messages::{AppEvent, CompletionAsk};
 
 type Tx = mpsc::Sender<AppEvent>;
 
@@ -133,13 +133,15 @@ pub(super) fn subscribe(
     });
 }
 
-pub(super) fn complete(
-    attachment: &Attachment,
-    (seq, server): (u64, String),
-    target: CompletionTarget,
-    (argument, value, context): (String, String, BTreeMap<String, String>),
-    tx: Tx,
-) {
+pub(super) fn complete(attachment: &Attachment, completion: CompletionAsk, tx: Tx) {
+    let CompletionAsk {
+        seq,
+        server,
+        target,
+        argument,
+        value,
+        context,
+    } = completion;
     let mut params = json!({"argument": argument, "value": value, "context": context});
     match target {
         CompletionTarget::Prompt(name) => params["prompt"] = name.into(),

@@ -117,20 +117,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         Effect::ListResources { server } => content::list_resources(attachment, server, tx),
         Effect::ReadResource { server, uri } => content::read(attachment, (server, uri), false, tx),
         Effect::LoadSkill { server, uri } => content::read(attachment, (server, uri), true, tx),
-        Effect::Complete {
-            seq,
-            server,
-            target,
-            argument,
-            value,
-            context,
-        } => content::complete(
-            attachment,
-            (seq, server),
-            target,
-            (argument, value, context),
-            tx,
-        ),
+        Effect::Complete(ask) => content::complete(attachment, ask, tx),
         Effect::ListPrompts { server } => content::list_prompts(attachment, server, tx),
         Effect::GetPrompt {
             server,

@@ -13,7 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Map, Value};
 
 use crate::runtime::{content_of, Choice, CompletionTarget, FieldKind, FormField};
-use crate::tui::messages::Effect;
+use crate::tui::messages::{CompletionAsk, Effect};
 
 /// What the form is for.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,14 +133,14 @@ impl FormEditor {
             .filter(|(i, (_, t))| *i != self.focus && !t.is_empty())
             .map(|(_, (f, t))| (f.name.clone(), t.clone()))
             .collect();
-        vec![Effect::Complete {
+        vec![Effect::Complete(CompletionAsk {
             seq: self.seq,
             server,
             target,
             argument: field.name.clone(),
             value: self.texts[self.focus].clone(),
             context,
-        }]
+        })]
     }
 
     /// Completions arrived for request `seq` (older ones are dropped).
@@ -486,7 +486,7 @@ mod tests {
         );
         let asked = f.completion_request();
         assert!(
-            matches!(&asked[..], [Effect::Complete { seq: 1, argument, .. }] if argument == "title")
+            matches!(&asked[..], [Effect::Complete(CompletionAsk { seq: 1, argument, .. })] if argument == "title")
         );
         f.completion_request();
         f.completions(1, vec!["stale".into()]);

@@ -13,7 +13,7 @@ use crate::runtime::{
 use crate::tui::app::App;
 use crate::tui::commands::Dialog;
 use crate::tui::listing::ContentEvent;
-use crate::tui::messages::{AppEvent, Effect};
+use crate::tui::messages::{AppEvent, CompletionAsk, Effect};
 use crate::tui::modals::ledger::LedgerRow;
 use crate::tui::modals::Modal;
 use crate::tui::pane_state::Pane;
@@ -190,7 +190,7 @@ fn read(app: &mut App, row: usize) {
 /// The server's suggestions for what a form asked to complete.
 fn suggest(app: &mut App, effects: Vec<Effect>) {
     for effect in effects {
-        if let Effect::Complete { seq, .. } = effect {
+        if let Effect::Complete(CompletionAsk { seq, .. }) = effect {
             content(
                 app,
                 ContentEvent::Completed {

@@ -16,7 +16,7 @@ use crate::runtime::{
 };
 use crate::tui::app::App;
 use crate::tui::listing::ContentEvent;
-use crate::tui::messages::{AppEvent, Effect};
+use crate::tui::messages::{AppEvent, CompletionAsk, Effect};
 use crate::tui::modals::viewer::{ResourceView, TextView};
 use crate::tui::modals::Modal;
 use crate::tui::pane_state::Pane;
@@ -300,7 +300,7 @@ fn a_template_is_read_through_its_form_and_completions() {
         app.on_key(key(KeyCode::Down));
     }
     let effects = app.on_key(key(KeyCode::Enter));
-    let [Effect::Complete { seq, argument, .. }] = &effects[..] else {
+    let [Effect::Complete(CompletionAsk { seq, argument, .. })] = &effects[..] else {
         panic!("{effects:?}");
     };
     assert_eq!(argument, "title");
