@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::daemon::{daemon, is_event, Console};
 use common::tmux::Tmux;
-use common::{bin, marker, write_config, TempConfig};
+use common::{bin, marker, processes_with, wait_gone, write_config, TempConfig};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -44,7 +44,7 @@ fn trigger(c: &mut Console, prompt: &str) -> (u64, Value) {
 fn a_servers_sampling_request_asks_every_console_and_the_first_answer_reaches_the_server() {
     let m = marker("daemon-sampling");
     let config = everything_config(&m);
-    let (_daemon, socket) = daemon(&config);
+    let (daemon, socket) = daemon(&config);
     let mut a = Console::connect(&socket);
     a.initialize("console-a");
     a.ready("everything");
@@ -77,6 +77,13 @@ fn a_servers_sampling_request_asks_every_console_and_the_first_answer_reaches_th
         .to_string();
     assert!(text.contains("(demo model)"), "{sampled}");
     assert_eq!(sampled["result"]["model"], "demo");
+    // Its endpoint (the demo model's process) is kept: a second answer is written by the same.
+    let model = format!("{m}-model");
+    let kept = processes_with(&model);
+    assert_eq!(kept.len(), 1, "the model's processes after one sample: {kept:?}");
+    let again = b.call("sample", json!({"id": id}));
+    assert!(again["result"]["text"].is_string(), "{again}");
+    assert_eq!(processes_with(&model), kept, "a second sample started another model");
     let unknown = b.call("sample", json!({"id": id + 1000}));
     assert_eq!(unknown["error"]["code"], -32014, "{unknown}");
 
@@ -121,6 +128,12 @@ fn a_servers_sampling_request_asks_every_console_and_the_first_answer_reaches_th
         .unwrap_or_default();
     assert!(why.contains("not now"), "{done}");
     assert!(why.contains("console-c"), "{done}");
+
+    // Stopping the daemon stops the model it kept.
+    // SAFETY: kill has no memory effects; the pid is the daemon's, still running.
+    unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
+    let left = wait_gone(&model, WAIT);
+    assert!(left.is_empty(), "the daemon's model outlived it: {left:?}");
 }
 
 /// Attaches a console to the daemon at `socket` in a terminal of its own.

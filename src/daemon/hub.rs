@@ -105,6 +105,8 @@ pub struct Hub {
     pub questions: super::questions::Questions,
     /// The servers' sampling requests waiting for a console (questions.rs).
     pub samplings: super::questions::Samplings,
+    /// The model endpoints `sample` started, kept for the next request (sampling.rs).
+    pub models: super::sampling::Models,
     state: Mutex<State>,
 }
 
@@ -125,6 +127,7 @@ impl Hub {
             boundary: tokio::sync::Mutex::new(()),
             questions: Default::default(),
             samplings: Default::default(),
+            models: Default::default(),
             state: Mutex::new(State::default()),
         }
     }

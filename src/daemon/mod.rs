@@ -166,6 +166,7 @@ pub async fn run(
     hub.drop_pending();
     hub.questions.give_up_all();
     hub.samplings.give_up_all();
+    hub.models.clear().await;
     // Prompts stop first (their transcripts say so), then the servers.
     sessions.cancel();
     hub.sessions.settle(SETTLE).await;

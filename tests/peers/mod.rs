@@ -140,7 +140,8 @@ pub fn everything_server(m: &str) -> String {
 }
 
 /// A config of server-everything (approval `never`) with the demo model as the agent's model
-/// (started by whoever loads the config: the console, a daemon).
+/// (started by whoever loads the config: the console, a daemon), its process marked
+/// `{m}-model`.
 pub fn everything_with_demo_model(m: &str, bin: &str) -> String {
     format!(
         "mcp:
@@ -150,6 +151,7 @@ pub fn everything_with_demo_model(m: &str, bin: &str) -> String {
 agent:
   command: {bin}
   args: [demo-model]
+  env: {{AIMON_TEST_MARKER: {m}-model}}
   model: demo
   request_timeout: 10s
 ",
