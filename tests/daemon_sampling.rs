@@ -80,10 +80,18 @@ fn a_servers_sampling_request_asks_every_console_and_the_first_answer_reaches_th
     // Its endpoint (the demo model's process) is kept: a second answer is written by the same.
     let model = format!("{m}-model");
     let kept = processes_with(&model);
-    assert_eq!(kept.len(), 1, "the model's processes after one sample: {kept:?}");
+    assert_eq!(
+        kept.len(),
+        1,
+        "the model's processes after one sample: {kept:?}"
+    );
     let again = b.call("sample", json!({"id": id}));
     assert!(again["result"]["text"].is_string(), "{again}");
-    assert_eq!(processes_with(&model), kept, "a second sample started another model");
+    assert_eq!(
+        processes_with(&model),
+        kept,
+        "a second sample started another model"
+    );
     let unknown = b.call("sample", json!({"id": id + 1000}));
     assert_eq!(unknown["error"]["code"], -32014, "{unknown}");
 
