@@ -160,7 +160,9 @@ impl App {
                     }
                 }
             }
-            Modal::Ledger { entries, selected } => match key.code {
+            Modal::Ledger {
+                entries, selected, ..
+            } => match key.code {
                 KeyCode::Up | KeyCode::Char('k') => *selected = selected.saturating_sub(1),
                 KeyCode::Down | KeyCode::Char('j') => {
                     *selected = (*selected + 1).min(entries.len().saturating_sub(1))

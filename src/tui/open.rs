@@ -114,8 +114,11 @@ impl App {
 
     /// The ledger modal with what is known now (its selection kept).
     pub(super) fn show_ledger(&mut self) {
-        let entries: Vec<LedgerRow> = match (self.attachment(), self.runtime()) {
-            (Some(attachment), _) => attachment.ledger(),
+        let (entries, asking): (Vec<LedgerRow>, bool) = match (self.attachment(), self.runtime()) {
+            (Some(attachment), _) => match attachment.ledger() {
+                Some(rows) => (rows, false),
+                None => (Vec::new(), true),
+            },
             (None, Some(rt)) => {
                 let gate = rt.gate();
                 let rules =
@@ -131,9 +134,9 @@ impl App {
                     fingerprint: e.fingerprint.short(),
                     tool: e.tool_name,
                 });
-                rules.chain(session).collect()
+                (rules.chain(session).collect(), false)
             }
-            (None, None) => Vec::new(),
+            (None, None) => (Vec::new(), false),
         };
         let selected = match &self.overlays.modal {
             Some(Modal::Ledger { selected, .. }) => {
@@ -141,7 +144,11 @@ impl App {
             }
             _ => 0,
         };
-        self.overlays.modal = Some(Modal::Ledger { entries, selected });
+        self.overlays.modal = Some(Modal::Ledger {
+            entries,
+            selected,
+            asking,
+        });
     }
 
     /// `t`: the preview of toggling the selected server's trust, computed from the tools as

@@ -435,11 +435,14 @@ impl App {
                 centered(area, 80, 80, 76.min(area.width), 16.min(area.height)),
                 theme,
             ),
-            Modal::Ledger { entries, selected } => modals::ledger::render(
+            Modal::Ledger {
+                entries,
+                selected,
+                asking,
+            } => modals::ledger::render(
                 frame,
                 centered(area, 80, 50, 76.min(area.width), 10.min(area.height)),
-                entries,
-                *selected,
+                (entries, *selected, *asking),
                 &self.session.config_path.display().to_string(),
                 theme,
             ),

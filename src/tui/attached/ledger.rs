@@ -56,7 +56,7 @@ async fn reload(attachment: &Attachment, tx: &Tx) {
             }
         }
     }
-    *attachment.ledger.lock().unwrap_or_else(|e| e.into_inner()) = all;
+    *attachment.ledger.lock().unwrap_or_else(|e| e.into_inner()) = Some(all);
     let _ = tx.send(AppEvent::LedgerLoaded).await;
 }
 

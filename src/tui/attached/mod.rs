@@ -41,8 +41,9 @@ pub struct Attachment {
     pub daemons: Vec<Daemon>,
     /// Where the agent events of this console's sessions go, by session id (chat.rs).
     chats: Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>,
-    /// The daemons' rules and session approvals, as they last said (ledger.rs).
-    ledger: Mutex<Vec<LedgerRow>>,
+    /// The daemons' rules and session approvals, as they last said (ledger.rs); `None` until
+    /// they first have.
+    ledger: Mutex<Option<Vec<LedgerRow>>>,
 }
 
 /// A short name for each daemon: the host of a `tls://` one, the folder of a socket; made
@@ -96,8 +97,9 @@ impl Attachment {
         })
     }
 
-    /// The daemons' rules and session approvals, as they last said (`L`).
-    pub fn ledger(&self) -> Vec<LedgerRow> {
+    /// The daemons' rules and session approvals, as they last said (`L`); `None` while they
+    /// have not said yet.
+    pub fn ledger(&self) -> Option<Vec<LedgerRow>> {
         self.ledger
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -28,11 +28,12 @@ pub enum LedgerRow {
     Session { tool: String, fingerprint: String },
 }
 
+/// `rows` as known, the one `selected`, and whether the daemons are still being asked
+/// (`asking`: over `attach`, before they first answer).
 pub fn render(
     frame: &mut Frame,
     area: Rect,
-    rows: &[LedgerRow],
-    selected: usize,
+    (rows, selected, asking): (&[LedgerRow], usize, bool),
     config_file: &str,
     theme: Theme,
 ) {
@@ -47,7 +48,11 @@ pub fn render(
         });
     let inner = block.inner(area);
     let mut lines = Vec::new();
-    if rows.is_empty() {
+    if asking {
+        lines.push(Line::raw(
+            "Asking the daemon for its rules and session approvals…",
+        ));
+    } else if rows.is_empty() {
         lines.push(Line::raw("No rule and no session approval."));
         lines.push(Line::styled(
             "In the approval modal, `a` allows a tool for the session (not if destructive),",

@@ -40,6 +40,8 @@ pub enum Modal {
     Ledger {
         entries: Vec<ledger::LedgerRow>,
         selected: usize,
+        /// Over `attach`, the daemons have not said yet: the modal says it is asking them.
+        asking: bool,
     },
     /// Enter on a resource: it as read.
     Resource(viewer::ResourceView),

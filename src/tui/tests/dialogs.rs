@@ -152,6 +152,7 @@ pub(super) fn ledger() -> Modal {
             rule(1, "mcp__notes__delete_note", RuleDecision::Deny),
         ],
         selected: 0,
+        asking: false,
     }
 }
 

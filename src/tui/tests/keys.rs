@@ -200,6 +200,7 @@ fn the_ledger_revokes_a_rule_through_the_file_and_takes_the_written_rules() {
             from: None,
         }],
         selected: 0,
+        asking: false,
     });
     // `d` asks first (the rule is in the config file); another key takes it back.
     assert!(app.on_key(key(KeyCode::Char('d'))).is_empty());

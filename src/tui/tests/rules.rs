@@ -69,13 +69,22 @@ fn rules_and_session_approvals() {
             },
         ],
         selected: 1,
+        asking: false,
     });
     snapshot("ledger", &app);
     app.overlays.modal = Some(Modal::Ledger {
         entries: Vec::new(),
         selected: 0,
+        asking: false,
     });
     snapshot("ledger_empty", &app);
+    // Over `attach`, before the daemons first answer: not "no rule", but that they are asked.
+    app.overlays.modal = Some(Modal::Ledger {
+        entries: Vec::new(),
+        selected: 0,
+        asking: true,
+    });
+    snapshot("ledger_asking", &app);
 }
 
 #[test]
