@@ -5,7 +5,8 @@
 //! under `trust: ignore` leaves destructive); a read-only call runs and its result comes back;
 //! with no console to approve it, a mutating call is refused with a result that says why (or,
 //! under `gateway.unattended: rules`, runs when a rule allows it). 1,000 calls at once from four
-//! hosts over `serve --http`; `gateway.naming`'s collisions.
+//! hosts over `serve --http`; `gateway.naming`'s collisions; a host's cancellation of its call
+//! over stdio.
 
 mod common;
 mod gateway_support;
@@ -253,5 +254,47 @@ fn a_host_that_subscribed_to_a_resource_is_told_of_its_updates_until_it_unsubscr
         json!({"uri": "aimon://notes/demo://notes/watched",
                "updated": ["aimon://notes/demo://notes/watched"]})
     );
+    assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
+}
+
+#[test]
+fn a_call_its_host_cancels_over_stdio_ends_unanswered_and_frees_the_hosts_turn() {
+    let m = marker("gateway-cancel");
+    // One call of a host at a time: the next waits for the cancelled one to end.
+    let config = write_config(&format!(
+        "mcp:\n  servers:\n{}gateway:\n  max_calls_per_host: 1\n",
+        demo_server("notes", &[], "annotation_trust: trust", &m),
+    ));
+    let mut host = LineHost::join(&serve_stdio(&config.path, &m));
+    let call = |id: u64, tool: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}})
+    };
+    // A first call answered: the host has joined (its calls are taken off the line directly).
+    host.send(&call(1, "notes__echo", json!({"text": "joined"})));
+    host.answer(1, std::time::Duration::from_secs(30));
+    // A call of ten minutes, then its cancellation.
+    host.send(&call(
+        2,
+        "notes__slow",
+        json!({"steps": 600, "step_ms": 1000}),
+    ));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    host.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the test cancels it"}}),
+    );
+    // The next call runs (the turn the slow one held is free) and is the only one answered.
+    host.send(&call(3, "notes__echo", json!({"text": "after the cancel"})));
+    let (answer, before) = host.answer(3, std::time::Duration::from_secs(30));
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "after the cancel",
+        "{answer}"
+    );
+    assert!(
+        before.iter().all(|m| m["id"] != 2),
+        "the cancelled call was answered: {before:?}"
+    );
+    drop(host);
     assert!(wait_gone(&m, std::time::Duration::from_secs(5)).is_empty());
 }

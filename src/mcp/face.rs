@@ -92,12 +92,16 @@ impl Gateway {
 
 /// Serves the face over this process's stdin and stdout until the host goes away. When they
 /// are pipes (as a host starts a stdio server) they are read and written without blocking, in
-/// the runtime's own event loop: tokio's stdin and stdout hand every read and write to a
-/// blocking thread, a wake-up each way on every message.
+/// the runtime's own event loop (tokio's stdin and stdout hand every read and write to a
+/// blocking thread, a wake-up each way on every message), and a host's `tools/call` is taken
+/// off the line without rmcp's service (face_direct.rs).
 pub async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), String> {
     let face = Face::new(gateway);
     match stdio_pipes() {
-        Ok(pipes) => serve_on(face, pipes).await,
+        Ok((read, write)) => {
+            let transport = super::face_direct::DirectStdio::new(read, write, face.0.clone());
+            serve_on(face, transport).await
+        }
         Err(_) => serve_on(face, rmcp::transport::io::stdio()).await,
     }
 }
@@ -143,42 +147,55 @@ where
         .map_err(|e| format!("serving the host ended: {e}"))
 }
 
-/// One host's MCP server (over stdio; over HTTP, one per session), with its own allowance of
-/// calls at once.
-pub(super) struct Face {
+/// One host's MCP server (over stdio; over HTTP, one per session).
+pub(super) struct Face(Serving);
+
+/// What one host's face holds, shared with its stdio transport, which takes the host's calls
+/// off the line itself (face_direct.rs): the gateway, the host's allowance of calls at once,
+/// what it is told of the servers' notices, and the host once joined.
+#[derive(Clone)]
+pub(super) struct Serving {
     gateway: Arc<Gateway>,
     calls: Arc<Semaphore>,
     notices: Arc<HostNotices>,
     /// The host, once its handshake is done (it is told gone when the session ends); `None`
     /// for a stateless host, whose face serves one request.
-    joined: std::sync::Mutex<Option<Joined>>,
+    joined: Arc<std::sync::Mutex<Option<Joined>>>,
 }
 
-/// A host with a session: as it named itself, and as a server's requests may be handed to it
-/// (made once, when the gateway hands them on).
+/// A host with a session: as it named itself, as a server's requests may be handed to it
+/// (made once, when the gateway hands them on), and the session's peer.
 struct Joined {
     host: Host,
     relay: Option<Arc<Relay>>,
+    peer: Peer<RoleServer>,
 }
 
 impl Drop for Face {
     fn drop(&mut self) {
-        let joined = self.joined.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let joined = self.0.joined().take();
         if let Some(joined) = joined {
             self.gateway.backend.host_session(&joined.host, false);
         }
     }
 }
 
+impl std::ops::Deref for Face {
+    type Target = Serving;
+    fn deref(&self) -> &Serving {
+        &self.0
+    }
+}
+
 impl Face {
     pub(super) fn new(gateway: Arc<Gateway>) -> Face {
         let calls = Arc::new(Semaphore::new(gateway.max_calls_per_host));
-        Face {
+        Face(Serving {
             gateway,
             calls,
             notices: Arc::default(),
-            joined: std::sync::Mutex::default(),
-        }
+            joined: Arc::default(),
+        })
     }
 
     /// Subscribes the host to (`on`) or unsubscribes it from offered `uri`: at the server, and
@@ -189,7 +206,9 @@ impl Face {
         self.notices.subscribe(&server, &own, on, backend);
         Ok(())
     }
+}
 
+impl Serving {
     /// Marks the host's call on `tool`'s server in flight, for that server's own requests.
     /// `relay` is the session host's; a stateless host's call is entered as one that takes
     /// no request (it may still be the call a server's request belongs to).
@@ -204,6 +223,65 @@ impl Face {
         let server = &tool.origin.as_ref()?.server;
         let relay = relay.unwrap_or_else(|| Arc::new(make_relay(relays, host, peer, false)));
         Some(relays.enter(server, relay))
+    }
+
+    fn joined(&self) -> std::sync::MutexGuard<'_, Option<Joined>> {
+        self.joined.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session's peer, once the host has joined (the direct way waits for it).
+    pub(super) fn session_peer(&self) -> Option<Peer<RoleServer>> {
+        self.joined().as_ref().map(|joined| joined.peer.clone())
+    }
+
+    /// A host's `tools/call` through the backend: on `peer` (the session's, or rmcp's stand-in
+    /// for a stateless host), with the request's `meta` and `ct` cancelling it.
+    pub(super) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        peer: &Peer<RoleServer>,
+        meta: &RequestMetaObject,
+        ct: tokio_util::sync::CancellationToken,
+    ) -> rmcp::model::CallToolResult {
+        let offer = self.gateway.offer();
+        let Some(tool) = offer.get(&request.name) else {
+            return error(format!(
+                "no tool named {} here (tools/list says what there is)",
+                request.name
+            ));
+        };
+        let host = host_of(peer, Some(meta));
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        // One host's calls beyond its allowance wait here, not in front of another host's: a
+        // host with a session has its face's; a stateless one, the one kept for its name.
+        let session = self.joined().as_ref().map(|joined| joined.relay.clone());
+        let allowance = match session {
+            Some(_) => self.calls.clone(),
+            None => self.gateway.stateless_allowance(&host),
+        };
+        let Ok(_turn) = allowance.acquire_owned().await else {
+            return error("the gateway is closing".to_string());
+        };
+        let (progress, told) = match meta.get_progress_token() {
+            Some(token) => {
+                let (sink, told) = progress_to(peer.clone(), token);
+                (Some(sink), Some(told))
+            }
+            None => (None, None),
+        };
+        let in_flight = self.relay(tool, session.flatten(), &host, peer);
+        let result = self
+            .gateway
+            .backend
+            .call(tool, &request.name, arguments, host, ct, progress)
+            .await;
+        drop(in_flight);
+        // Every progress notification and log message goes out before the result does.
+        if let Some(told) = told {
+            let _ = told.await;
+        }
+        self.notices.tell(peer, &self.gateway.naming).await;
+        result_of(result)
     }
 }
 
@@ -242,7 +320,11 @@ impl ServerHandler for Face {
             .relays
             .as_ref()
             .map(|relays| Arc::new(make_relay(relays, &host, &context.peer, true)));
-        *self.joined.lock().unwrap_or_else(|p| p.into_inner()) = Some(Joined { host, relay });
+        *self.joined() = Some(Joined {
+            host,
+            relay,
+            peer: context.peer.clone(),
+        });
         tokio::spawn(tell_changes(
             self.gateway.clone(),
             self.notices.clone(),
@@ -266,58 +348,11 @@ impl ServerHandler for Face {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let offer = self.gateway.offer();
-        let Some(tool) = offer.get(&request.name) else {
-            return Ok(error(format!(
-                "no tool named {} here (tools/list says what there is)",
-                request.name
-            ))
-            .into());
-        };
-        let host = host_of(&context.peer, Some(&context.meta));
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        // One host's calls beyond its allowance wait here, not in front of another host's: a
-        // host with a session has its face's; a stateless one, the one kept for its name.
-        let session = self
-            .joined
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .map(|joined| joined.relay.clone());
-        let allowance = match session {
-            Some(_) => self.calls.clone(),
-            None => self.gateway.stateless_allowance(&host),
-        };
-        let Ok(_turn) = allowance.acquire_owned().await else {
-            return Ok(error("the gateway is closing".to_string()).into());
-        };
-        let (progress, told) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let (sink, told) = progress_to(context.peer.clone(), token);
-                (Some(sink), Some(told))
-            }
-            None => (None, None),
-        };
-        let in_flight = self.relay(tool, session.flatten(), &host, &context.peer);
         let result = self
-            .gateway
-            .backend
-            .call(
-                tool,
-                &request.name,
-                arguments,
-                host,
-                context.ct.clone(),
-                progress,
-            )
+            .0
+            .call(request, &context.peer, &context.meta, context.ct.clone())
             .await;
-        drop(in_flight);
-        // Every progress notification and log message goes out before the result does.
-        if let Some(told) = told {
-            let _ = told.await;
-        }
-        self.notices.tell(&context.peer, &self.gateway.naming).await;
-        Ok(result_of(result).into())
+        Ok(result.into())
     }
 
     #[allow(deprecated)] // SEP-2577 deprecates logging; the hosts of today use it.

@@ -189,3 +189,80 @@ pub fn one_question_at_a_time(t: &crate::common::tmux::Tmux, a: &str, b: &str) {
     );
     t.keys(&["y"]);
 }
+
+/// A host written here, speaking JSON-RPC lines to `serve --stdio` itself: for what the SDK
+/// hosts do not do on demand (cancel a call of theirs).
+pub struct LineHost {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl LineHost {
+    /// Starts `command` (as `serve_stdio` gives it) and joins: `initialize` at 2025-11-25,
+    /// then `notifications/initialized`.
+    pub fn join(command: &[String]) -> LineHost {
+        let mut child = Command::new(&command[0])
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start serve --stdio");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("serve --stdio wrote {line:?}: {e}"));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut host = LineHost {
+            child,
+            stdin,
+            lines,
+        };
+        host.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "line-host", "version": "1"}}}),
+        );
+        host.answer(0, std::time::Duration::from_secs(30));
+        host.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        host
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").expect("write to serve --stdio");
+    }
+
+    /// The answer to request `id`, within `wait`; every message before it is returned too.
+    pub fn answer(&mut self, id: u64, wait: std::time::Duration) -> (Value, Vec<Value>) {
+        let deadline = std::time::Instant::now() + wait;
+        let mut before = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let message = self.lines.recv_timeout(left).unwrap_or_else(|e| {
+                panic!("no answer to {id} in {wait:?} ({e}); before: {before:?}")
+            });
+            if message["id"] == id && message.get("method").is_none() {
+                return (message, before);
+            }
+            before.push(message);
+        }
+    }
+}
+
+impl Drop for LineHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
