@@ -85,7 +85,7 @@ impl DirectStdio {
                 None => false,
             };
         }
-        let Some(call) = call_line(line) else {
+        let Some((id, params)) = call_line(line) else {
             return false;
         };
         let Some(peer) = self.serving.session_peer() else {
@@ -95,14 +95,13 @@ impl DirectStdio {
         self.in_flight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(call.id.clone(), ct.clone());
+            .insert(id.clone(), ct.clone());
         let (serving, out, in_flight) = (
             self.serving.clone(),
             self.out.clone(),
             self.in_flight.clone(),
         );
         tokio::spawn(async move {
-            let CallLine { id, params, .. } = call;
             let meta = RequestMetaObject(rmcp::model::MetaObject(params.meta.unwrap_or_default()));
             let mut request = CallToolRequestParams::new(params.name);
             request.arguments = params.arguments;
@@ -253,12 +252,12 @@ async fn write(out: &Out, message: &TxJsonRpcMessage<RoleServer>) -> std::io::Re
 /// A `tools/call` request as the direct way takes it: these fields and no others.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CallLine {
-    #[allow(dead_code)] // Read to be allowed; always "2.0".
-    jsonrpc: JsonRpcVersion,
+struct CallLine<'a> {
+    #[serde(borrow)]
+    jsonrpc: std::borrow::Cow<'a, str>,
     id: RequestId,
-    #[allow(dead_code)] // Read to be checked: "tools/call".
-    method: CallMethod,
+    #[serde(borrow)]
+    method: std::borrow::Cow<'a, str>,
     params: CallParams,
 }
 
@@ -272,40 +271,13 @@ struct CallParams {
     meta: Option<JsonObject>,
 }
 
-/// `"2.0"`, and nothing else.
-struct JsonRpcVersion;
-
-impl<'de> Deserialize<'de> for JsonRpcVersion {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let version = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        if version == "2.0" {
-            Ok(JsonRpcVersion)
-        } else {
-            Err(serde::de::Error::custom("not JSON-RPC 2.0"))
-        }
-    }
-}
-
-/// `"tools/call"`, and nothing else.
-struct CallMethod;
-
-impl<'de> Deserialize<'de> for CallMethod {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let method = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        if method == "tools/call" {
-            Ok(CallMethod)
-        } else {
-            Err(serde::de::Error::custom("not tools/call"))
-        }
-    }
-}
-
-/// `line` as a `tools/call` the direct way serves (`None`: rmcp's).
-fn call_line(line: &[u8]) -> Option<CallLine> {
+/// `line` as a `tools/call` the direct way serves, its id and params (`None`: rmcp's).
+fn call_line(line: &[u8]) -> Option<(RequestId, CallParams)> {
     if !contains(line, b"\"tools/call\"") {
         return None;
     }
-    serde_json::from_slice(line).ok()
+    let call: CallLine = serde_json::from_slice(line).ok()?;
+    (call.jsonrpc == "2.0" && call.method == "tools/call").then_some((call.id, call.params))
 }
 
 /// The request id a `notifications/cancelled` line names, if it is one.

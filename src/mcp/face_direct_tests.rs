@@ -3,16 +3,16 @@ use super::*;
 #[test]
 fn a_hosts_plain_call_is_taken_with_its_meta() {
     let line = br#"{"method":"tools/call","params":{"name":"notes__echo","arguments":{"text":"hi"},"_meta":{"progressToken":7}},"jsonrpc":"2.0","id":4}"#;
-    let call = call_line(line).expect("taken");
-    assert_eq!(call.id, NumberOrString::Number(4));
-    assert_eq!(call.params.name, "notes__echo");
-    assert_eq!(call.params.arguments.unwrap()["text"], "hi");
-    assert_eq!(call.params.meta.unwrap()["progressToken"], 7);
+    let (id, params) = call_line(line).expect("taken");
+    assert_eq!(id, NumberOrString::Number(4));
+    assert_eq!(params.name, "notes__echo");
+    assert_eq!(params.arguments.unwrap()["text"], "hi");
+    assert_eq!(params.meta.unwrap()["progressToken"], 7);
     // No arguments, a string id.
     let line = br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}"#;
-    let call = call_line(line).expect("taken");
-    assert_eq!(call.id, NumberOrString::String("a".into()));
-    assert!(call.params.arguments.is_none());
+    let (id, params) = call_line(line).expect("taken");
+    assert_eq!(id, NumberOrString::String("a".into()));
+    assert!(params.arguments.is_none());
 }
 
 #[test]
