@@ -90,47 +90,8 @@ impl Gateway {
     }
 }
 
-/// Serves the face over this process's stdin and stdout until the host goes away. When they
-/// are pipes (as a host starts a stdio server) they are read and written without blocking, in
-/// the runtime's own event loop (tokio's stdin and stdout hand every read and write to a
-/// blocking thread, a wake-up each way on every message), and a host's `tools/call` is taken
-/// off the line without rmcp's service (face_direct.rs).
-pub async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), String> {
-    let face = Face::new(gateway);
-    match stdio_pipes() {
-        Ok((read, write)) => {
-            let transport = super::face_direct::DirectStdio::new(read, write, face.0.clone());
-            serve_on(face, transport).await
-        }
-        Err(_) => serve_on(face, rmcp::transport::io::stdio()).await,
-    }
-}
-
-/// Stdin and stdout as non-blocking pipe ends (`Err` when either is not a pipe: both are
-/// checked before either is made non-blocking, so the fallback reads a blocking stdin).
-fn stdio_pipes() -> std::io::Result<(
-    tokio::net::unix::pipe::Receiver,
-    tokio::net::unix::pipe::Sender,
-)> {
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::FileTypeExt;
-    let fifo = |fd: OwnedFd| -> std::io::Result<OwnedFd> {
-        let file = std::fs::File::from(fd);
-        if file.metadata()?.file_type().is_fifo() {
-            Ok(OwnedFd::from(file))
-        } else {
-            Err(std::io::Error::other("not a pipe"))
-        }
-    };
-    let stdin = fifo(std::io::stdin().as_fd().try_clone_to_owned()?)?;
-    let stdout = fifo(std::io::stdout().as_fd().try_clone_to_owned()?)?;
-    Ok((
-        tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?,
-        tokio::net::unix::pipe::Sender::from_owned_fd(stdout)?,
-    ))
-}
-
-async fn serve_on<T, E, A>(face: Face, transport: T) -> Result<(), String>
+/// Serves `face` on `transport` until the host goes away.
+pub(super) async fn serve_on<T, E, A>(face: Face, transport: T) -> Result<(), String>
 where
     T: rmcp::transport::IntoTransport<RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -188,6 +149,11 @@ impl std::ops::Deref for Face {
 }
 
 impl Face {
+    /// What this face shares with its stdio transport (face_direct.rs).
+    pub(super) fn serving(&self) -> Serving {
+        self.0.clone()
+    }
+
     pub(super) fn new(gateway: Arc<Gateway>) -> Face {
         let calls = Arc::new(Semaphore::new(gateway.max_calls_per_host));
         Face(Serving {

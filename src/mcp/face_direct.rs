@@ -1,5 +1,5 @@
-//! The gateway's stdio face as a transport that takes a host's `tools/call` off the line
-//! itself: the call runs through the same [`Serving::call`] as rmcp's handler would run it, and
+//! The gateway's face over stdio ([`serve_stdio`]): a transport that takes a host's
+//! `tools/call` off the line itself: the call runs through the same [`Serving::call`] as rmcp's handler would run it, and
 //! its answer is written from rmcp's own types, but without rmcp's service between them.
 //!
 //! Through rmcp each request is read through its untagged union of every client message (with
@@ -28,7 +28,47 @@ use tokio::net::unix::pipe;
 use tokio_util::codec::Decoder;
 use tokio_util::sync::CancellationToken;
 
-use super::face::Serving;
+use super::face::{serve_on, Face, Gateway, Serving};
+
+/// Serves the face over this process's stdin and stdout until the host goes away. When they
+/// are pipes (as a host starts a stdio server) they are read and written without blocking, in
+/// the runtime's own event loop (tokio's stdin and stdout hand every read and write to a
+/// blocking thread, a wake-up each way on every message), and a host's `tools/call` is taken
+/// off the line without rmcp's service ([`DirectStdio`]).
+pub async fn serve_stdio(gateway: Arc<Gateway>) -> Result<(), String> {
+    let face = Face::new(gateway);
+    match stdio_pipes() {
+        Ok((read, write)) => {
+            let transport = DirectStdio::new(read, write, face.serving());
+            serve_on(face, transport).await
+        }
+        Err(_) => serve_on(face, rmcp::transport::io::stdio()).await,
+    }
+}
+
+/// Stdin and stdout as non-blocking pipe ends (`Err` when either is not a pipe: both are
+/// checked before either is made non-blocking, so the fallback reads a blocking stdin).
+fn stdio_pipes() -> std::io::Result<(
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+)> {
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+    let fifo = |fd: OwnedFd| -> std::io::Result<OwnedFd> {
+        let file = std::fs::File::from(fd);
+        if file.metadata()?.file_type().is_fifo() {
+            Ok(OwnedFd::from(file))
+        } else {
+            Err(std::io::Error::other("not a pipe"))
+        }
+    };
+    let stdin = fifo(std::io::stdin().as_fd().try_clone_to_owned()?)?;
+    let stdout = fifo(std::io::stdout().as_fd().try_clone_to_owned()?)?;
+    Ok((
+        tokio::net::unix::pipe::Receiver::from_owned_fd(stdin)?,
+        tokio::net::unix::pipe::Sender::from_owned_fd(stdout)?,
+    ))
+}
 
 /// The longest line read, as rmcp's own stdio transport allows.
 const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;

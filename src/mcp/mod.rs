@@ -9,7 +9,7 @@ pub mod events;
 pub mod face;
 mod face_backend;
 mod face_content;
-mod face_direct;
+pub mod face_direct;
 pub mod face_http;
 mod face_notices;
 mod face_offer;

@@ -23,7 +23,8 @@ use tokio_util::sync::CancellationToken;
 use super::{AgentRuntime, RuntimeEvent};
 use crate::approval::CallOrigin;
 use crate::config::{GatewayConfig, Unattended};
-use crate::mcp::face::{self, Backend, ContentKind, Gateway, Host};
+use crate::mcp::face::{Backend, ContentKind, Gateway, Host};
+use crate::mcp::face_direct;
 use crate::mcp::notify::McpNotification;
 use crate::mcp::prompts::{PromptInfo, PromptMessages};
 use crate::mcp::relay::HostRelays;
@@ -199,7 +200,7 @@ impl AgentRuntime {
     /// Serves the tools of every ready server to one host over this process's stdin and stdout
     /// (`serve --stdio`), until the host goes away; no console answers (`unattended`).
     pub async fn serve_stdio(self: &Arc<Self>, config: &GatewayConfig) -> Result<(), String> {
-        face::serve_stdio(self.gateway(config, Attended::Never)).await
+        face_direct::serve_stdio(self.gateway(config, Attended::Never)).await
     }
 
     /// Serves hosts over Streamable HTTP on `listener` (each with `token`) until the runtime
