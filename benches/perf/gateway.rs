@@ -2,8 +2,10 @@
 //! server, in the same run. The host is the Python SDK client (`benches/peer_client.py`), the
 //! server the demo server; through the gateway it is `aimon-console serve --stdio` on a config
 //! of that one server (host → gateway → demo server: one more hop, and the gate). Rounds
-//! alternate so that the machine's noise falls on both alike. And the memory each connected
-//! host costs `serve --http`, beside what a session costs the demo server over HTTP.
+//! alternate so that the machine's noise falls on both alike; then one host holding both
+//! sessions alternates blocks of calls between them (`benches/peer_pair.py`), the two measured
+//! at the same moments. And the memory each connected host costs `serve --http`, beside what a
+//! session costs the demo server over HTTP.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -72,6 +74,23 @@ pub fn rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
         &straight,
     );
     rows[0] = rows[0].clone().at_least(0.8);
+    // The same host with both sessions open, alternating blocks of calls: both sides at the
+    // same moments of the machine, whose speed moves by half between rounds. Reported beside
+    // the row above, which keeps its target.
+    let block = 50;
+    let (through_paired, straight_paired) = peer::python_pair(
+        (&through, "notes__echo"),
+        (&direct, "echo"),
+        (3 * calls / block, block, warmup),
+        &arguments,
+    );
+    rows.extend(call_rows(
+        "gateway",
+        &format!("Python SDK host, sequential, paired: blocks of {block} calls alternating"),
+        &through_paired,
+        "the same host's other session, straight to the demo server",
+        &straight_paired,
+    ));
     rows
 }
 

@@ -64,11 +64,60 @@ pub fn python_client(
             String::from_utf8_lossy(&out.stdout)
         ),
     };
+    stats(parsed)
+}
+
+/// The Python SDK client holding sessions with `a` and `b` at once and alternating blocks of
+/// `block` sequential calls between them for `rounds` rounds (`benches/peer_pair.py`), so that
+/// both sides are measured at the same moments of the machine.
+pub fn python_pair(
+    (a, tool_a): (&ServerCmd, &str),
+    (b, tool_b): (&ServerCmd, &str),
+    (rounds, block, warmup): (usize, usize, usize),
+    arguments: &serde_json::Value,
+) -> (CallStats, CallStats) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer_pair.py");
+    let out = Command::new(test_peers::sdk())
+        .arg(script)
+        .args([rounds, block, warmup].map(|n| n.to_string()))
+        .args([tool_a, tool_b])
+        .arg(arguments.to_string())
+        .arg("--")
+        .arg(&a.command)
+        .args(&a.args)
+        .arg("--")
+        .arg(&b.command)
+        .args(&b.args)
+        .output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run the paired Python client: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "the paired Python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    #[derive(Deserialize)]
+    struct Pair {
+        a: PeerOutput,
+        b: PeerOutput,
+    }
+    let parsed: Pair = match serde_json::from_slice(&out.stdout) {
+        Ok(p) => p,
+        Err(e) => panic!(
+            "the paired Python client printed no result ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        ),
+    };
+    (stats(parsed.a), stats(parsed.b))
+}
+
+fn stats(side: PeerOutput) -> CallStats {
     CallStats::new(
-        parsed.calls,
-        std::time::Duration::from_secs_f64(parsed.seconds),
-        parsed
-            .latencies_s
+        side.calls,
+        std::time::Duration::from_secs_f64(side.seconds),
+        side.latencies_s
             .into_iter()
             .map(std::time::Duration::from_secs_f64)
             .collect(),
