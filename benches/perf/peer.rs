@@ -38,32 +38,15 @@ pub fn python_client(
     tool: &str,
     arguments: &serde_json::Value,
 ) -> CallStats {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer_client.py");
-    let out = Command::new(test_peers::sdk())
-        .arg(script)
+    let mut cmd = Command::new(test_peers::sdk());
+    cmd.arg(script("peer_client.py"))
         .arg(calls.to_string())
         .arg(warmup.to_string())
         .arg(tool)
         .arg(arguments.to_string())
         .arg(&server.command)
-        .args(&server.args)
-        .output();
-    let out = match out {
-        Ok(out) => out,
-        Err(e) => panic!("cannot run the Python peer client: {e}"),
-    };
-    assert!(
-        out.status.success(),
-        "the Python peer client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let parsed: PeerOutput = match serde_json::from_slice(&out.stdout) {
-        Ok(p) => p,
-        Err(e) => panic!(
-            "the Python peer client printed no result ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        ),
-    };
+        .args(&server.args);
+    let parsed: PeerOutput = run("the Python peer client", &mut cmd);
     stats(parsed)
 }
 
@@ -76,9 +59,8 @@ pub fn python_pair(
     (rounds, block, warmup): (usize, usize, usize),
     arguments: &serde_json::Value,
 ) -> (CallStats, CallStats) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peer_pair.py");
-    let out = Command::new(test_peers::sdk())
-        .arg(script)
+    let mut cmd = Command::new(test_peers::sdk());
+    cmd.arg(script("peer_pair.py"))
         .args([rounds, block, warmup].map(|n| n.to_string()))
         .args([tool_a, tool_b])
         .arg(arguments.to_string())
@@ -87,30 +69,40 @@ pub fn python_pair(
         .args(&a.args)
         .arg("--")
         .arg(&b.command)
-        .args(&b.args)
-        .output();
-    let out = match out {
-        Ok(out) => out,
-        Err(e) => panic!("cannot run the paired Python client: {e}"),
-    };
-    assert!(
-        out.status.success(),
-        "the paired Python client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(&b.args);
     #[derive(Deserialize)]
     struct Pair {
         a: PeerOutput,
         b: PeerOutput,
     }
-    let parsed: Pair = match serde_json::from_slice(&out.stdout) {
-        Ok(p) => p,
+    let parsed: Pair = run("the paired Python client", &mut cmd);
+    (stats(parsed.a), stats(parsed.b))
+}
+
+fn script(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches")
+        .join(name)
+}
+
+/// Runs `cmd` (`what`, for failures) to its end: the JSON it printed.
+fn run<T: serde::de::DeserializeOwned>(what: &str, cmd: &mut Command) -> T {
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run {what}: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "{what} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match serde_json::from_slice(&out.stdout) {
+        Ok(parsed) => parsed,
         Err(e) => panic!(
-            "the paired Python client printed no result ({e}): {}",
+            "{what} printed no result ({e}): {}",
             String::from_utf8_lossy(&out.stdout)
         ),
-    };
-    (stats(parsed.a), stats(parsed.b))
+    }
 }
 
 fn stats(side: PeerOutput) -> CallStats {
