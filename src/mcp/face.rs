@@ -195,7 +195,7 @@ impl Serving {
         self.joined.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The session's peer, once the host has joined (the direct way waits for it).
+    /// The session's peer, once the host has joined (until then its calls go rmcp's way).
     pub(super) fn session_peer(&self) -> Option<Peer<RoleServer>> {
         self.joined().as_ref().map(|joined| joined.peer.clone())
     }
