@@ -109,24 +109,10 @@ impl DirectStdio {
     }
 
     /// Takes the line if it is a call or a cancellation the direct way serves; true if taken.
+    /// A call is looked for first: it is the line that comes most.
     fn take_directly(&self, line: &[u8]) -> bool {
-        if let Some(cancelled) = cancelled_call(line) {
-            let token = self
-                .in_flight
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&cancelled);
-            return match token {
-                Some(token) => {
-                    token.cancel();
-                    true
-                }
-                // Not one of ours: rmcp's.
-                None => false,
-            };
-        }
         let Some((id, params)) = call_line(line) else {
-            return false;
+            return self.cancel_directly(line);
         };
         let Some(peer) = self.serving.session_peer() else {
             return false;
@@ -163,6 +149,20 @@ impl DirectStdio {
             }
         });
         true
+    }
+
+    /// Cancels the direct call a `notifications/cancelled` line names; false when the line is
+    /// no such thing (or names a call of rmcp's, which it then gets).
+    fn cancel_directly(&self, line: &[u8]) -> bool {
+        let Some(cancelled) = cancelled_call(line) else {
+            return false;
+        };
+        let token = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&cancelled);
+        token.map(|token| token.cancel()).is_some()
     }
 
     /// The next whole line into `self.line` (without its end); `None` at the end of input.
