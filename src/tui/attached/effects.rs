@@ -1,7 +1,8 @@
 //! The console's effects over `attach`: calls, cancels, restarts, the servers' resources
 //! and prompts (content.rs), the rules and session approvals (ledger.rs) and the model's
-//! answer to a sampling request become the daemon's requests; the agent's work goes to the daemon's sessions (chat.rs); saving and opening a
-//! URL stay on this machine; what a console over attach cannot do yet is said, not dropped.
+//! answer to a sampling request become the daemon's requests; the agent's work goes to the
+//! daemon's sessions (chat.rs); saving and opening a URL stay on this machine; what a console
+//! over attach cannot do yet is said, not dropped.
 
 use std::sync::Arc;
 
