@@ -43,6 +43,10 @@ pub struct SseParser {
     at_start: bool,
     data: String,
     event: String,
+    /// The last event ID buffer: the last `id` field's value, kept across events.
+    last_id: String,
+    /// The reconnection time the stream asked for (`retry`), in milliseconds.
+    retry: Option<u64>,
     /// Events ended, and comment lines read between events: what a stream that makes progress
     /// completes (bytes dripping inside an event complete none).
     completed: u64,
@@ -63,8 +67,32 @@ impl SseParser {
             at_start: true,
             data: String::new(),
             event: String::new(),
+            last_id: String::new(),
+            retry: None,
             completed: 0,
         }
+    }
+
+    /// The last event ID the stream set (`id`), to resume it with `Last-Event-ID`; `None`
+    /// while it has set none (or set it empty).
+    pub fn last_event_id(&self) -> Option<&str> {
+        Some(self.last_id.as_str()).filter(|id| !id.is_empty())
+    }
+
+    /// A parser for the stream that resumes this one: what it had of an unfinished event is
+    /// dropped, its last event ID and reconnection time are kept (as a reconnecting
+    /// `EventSource` keeps them).
+    pub fn resumed(&self) -> SseParser {
+        SseParser {
+            last_id: self.last_id.clone(),
+            retry: self.retry,
+            ..SseParser::with_limit(self.max)
+        }
+    }
+
+    /// The reconnection time the stream asked for (`retry`), if it did.
+    pub fn retry(&self) -> Option<std::time::Duration> {
+        self.retry.map(std::time::Duration::from_millis)
     }
 
     /// How many events ended, and comment lines (keep-alives) came between events, so far.
@@ -142,8 +170,14 @@ impl SseParser {
                 self.data.push_str(&String::from_utf8_lossy(value));
                 self.data.push('\n');
             }
-            // `id` and `retry` matter only to reconnecting, which the legacy transport does not
-            // do; other fields are ignored, as the standard says.
+            // Kept for a reader that resumes the stream (the legacy transport does not).
+            b"id" if !value.contains(&0) => {
+                self.last_id = String::from_utf8_lossy(value).into_owned();
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            }
+            // Other fields are ignored, as the standard says.
             _ => {}
         }
         Ok(())
@@ -306,6 +340,28 @@ mod tests {
             Err(TooLarge)
         );
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_last_event_id_and_the_retry_time_are_kept_across_events() {
+        let mut parser = SseParser::default();
+        let mut out = VecDeque::new();
+        parser
+            .feed(b"id: 7\nretry: 250\ndata:\n\n", &mut out)
+            .unwrap();
+        // A priming event (an id and an empty data field) sets the id; its data is empty.
+        assert_eq!(out.pop_front().map(|e| e.data), Some(String::new()));
+        assert_eq!(parser.last_event_id(), Some("7"));
+        assert_eq!(parser.retry(), Some(std::time::Duration::from_millis(250)));
+        parser
+            .feed(b"data: a\n\nretry: soon\nid: 8\0\n", &mut out)
+            .unwrap();
+        assert_eq!(out.len(), 1);
+        // A retry that is not all digits, and an id holding NUL, are ignored.
+        assert_eq!(parser.retry(), Some(std::time::Duration::from_millis(250)));
+        assert_eq!(parser.last_event_id(), Some("7"));
+        parser.feed(b"id\n\n", &mut out).unwrap();
+        assert_eq!(parser.last_event_id(), None, "an empty id resets it");
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! Remote servers end to end over real sockets: the demo server over Streamable HTTP (check and
 //! call), server-everything in `streamableHttp` and `sse` modes beside its stdio self, nothing
-//! listening (`connect_refused`), a server that wants a bearer token (401 without it), and the
-//! token never showing in `check` output or the log file.
+//! listening (`connect_refused`), a server that wants a bearer token (401 without it), the
+//! token never showing in `check` output or the log file, and what comes in a call's stream
+//! (progress, log messages) on the direct way of 2026-07-28 calls.
 
 mod common;
 mod peers;
@@ -298,4 +299,71 @@ fn server_everything_over_streamable_http_and_sse_lists_what_stdio_lists() {
         assert!(s["phases"]["connect_ms"].is_u64(), "{s:#}");
         assert_eq!(tool_names(&report, name), stdio, "{name}");
     }
+}
+
+/// From revision 2026-07-28 on a `tools/call` over Streamable HTTP is POSTed and read by the
+/// client itself (`transport/http_direct.rs`), not through rmcp's transport worker: what the
+/// server sends in the call's stream (progress, log messages) reaches the call as it does over
+/// stdio, and the log says the calls went that way.
+#[test]
+fn progress_and_log_messages_in_a_calls_stream_over_streamable_http_reach_it() {
+    let (_demo, url) = demo_http(&["--live-tools"]);
+    let yaml = format!(
+        "mcp:\n  servers:\n{}",
+        remote("remote", "streamable_http", &url, "annotation_trust: trust")
+    );
+    let cfg = write_config(&yaml);
+    let log = cfg.dir.path().join("log");
+    let lines = |tool: &str, args: &str| -> Vec<Value> {
+        let out = run_with(
+            &["call", tool, "--args", args, "--events", "--json"],
+            &cfg.path,
+            &log,
+            &[("AIMON_LOG", "debug")],
+        );
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    };
+    let of_type = |lines: &[Value], kind: &str| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["type"] == kind)
+            .cloned()
+            .collect()
+    };
+
+    let slow = lines("mcp__remote__slow", r#"{"steps":3,"step_ms":50}"#);
+    let progress: Vec<(f64, f64)> = of_type(&slow, "call_progress")
+        .iter()
+        .map(|l| {
+            (
+                l["progress"].as_f64().unwrap(),
+                l["total"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        progress,
+        vec![(1.0, 3.0), (2.0, 3.0), (3.0, 3.0)],
+        "{slow:#?}"
+    );
+    assert_eq!(slow.last().unwrap()["status"], "ok", "{slow:#?}");
+
+    let flood = lines("mcp__remote__flood", r#"{"count":5,"level":"error"}"#);
+    let numbers: Vec<u64> = of_type(&flood, "server_log")
+        .iter()
+        .map(|l| l["data"]["n"].as_u64().expect("numbered"))
+        .collect();
+    assert_eq!(numbers, vec![1, 2, 3, 4, 5], "{flood:#?}");
+    assert_eq!(flood.last().unwrap()["status"], "ok", "{flood:#?}");
+
+    let logged = std::fs::read_to_string(&log).expect("log");
+    assert!(
+        logged.contains("tools/call goes the direct way")
+            && logged.contains("over=\"streamable_http\""),
+        "{logged}"
+    );
 }

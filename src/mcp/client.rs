@@ -11,6 +11,7 @@
 // Roots, sampling and logging are SEP-2577-deprecated in rmcp; the servers of today use them.
 #![allow(deprecated)]
 
+mod direct;
 mod error;
 mod handshake;
 mod listing;
@@ -37,9 +38,9 @@ pub use super::handler::{AimonClientHandler, ClientOptions};
 use super::listed::ListedTool;
 use super::notify::LogLevel;
 use super::session::SessionLinks;
-use super::transport::direct::DirectCalls;
+use super::transport::direct::{Direct, Reply};
 use super::transport::lines::StdoutIssues;
-use super::transport::outbound::{writes_directly, SessionMeta};
+use super::transport::outbound::SessionMeta;
 use super::transport::process::{ExitInfo, ServerProcess};
 use super::transport::reaper;
 use super::transport::tool_page::PageEntries;
@@ -121,32 +122,13 @@ pub struct DefaultMcpClient {
     /// The session's own handler, which also answers what a 2026-07-28 server asks inside an
     /// `input_required` result (`mrtr.rs`).
     pub(super) handler: AimonClientHandler,
-    /// Over stdio, `tools/call` is written and answered without rmcp's service task
-    /// (`transport/direct.rs`), with the `_meta` rmcp would give it.
-    direct: Option<(DirectCalls, SessionMeta)>,
+    /// `tools/call` written and answered without rmcp's service task (`transport/direct.rs`),
+    /// with the `_meta` rmcp would give it: over stdio, and over Streamable HTTP from revision
+    /// 2026-07-28 on (`client/direct.rs`).
+    direct: Option<(Direct, SessionMeta)>,
 }
 
 impl DefaultMcpClient {
-    /// Calls go the direct way on this connection from now on (`transport/direct.rs`), with
-    /// the `_meta` rmcp gives every request of this session: at revision 2026-07-28 the
-    /// protocol version and the client's info and capabilities, nothing before it.
-    pub fn with_direct(mut self, calls: DirectCalls) -> DefaultMcpClient {
-        let mut meta = rmcp::model::RequestMetaObject::default();
-        if let Some(info) = self.peer.peer_info() {
-            if !info.protocol_version.has_initialize() {
-                let config = rmcp::ClientHandler::get_info(&self.handler);
-                meta.set_protocol_version(info.protocol_version.clone());
-                meta.set_client_info(config.client_info);
-                meta.set_client_capabilities(config.capabilities);
-            }
-        }
-        match SessionMeta::new(&meta.0 .0) {
-            Ok(session) => self.direct = Some((calls, session)),
-            Err(e) => tracing::warn!(server = %self.server, error = %e, "calls go through rmcp"),
-        }
-        self
-    }
-
     /// The tree its process leads and the mark it carries (see `ServerProcess::tree`); `None`
     /// for a remote server.
     pub fn process_tree(&self) -> Option<(Option<i32>, String)> {
@@ -314,7 +296,7 @@ impl DefaultMcpClient {
                     self.ended.cancel();
                     self.disconnected()
                 })?;
-                (sent.rx, sent.id, route, Some(sent.waiting))
+                (sent.rx, sent.id, route, sent.waiting)
             }
             None => {
                 let mut request = request.clone();
@@ -335,7 +317,7 @@ impl DefaultMcpClient {
                     ..
                 } = handle;
                 let route = self.links.routes.register(&progress_token, progress);
-                (rx, id, route, None)
+                (Reply::Line(rx), id, route, None)
             }
         };
         let idle = self.request_timeout;
@@ -389,22 +371,6 @@ impl DefaultMcpClient {
                 Err(self.disconnected())
             }
             Err(other) => Err(other),
-        }
-    }
-
-    /// What writes `request` the direct way (`transport/direct.rs`): a `tools/call` over stdio
-    /// without a `_meta` of its own; `None` for anything that goes through rmcp.
-    fn direct_for<'a>(
-        &'a self,
-        request: &'a ClientRequest,
-    ) -> Option<(&'a DirectCalls, &'a SessionMeta, &'a CallToolRequest)> {
-        match (&self.direct, request) {
-            (Some((calls, session)), ClientRequest::CallToolRequest(call))
-                if writes_directly(call) =>
-            {
-                Some((calls, session, call))
-            }
-            _ => None,
         }
     }
 
@@ -497,6 +463,7 @@ impl McpClient for DefaultMcpClient {
                                 warnings;
                             *self.list_ttl.lock().unwrap_or_else(|e| e.into_inner()) =
                                 ttl.map(Duration::from_millis);
+                            self.listed_for_direct(&tools);
                             return Ok(tools);
                         }
                     }

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
 use oauth2::TokenResponse;
@@ -36,6 +37,7 @@ use super::store::{StepUp, TokenStore};
 use super::{unattended, MAX_STEP_UP_LOGINS};
 use crate::config::ServerConfig;
 use crate::mcp::transport::http::headers;
+use crate::mcp::transport::http_direct::{self, Exchange, Outgoing, Posted};
 use crate::mcp::transport::http_pages::ToolPages;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -400,14 +402,40 @@ impl StreamableHttpClient for ServerHttpClient {
     }
 }
 
-/// rmcp's Streamable HTTP client transport for `config`: session id kept and sent, one
-/// re-initialisation on an expired session, the standalone GET stream resumed with
+impl ServerHttpClient {
+    /// Whether its requests go out plainly: it has no OAuth layer, or the layer found nothing
+    /// to authorize with (settled at the first request, the handshake's, for the client's life).
+    pub fn goes_plain(&self) -> bool {
+        match &self.oauth {
+            None => true,
+            Some(layer) => !layer.unattended() && matches!(layer.client.get(), Some(None)),
+        }
+    }
+}
+
+/// The direct path's requests (`transport/http_direct.rs`) go through the same layer as
+/// rmcp's; it is given them only while the client goes plain (`goes_plain`).
+impl Exchange for ServerHttpClient {
+    fn exchange(&self, out: Outgoing) -> BoxFuture<'_, Result<Posted, HttpError>> {
+        let method = out.is_post().then(|| "tools/call".to_string());
+        Box::pin(self.run(method, out, |client, out| async move {
+            match client {
+                Client::Plain(c) => http_direct::exchange(&c, out).await,
+                Client::OAuth(_) => Err(HttpError::UnexpectedServerResponse(
+                    "a direct call reached a server whose requests carry an OAuth token".into(),
+                )),
+            }
+        }))
+    }
+}
+
+/// rmcp's Streamable HTTP client transport for `config` over `client`: session id kept and
+/// sent, one re-initialisation on an expired session, the standalone GET stream resumed with
 /// `Last-Event-ID` after the server's `retry:`; requests go through the OAuth client unless
 /// the server is given credentials of its own.
 pub fn streamable_http(
     config: &ServerConfig,
-    client: reqwest::Client,
-    pages: ToolPages,
+    client: ServerHttpClient,
 ) -> StreamableHttpClientTransport<ServerHttpClient> {
     let mut transport =
         StreamableHttpClientTransportConfig::with_uri(config.url.clone().unwrap_or_default())
@@ -416,10 +444,7 @@ pub fn streamable_http(
     if let Some(token) = &config.bearer_token {
         transport = transport.auth_header(token.clone());
     }
-    StreamableHttpClientTransport::with_client(
-        ServerHttpClient::new(config, client, pages),
-        transport,
-    )
+    StreamableHttpClientTransport::with_client(client, transport)
 }
 
 #[cfg(test)]

@@ -9,10 +9,12 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 
 use super::starter::{list_tools, StartOutcome, Starter};
+use crate::mcp::auth::ServerHttpClient;
 use crate::mcp::client::{DefaultMcpClient, HandshakeError};
 use crate::mcp::events::{FailureClass, StartPhase};
 use crate::mcp::notify::NotificationTap;
 use crate::mcp::transport::http::{self, ConnectWatch, HttpFailure};
+use crate::mcp::transport::http_direct::{HttpCalls, HttpSession};
 use crate::mcp::transport::http_pages::ToolPages;
 use crate::mcp::transport::issues::StdoutIssues;
 use crate::mcp::transport::sse::SseTransport;
@@ -37,12 +39,29 @@ pub(super) async fn start_streamable_http(
     // The entries of tools/list pages read here wait for the client beside the answer.
     let issues = Arc::new(Mutex::new(StdoutIssues::default()));
     let pages = ToolPages::new(issues.clone());
+    let http = ServerHttpClient::new(config, client, pages);
     let transport = Tapped::new(
-        crate::mcp::auth::streamable_http(config, client, pages),
+        crate::mcp::auth::streamable_http(config, http.clone()),
         &config.name,
-        tap,
+        tap.clone(),
     );
-    handshake(starter, transport, Some(&watch), issues).await
+    // Calls go the direct way where its requests go out plainly (`transport/http_direct.rs`).
+    let direct = |client: DefaultMcpClient| {
+        if !http.goes_plain() {
+            return client;
+        }
+        client.with_direct_http(|protocol_version| {
+            HttpCalls::new(HttpSession {
+                client: Arc::new(http.clone()),
+                uri: config.url.as_deref().unwrap_or_default(),
+                headers: http::headers(config, true),
+                protocol_version,
+                tap,
+                server: &config.name,
+            })
+        })
+    };
+    handshake(starter, transport, Some(&watch), issues, direct).await
 }
 
 /// Starts a legacy `sse` server: its connect phase ends with the `endpoint` event.
@@ -85,7 +104,7 @@ pub(super) async fn start_sse(starter: &Starter<'_>, tap: NotificationTap) -> St
     starter.finish(StartPhase::Connect);
     starter.enter(StartPhase::Handshake);
     let tapped = Tapped::new(transport, &config.name, tap);
-    handshake(starter, tapped, None, Arc::default()).await
+    handshake(starter, tapped, None, Arc::default(), |client| client).await
 }
 
 fn build_failure(e: http::ClientBuildError) -> HttpFailure {
@@ -96,13 +115,15 @@ fn build_failure(e: http::ClientBuildError) -> HttpFailure {
     }
 }
 
-/// The handshake over `transport`. With `watch`, the connect phase is still open and ends when
-/// the first connection is up (the handshake's own request opens it).
+/// The handshake over `transport`, then `direct` given the client. With `watch`, the connect
+/// phase is still open and ends when the first connection is up (the handshake's own request
+/// opens it).
 async fn handshake<T>(
     starter: &Starter<'_>,
     transport: T,
     watch: Option<&ConnectWatch>,
     issues: Arc<Mutex<StdoutIssues>>,
+    direct: impl FnOnce(DefaultMcpClient) -> DefaultMcpClient,
 ) -> StartOutcome
 where
     T: Transport<RoleClient> + 'static,
@@ -143,7 +164,7 @@ where
         StartPhase::Connect
     };
     let client = match result {
-        Ok(client) => client,
+        Ok(client) => direct(client),
         Err((err, _)) => {
             let failure = match (&err, connected) {
                 (HandshakeError::Timeout(d), false) => HttpFailure {

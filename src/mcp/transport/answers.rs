@@ -183,9 +183,18 @@ fn method_name(request: &ClientRequest) -> &'static str {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CallAnswer {
-    jsonrpc: JsonRpcVersion2_0,
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
     result: CallToolResult,
+}
+
+/// `bytes` read as the answer to a `tools/call` (see [`CallAnswer`]): the id it answers and the
+/// tool's result; `None` for anything else, which the caller reads the general way.
+pub fn call_answer(bytes: &[u8]) -> Option<(RequestId, CallToolResult)> {
+    serde_json::from_slice::<CallAnswer>(bytes)
+        .ok()
+        .map(|answer| (answer.id, answer.result))
 }
 
 /// The answer to a `tools/list`, its result left unread for [`read_page`].
@@ -227,15 +236,14 @@ pub fn read_list_answer(
 pub fn classify_answer(line: &[u8], pending: &Pending) -> LineKind {
     let trimmed = line.trim_ascii();
     if pending.calls_in_flight() {
-        if let Some(answer) = serde_json::from_slice::<CallAnswer>(trimmed)
-            .ok()
-            .filter(|a| pending.asked(&a.id) == Some(Asked::Call))
+        if let Some((id, result)) =
+            call_answer(trimmed).filter(|(id, _)| pending.asked(id) == Some(Asked::Call))
         {
-            pending.answered(&answer.id);
+            pending.answered(&id);
             return LineKind::Message(Box::new(JsonRpcMessage::Response(JsonRpcResponse {
-                jsonrpc: answer.jsonrpc,
-                id: answer.id,
-                result: ServerResult::CallToolResult(answer.result),
+                jsonrpc: JsonRpcVersion2_0,
+                id,
+                result: ServerResult::CallToolResult(result),
             })));
         }
     }

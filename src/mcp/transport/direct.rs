@@ -1,22 +1,27 @@
-//! A `tools/call` over a stdio connection without rmcp's service task: the calling task writes
-//! the request line itself and the line reader hands the answer straight back to it.
+//! A `tools/call` without rmcp's service task: over stdio the calling task writes the request
+//! line itself and the line reader hands the answer straight back to it; over Streamable HTTP
+//! (`http_direct.rs`) the calling task makes the POST and reads its answer itself.
 //!
 //! Through rmcp every request builds its `_meta` anew (at revision 2026-07-28 the client's info
 //! and capabilities serialized into a `Value` each time), goes by channel to rmcp's service task,
-//! which spawns a task to write it, and its answer comes back the same way. On the call path that
+//! which spawns a task to write it (over HTTP, to its transport worker, which serializes the
+//! request again for its headers), and its answer comes back the same way. On the call path that
 //! was about a third of the client's own CPU per call (`perf` on `cargo bench -- call/demo`, see
 //! docs/performance.md). Here the session's part of the `_meta` is serialized once
-//! (`outbound::SessionMeta`), the line is written in the caller's own poll, and the answer (or an
-//! error answer, or the failure of an unreadable one) goes to the caller's channel. Everything
-//! else about the request (its deadline, progress, cancellation) stays with the client, which
-//! treats both paths alike; every other request still goes through rmcp.
+//! (`outbound::SessionMeta`), the request is written in the caller's own poll, and the answer (or
+//! an error answer, or the failure of an unreadable one) goes to the caller. Everything else
+//! about the request (its deadline, progress, cancellation) stays with the client, which treats
+//! both paths alike; every other request still goes through rmcp.
 
 // Logging is SEP-2577-deprecated in rmcp; the servers of today still use it.
 #![allow(deprecated)]
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 
 use rmcp::model::{
     CallToolRequest, LoggingLevel, NumberOrString, ProgressToken, RequestId, ServerResult,
@@ -26,7 +31,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::answers::Pending;
-use super::outbound::{call_line_with, SessionMeta};
+use super::http_direct::HttpCalls;
+use super::outbound::{call_line_with, writes_directly, SessionMeta};
 
 /// The server's stdin, shared by rmcp's writes (`lines.rs`) and the direct path's; `None`
 /// once closed.
@@ -82,17 +88,93 @@ pub struct DirectCalls {
     writer: SharedWriter,
     pending: Pending,
     waiters: Waiters,
-    next: Arc<AtomicU64>,
+    ids: Ids,
 }
 
-/// A request written: its answer's channel, its id and progress token. Dropping it forgets
-/// the caller (a call given up on, cancelled or timed out, gets no answer later).
+/// A request on its way: its answer to come, its id and progress token. Dropping it forgets
+/// the caller (a call given up on, cancelled or timed out, gets no answer later; over HTTP its
+/// request is dropped, which is how a 2026-07-28 client cancels one).
 pub struct Sent {
-    pub rx: oneshot::Receiver<Answer>,
+    pub rx: Reply,
     pub id: RequestId,
     pub progress_token: ProgressToken,
-    /// Held while the caller waits.
-    pub waiting: Waiting,
+    /// Held while the caller waits for the line reader (stdio).
+    pub waiting: Option<Waiting>,
+}
+
+/// The answer to come: from the line reader (an error when the connection ended first), or
+/// the POST itself, polled by the caller.
+pub enum Reply {
+    Line(oneshot::Receiver<Answer>),
+    Post(Pin<Box<dyn Future<Output = Answer> + Send>>),
+}
+
+impl Future for Reply {
+    type Output = Result<Answer, oneshot::error::RecvError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Reply::Line(rx) => Pin::new(rx).poll(cx),
+            Reply::Post(post) => post.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
+
+/// Where a session's calls go the direct way.
+#[derive(Clone)]
+pub enum Direct {
+    Lines(DirectCalls),
+    Http(HttpCalls),
+}
+
+impl Direct {
+    /// The next request's id and progress token (see [`DirectCalls::ids`]).
+    pub fn ids(&self) -> (RequestId, ProgressToken) {
+        match self {
+            Direct::Lines(calls) => calls.ids(),
+            Direct::Http(calls) => calls.ids(),
+        }
+    }
+
+    /// Whether `call` goes this way: no `_meta` of its own (`outbound::writes_directly`), and
+    /// over HTTP one whose headers need nothing of rmcp's (`HttpCalls::takes`).
+    pub fn takes(&self, call: &CallToolRequest) -> bool {
+        writes_directly(call)
+            && match self {
+                Direct::Lines(_) => true,
+                Direct::Http(calls) => calls.takes(&call.params.name),
+            }
+    }
+
+    /// Sends `call` (see [`DirectCalls::send`], [`HttpCalls::send`]).
+    pub async fn send(
+        &self,
+        session: &SessionMeta,
+        call: &CallToolRequest,
+        level: Option<LoggingLevel>,
+        ids: (RequestId, ProgressToken),
+    ) -> std::io::Result<Sent> {
+        match self {
+            Direct::Lines(calls) => calls.send(session, call, level, ids).await,
+            Direct::Http(calls) => calls.send(session, call, level, ids),
+        }
+    }
+}
+
+/// Request ids of the direct path: strings, so that they never meet rmcp's numbered ones on
+/// the same session; the progress token is the same string.
+#[derive(Clone, Default)]
+pub(super) struct Ids(Arc<AtomicU64>);
+
+impl Ids {
+    pub(super) fn next(&self) -> (RequestId, ProgressToken) {
+        let n = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        let name: Arc<str> = format!("aimon-{n}").into();
+        (
+            RequestId::String(name.clone()),
+            ProgressToken(NumberOrString::String(name)),
+        )
+    }
 }
 
 /// A caller waiting; dropped, it is forgotten.
@@ -113,7 +195,7 @@ impl DirectCalls {
             writer,
             pending,
             waiters,
-            next: Arc::new(AtomicU64::new(1)),
+            ids: Ids::default(),
         }
     }
 
@@ -121,12 +203,7 @@ impl DirectCalls {
     /// numbered ones on the same session. Taken before [`send`](Self::send), so that the
     /// caller's progress route is in place before the line goes.
     pub fn ids(&self) -> (RequestId, ProgressToken) {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let name: Arc<str> = format!("aimon-{n}").into();
-        (
-            RequestId::String(name.clone()),
-            ProgressToken(NumberOrString::String(name)),
-        )
+        self.ids.next()
     }
 
     /// Writes `call` under an id and progress token from [`ids`](Self::ids), with the
@@ -163,10 +240,10 @@ impl DirectCalls {
             return Err(e);
         }
         Ok(Sent {
-            rx,
+            rx: Reply::Line(rx),
             id,
             progress_token,
-            waiting,
+            waiting: Some(waiting),
         })
     }
 }

@@ -30,7 +30,7 @@ struct Wire {
 
 /// The caller's answer, or a failure if none comes within 10 s (the reader handed it
 /// elsewhere).
-async fn answer(rx: tokio::sync::oneshot::Receiver<Answer>) -> Answer {
+async fn answer(rx: super::Reply) -> Answer {
     match tokio::time::timeout(std::time::Duration::from_secs(10), rx).await {
         Ok(Ok(answer)) => answer,
         Ok(Err(_)) => panic!("the reader dropped the caller"),

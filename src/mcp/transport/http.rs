@@ -204,6 +204,10 @@ pub fn server_gone(err: &(dyn StdError + 'static)) -> bool {
     unreachable || dropped
 }
 
+/// How rmcp's HTTP client begins the words for a JSON body that is no JSON-RPC message (the
+/// direct path, `http_direct.rs`, says it the same way).
+pub const UNPARSED_ANSWER: &str = "could not parse JSON response as ServerJsonRpcMessage: ";
+
 /// Why an HTTP answer could not be read, when that is what `err` is: a body over rmcp's size
 /// limit, or one that is not a JSON-RPC message. rmcp fails the request at once for both (a
 /// JSON body); these words say which.
@@ -214,14 +218,14 @@ pub fn unreadable_answer(err: &(dyn StdError + 'static)) -> Option<String> {
                 "the answer is over the {} MiB body limit",
                 max_size / (1024 * 1024)
             )),
-            StreamableHttpError::UnexpectedServerResponse(text) => text
-                .strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")
-                .map(|why| {
+            StreamableHttpError::UnexpectedServerResponse(text) => {
+                text.strip_prefix(UNPARSED_ANSWER).map(|why| {
                     format!(
                         "the answer is not a JSON-RPC message: {}",
                         crate::text::sanitize_line(why, 300)
                     )
-                }),
+                })
+            }
             StreamableHttpError::Deserialize(why) => Some(format!(
                 "the answer is not a JSON-RPC message: {}",
                 crate::text::sanitize_line(&why.to_string(), 300)
