@@ -19,18 +19,24 @@ impl DefaultMcpClient {
     }
 
     /// Calls go the direct way on this Streamable HTTP session from now on, if its revision
-    /// has no `initialize` (2026-07-28 on); `make` is given the revision. Older sessions keep
-    /// rmcp's way, which keeps their session id and re-initialises an expired one.
-    pub fn with_direct_http(self, make: impl FnOnce(&str) -> HttpCalls) -> DefaultMcpClient {
+    /// has no `initialize` (2026-07-28 on) and `make`, given the revision, makes the way.
+    /// Older sessions keep rmcp's way, which keeps their session id and re-initialises an
+    /// expired one.
+    pub fn with_direct_http(
+        self,
+        make: impl FnOnce(&str) -> Option<HttpCalls>,
+    ) -> DefaultMcpClient {
         let stateless = self
             .peer
             .peer_info()
             .is_some_and(|info| !info.protocol_version.has_initialize());
-        if !stateless {
-            return self;
+        let calls = stateless
+            .then(|| make(&self.identity.protocol_version))
+            .flatten();
+        match calls {
+            Some(calls) => self.direct_via(Direct::Http(calls)),
+            None => self,
         }
-        let calls = make(&self.identity.protocol_version);
-        self.direct_via(Direct::Http(calls))
     }
 
     /// `way` with the `_meta` rmcp gives every request of this session: at revision

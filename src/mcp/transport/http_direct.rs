@@ -72,7 +72,7 @@ const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 /// One request of the direct path, as the server's HTTP client sends it.
 #[derive(Clone)]
 pub struct Outgoing {
-    uri: Arc<str>,
+    url: reqwest::Url,
     headers: HeaderMap,
     /// The POST's body; `None` for a GET resuming the answer's stream.
     body: Option<Bytes>,
@@ -110,8 +110,8 @@ pub trait Exchange: Send + Sync + 'static {
 /// the body is JSON (read within the limit) or an event stream.
 pub async fn exchange(client: &reqwest::Client, out: Outgoing) -> Result<Posted, HttpError> {
     let request = match out.body {
-        Some(body) => client.post(&*out.uri).headers(out.headers).body(body),
-        None => client.get(&*out.uri).headers(out.headers),
+        Some(body) => client.post(out.url).headers(out.headers).body(body),
+        None => client.get(out.url).headers(out.headers),
     };
     let response = request.send().await.map_err(HttpError::Client)?;
     let status = response.status();
@@ -232,7 +232,8 @@ pub struct HttpCalls(Arc<Inner>);
 
 struct Inner {
     client: Arc<dyn Exchange>,
-    uri: Arc<str>,
+    /// Parsed once (reqwest parses a URL given as text on every request).
+    url: reqwest::Url,
     /// A call's headers but its `Mcp-Name`: the server's own, its bearer token, the revision,
     /// `Mcp-Method`, what is accepted and sent.
     post: HeaderMap,
@@ -260,7 +261,9 @@ pub struct HttpSession<'a> {
 }
 
 impl HttpCalls {
-    pub fn new(session: HttpSession<'_>) -> HttpCalls {
+    /// `None` when the server's URL does not parse (the loader has checked it: never).
+    pub fn new(session: HttpSession<'_>) -> Option<HttpCalls> {
+        let url = reqwest::Url::parse(session.uri).ok()?;
         let mut get: HeaderMap = session.headers.into_iter().collect();
         if let Ok(version) = HeaderValue::from_str(session.protocol_version) {
             get.insert(MCP_PROTOCOL_VERSION, version);
@@ -274,9 +277,9 @@ impl HttpCalls {
         post.insert(MCP_METHOD, HeaderValue::from_static("tools/call"));
         get.insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM_MIME_TYPE));
         let limits = StreamableHttpResponseLimits::default();
-        HttpCalls(Arc::new(Inner {
+        Some(HttpCalls(Arc::new(Inner {
             client: session.client,
-            uri: session.uri.into(),
+            url,
             post,
             get,
             limits: Limits {
@@ -288,7 +291,7 @@ impl HttpCalls {
             headed: Mutex::default(),
             tap: session.tap,
             server: session.server.to_string(),
-        }))
+        })))
     }
 
     /// See [`DirectCalls::ids`](super::direct::DirectCalls::ids).
@@ -331,7 +334,7 @@ impl HttpCalls {
         let mut headers = self.0.post.clone();
         headers.insert(MCP_NAME, name);
         let out = Outgoing {
-            uri: self.0.uri.clone(),
+            url: self.0.url.clone(),
             headers,
             body: Some(Bytes::from(body)),
             limits: self.0.limits,
@@ -383,7 +386,7 @@ impl HttpCalls {
                 .0
                 .client
                 .exchange(Outgoing {
-                    uri: self.0.uri.clone(),
+                    url: self.0.url.clone(),
                     headers,
                     body: None,
                     limits: self.0.limits,

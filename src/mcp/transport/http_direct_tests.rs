@@ -117,6 +117,7 @@ fn calls(url: &str, heard: Arc<Heard>) -> HttpCalls {
         tap: NotificationTap::new(heard),
         server: "s",
     })
+    .expect("a URL")
 }
 
 fn echo() -> CallToolRequest {
