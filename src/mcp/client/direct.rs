@@ -2,15 +2,59 @@
 //! `tools/call` without a `_meta` of its own; over Streamable HTTP the same from revision
 //! 2026-07-28 on (no session to keep), for tools whose calls need no header of rmcp's making.
 
+// Logging is SEP-2577-deprecated in rmcp; the servers of today still use it.
+#![allow(deprecated)]
+
 use std::collections::HashSet;
 
-use rmcp::model::{CallToolRequest, ClientRequest};
+use rmcp::model::{CallToolRequest, ClientRequest, LoggingLevel, ProgressToken, RequestId};
 
 use super::DefaultMcpClient;
 use crate::mcp::listed::ListedTool;
-use crate::mcp::transport::direct::{Direct, DirectCalls};
+use crate::mcp::transport::direct::{DirectCalls, Sent};
 use crate::mcp::transport::http_direct::HttpCalls;
-use crate::mcp::transport::outbound::SessionMeta;
+use crate::mcp::transport::outbound::{writes_directly, SessionMeta};
+
+/// Where a session's calls go the direct way.
+#[derive(Clone)]
+pub enum Direct {
+    Lines(DirectCalls),
+    Http(HttpCalls),
+}
+
+impl Direct {
+    /// The next request's id and progress token (see [`DirectCalls::ids`]).
+    pub fn ids(&self) -> (RequestId, ProgressToken) {
+        match self {
+            Direct::Lines(calls) => calls.ids(),
+            Direct::Http(calls) => calls.ids(),
+        }
+    }
+
+    /// Whether `call` goes this way: no `_meta` of its own (`outbound::writes_directly`), and
+    /// over HTTP one whose headers need nothing of rmcp's (`HttpCalls::takes`).
+    pub fn takes(&self, call: &CallToolRequest) -> bool {
+        writes_directly(call)
+            && match self {
+                Direct::Lines(_) => true,
+                Direct::Http(calls) => calls.takes(&call.params.name),
+            }
+    }
+
+    /// Sends `call` (see [`DirectCalls::send`], [`HttpCalls::send`]).
+    pub async fn send(
+        &self,
+        session: &SessionMeta,
+        call: &CallToolRequest,
+        level: Option<LoggingLevel>,
+        ids: (RequestId, ProgressToken),
+    ) -> std::io::Result<Sent> {
+        match self {
+            Direct::Lines(calls) => calls.send(session, call, level, ids).await,
+            Direct::Http(calls) => calls.send(session, call, level, ids),
+        }
+    }
+}
 
 impl DefaultMcpClient {
     /// Calls go the direct way on this stdio connection from now on.

@@ -31,8 +31,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::answers::Pending;
-use super::http_direct::HttpCalls;
-use super::outbound::{call_line_with, writes_directly, SessionMeta};
+use super::outbound::{call_line_with, SessionMeta};
 
 /// The server's stdin, shared by rmcp's writes (`lines.rs`) and the direct path's; `None`
 /// once closed.
@@ -116,47 +115,6 @@ impl Future for Reply {
         match self.get_mut() {
             Reply::Line(rx) => Pin::new(rx).poll(cx),
             Reply::Post(post) => post.as_mut().poll(cx).map(Ok),
-        }
-    }
-}
-
-/// Where a session's calls go the direct way.
-#[derive(Clone)]
-pub enum Direct {
-    Lines(DirectCalls),
-    Http(HttpCalls),
-}
-
-impl Direct {
-    /// The next request's id and progress token (see [`DirectCalls::ids`]).
-    pub fn ids(&self) -> (RequestId, ProgressToken) {
-        match self {
-            Direct::Lines(calls) => calls.ids(),
-            Direct::Http(calls) => calls.ids(),
-        }
-    }
-
-    /// Whether `call` goes this way: no `_meta` of its own (`outbound::writes_directly`), and
-    /// over HTTP one whose headers need nothing of rmcp's (`HttpCalls::takes`).
-    pub fn takes(&self, call: &CallToolRequest) -> bool {
-        writes_directly(call)
-            && match self {
-                Direct::Lines(_) => true,
-                Direct::Http(calls) => calls.takes(&call.params.name),
-            }
-    }
-
-    /// Sends `call` (see [`DirectCalls::send`], [`HttpCalls::send`]).
-    pub async fn send(
-        &self,
-        session: &SessionMeta,
-        call: &CallToolRequest,
-        level: Option<LoggingLevel>,
-        ids: (RequestId, ProgressToken),
-    ) -> std::io::Result<Sent> {
-        match self {
-            Direct::Lines(calls) => calls.send(session, call, level, ids).await,
-            Direct::Http(calls) => calls.send(session, call, level, ids),
         }
     }
 }
