@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod approval;
+pub mod child_mark;
 pub mod cli;
 pub mod config;
 pub mod daemon;

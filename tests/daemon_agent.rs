@@ -1,7 +1,7 @@
 //! The agent in the daemon, end to end: a console's prompt runs on the daemon's runtime, its
 //! mutating call asks every console and another console approves it; a console that detaches
 //! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the next
-//! daemon goes on with the session from its transcript.
+//! daemon goes on with the session from its transcript and ends the model the first one left.
 
 mod common;
 
@@ -24,6 +24,34 @@ fn records(socket: &Path, id: &str) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `pid`'s state and parent, from `/proc/<pid>/stat`.
+fn stat(pid: i32) -> Option<(String, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.rsplit(')').next()?.split_whitespace();
+    let state = fields.next()?.to_string();
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+/// Whether `pid` runs (a zombie has ended).
+fn running(pid: i32) -> bool {
+    stat(pid).is_some_and(|(state, _)| state != "Z")
+}
+
+/// The running processes `parent` started whose command line holds `word`.
+fn started_by(parent: u32, word: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| stat(*pid).is_some_and(|(state, ppid)| ppid == parent && state != "Z"))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(word))
+        })
         .collect()
 }
 
@@ -102,14 +130,26 @@ fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_ses
         json!([session])
     );
 
-    // A SIGKILL, then a new daemon: the session goes on from its transcript.
+    // A SIGKILL, then a new daemon: the session goes on from its transcript, and the model
+    // endpoint the first daemon started for it is ended (it carries the daemon's mark).
+    let models = started_by(first.0.id(), "demo-model");
+    assert_eq!(models.len(), 1, "the first daemon's model: {models:?}");
     // SAFETY: kill has no memory preconditions; the pid is our child's.
     unsafe { libc::kill(first.0.id() as i32, libc::SIGKILL) };
     first.0.wait().unwrap();
+    assert!(running(models[0]), "the model ended with its daemon");
     let (_second, socket) = daemon_at(&config, &socket, &[]);
     let mut c = Console::connect(&socket);
     c.initialize("console-c");
     c.ready("notes");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while running(models[0]) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !running(models[0]),
+        "the first daemon's model outlived it and the next daemon"
+    );
     let again = c.call(
         "prompt",
         json!({"text": "what is 2 plus 3", "session": session}),

@@ -3,7 +3,8 @@
 //! line of its stdout, and kill the whole group when it is dropped, like every MCP server.
 //!
 //! Its own small spawner rather than the MCP layer's: the agent layer may not import `mcp`, and
-//! an endpoint needs none of the MCP framing, only a first line and a clean kill.
+//! an endpoint needs none of the MCP framing, only a first line, a clean kill and the mark every
+//! process the console starts carries (`child_mark.rs`).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -73,6 +74,9 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
     let mut cmd = Command::new(command);
     cmd.args(args)
         .envs(env)
+        // Marked as the MCP servers are: a daemon killed with its endpoint running leaves it to
+        // the next daemon to end (`child_mark.rs`).
+        .env(crate::child_mark::NAME, crate::child_mark::next())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

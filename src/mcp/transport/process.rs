@@ -9,7 +9,6 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,9 +20,6 @@ use tokio::sync::watch;
 use super::reaper::{self, Found, SERVER_MARK};
 use super::stderr::StderrRing;
 use crate::config::SandboxConfig;
-
-/// Numbers the servers this process starts, for their marks.
-static STARTED: AtomicU64 = AtomicU64::new(0);
 
 /// How a server process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -133,11 +129,7 @@ impl ServerProcess {
         reaper::enable();
         // Orphans that exited since the last sweep go now.
         reaper::sweep();
-        let mark = format!(
-            "{}-{}",
-            std::process::id(),
-            STARTED.fetch_add(1, Ordering::Relaxed)
-        );
+        let mark = crate::child_mark::next();
         let mut cmd = Command::new(&spec.command);
         cmd.args(&spec.args)
             .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

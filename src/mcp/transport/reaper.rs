@@ -32,7 +32,7 @@ use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
 /// The environment variable that marks a server's processes (inherited by its descendants).
-pub const SERVER_MARK: &str = "AIMON_CONSOLE_SERVER";
+pub const SERVER_MARK: &str = crate::child_mark::NAME;
 
 /// How long a killed descendant that is our child is waited for, to reap it.
 const REAP_WAIT: Duration = Duration::from_secs(1);
