@@ -31,7 +31,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::oneshot;
 
 use super::answers::Pending;
-use super::outbound::{call_line_with, SessionMeta};
+use super::outbound::{direct_call_line, SessionMeta};
 
 /// The server's stdin, shared by rmcp's writes (`lines.rs`) and the direct path's; `None`
 /// once closed.
@@ -174,9 +174,7 @@ impl DirectCalls {
         level: Option<LoggingLevel>,
         (id, progress_token): (RequestId, ProgressToken),
     ) -> std::io::Result<Sent> {
-        let line = call_line_with(&id, session, call, level, &progress_token)
-            .map_err(std::io::Error::other)?
-            .ok_or_else(|| std::io::Error::other("a call with a _meta of its own goes via rmcp"))?;
+        let line = direct_call_line(&id, session, call, level, &progress_token)?;
         let closed = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "connection closed");
         let (tx, rx) = oneshot::channel();
         if !self.waiters.insert(id.clone(), tx) {

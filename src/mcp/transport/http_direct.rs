@@ -44,7 +44,7 @@ use rmcp::transport::DynamicTransportError;
 
 use super::direct::{Answer, Ids, Reply, Sent};
 use super::http::UNPARSED_ANSWER;
-use super::outbound::{call_line_with, SessionMeta};
+use super::outbound::{direct_call_line, SessionMeta};
 use super::tap;
 use crate::mcp::notify::NotificationTap;
 use crate::sse::{SseEvent, SseParser};
@@ -327,9 +327,7 @@ impl HttpCalls {
         level: Option<LoggingLevel>,
         (id, progress_token): (RequestId, ProgressToken),
     ) -> std::io::Result<Sent> {
-        let body = call_line_with(&id, session, call, level, &progress_token)
-            .map_err(std::io::Error::other)?
-            .ok_or_else(|| std::io::Error::other("a call with a _meta of its own goes via rmcp"))?;
+        let body = direct_call_line(&id, session, call, level, &progress_token)?;
         let name = HeaderValue::from_str(&call.params.name).map_err(std::io::Error::other)?;
         let mut headers = self.0.post.clone();
         headers.insert(MCP_NAME, name);

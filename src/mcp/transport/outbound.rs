@@ -145,6 +145,20 @@ pub fn call_line_with(
     })
 }
 
+/// [`call_line_with`] for the direct path: an error (for the caller to give up the direct way)
+/// when the call cannot be written from its parts.
+pub fn direct_call_line(
+    id: &RequestId,
+    session: &SessionMeta,
+    call: &CallToolRequest,
+    level: Option<LoggingLevel>,
+    token: &ProgressToken,
+) -> std::io::Result<Vec<u8>> {
+    call_line_with(id, session, call, level, token)
+        .map_err(std::io::Error::other)?
+        .ok_or_else(|| std::io::Error::other("a call with a _meta of its own goes via rmcp"))
+}
+
 /// `"key":value` into an object being written, after a comma unless it is the first.
 fn entry(
     out: &mut Vec<u8>,
