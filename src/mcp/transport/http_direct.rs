@@ -131,6 +131,13 @@ pub async fn exchange(client: &reqwest::Client, out: Outgoing) -> Result<Posted,
         _ => {}
     }
     let kind = content_type(response.headers());
+    if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+        // Right for a notification, not for a call: no answer would ever come (rmcp waits for
+        // one on the session's other streams, which a 2026-07-28 session does not have).
+        return Err(HttpError::UnexpectedServerResponse(Cow::Owned(format!(
+            "HTTP {status}: no answer to the call"
+        ))));
+    }
     if status.is_success() {
         return match kind {
             Some(Kind::Events) => Ok(Posted::Events(response)),

@@ -276,6 +276,11 @@ async fn error_statuses_read_as_rmcp_reads_them() {
     .await;
     assert!(http_error(answer).contains("HTTP 404 Not Found: no such path"));
     let (answer, _, _) = call(Arc::new(|_, _| {
+        http("202 Accepted", "content-length: 0\r\n", "")
+    }))
+    .await;
+    assert!(http_error(answer).contains("HTTP 202 Accepted: no answer to the call"));
+    let (answer, _, _) = call(Arc::new(|_, _| {
         http("200 OK", "content-type: application/json\r\n", "{\"no\":1}")
     }))
     .await;
