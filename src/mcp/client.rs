@@ -178,13 +178,13 @@ impl DefaultMcpClient {
         self.process.as_ref().and_then(ServerProcess::exit_info)
     }
 
-    /// Warnings for the server's report: what it wrote on stdout besides JSON-RPC, answers
-    /// that could not be read, and the tool entries its last `tools/list` skipped.
     /// How long the last listing of the tools stays fresh, as the server said (`ttlMs`).
     pub fn tools_ttl(&self) -> Option<Duration> {
         *self.list_ttl.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Warnings for the server's report: what it wrote on stdout besides JSON-RPC, answers
+    /// that could not be read, and the tool entries its last `tools/list` skipped.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self
             .stdout_issues
