@@ -199,11 +199,24 @@ pub fn config_of(
     aimon_console::config::Config::from_servers(servers, policy)
 }
 
-/// A background server process, killed when dropped.
+/// A background server process, stopped when dropped: SIGTERM, as an operator or systemd stops
+/// it, then SIGKILL if it has not exited within `STOP_GRACE`. (SIGKILL alone left a daemon's
+/// model endpoint running after each test: an HTTP server on a null stdin outlives a killed
+/// daemon until the next daemon on that socket ends it.)
 pub struct Background(pub Child);
+
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Drop for Background {
     fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            // SAFETY: kill has no memory effects; the pid is our child's, not yet reaped.
+            unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+            let start = Instant::now();
+            while matches!(self.0.try_wait(), Ok(None)) && start.elapsed() < STOP_GRACE {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
