@@ -270,7 +270,8 @@ fn an_attached_console_reads_a_daemons_resources_gets_its_prompts_and_sets_log_l
     t.wait_for("Say hello to the operator.", WAIT);
     t.keys(&["Escape"]);
     // `l` on the server in the Servers pane: its log level, set in the daemon.
-    t.keys(&["M-1", "l"]);
+    t.keys(&["M-1"]);
+    t.keys(&["l"]);
     t.wait_for("notes now sends log messages at", WAIT);
     assert!(!t.screen().contains("not available in a console attached"));
 }
@@ -350,7 +351,10 @@ fn l_in_an_attached_console_lists_the_daemons_rules_and_approvals_and_revokes_th
     // Allowed for the daemon's session: `L` (out of the Conversation's input first) lists it;
     // `d` revokes it in the daemon.
     write_note(&mut api, ("t", "b"), "allow_for_session");
-    t.keys(&["M-1", "L"]);
+    // Alt-1 in a send of its own: sent with the next key, the two came in one read under load
+    // and the console took neither (the ledger did not open in 4 of 5 runs beside a busy loop).
+    t.keys(&["M-1"]);
+    t.keys(&["L"]);
     t.wait_for_row("mcp__notes__write_note", "this session (a)");
     t.keys(&["d"]);
     t.wait_for(
