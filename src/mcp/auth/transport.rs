@@ -246,7 +246,7 @@ impl ServerHttpClient {
     /// of the stack's CPU a call over plain HTTP, docs/performance.md).
     async fn run<A, T, F, Fut>(
         &self,
-        method: Option<String>,
+        method: Option<&str>,
         args: A,
         call: F,
     ) -> Result<T, HttpError>
@@ -278,7 +278,7 @@ impl ServerHttpClient {
         }
         match result {
             Ok(value) => {
-                layer.succeeded(method.as_deref());
+                layer.succeeded(method);
                 Ok(value)
             }
             Err(HttpError::AuthRequired(e)) if layer.wants_login(&e.www_authenticate_header) => {
@@ -288,7 +288,7 @@ impl ServerHttpClient {
                 if challenge_param(&e.www_authenticate_header, "error").as_deref()
                     == Some("insufficient_scope") =>
             {
-                Err(layer.refused(method.as_deref(), &e.www_authenticate_header))
+                Err(layer.refused(method, &e.www_authenticate_header))
             }
             Err(e) => Err(e),
         }
@@ -331,7 +331,7 @@ impl StreamableHttpClient for ServerHttpClient {
         let args = (uri, message, session_id, auth_header, custom_headers);
         let answer = self
             .run(
-                method,
+                method.as_deref(),
                 args,
                 |client, (uri, message, session_id, auth_header, custom_headers)| async move {
                     on_client!(client, c => c.post_message_with_response_limits(
@@ -417,7 +417,7 @@ impl ServerHttpClient {
 /// rmcp's; it is given them only while the client goes plain (`goes_plain`).
 impl Exchange for ServerHttpClient {
     fn exchange(&self, out: Outgoing) -> BoxFuture<'_, Result<Posted, HttpError>> {
-        let method = out.is_post().then(|| "tools/call".to_string());
+        let method = out.is_post().then_some("tools/call");
         Box::pin(self.run(method, out, |client, out| async move {
             match client {
                 Client::Plain(c) => http_direct::exchange(&c, out).await,
