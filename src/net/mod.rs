@@ -3,6 +3,8 @@
 //! the failure of the network under HTTP found in it (DNS, TLS, a socket refused or reset, a
 //! socket timeout), a resolver whose failures say so by their type, and the TLS provider.
 
+pub mod http1;
+
 use std::error::Error as StdError;
 use std::net::SocketAddr;
 use std::sync::Once;

@@ -1,0 +1,207 @@
+//! Kept-alive HTTP/1.1 connections to one plain-HTTP origin, on hyper's own client connection:
+//! no connection pool of reqwest's, no redirect policy, no proxy matcher per request. Both HTTP
+//! clients take this way to an `http://` URL that no proxy setting catches: the model client
+//! (`agent/http.rs`) and the direct `tools/call` over Streamable HTTP (`mcp/transport`). Per
+//! request, reqwest's layers cost about a third of the CPU of a loopback request (`cargo bench
+//! -- agent`, `call/http`); `https://` and proxied URLs keep going through reqwest.
+
+use std::error::Error as StdError;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderValue, Method, Uri};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::client::proxy::matcher::Matcher;
+
+/// How long a request waits for a kept connection that is not ready at once.
+const BUSY_WAIT: Duration = Duration::from_millis(5);
+/// Idle connections kept at most; one more is closed when its request ends.
+const MAX_IDLE: usize = 16;
+
+/// A failed request: its cause, and whether it failed connecting or timed out.
+#[derive(Debug)]
+pub struct SendError {
+    pub cause: Box<dyn StdError + Send + Sync>,
+    pub connect: bool,
+    pub timeout: bool,
+}
+
+impl SendError {
+    fn new(cause: impl Into<Box<dyn StdError + Send + Sync>>, connect: bool) -> Self {
+        SendError {
+            cause: cause.into(),
+            connect,
+            timeout: false,
+        }
+    }
+}
+
+/// Connections to one origin, each kept open between requests.
+pub struct Origin {
+    /// The host to connect to (a name, or an address as the URL wrote it) and its port.
+    host_name: String,
+    port: u16,
+    /// The `Host` header.
+    host: HeaderValue,
+    /// The request target (`/v1/chat/completions`, `/mcp`), parsed once.
+    target: Uri,
+    connect_timeout: Duration,
+    /// Connections between requests. A request takes one that is ready (or, when none is,
+    /// one still carrying an earlier answer's body, for [`BUSY_WAIT`] at most: a streamed
+    /// answer can take minutes) and gives it back once its answer's head has come; a request
+    /// that finds none opens its own.
+    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+}
+
+impl Origin {
+    /// The origin of `url` when it is `http://` and no proxy setting of the environment
+    /// (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as reqwest reads them) catches it; `None` for any
+    /// other URL, which goes through reqwest.
+    pub fn for_url(url: &str, connect_timeout: Duration) -> Option<Origin> {
+        Origin::unless_proxied(url, connect_timeout, &Matcher::from_env())
+    }
+
+    fn unless_proxied(url: &str, connect_timeout: Duration, proxies: &Matcher) -> Option<Origin> {
+        let uri: Uri = url.parse().ok()?;
+        if uri.scheme_str() != Some("http") || proxies.intercept(&uri).is_some() {
+            return None;
+        }
+        let authority = uri.authority()?;
+        Some(Origin {
+            host_name: authority.host().to_string(),
+            port: authority.port_u16().unwrap_or(80),
+            host: HeaderValue::from_str(authority.as_str()).ok()?,
+            // Origin form: the path and query alone.
+            target: uri
+                .path_and_query()
+                .and_then(|p| p.as_str().parse().ok())
+                .unwrap_or_else(|| Uri::from_static("/")),
+            connect_timeout,
+            idle: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Sends a request with `method`, `headers` and `body` (empty for a GET); resolves when the
+    /// answer's head has come, its body still on the way.
+    pub async fn send(
+        &self,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<http::Response<Incoming>, SendError> {
+        let request = || {
+            let mut request = http::Request::new(Full::new(body.clone()));
+            *request.method_mut() = method.clone();
+            *request.uri_mut() = self.target.clone();
+            let out = request.headers_mut();
+            out.insert(http::header::HOST, self.host.clone());
+            for (name, value) in headers {
+                out.append(name, value.clone());
+            }
+            request
+        };
+        let tried = match self.take().await {
+            Some(sender) => Some(exchange(sender, request()).await),
+            None => None,
+        };
+        let (sender, response) = match tried {
+            Some(Ok(done)) => done,
+            Some(Err((e, false))) => return Err(SendError::new(e, false)),
+            // No kept connection, or the server closed it while idle (the request was never
+            // written): a new one.
+            Some(Err((_, true))) | None => exchange(self.connect().await?, request())
+                .await
+                .map_err(|(e, _)| SendError::new(e, false))?,
+        };
+        self.give_back(sender);
+        Ok(response)
+    }
+
+    /// A kept connection: a ready one, else a busy one once it is ready within [`BUSY_WAIT`].
+    async fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
+        let mut busy = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.retain(|s| !s.is_closed());
+            if let Some(at) = idle.iter().position(|s| s.is_ready()) {
+                return Some(idle.swap_remove(at));
+            }
+            idle.pop()?
+        };
+        // Not ready yet: free a moment later (its connection task has yet to run after the
+        // last body ended), or still busy with another answer's body, kept for later.
+        if tokio::time::timeout(BUSY_WAIT, busy.ready()).await.is_ok() {
+            return Some(busy);
+        }
+        self.give_back(busy);
+        None
+    }
+
+    fn give_back(&self, sender: SendRequest<Full<Bytes>>) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(sender);
+        }
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, SendError> {
+        // Resolved by `net::lookup`, so that a name that does not resolve is a `dns_error`.
+        let connect = async {
+            let addrs = super::lookup(&self.host_name, self.port)
+                .await
+                .map_err(|e| SendError::new(e, true))?;
+            tokio::net::TcpStream::connect(&addrs[..])
+                .await
+                .map_err(|e| SendError::new(e, true))
+        };
+        let stream = tokio::time::timeout(self.connect_timeout, connect)
+            .await
+            .map_err(|_| SendError {
+                cause: Box::new(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "no connection in {}",
+                        crate::text::fmt_duration(self.connect_timeout)
+                    ),
+                )),
+                connect: true,
+                timeout: true,
+            })??;
+        // Requests go out whole; the answer is waited for.
+        let _ = stream.set_nodelay(true);
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(|e| SendError::new(e, true))?;
+        // The connection's IO runs beside the requests; it ends when the socket closes.
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "HTTP connection ended");
+            }
+        });
+        Ok(sender)
+    }
+}
+
+/// Sends `request` on `sender`: the sender and the answer's head, or the error and whether the
+/// request was never sent (worth one more try on a new connection).
+async fn exchange(
+    mut sender: SendRequest<Full<Bytes>>,
+    request: http::Request<Full<Bytes>>,
+) -> Result<(SendRequest<Full<Bytes>>, http::Response<Incoming>), (hyper::Error, bool)> {
+    if let Err(e) = sender.ready().await {
+        return Err((e, true));
+    }
+    match sender.send_request(request).await {
+        Ok(response) => Ok((sender, response)),
+        Err(e) => {
+            let unsent = e.is_canceled();
+            Err((e, unsent))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "http1_tests.rs"]
+mod tests;
