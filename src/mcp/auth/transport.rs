@@ -39,6 +39,7 @@ use crate::config::ServerConfig;
 use crate::mcp::transport::http::headers;
 use crate::mcp::transport::http_direct::{self, Exchange, Outgoing, Posted};
 use crate::mcp::transport::http_pages::ToolPages;
+use crate::net::http1::Origin;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -51,6 +52,9 @@ const UNATTENDED_MARGIN: Duration = Duration::from_secs(30);
 #[derive(Clone)]
 pub struct ServerHttpClient {
     plain: reqwest::Client,
+    /// Kept connections of our own for the direct path's requests, when the URL is `http://`
+    /// and no proxy setting catches it (`net::http1`).
+    kept: Option<Arc<Origin>>,
     oauth: Option<Arc<OAuthLayer>>,
     pages: ToolPages,
 }
@@ -81,8 +85,11 @@ impl ServerHttpClient {
                 step_up: AtomicBool::new(false),
             })
         });
+        let url = config.url.as_deref().unwrap_or_default();
+        let kept = Origin::for_url(url, crate::mcp::transport::http::connect_timeout(config));
         ServerHttpClient {
             plain,
+            kept: kept.map(Arc::new),
             oauth,
             pages,
         }
@@ -418,10 +425,12 @@ impl ServerHttpClient {
 impl Exchange for ServerHttpClient {
     fn exchange(&self, out: Outgoing) -> BoxFuture<'_, Result<Posted, HttpError>> {
         let method = out.is_post().then_some("tools/call");
-        Box::pin(self.run(method, out, |client, out| async move {
-            match client {
-                Client::Plain(c) => http_direct::exchange(&c, out).await,
-                Client::OAuth(_) => Err(HttpError::UnexpectedServerResponse(
+        let kept = self.kept.as_deref();
+        Box::pin(self.run(method, out, move |client, out| async move {
+            match (client, kept) {
+                (Client::Plain(_), Some(origin)) => http_direct::exchange_kept(origin, out).await,
+                (Client::Plain(c), None) => http_direct::exchange(&c, out).await,
+                (Client::OAuth(_), _) => Err(HttpError::UnexpectedServerResponse(
                     "a direct call reached a server whose requests carry an OAuth token".into(),
                 )),
             }

@@ -25,10 +25,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures::future::BoxFuture;
-use futures::FutureExt;
-use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolRequest, JsonRpcMessage, LoggingLevel, ProgressToken, RequestId, ServerJsonRpcMessage,
 };
@@ -36,24 +34,20 @@ use rmcp::service::ServiceError;
 use rmcp::transport::common::http_header::{
     BASE64_HEADER_PREFIX, EVENT_STREAM_MIME_TYPE, JSON_MIME_TYPE,
 };
-use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpError,
-    StreamableHttpResponseLimits,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpResponseLimits;
 use rmcp::transport::DynamicTransportError;
 
 use super::direct::{Answer, Ids, Reply, Sent};
 use super::http::UNPARSED_ANSWER;
+use super::http_answer::{drain, Limits};
+pub use super::http_answer::{
+    exchange, exchange_kept, Body, Exchange, HttpError, Outgoing, Posted,
+};
 use super::outbound::{direct_call_line, SessionMeta};
 use super::tap;
 use crate::mcp::notify::NotificationTap;
 use crate::sse::{SseEvent, SseParser};
 
-pub type HttpError = StreamableHttpError<reqwest::Error>;
-
-/// After the answer, how long the rest of its stream may take to end (so that the connection
-/// goes back to the pool) before it is dropped; rmcp waits as long.
-const DRAIN: Duration = Duration::from_millis(50);
 /// The wait before resuming a stream when the server asked for none, doubling each time, up to
 /// [`MAX_RESUME_WAIT`] (rmcp's default policy doubles from 1 s too). The call's own deadline
 /// ends the resuming.
@@ -68,170 +62,6 @@ const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-v
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
-
-/// One request of the direct path, as the server's HTTP client sends it.
-#[derive(Clone)]
-pub struct Outgoing {
-    url: reqwest::Url,
-    headers: HeaderMap,
-    /// The POST's body; `None` for a GET resuming the answer's stream.
-    body: Option<Bytes>,
-    limits: Limits,
-}
-
-impl Outgoing {
-    /// A POST (a call), not a GET resuming one's stream.
-    pub fn is_post(&self) -> bool {
-        self.body.is_some()
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Limits {
-    json: usize,
-    error: usize,
-}
-
-/// What answered a request: a JSON body (read whole, within the limit), or an event stream.
-pub enum Posted {
-    Json(Bytes),
-    Events(reqwest::Response),
-}
-
-/// The server's HTTP client: sends a request of the direct path with whatever that client
-/// does around one (the OAuth layer's verdict on a refusal, `mcp::auth`).
-pub trait Exchange: Send + Sync + 'static {
-    fn exchange(&self, out: Outgoing) -> BoxFuture<'_, Result<Posted, HttpError>>;
-}
-
-/// Sends `out` with `client` and reads the answer's head as rmcp's reqwest client does: a
-/// challenge on a 401 or 403 is a refusal, 429 and 5xx are statuses (a JSON-RPC error in a JSON
-/// error body is the answer), any other error status is said with the start of its body, and
-/// the body is JSON (read within the limit) or an event stream.
-pub async fn exchange(client: &reqwest::Client, out: Outgoing) -> Result<Posted, HttpError> {
-    let request = match out.body {
-        Some(body) => client.post(out.url).headers(out.headers).body(body),
-        None => client.get(out.url).headers(out.headers),
-    };
-    let response = request.send().await.map_err(HttpError::Client)?;
-    let status = response.status();
-    let challenge = response
-        .headers()
-        .get(WWW_AUTHENTICATE)
-        .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
-    match (status, challenge) {
-        (StatusCode::UNAUTHORIZED, Some(challenge)) => {
-            return Err(HttpError::AuthRequired(AuthRequiredError::new(challenge)))
-        }
-        (StatusCode::FORBIDDEN, Some(challenge)) => {
-            return Err(HttpError::InsufficientScope(InsufficientScopeError::new(
-                challenge, None,
-            )))
-        }
-        _ => {}
-    }
-    let kind = content_type(response.headers());
-    if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
-        // Right for a notification, not for a call: no answer would ever come (rmcp waits for
-        // one on the session's other streams, which a 2026-07-28 session does not have).
-        return Err(HttpError::UnexpectedServerResponse(Cow::Owned(format!(
-            "HTTP {status}: no answer to the call"
-        ))));
-    }
-    if status.is_success() {
-        return match kind {
-            Some(Kind::Events) => Ok(Posted::Events(response)),
-            Some(Kind::Json) => Ok(Posted::Json(body(response, out.limits.json).await?)),
-            None => Err(HttpError::UnexpectedContentType(
-                response
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-            )),
-        };
-    }
-    let metadata = || {
-        let retry_after = response
-            .headers()
-            .get(http::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        HttpStatusError::new(status.as_u16(), retry_after)
-    };
-    let as_status = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
-    let json = kind == Some(Kind::Json);
-    if as_status && (!json || status == StatusCode::TOO_MANY_REQUESTS) {
-        return Err(metadata().into());
-    }
-    let refused = matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN);
-    let status_error = as_status.then(metadata);
-    let text = if json && !refused {
-        let full = body(response, out.limits.json).await?;
-        let error = serde_json::from_slice::<ServerJsonRpcMessage>(&full);
-        if let Ok(JsonRpcMessage::Error(_)) = error {
-            return Ok(Posted::Json(full));
-        }
-        String::from_utf8_lossy(&full[..full.len().min(out.limits.error)]).into_owned()
-    } else {
-        prefix(response, out.limits.error).await
-    };
-    Err(match status_error {
-        Some(error) => error.into(),
-        None => HttpError::UnexpectedServerResponse(Cow::Owned(format!("HTTP {status}: {text}"))),
-    })
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Json,
-    Events,
-}
-
-fn content_type(headers: &HeaderMap) -> Option<Kind> {
-    let value = headers.get(CONTENT_TYPE)?.to_str().ok()?;
-    let media = value.split(';').next()?.trim();
-    if media.eq_ignore_ascii_case(JSON_MIME_TYPE) {
-        Some(Kind::Json)
-    } else if media.eq_ignore_ascii_case(EVENT_STREAM_MIME_TYPE) {
-        Some(Kind::Events)
-    } else {
-        None
-    }
-}
-
-/// The whole body, or an error once it passes `limit` bytes (before reading, when its length
-/// says so).
-async fn body(mut response: reqwest::Response, limit: usize) -> Result<Bytes, HttpError> {
-    let too_large = || HttpError::ResponseBodyTooLarge { max_size: limit };
-    if response.content_length().is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    let mut whole = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(HttpError::Client)? {
-        if whole.len() + chunk.len() > limit {
-            return Err(too_large());
-        }
-        if whole.is_empty() && response.content_length() == Some(chunk.len() as u64) {
-            return Ok(chunk);
-        }
-        whole.extend_from_slice(&chunk);
-    }
-    Ok(Bytes::from(whole))
-}
-
-/// At most `limit` bytes of the body, as text; a body that fails midway says what came.
-async fn prefix(mut response: reqwest::Response, limit: usize) -> String {
-    let mut kept = Vec::new();
-    while kept.len() < limit {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                kept.extend_from_slice(&chunk[..chunk.len().min(limit - kept.len())])
-            }
-            _ => break,
-        }
-    }
-    String::from_utf8_lossy(&kept).into_owned()
-}
 
 /// Makes `tools/call` requests the direct way on one Streamable HTTP session; cheap to clone.
 #[derive(Clone)]
@@ -403,7 +233,7 @@ impl HttpCalls {
     /// Reads `response`'s events until the answer to `id`.
     async fn events(
         &self,
-        mut response: reqwest::Response,
+        mut response: Body,
         parser: &mut SseParser,
         id: &RequestId,
     ) -> Result<Answer, Ended> {
@@ -424,7 +254,7 @@ impl HttpCalls {
                     }
                 }
                 Ok(None) => return Err(Ended::Early(HttpError::UnexpectedEndOfStream)),
-                Err(e) => return Err(Ended::Early(HttpError::Client(e))),
+                Err(e) => return Err(Ended::Early(e)),
             }
         }
     }
@@ -514,17 +344,6 @@ fn failed(e: HttpError) -> ServiceError {
         std::any::TypeId::of::<HttpCalls>(),
         Box::new(e),
     ))
-}
-
-/// Lets the rest of an answered stream end, so that its connection is kept, unless it has.
-fn drain(mut response: reqwest::Response) {
-    if let Some(Ok(None)) = response.chunk().now_or_never() {
-        return;
-    }
-    tokio::spawn(async move {
-        let rest = async { while let Ok(Some(_)) = response.chunk().await {} };
-        let _ = tokio::time::timeout(DRAIN, rest).await;
-    });
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The direct HTTP path against a server we play by hand on a real socket: the request it
-//! POSTs, answers in a JSON body and in an event stream (with the server's notifications
+//! The direct HTTP path against a server we play by hand on a real socket, each case over our
+//! kept connections and through reqwest, which must come to the same: the request it POSTs, answers in a JSON body and in an event stream (with the server's notifications
 //! handed to the tap), a stream resumed with `Last-Event-ID`, one that ends unanswered, and
 //! the error statuses read as rmcp reads them.
 
@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures::future::BoxFuture;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ServerResult};
 use rmcp::service::ServiceError;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -14,6 +15,7 @@ use tokio::net::TcpListener;
 
 use super::*;
 use crate::mcp::notify::{McpNotification, McpNotificationListener, RoomFuture};
+use crate::net::http1::Origin;
 
 /// A request as the server got it: its head (request line and headers, lower-cased) and body.
 #[derive(Debug, Clone)]
@@ -98,19 +100,30 @@ impl McpNotificationListener for Heard {
     }
 }
 
-struct Plain(reqwest::Client);
+/// The two ways a request goes: through reqwest (`https://`, proxies) or over kept
+/// connections of our own (`http://`).
+enum Plain {
+    Reqwest(reqwest::Client),
+    Kept(Origin),
+}
 
 impl Exchange for Plain {
     fn exchange(&self, out: Outgoing) -> BoxFuture<'_, Result<Posted, HttpError>> {
-        Box::pin(exchange(&self.0, out))
+        match self {
+            Plain::Reqwest(client) => Box::pin(exchange(client, out)),
+            Plain::Kept(origin) => Box::pin(exchange_kept(origin, out)),
+        }
     }
 }
 
-fn calls(url: &str, heard: Arc<Heard>) -> HttpCalls {
+fn calls_by(url: &str, heard: Arc<Heard>, kept: bool) -> HttpCalls {
+    let timeout = Duration::from_secs(5);
+    let plain = match kept {
+        false => Plain::Reqwest(super::super::http::client(timeout, Default::default()).unwrap()),
+        true => Plain::Kept(Origin::for_url(url, timeout).expect("a plain-HTTP origin")),
+    };
     HttpCalls::new(HttpSession {
-        client: Arc::new(Plain(
-            super::super::http::client(Duration::from_secs(5), Default::default()).unwrap(),
-        )),
+        client: Arc::new(plain),
         uri: url,
         headers: HashMap::new(),
         protocol_version: "2026-07-28",
@@ -126,11 +139,47 @@ fn echo() -> CallToolRequest {
     CallToolRequest::new(params)
 }
 
-/// The call's answer (within 10 s) and the requests the server saw.
+fn calls(url: &str, heard: Arc<Heard>) -> HttpCalls {
+    calls_by(url, heard, true)
+}
+
+/// The call's answer (within 10 s), the requests the server saw and what reached the tap,
+/// over kept connections; the same call through reqwest must come to the same.
 async fn call(respond: Arc<Respond>) -> (Answer, Vec<Seen>, Vec<String>) {
+    let kept = call_by(respond.clone(), true).await;
+    let through_reqwest = call_by(respond, false).await;
+    assert_eq!(
+        format!("{:?}", kept.0),
+        format!("{:?}", through_reqwest.0),
+        "the answer"
+    );
+    assert_eq!(kept.2, through_reqwest.2, "the notifications");
+    let requests = |seen: &[Seen]| -> Vec<(Vec<String>, String)> {
+        seen.iter()
+            .map(|s| {
+                let mut lines: Vec<String> = s
+                    .head
+                    .lines()
+                    .filter(|l| !l.starts_with("host: "))
+                    .map(str::to_string)
+                    .collect();
+                lines.sort();
+                (lines, s.body.clone())
+            })
+            .collect()
+    };
+    assert_eq!(
+        requests(&kept.1),
+        requests(&through_reqwest.1),
+        "the requests"
+    );
+    kept
+}
+
+async fn call_by(respond: Arc<Respond>, kept: bool) -> (Answer, Vec<Seen>, Vec<String>) {
     let (url, seen) = server(respond).await;
     let heard = Arc::new(Heard::default());
-    let calls = calls(&url, heard.clone());
+    let calls = calls_by(&url, heard.clone(), kept);
     let ids = calls.ids();
     let sent = calls
         .send(&SessionMeta::default(), &echo(), None, ids)

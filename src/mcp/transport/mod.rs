@@ -8,6 +8,7 @@ pub mod discover;
 pub mod ended;
 pub mod era;
 pub mod http;
+pub mod http_answer;
 pub mod http_direct;
 pub mod http_pages;
 pub mod issues;
