@@ -284,6 +284,9 @@ impl HttpCalls {
                     None
                 }
             },
+            // An answer to this call that does not read as one fails it now (as an unreadable
+            // JSON body does), rather than leave it to its deadline; anything else is dropped.
+            Err(e) if answers_id(bytes, id) => Some(Err(failed(unreadable(&e, bytes)))),
             Err(e) => {
                 tracing::warn!(server = %self.0.server, error = %e, "an event in a call's stream is no JSON-RPC message: dropped");
                 None
@@ -315,6 +318,28 @@ fn answer_to(
     }
 }
 
+/// Whether `bytes` is a JSON object that answers `id` (it has its id, and a result or an error).
+fn answers_id(bytes: &[u8], id: &RequestId) -> bool {
+    let Ok(serde_json::Value::Object(message)) = serde_json::from_slice(bytes) else {
+        return false;
+    };
+    let answer = message.contains_key("result") || message.contains_key("error");
+    answer
+        && message
+            .get("id")
+            .and_then(|got| serde_json::from_value::<RequestId>(got.clone()).ok())
+            .is_some_and(|got| got == *id)
+}
+
+/// A body or event that was meant as an answer and is no JSON-RPC message, in the words rmcp
+/// uses for it (`http::unreadable_answer` reads them).
+fn unreadable(e: &serde_json::Error, bytes: &[u8]) -> HttpError {
+    HttpError::UnexpectedServerResponse(Cow::Owned(format!(
+        "{UNPARSED_ANSWER}{e}: {}",
+        String::from_utf8_lossy(&bytes[..bytes.len().min(256)])
+    )))
+}
+
 /// A JSON body as the answer to `id`.
 fn read_json(body: &[u8], id: &RequestId) -> Answer {
     if let Some((answered, result)) = super::answers::call_answer(body) {
@@ -330,10 +355,7 @@ fn read_json(body: &[u8], id: &RequestId) -> Answer {
                 crate::text::sanitize_line(&format!("{other:?}"), 200)
             )))
         }),
-        Err(e) => Err(unexpected(format!(
-            "{UNPARSED_ANSWER}{e}: {}",
-            String::from_utf8_lossy(&body[..body.len().min(256)])
-        ))),
+        Err(e) => Err(failed(unreadable(&e, body))),
     }
 }
 

@@ -337,6 +337,23 @@ async fn error_statuses_read_as_rmcp_reads_them() {
     assert!(words.contains(UNPARSED_ANSWER), "{words}");
 }
 
+#[tokio::test]
+async fn an_answer_in_the_stream_that_does_not_read_as_one_fails_the_call_at_once() {
+    // What no message can be is passed over; a message that answers the call but is no
+    // JSON-RPC message (version 1.0) ends it, in the words of an unreadable body (passed over
+    // too, the stream's end would fail the call with other words).
+    let (answer, _, _) = call(Arc::new(|_, _| {
+        events(
+            "data: not json at all\n\n\
+             data: {\"jsonrpc\":\"1.0\",\"id\":\"aimon-1\",\"result\":{\"content\":[]}}\n\n",
+        )
+    }))
+    .await;
+    let words = http_error(answer);
+    assert!(words.contains(UNPARSED_ANSWER), "{words}");
+    assert!(words.contains("\"jsonrpc\":\"1.0\""), "{words}");
+}
+
 #[test]
 fn calls_whose_headers_need_rmcp_go_its_way() {
     let calls = calls("http://127.0.0.1:9/mcp", Arc::default());
