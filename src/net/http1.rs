@@ -56,9 +56,9 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// The origin of `url` when it is `http://` and no proxy setting of the environment
-    /// (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as reqwest reads them) catches it; `None` for any
-    /// other URL, which goes through reqwest.
+    /// The origin of `url` when it is `http://`, names no user, and no proxy setting of the
+    /// environment (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as reqwest reads them) catches it;
+    /// `None` for any other URL, which goes through reqwest.
     pub fn for_url(url: &str, connect_timeout: Duration) -> Option<Origin> {
         Origin::unless_proxied(url, connect_timeout, &Matcher::from_env())
     }
@@ -69,6 +69,11 @@ impl Origin {
             return None;
         }
         let authority = uri.authority()?;
+        // A user name or password in the URL is reqwest's to turn into `Authorization`; it
+        // must not go out in `Host`.
+        if authority.as_str().contains('@') {
+            return None;
+        }
         Some(Origin {
             host_name: authority.host().to_string(),
             port: authority.port_u16().unwrap_or(80),

@@ -159,11 +159,12 @@ async fn nothing_listening_is_a_connect_error() {
 }
 
 #[test]
-fn https_and_proxied_urls_are_left_to_reqwest() {
+fn https_proxied_and_user_urls_are_left_to_reqwest() {
     let none = Matcher::builder().build();
     let timeout = Duration::from_secs(1);
     assert!(Origin::unless_proxied("http://127.0.0.1:8/mcp", timeout, &none).is_some());
     assert!(Origin::unless_proxied("https://example.invalid/v1", timeout, &none).is_none());
+    assert!(Origin::unless_proxied("http://u:p@127.0.0.1:8/mcp", timeout, &none).is_none());
     let proxied = Matcher::builder()
         .http("http://proxy.example:3128")
         .no("localhost")
