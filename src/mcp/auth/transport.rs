@@ -37,7 +37,7 @@ use super::store::{StepUp, TokenStore};
 use super::{unattended, MAX_STEP_UP_LOGINS};
 use crate::config::ServerConfig;
 use crate::mcp::transport::http::headers;
-use crate::mcp::transport::http_direct::{self, Exchange, Outgoing, Posted};
+use crate::mcp::transport::http_answer::{self, Exchange, Outgoing, Posted};
 use crate::mcp::transport::http_pages::ToolPages;
 use crate::net::http1::Origin;
 
@@ -428,8 +428,8 @@ impl Exchange for ServerHttpClient {
         let kept = self.kept.as_deref();
         Box::pin(self.run(method, out, move |client, out| async move {
             match (client, kept) {
-                (Client::Plain(_), Some(origin)) => http_direct::exchange_kept(origin, out).await,
-                (Client::Plain(c), None) => http_direct::exchange(&c, out).await,
+                (Client::Plain(_), Some(origin)) => http_answer::exchange_kept(origin, out).await,
+                (Client::Plain(c), None) => http_answer::exchange(&c, out).await,
                 (Client::OAuth(_), _) => Err(HttpError::UnexpectedServerResponse(
                     "a direct call reached a server whose requests carry an OAuth token".into(),
                 )),

@@ -9,7 +9,7 @@
 //! refreshed and sent again by rmcp's), and only for calls whose headers need nothing of rmcp's
 //! (a tool name that goes in `Mcp-Name` as it is, a tool without `x-mcp-header` parameters).
 //!
-//! The answer's head is read as rmcp's HTTP client reads it (`exchange`), so a refusal, an error
+//! The answer's head is read as rmcp's HTTP client reads it (`http_answer.rs`), so a refusal, an error
 //! status, a JSON-RPC error in an error body, or a body over the limit become the same errors,
 //! and the client words them the same way. In the stream, the answer ends the call; the
 //! server's notifications (progress, log messages) go to the session's tap as they would through
@@ -39,10 +39,7 @@ use rmcp::transport::DynamicTransportError;
 
 use super::direct::{Answer, Ids, Reply, Sent};
 use super::http::UNPARSED_ANSWER;
-use super::http_answer::{drain, Limits};
-pub use super::http_answer::{
-    exchange, exchange_kept, Body, Exchange, HttpError, Outgoing, Posted,
-};
+use super::http_answer::{drain, Body, Exchange, HttpError, Limits, Outgoing, Posted};
 use super::outbound::{direct_call_line, SessionMeta};
 use super::tap;
 use crate::mcp::notify::NotificationTap;

@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 
 use super::*;
 use crate::mcp::notify::{McpNotification, McpNotificationListener, RoomFuture};
+use crate::mcp::transport::http_answer::{exchange, exchange_kept};
 use crate::net::http1::Origin;
 
 /// A request as the server got it: its head (request line and headers, lower-cased) and body.
