@@ -9,9 +9,9 @@
 //! refreshed and sent again by rmcp's), and only for calls whose headers need nothing of rmcp's
 //! (a tool name that goes in `Mcp-Name` as it is, a tool without `x-mcp-header` parameters).
 //!
-//! The answer's head is read as rmcp's HTTP client reads it (`http_answer.rs`), so a refusal, an error
-//! status, a JSON-RPC error in an error body, or a body over the limit become the same errors,
-//! and the client words them the same way. In the stream, the answer ends the call; the
+//! The answer's head is read as rmcp's HTTP client reads it (`http_answer.rs`), so a refusal,
+//! an error status, a JSON-RPC error in an error body, or a body over the limit become the same
+//! errors, and the client words them the same way. In the stream, the answer ends the call; the
 //! server's notifications (progress, log messages) go to the session's tap as they would through
 //! rmcp; a stream that ends before the answer is resumed with `Last-Event-ID` when the server
 //! gave its events ids (SEP-1699), after the `retry` it asked for.
