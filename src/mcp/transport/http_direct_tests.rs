@@ -1,7 +1,8 @@
 //! The direct HTTP path against a server we play by hand on a real socket, each case over our
-//! kept connections and through reqwest, which must come to the same: the request it POSTs, answers in a JSON body and in an event stream (with the server's notifications
-//! handed to the tap), a stream resumed with `Last-Event-ID`, one that ends unanswered, and
-//! the error statuses read as rmcp reads them.
+//! kept connections and through reqwest, which must come to the same: the request it POSTs,
+//! answers in a JSON body and in an event stream (with the server's notifications handed to the
+//! tap), a stream resumed with `Last-Event-ID`, one that ends unanswered, an answer that does
+//! not read as one, and the error statuses read as rmcp reads them.
 
 #![allow(deprecated)]
 
