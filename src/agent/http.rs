@@ -1,9 +1,9 @@
 //! The model client's HTTP exchange: one POST, its status, headers and a body that arrives in
 //! chunks, over either of two ways.
 //!
-//! - `http://` that no proxy setting catches (the local servers: llama.cpp, Ollama, LM Studio,
-//!   vLLM, `demo-model`): kept-alive HTTP/1.1 connections of hyper's own (`net::http1`).
-//! - `https://`, or a proxied URL: reqwest, for TLS (rustls, ring), proxies and redirects.
+//! - `http://` (the local servers: llama.cpp, Ollama, LM Studio, vLLM, `demo-model`):
+//!   kept-alive HTTP/1.1 connections of hyper's own (`net::http1`); no proxy, no redirects.
+//! - `https://`: reqwest, for TLS (rustls, ring), the system's proxy settings and redirects.
 
 use std::error::Error as StdError;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Kept-alive HTTP/1.1 connections to one plain-HTTP origin, on hyper's own client connection:
 //! no connection pool of reqwest's, no redirect policy, no proxy matcher per request. Both HTTP
-//! clients take this way to an `http://` URL that no proxy setting catches: the model client
-//! (`agent/http.rs`) and the direct `tools/call` over Streamable HTTP (`mcp/transport`). Per
+//! clients take this way to an `http://` URL: the model client (`agent/http.rs`), and the direct
+//! `tools/call` over Streamable HTTP (`mcp/transport`) where no proxy setting catches the URL. Per
 //! request, reqwest's layers cost about a third of the CPU of a loopback request (`cargo bench
 //! -- agent`, `call/http`); `https://` and proxied URLs keep going through reqwest.
 
@@ -56,16 +56,28 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// The origin of `url` when it is `http://`, names no user, and no proxy setting of the
-    /// environment (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as reqwest reads them) catches it;
-    /// `None` for any other URL, which goes through reqwest.
+    /// The origin of `url` when it is `http://` and names no user; `None` for any other URL,
+    /// which goes through reqwest. Proxy settings are not read: the model client reaches a
+    /// plain-HTTP endpoint (a local server) directly, as docs/configuration.md says.
     pub fn for_url(url: &str, connect_timeout: Duration) -> Option<Origin> {
-        Origin::unless_proxied(url, connect_timeout, &Matcher::from_env())
+        Origin::with_proxies(url, connect_timeout, None)
     }
 
-    fn unless_proxied(url: &str, connect_timeout: Duration, proxies: &Matcher) -> Option<Origin> {
+    /// [`Origin::for_url`], and `None` too when a proxy setting of the environment
+    /// (`HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as reqwest reads them) catches `url`: for a
+    /// client whose other requests go through reqwest and its proxy (an MCP server's).
+    pub fn unless_proxied(url: &str, connect_timeout: Duration) -> Option<Origin> {
+        Origin::with_proxies(url, connect_timeout, Some(&Matcher::from_env()))
+    }
+
+    fn with_proxies(
+        url: &str,
+        connect_timeout: Duration,
+        proxies: Option<&Matcher>,
+    ) -> Option<Origin> {
         let uri: Uri = url.parse().ok()?;
-        if uri.scheme_str() != Some("http") || proxies.intercept(&uri).is_some() {
+        let proxied = proxies.is_some_and(|p| p.intercept(&uri).is_some());
+        if uri.scheme_str() != Some("http") || proxied {
             return None;
         }
         let authority = uri.authority()?;

@@ -162,13 +162,16 @@ async fn nothing_listening_is_a_connect_error() {
 fn https_proxied_and_user_urls_are_left_to_reqwest() {
     let none = Matcher::builder().build();
     let timeout = Duration::from_secs(1);
-    assert!(Origin::unless_proxied("http://127.0.0.1:8/mcp", timeout, &none).is_some());
-    assert!(Origin::unless_proxied("https://example.invalid/v1", timeout, &none).is_none());
-    assert!(Origin::unless_proxied("http://u:p@127.0.0.1:8/mcp", timeout, &none).is_none());
+    let way = |url: &str, proxies: &Matcher| Origin::with_proxies(url, timeout, Some(proxies));
+    assert!(way("http://127.0.0.1:8/mcp", &none).is_some());
+    assert!(way("https://example.invalid/v1", &none).is_none());
+    assert!(way("http://u:p@127.0.0.1:8/mcp", &none).is_none());
     let proxied = Matcher::builder()
         .http("http://proxy.example:3128")
         .no("localhost")
         .build();
-    assert!(Origin::unless_proxied("http://models.example/v1", timeout, &proxied).is_none());
-    assert!(Origin::unless_proxied("http://localhost:8080/v1", timeout, &proxied).is_some());
+    assert!(way("http://models.example/v1", &proxied).is_none());
+    assert!(way("http://localhost:8080/v1", &proxied).is_some());
+    // Read without proxy settings (the model client's way to a local server).
+    assert!(Origin::with_proxies("http://models.example/v1", timeout, None).is_some());
 }

@@ -86,7 +86,8 @@ impl ServerHttpClient {
             })
         });
         let url = config.url.as_deref().unwrap_or_default();
-        let kept = Origin::for_url(url, crate::mcp::transport::http::connect_timeout(config));
+        let kept =
+            Origin::unless_proxied(url, crate::mcp::transport::http::connect_timeout(config));
         ServerHttpClient {
             plain,
             kept: kept.map(Arc::new),
