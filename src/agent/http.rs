@@ -102,7 +102,7 @@ impl Http {
         match self {
             Http::Direct(origin) => {
                 let (parts, incoming) = origin
-                    .send(http::Method::POST, headers, body)
+                    .send(http::Method::POST, headers.clone(), body)
                     .await
                     .map_err(HttpError::direct)?
                     .into_parts();
@@ -110,11 +110,11 @@ impl Http {
                     .filter_map(|frame| async move {
                         match frame {
                             Ok(frame) => frame.into_data().ok().map(Ok),
-                            Err(e) => Some(Err(HttpError::direct(SendError {
+                            Err(e) => Some(Err(HttpError {
                                 cause: Box::new(e),
                                 connect: false,
                                 timeout: false,
-                            }))),
+                            })),
                         }
                     })
                     .boxed();

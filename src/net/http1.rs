@@ -105,35 +105,27 @@ impl Origin {
     pub async fn send(
         &self,
         method: Method,
-        headers: &HeaderMap,
+        mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, SendError> {
-        let request = || {
-            let mut request = http::Request::new(Full::new(body.clone()));
-            *request.method_mut() = method.clone();
-            *request.uri_mut() = self.target.clone();
-            let out = request.headers_mut();
-            out.insert(http::header::HOST, self.host.clone());
-            for (name, value) in headers {
-                out.append(name, value.clone());
+        headers.insert(http::header::HOST, self.host.clone());
+        let mut request = http::Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.target.clone();
+        *request.headers_mut() = headers;
+        if let Some(sender) = self.take().await {
+            match self.exchange(sender, request).await {
+                Ok(response) => return Ok(response),
+                // The server closed the kept connection while it was idle, and hyper gave the
+                // request back unwritten: a new connection.
+                Err((_, Some(unsent))) => request = unsent,
+                Err((e, None)) => return Err(SendError::new(e, false)),
             }
-            request
-        };
-        let tried = match self.take().await {
-            Some(sender) => Some(exchange(sender, request()).await),
-            None => None,
-        };
-        let (sender, response) = match tried {
-            Some(Ok(done)) => done,
-            Some(Err((e, false))) => return Err(SendError::new(e, false)),
-            // No kept connection, or the server closed it while idle (the request was never
-            // written): a new one.
-            Some(Err((_, true))) | None => exchange(self.connect().await?, request())
-                .await
-                .map_err(|(e, _)| SendError::new(e, false))?,
-        };
-        self.give_back(sender);
-        Ok(response)
+        }
+        let sender = self.connect().await?;
+        self.exchange(sender, request)
+            .await
+            .map_err(|(e, _)| SendError::new(e, false))
     }
 
     /// A kept connection: a ready one, else a busy one once it is ready within [`BUSY_WAIT`].
@@ -159,6 +151,28 @@ impl Origin {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < MAX_IDLE {
             idle.push(sender);
+        }
+    }
+
+    /// Sends `request` on `sender`, which goes back to the idle ones once the answer's head has
+    /// come; or the error, with the request when it was never written (hyper gives it back then).
+    async fn exchange(
+        &self,
+        mut sender: SendRequest<Full<Bytes>>,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, (hyper::Error, Option<http::Request<Full<Bytes>>>)> {
+        if let Err(e) = sender.ready().await {
+            return Err((e, Some(request)));
+        }
+        match sender.try_send_request(request).await {
+            Ok(response) => {
+                self.give_back(sender);
+                Ok(response)
+            }
+            Err(mut e) => {
+                let unsent = e.take_message();
+                Err((e.into_error(), unsent))
+            }
         }
     }
 
@@ -198,24 +212,6 @@ impl Origin {
             }
         });
         Ok(sender)
-    }
-}
-
-/// Sends `request` on `sender`: the sender and the answer's head, or the error and whether the
-/// request was never sent (worth one more try on a new connection).
-async fn exchange(
-    mut sender: SendRequest<Full<Bytes>>,
-    request: http::Request<Full<Bytes>>,
-) -> Result<(SendRequest<Full<Bytes>>, http::Response<Incoming>), (hyper::Error, bool)> {
-    if let Err(e) = sender.ready().await {
-        return Err((e, true));
-    }
-    match sender.send_request(request).await {
-        Ok(response) => Ok((sender, response)),
-        Err(e) => {
-            let unsent = e.is_canceled();
-            Err((e, unsent))
-        }
     }
 }
 

@@ -61,7 +61,7 @@ fn origin(url: &str) -> Origin {
 
 async fn post(origin: &Origin) -> Result<http::Response<Incoming>, SendError> {
     origin
-        .send(Method::POST, &HeaderMap::new(), Bytes::from_static(b"{}"))
+        .send(Method::POST, HeaderMap::new(), Bytes::from_static(b"{}"))
         .await
 }
 

@@ -122,7 +122,7 @@ pub async fn exchange_kept(origin: &Origin, out: Outgoing) -> Result<Posted, Htt
         None => (Method::GET, Bytes::new()),
     };
     let response = origin
-        .send(method, &out.headers, body)
+        .send(method, out.headers, body)
         .await
         .map_err(|e| HttpError::Io(std::io::Error::other(e.cause)))?;
     let (head, body) = response.into_parts();
