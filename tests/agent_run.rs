@@ -1,13 +1,16 @@
 //! `aimon-console run` end to end: the real binary on `config.example.yaml` (which starts the
 //! demo model itself), with and without `--yes`; `max_turns`; transcripts, `sessions` and
-//! `--resume`; and the API key in no output and no file. (Signals while it starts: run_terminal.rs.)
+//! `--resume`; and the API key in no output and no file. (Signals while it starts: run_terminal.rs;
+//! the model endpoint it starts: agent_endpoint.rs.)
 
 mod common;
 
 use std::path::Path;
 use std::process::Output;
 
-use common::{bin, demo_model, run_in_state, stdout_lines, write_config};
+use common::{
+    bin, demo_model, find_event as find, run_in_state, session_records, stdout_lines, write_config,
+};
 use serde_json::Value;
 
 /// Runs the binary with `args`, stdin closed, the state dir (transcripts, the log) in `state`.
@@ -17,24 +20,6 @@ fn run_in(state: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> O
 
 fn example() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.yaml")
-}
-
-/// The records of session `id`'s transcript under state dir `state`.
-fn session_records(state: &Path, id: &str) -> Vec<Value> {
-    let file = state.join(format!("aimon-console/sessions/{id}.jsonl"));
-    std::fs::read_to_string(&file)
-        .expect("transcript")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// The index of the first event of `kind` for which `test` holds.
-fn find(events: &[Value], kind: &str, test: impl Fn(&Value) -> bool) -> usize {
-    events
-        .iter()
-        .position(|e| e["type"] == kind && test(e))
-        .unwrap_or_else(|| panic!("no {kind} event in {events:#?}"))
 }
 
 #[test]
@@ -313,86 +298,6 @@ fn without_an_agent_section_run_is_a_config_error() {
     );
     assert_eq!(example.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&example.stderr).contains("no model profile named \"nope\""));
-}
-
-#[test]
-fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
-    let state = tempfile::tempdir().unwrap();
-    let m = common::marker("model-endpoint");
-    let config = write_config(&format!(
-        "agent:\n  command: {}\n  args: [demo-model]\n  env: {{AIMON_TEST_MARKER: {m}}}\n  model: demo\n",
-        bin()
-    ));
-    let out = run_in(
-        state.path(),
-        &config.path,
-        &["run", "what is 2 plus 3"],
-        &[],
-    );
-    // No tools configured but the local ones: the demo model says it has no add tool.
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("none is on offer"));
-    assert!(common::wait_gone(&m, std::time::Duration::from_secs(10)).is_empty());
-
-    for (command, said) in [
-        ("/bin/false", "exited before printing its base URL"),
-        ("/bin/echo", "first line is not a base URL"),
-        (
-            "/nonexistent/model-server",
-            "cannot start the model endpoint",
-        ),
-    ] {
-        let config = write_config(&format!(
-            "agent:\n  command: {command}\n  args: [hello]\n  model: demo\n  request_timeout: 5s\n"
-        ));
-        let out = run_in(state.path(), &config.path, &["run", "hi"], &[]);
-        assert_eq!(out.status.code(), Some(1), "{command}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("model error: endpoint_failed") && stderr.contains(said),
-            "{command}: {stderr}"
-        );
-    }
-}
-
-#[test]
-fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure() {
-    let state = tempfile::tempdir().unwrap();
-    let config = write_config(
-        "agent:\n  command: /nonexistent/model-bin\n  model: demo\n  request_timeout: 5s\n",
-    );
-    let out = run_in(
-        state.path(),
-        &config.path,
-        &["run", "what is 2 plus 3", "--json"],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(1));
-    let events = stdout_lines(&out);
-    let stopped = find(&events, "stopped", |_| true);
-    assert_eq!(events[stopped]["reason"], "model_failed");
-    assert_eq!(events[stopped]["error"]["class"], "endpoint_failed");
-    let outcome = events.last().unwrap();
-    assert_eq!(outcome["type"], "outcome");
-    assert_eq!(outcome["error"]["class"], "endpoint_failed");
-    let id = outcome["session"].as_str().expect("a session id");
-    // The transcript has the prompt and why it stopped, so --resume has something to continue.
-    let records = session_records(state.path(), id);
-    let kinds: Vec<&str> = records
-        .iter()
-        .map(|r| r["type"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["session", "prompt", "stopped"]);
-    assert_eq!(records[1]["text"], "what is 2 plus 3");
-    assert_eq!(records[2]["reason"], "model_failed");
-    let listed = run_in(state.path(), &config.path, &["sessions", "--json"], &[]);
-    let listed: Value = serde_json::from_slice(&listed.stdout).expect("sessions --json");
-    assert_eq!(listed[0]["prompts"], 1);
 }
 
 #[test]

@@ -53,6 +53,30 @@ impl Drop for Endpoint {
     }
 }
 
+/// Makes the endpoint end with this process even when it is killed outright (SIGKILL), which
+/// no `Drop` sees: an endpoint is an HTTP server on a null stdin, which no end of input stops.
+/// The kernel sends the endpoint SIGKILL when the thread that started it ends; endpoints are
+/// started on the async runtime's thread (the main thread: `main.rs` runs one thread), which
+/// ends with the process. A process the endpoint started in turn is not covered: its group is
+/// killed on a clean exit, and a daemon ends what a killed one left (`child_mark.rs`).
+fn end_with_this_process(cmd: &mut Command) {
+    // SAFETY: the closure runs in the child between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid, _exit).
+    let parent = std::process::id();
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // This process died before the request was made: the signal will never come.
+            if u32::try_from(libc::getppid()).ok() != Some(parent) {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The endpoint of `profile`: its `base_url`, or its `command` started and asked for one
 /// (within the profile's `request_timeout`).
 pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
@@ -85,6 +109,7 @@ pub async fn start(profile: &ModelProfile) -> Result<Endpoint, ModelError> {
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
+    end_with_this_process(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| {
         failed(format!(
             "cannot start the model endpoint {}: {e}",

@@ -400,6 +400,14 @@ pub fn session_records(state: &Path, id: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The index of the first event of `kind` in `events` for which `test` holds.
+pub fn find_event(events: &[Value], kind: &str, test: impl Fn(&Value) -> bool) -> usize {
+    events
+        .iter()
+        .position(|e| e["type"] == kind && test(e))
+        .unwrap_or_else(|| panic!("no {kind} event in {events:#?}"))
+}
+
 /// Runs the binary on `config` with `args`, its state (transcripts, kept lists, the log) in
 /// `state`, `env` added, and `stdin` written to it (closed when `None`).
 pub fn run_in_state(
