@@ -7,7 +7,7 @@
 
 use std::error::Error as StdError;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, Method, Uri};
 use http_body_util::Full;
@@ -19,6 +19,10 @@ use hyper_util::client::proxy::matcher::Matcher;
 const BUSY_WAIT: Duration = Duration::from_millis(5);
 /// Idle connections kept at most; one more is closed when its request ends.
 const MAX_IDLE: usize = 16;
+/// How long a connection is kept unused before it is closed rather than used again, as reqwest
+/// keeps its own: a connection idle for long may have been dropped silently on the way (a NAT,
+/// a firewall), and a request written into it would wait out its whole timeout.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// A failed request: its cause, and whether it failed connecting or timed out.
 #[derive(Debug)]
@@ -48,11 +52,13 @@ pub struct Origin {
     /// The request target (`/v1/chat/completions`, `/mcp`), parsed once.
     target: Uri,
     connect_timeout: Duration,
-    /// Connections between requests. A request takes one that is ready (or, when none is,
-    /// one still carrying an earlier answer's body, for [`BUSY_WAIT`] at most: a streamed
-    /// answer can take minutes) and gives it back once its answer's head has come; a request
-    /// that finds none opens its own.
-    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+    /// Connections between requests, each with when it was given back. A request takes one
+    /// that is ready (or, when none is, one still carrying an earlier answer's body, for
+    /// [`BUSY_WAIT`] at most: a streamed answer can take minutes) and gives it back once its
+    /// answer's head has come; a request that finds none opens its own. One unused for
+    /// `idle_timeout` is closed when the next request looks.
+    idle: Mutex<Vec<(SendRequest<Full<Bytes>>, Instant)>>,
+    idle_timeout: Duration,
 }
 
 impl Origin {
@@ -97,6 +103,7 @@ impl Origin {
                 .unwrap_or_else(|| Uri::from_static("/")),
             connect_timeout,
             idle: Mutex::new(Vec::new()),
+            idle_timeout: IDLE_TIMEOUT,
         })
     }
 
@@ -132,11 +139,11 @@ impl Origin {
     async fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
         let mut busy = {
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.retain(|s| !s.is_closed());
-            if let Some(at) = idle.iter().position(|s| s.is_ready()) {
-                return Some(idle.swap_remove(at));
+            idle.retain(|(s, since)| !s.is_closed() && since.elapsed() < self.idle_timeout);
+            if let Some(at) = idle.iter().position(|(s, _)| s.is_ready()) {
+                return Some(idle.swap_remove(at).0);
             }
-            idle.pop()?
+            idle.pop()?.0
         };
         // Not ready yet: free a moment later (its connection task has yet to run after the
         // last body ended), or still busy with another answer's body, kept for later.
@@ -150,7 +157,7 @@ impl Origin {
     fn give_back(&self, sender: SendRequest<Full<Bytes>>) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < MAX_IDLE {
-            idle.push(sender);
+            idle.push((sender, Instant::now()));
         }
     }
 

@@ -120,6 +120,20 @@ async fn requests_one_after_another_keep_one_connection() {
 }
 
 #[tokio::test]
+async fn a_connection_unused_past_the_idle_timeout_is_not_used_again() {
+    let (url, connections) = server(true, false).await;
+    let mut origin = origin(&url);
+    origin.idle_timeout = Duration::from_millis(200);
+    for pause in [0, 0, 400, 0] {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let response = post(&origin).await.unwrap();
+        assert_eq!(body(response).await, b"{\"a\":1}");
+    }
+    // The server kept the first connection open; the client let it go after the pause.
+    assert_eq!(connections.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
 async fn requests_at_once_keep_their_connections_for_the_next_ones() {
     let (url, connections) = server(true, false).await;
     let origin = origin(&url);

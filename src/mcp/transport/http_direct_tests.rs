@@ -106,7 +106,7 @@ impl McpNotificationListener for Heard {
 /// connections of our own (`http://`).
 enum Plain {
     Reqwest(reqwest::Client),
-    Kept(Origin),
+    Kept(Box<Origin>),
 }
 
 impl Exchange for Plain {
@@ -122,7 +122,9 @@ fn calls_by(url: &str, heard: Arc<Heard>, kept: bool) -> HttpCalls {
     let timeout = Duration::from_secs(5);
     let plain = match kept {
         false => Plain::Reqwest(super::super::http::client(timeout, Default::default()).unwrap()),
-        true => Plain::Kept(Origin::for_url(url, timeout).expect("a plain-HTTP origin")),
+        true => Plain::Kept(Box::new(
+            Origin::for_url(url, timeout).expect("a plain-HTTP origin"),
+        )),
     };
     HttpCalls::new(HttpSession {
         client: Arc::new(plain),
