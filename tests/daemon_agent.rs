@@ -1,7 +1,8 @@
 //! The agent in the daemon, end to end: a console's prompt runs on the daemon's runtime, its
 //! mutating call asks every console and another console approves it; a console that detaches
-//! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the next
-//! daemon goes on with the session from its transcript and ends the model the first one left.
+//! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the model
+//! endpoint is gone and the next daemon goes on with the session from its transcript; sessions
+//! share one endpoint, started again after it died.
 
 mod common;
 
@@ -210,4 +211,48 @@ fn a_console_opens_its_session_first_and_stops_its_prompt() {
     let last = records(&socket, &session).pop().unwrap();
     assert_eq!(last["type"], "stopped", "{last}");
     assert_eq!(last["reason"], "cancelled", "{last}");
+}
+
+#[test]
+fn sessions_share_one_model_endpoint_and_one_that_died_is_started_again() {
+    let config = agent_config();
+    let (daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let open = |a: &mut Console| {
+        let opened = a.call("open_session", json!({"model": "demo"}));
+        opened["result"]["session"].as_str().unwrap().to_string()
+    };
+    let (one, two) = (open(&mut a), open(&mut a));
+    assert_ne!(one, two);
+    let models = started_by(daemon.0.id(), "demo-model");
+    assert_eq!(
+        models.len(),
+        1,
+        "one endpoint for both sessions: {models:?}"
+    );
+    let ask = |a: &mut Console, session: &str| {
+        let done = a.call(
+            "prompt",
+            json!({"text": "what is 2 plus 3", "session": session}),
+        );
+        done["result"]["outcome"].as_str().unwrap().to_string()
+    };
+    assert_eq!(ask(&mut a, &one), "answered");
+
+    // The endpoint dies: the next prompt fails, and the one after it has a new endpoint, which
+    // the other session's next prompt speaks to as well.
+    // SAFETY: kill has no memory preconditions; the pid is the daemon's child.
+    unsafe { libc::kill(models[0], libc::SIGKILL) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while running(models[0]) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(ask(&mut a, &two), "model_failed");
+    assert_eq!(ask(&mut a, &two), "answered");
+    assert_eq!(ask(&mut a, &one), "answered");
+    let again = started_by(daemon.0.id(), "demo-model");
+    assert_eq!(again.len(), 1, "one endpoint again: {again:?}");
+    assert_ne!(again, models);
 }

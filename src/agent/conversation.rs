@@ -175,6 +175,12 @@ impl Conversation {
         }
     }
 
+    /// Speaks to the model through `client` from the next request on (the same profile's
+    /// endpoint, started again after the one before failed).
+    pub fn set_client(&mut self, client: Arc<dyn ModelClient>) {
+        self.client = client;
+    }
+
     /// The conversation so far (without the system prompt).
     pub fn items(&self) -> &[Item] {
         self.history.items()

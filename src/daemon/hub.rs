@@ -106,7 +106,7 @@ pub struct Hub {
     /// The servers' sampling requests waiting for a console (questions.rs).
     pub samplings: super::questions::Samplings,
     /// The model endpoints `sample` started, kept for the next request (sampling.rs).
-    pub models: super::sampling::Models,
+    pub models: super::models::Models,
     state: Mutex<State>,
 }
 

@@ -12,6 +12,7 @@ pub mod client;
 mod content;
 mod edits;
 mod hub;
+mod models;
 mod notify;
 mod questions;
 mod sampling;

@@ -3,23 +3,16 @@
 //! the operator, who may edit it), and `answer_sampling` sends the operator's answer or
 //! rejection back, the first console's winning (every console is told: `sampling_answered`).
 //! The model runs in the daemon, beside its servers and with its config's key, as the
-//! console's own model answers its own runtime's requests. A profile's endpoint is started
-//! once (a `command:` profile's model server takes seconds to load) and kept for the next
-//! request ([`Models`]) until one fails or the daemon stops.
+//! console's own model answers its own runtime's requests, on the endpoint the daemon's
+//! sessions use (`models.rs`: started once per profile, kept until a request to it fails).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::hub::{Hub, Refusal, Who};
 use super::wire::{code, notification};
-use crate::agent::endpoint::Endpoint;
-use crate::agent::observe::observed;
 use crate::agent::sampling::sample as ask_model;
-use crate::agent::start::start_model;
-use crate::agent::{ModelClient, ModelError};
-use crate::config::ModelProfile;
 
 type Reply = Result<Value, (i64, String)>;
 
@@ -55,12 +48,7 @@ pub async fn sample(hub: Arc<Hub>, params: Value) -> Reply {
         ))
     };
     let started = hub.models.get(profile).await.map_err(said)?;
-    let client = observed(
-        started.client.clone(),
-        &hub.runtime,
-        profile,
-        &started.base_url(),
-    );
+    let client = started.client(&hub.runtime, profile);
     let sampled = tokio::select! {
         // Answered by another console meanwhile, or withdrawn: nobody waits for this answer.
         () = request.closed() => {
@@ -120,51 +108,4 @@ pub fn answer(hub: &Hub, params: &Value, who: &Who) -> Reply {
     let told = json!({"id": id, "action": action, "by": who.json()});
     hub.broadcast(notification("sampling_answered", told.clone()));
     Ok(told)
-}
-
-/// The model endpoints the daemon started for sampling, one per profile, kept between
-/// requests: started at the first, stopped when one fails (the next starts it again) or the
-/// daemon stops ([`clear`](Models::clear)).
-#[derive(Default)]
-pub struct Models(tokio::sync::Mutex<HashMap<String, Arc<Started>>>);
-
-/// A started endpoint and its client: dropping the last handle stops a started process.
-pub struct Started {
-    endpoint: Endpoint,
-    client: Arc<dyn ModelClient>,
-}
-
-impl Started {
-    fn base_url(&self) -> String {
-        self.endpoint.base_url.clone()
-    }
-}
-
-impl Models {
-    /// `profile`'s endpoint, started now if it is not running (one start at a time: two
-    /// requests at once share it).
-    async fn get(&self, profile: &ModelProfile) -> Result<Arc<Started>, ModelError> {
-        let mut kept = self.0.lock().await;
-        if let Some(started) = kept.get(&profile.name) {
-            return Ok(started.clone());
-        }
-        let (endpoint, client) = start_model(profile).await?;
-        let started = Arc::new(Started { endpoint, client });
-        kept.insert(profile.name.clone(), started.clone());
-        Ok(started)
-    }
-
-    /// Lets `failed` go, if it is still the one kept for `profile` (its process stops once
-    /// no request holds it).
-    async fn forget(&self, profile: &str, failed: &Arc<Started>) {
-        let mut kept = self.0.lock().await;
-        if kept.get(profile).is_some_and(|k| Arc::ptr_eq(k, failed)) {
-            kept.remove(profile);
-        }
-    }
-
-    /// Stops every endpoint no request holds (the daemon is stopping).
-    pub async fn clear(&self) {
-        self.0.lock().await.clear();
-    }
 }

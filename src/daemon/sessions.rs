@@ -13,18 +13,43 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::hub::Hub;
+use super::models::Started;
 use super::wire::{code, notification};
-use crate::agent::endpoint::Endpoint;
-use crate::agent::observe::observed;
 use crate::agent::session::SessionPlan;
 use crate::agent::{agent_json, transcript, Conversation, PromptOutcome};
+use crate::config::ModelProfile;
 
 /// A session the daemon holds: its conversation (one prompt at a time) and its endpoint.
 struct Open {
     id: String,
     conversation: Conversation,
-    /// Kept as long as the conversation: dropping it stops a started endpoint.
-    _endpoint: Endpoint,
+    profile: ModelProfile,
+    /// The endpoint its client speaks to, shared with the daemon's other sessions of the
+    /// profile (`models.rs`): held as long as the conversation uses it.
+    model: Arc<Started>,
+}
+
+impl Open {
+    /// The profile's endpoint again when the one the session used was let go (a request to it
+    /// failed, in this session or another): the next prompt speaks to a running one.
+    async fn renew_model(&mut self, hub: &Hub) -> Result<(), (i64, String)> {
+        if hub.models.keeps(&self.profile.name, &self.model).await {
+            return Ok(());
+        }
+        let started = hub.models.get(&self.profile).await.map_err(model_error)?;
+        let client = started.client(&hub.runtime, &self.profile);
+        self.conversation.set_client(client);
+        self.model = started;
+        Ok(())
+    }
+}
+
+/// A model endpoint that could not be had, as the operator API says it.
+fn model_error(e: crate::agent::ModelError) -> (i64, String) {
+    (
+        code::NOT_FOUND,
+        format!("{}: {}", e.class.as_str(), e.message),
+    )
 }
 
 /// The daemon's open sessions, by id.
@@ -114,6 +139,7 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
     };
     let open = held_or_opened(&hub, &params).await?;
     let mut open = open.lock().await;
+    open.renew_model(&hub).await?;
     hub.sessions.running.fetch_add(1, Ordering::SeqCst);
     let _running = Running(&hub.sessions.running);
     let cancel = stop.child_token();
@@ -126,6 +152,10 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
     prompts().insert(open.id.clone(), cancel.clone());
     let report = open.conversation.prompt(&text, cancel).await;
     prompts().remove(&open.id);
+    if let PromptOutcome::ModelFailed(_) = report.outcome {
+        // Its process may have died: the next prompt or sample starts the endpoint again.
+        hub.models.forget(&open.profile.name, &open.model).await;
+    }
     let answer = match &report.outcome {
         PromptOutcome::Answered { text } => Some(text.as_str()),
         _ => None,
@@ -197,13 +227,8 @@ async fn open_session(
     };
     let (transcript, records) = plan.open().map_err(|e| (code::NOT_FOUND, e.to_string()))?;
     let id = transcript.id().to_string();
-    let (endpoint, client) = plan.model().await.map_err(|e| {
-        (
-            code::NOT_FOUND,
-            format!("{}: {}", e.class.as_str(), e.message),
-        )
-    })?;
-    let client = observed(client, &hub.runtime, &profile, &endpoint.base_url);
+    let model = hub.models.get(&profile).await.map_err(model_error)?;
+    let client = model.client(&hub.runtime, &profile);
     let (events, mut agent_events) = mpsc::unbounded_channel();
     let conversation = plan.conversation(
         hub.runtime.clone(),
@@ -224,7 +249,8 @@ async fn open_session(
     let open = Arc::new(tokio::sync::Mutex::new(Open {
         id: id.clone(),
         conversation,
-        _endpoint: endpoint,
+        profile,
+        model,
     }));
     hub.sessions
         .open
