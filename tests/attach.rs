@@ -1,7 +1,8 @@
 //! `attach` end to end, in real terminals (tmux): two consoles attached to one daemon; a
 //! prompt from A makes the agent ask for a mutating call; the approval shows in both; `y` in
 //! B; A shows that B approved; A detaches while a slow call runs; the call finishes; A
-//! attaches again and sees it ok.
+//! attaches again and sees it ok; one console on two daemons answers each one's approvals
+//! and restarts every server of both (`R`).
 
 mod common;
 
@@ -135,11 +136,17 @@ fn over_tls_a_console_attaches_with_the_daemons_token_and_is_refused_without_it(
 }
 
 #[test]
-fn one_console_on_two_daemons_shows_both_and_answers_each_ones_approvals() {
+fn one_console_on_two_daemons_shows_both_answers_each_ones_approvals_and_restarts_all() {
     let bin = bin();
-    let servers =
-        format!("mcp:\n  servers:\n    - name: notes\n      command: {bin}\n      args: [demo-server]\n      annotation_trust: trust\n");
-    let (one, two) = (write_config(&servers), write_config(&servers));
+    let markers = [common::marker("fleet-1"), common::marker("fleet-2")];
+    let servers = |marker: &str| {
+        let notes = common::demo_server("notes", &[], "annotation_trust: trust", marker);
+        format!("mcp:\n  servers:\n{notes}")
+    };
+    let (one, two) = (
+        write_config(&servers(&markers[0])),
+        write_config(&servers(&markers[1])),
+    );
     let (_first, a_socket) = daemon(&one);
     let (_second, b_socket) = daemon(&two);
     let dir = one.path.parent().unwrap().to_path_buf();
@@ -173,6 +180,27 @@ fn one_console_on_two_daemons_shows_both_and_answers_each_ones_approvals() {
     // Its call shows as the second daemon's (its id apart from the first's), ended ok.
     let screen = t.wait_for_row("run-2:mcp__notes", "ok");
     assert_eq!(screen.matches("run-1:read ").count(), 1, "{screen}");
+
+    // `R` starts every server of both daemons again: each daemon's server process is new.
+    let pids = || markers.each_ref().map(|m| common::processes_with(m));
+    let before = pids();
+    assert!(before.iter().all(|p| p.len() == 1), "{before:?}");
+    t.keys(&["R"]);
+    let start = Instant::now();
+    while !pids()
+        .iter()
+        .zip(&before)
+        .all(|(now, was)| now.len() == 1 && now != was)
+    {
+        assert!(
+            start.elapsed() < WAIT,
+            "not restarted: {before:?} {:?}",
+            pids()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let screen = t.wait_for("2/2 ready", WAIT);
+    assert!(!screen.contains("not available"), "{screen}");
 }
 
 /// A daemon of the demo server `notes` with its `ask` tool (`--live-tools`), trusted.

@@ -186,7 +186,7 @@ pub(super) const ANYWHERE: &[Command] = &[
     cmd(None, Some(("↑ ↓  or  j k", "move in the pane")), HelpOnly, Char('j'), Moves),
     cmd(None, Some(("PgUp PgDn", "page (the stderr tail in Details, lists)")), HelpOnly, KeyCode::PageDown, Moves),
     cmd(Some(("L", "approvals")), Some(("L", "rules (policy.rules) and session approvals; d revokes\n(a rule: d twice, it is removed from the config file)")), Always, Char('L'), Opens(Layer::Modal)),
-    cmd(None, Some(("R", "restart all: close every server, re-read the config\n(asks first while calls run: they end cancelled)")), HelpOnly, Char('R'), Opens(Layer::Modal)),
+    cmd(None, Some(("R", "restart all: close every server, re-read the config\n(attached: every daemon's, each on its own config)\n(asks first while calls run: they end cancelled)")), HelpOnly, Char('R'), Opens(Layer::Modal)),
     cmd(Some(("q", "quit")), Some(("q  Ctrl-C", "quit (asks first while calls run, the agent works,\nor a prompt is being written)")), Always, Char('q'), Quits),
     cmd(Some(("?", "help")), Some(("?", "this help (Esc or ? closes)")), Always, Char('?'), Opens(Layer::Modal)),
 ];

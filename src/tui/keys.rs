@@ -6,12 +6,13 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::app::App;
-use super::messages::Effect;
+use super::app::{traits_by_name, App};
+use super::messages::{Effect, Level};
 use super::modals::Modal;
 use super::overlay::Layer;
 use super::pane_state::Pane;
 use super::panes;
+use super::state::EventKind;
 use super::widgets::PAGE;
 
 impl App {
@@ -91,14 +92,40 @@ impl App {
     /// `R`, asked and answered: every server again. The agent's turn in flight is cancelled
     /// first, so that it ends at the cancel instead of asking its model again with the calls
     /// cut off and the tools gone.
+    ///
+    /// Over `attach` every server of every daemon is restarted as `r` restarts one (the daemon
+    /// keeps the config it loaded; the console's own re-reads its file).
     pub(super) fn restart_all(&mut self) -> Vec<Effect> {
         let mut effects = if self.chat.busy() {
             self.cancel_turn()
         } else {
             Vec::new()
         };
-        effects.push(Effect::RestartAll);
+        if self.attachment().is_some() {
+            let servers: Vec<String> = self.servers.iter().map(|s| s.name.clone()).collect();
+            effects.extend(servers.into_iter().map(|s| self.restart_server(s, 'R')));
+        } else {
+            effects.push(Effect::RestartAll);
+        }
         effects
+    }
+
+    /// `server` started again, asked with `key`: its tools' traits noted first, so that those
+    /// the restart changes are marked `*`, and the ask said.
+    pub(super) fn restart_server(&mut self, server: String, key: char) -> Effect {
+        let before = traits_by_name(
+            self.tools
+                .iter()
+                .filter(|t| t.server.as_deref() == Some(server.as_str())),
+        );
+        self.session.previous_traits.extend(before);
+        self.notify(Level::Info, format!("restarting {server}…"));
+        self.event(
+            &server,
+            EventKind::Supervisor,
+            format!("restart asked by the operator ({key})"),
+        );
+        Effect::RestartServer { server }
     }
 
     /// The pane a digit picks: 1–7 Servers … Prompts, 8 the Conversation (with an agent).

@@ -114,7 +114,8 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
                 }
             });
         }
-        Effect::RestartAll => tell(&tx, Level::Warn, not_yet("R (restart everything)")),
+        // Not sent over attach: `R` asks each server's restart (keys.rs).
+        Effect::RestartAll => {}
         Effect::ListResources { server } => content::list_resources(attachment, server, tx),
         Effect::ReadResource { server, uri } => content::read(attachment, (server, uri), false, tx),
         Effect::LoadSkill { server, uri } => content::read(attachment, (server, uri), true, tx),

@@ -22,12 +22,11 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::component::Component;
 use super::waterfall::{finished_at, row_waterfall, scale};
 use crate::runtime::{LogLevel, ServerStatus, StartPhase};
-use crate::tui::app::{traits_by_name, App};
+use crate::tui::app::App;
 use crate::tui::commands::{cmd, Command, Does::*, When::*};
 use crate::tui::messages::{Effect, Level};
 use crate::tui::overlay::Layer;
 use crate::tui::pane_state::Pane;
-use crate::tui::state::EventKind;
 use crate::tui::state::ServerRow;
 use crate::tui::widgets::{
     cell, fit, more_rows, pane_block, scroll_offset, spinner, stepped, Rows, PAGE,
@@ -445,22 +444,7 @@ pub(super) fn server_key(app: &mut App, key: KeyEvent) -> Option<Vec<Effect>> {
     let s = app.selected_server()?;
     let server = s.name.clone();
     match key.code {
-        KeyCode::Char('r') => {
-            // Its tools' traits now, so that those the restart changes are marked `*`.
-            let before = traits_by_name(
-                app.tools
-                    .iter()
-                    .filter(|t| t.server.as_deref() == Some(server.as_str())),
-            );
-            app.session.previous_traits.extend(before);
-            app.notify(Level::Info, format!("restarting {server}…"));
-            app.event(
-                &server,
-                EventKind::Supervisor,
-                "restart asked by the operator (r)".into(),
-            );
-            return Some(vec![Effect::RestartServer { server }]);
-        }
+        KeyCode::Char('r') => return Some(vec![app.restart_server(server, 'r')]),
         KeyCode::Char('i') => app.open_instructions(),
         KeyCode::Char('c') => app.open_launch(),
         KeyCode::Char('o') if !s.can_login() => app.notify(
