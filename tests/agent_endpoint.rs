@@ -4,16 +4,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Output;
-
 use common::{bin, find_event as find, run_in_state, session_records, stdout_lines, write_config};
 use serde_json::Value;
-
-/// Runs the binary with `args`, stdin closed, the state dir (transcripts, the log) in `state`.
-fn run_in(state: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    run_in_state(state, config, args, env, None)
-}
 
 #[test]
 fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
@@ -23,11 +15,12 @@ fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
         "agent:\n  command: {}\n  args: [demo-model]\n  env: {{AIMON_TEST_MARKER: {m}}}\n  model: demo\n",
         bin()
     ));
-    let out = run_in(
+    let out = run_in_state(
         state.path(),
         &config.path,
         &["run", "what is 2 plus 3"],
         &[],
+        None,
     );
     // No tools configured but the local ones: the demo model says it has no add tool.
     assert_eq!(
@@ -50,7 +43,7 @@ fn a_started_endpoint_is_killed_on_exit_and_one_that_fails_says_how() {
         let config = write_config(&format!(
             "agent:\n  command: {command}\n  args: [hello]\n  model: demo\n  request_timeout: 5s\n"
         ));
-        let out = run_in(state.path(), &config.path, &["run", "hi"], &[]);
+        let out = run_in_state(state.path(), &config.path, &["run", "hi"], &[], None);
         assert_eq!(out.status.code(), Some(1), "{command}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -115,11 +108,12 @@ fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure
     let config = write_config(
         "agent:\n  command: /nonexistent/model-bin\n  model: demo\n  request_timeout: 5s\n",
     );
-    let out = run_in(
+    let out = run_in_state(
         state.path(),
         &config.path,
         &["run", "what is 2 plus 3", "--json"],
         &[],
+        None,
     );
     assert_eq!(out.status.code(), Some(1));
     let events = stdout_lines(&out);
@@ -139,7 +133,13 @@ fn an_endpoint_that_cannot_start_is_recorded_and_reported_like_any_model_failure
     assert_eq!(kinds, ["session", "prompt", "stopped"]);
     assert_eq!(records[1]["text"], "what is 2 plus 3");
     assert_eq!(records[2]["reason"], "model_failed");
-    let listed = run_in(state.path(), &config.path, &["sessions", "--json"], &[]);
+    let listed = run_in_state(
+        state.path(),
+        &config.path,
+        &["sessions", "--json"],
+        &[],
+        None,
+    );
     let listed: Value = serde_json::from_slice(&listed.stdout).expect("sessions --json");
     assert_eq!(listed[0]["prompts"], 1);
 }
