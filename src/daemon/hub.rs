@@ -105,7 +105,8 @@ pub struct Hub {
     pub questions: super::questions::Questions,
     /// The servers' sampling requests waiting for a console (questions.rs).
     pub samplings: super::questions::Samplings,
-    /// The model endpoints `sample` started, kept for the next request (sampling.rs).
+    /// The model endpoints the daemon started, one per profile, for its sessions and `sample`
+    /// (models.rs).
     pub models: super::models::Models,
     state: Mutex<State>,
 }

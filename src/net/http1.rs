@@ -55,8 +55,8 @@ pub struct Origin {
     /// Connections between requests, each with when it was given back. A request takes one
     /// that is ready (or, when none is, one still carrying an earlier answer's body, for
     /// [`BUSY_WAIT`] at most: a streamed answer can take minutes) and gives it back once its
-    /// answer's head has come; a request that finds none opens its own. One unused for
-    /// `idle_timeout` is closed when the next request looks.
+    /// answer's head has come; a request that finds none opens its own. One given back more
+    /// than `idle_timeout` ago is closed when the next request looks.
     idle: Mutex<Vec<(SendRequest<Full<Bytes>>, Instant)>>,
     idle_timeout: Duration,
 }
