@@ -138,8 +138,9 @@ impl Origin {
     /// A kept connection: a ready one, else a busy one once it is ready within [`BUSY_WAIT`].
     async fn take(&self) -> Option<SendRequest<Full<Bytes>>> {
         let mut busy = {
+            let now = Instant::now();
             let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.retain(|(s, since)| !s.is_closed() && since.elapsed() < self.idle_timeout);
+            idle.retain(|(s, since)| !s.is_closed() && now - *since < self.idle_timeout);
             if let Some(at) = idle.iter().position(|(s, _)| s.is_ready()) {
                 return Some(idle.swap_remove(at).0);
             }
