@@ -41,6 +41,15 @@ fn running(pid: i32) -> bool {
     stat(pid).is_some_and(|(state, _)| state != "Z")
 }
 
+/// Whether `pid` has ended within 10 s.
+fn ended(pid: i32) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while running(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    !running(pid)
+}
+
 /// The running processes `parent` started whose command line holds `word`.
 fn started_by(parent: u32, word: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
@@ -139,11 +148,7 @@ fn a_prompt_runs_in_the_daemon_another_console_approves_and_a_killed_daemons_ses
     // SAFETY: kill has no memory preconditions; the pid is our child's.
     unsafe { libc::kill(first.0.id() as i32, libc::SIGKILL) };
     first.0.wait().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while running(models[0]) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(!running(models[0]), "the first daemon's model outlived it");
+    assert!(ended(models[0]), "the first daemon's model outlived it");
     let (_second, socket) = daemon_at(&config, &socket, &[]);
     let mut c = Console::connect(&socket);
     c.initialize("console-c");
@@ -245,10 +250,7 @@ fn sessions_share_one_model_endpoint_and_one_that_died_is_started_again() {
     // the other session's next prompt speaks to as well.
     // SAFETY: kill has no memory preconditions; the pid is the daemon's child.
     unsafe { libc::kill(models[0], libc::SIGKILL) };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while running(models[0]) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    assert!(ended(models[0]), "the killed model still runs");
     assert_eq!(ask(&mut a, &two), "model_failed");
     assert_eq!(ask(&mut a, &two), "answered");
     assert_eq!(ask(&mut a, &one), "answered");
