@@ -56,6 +56,21 @@ pub fn quote_bytes(bytes: &[u8], max_chars: usize) -> String {
     format!("\"{}\"", sanitize_line(text.trim_end(), max_chars))
 }
 
+/// Whether `text`, lowercased, holds `lowered`: ASCII text compared in place, other text
+/// lowercased first. Anything holds the empty text.
+pub fn holds_lowered(text: &str, lowered: &str) -> bool {
+    if lowered.is_empty() {
+        true
+    } else if text.is_ascii() && lowered.is_ascii() {
+        let needle = lowered.as_bytes();
+        text.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle))
+    } else {
+        text.to_lowercase().contains(lowered)
+    }
+}
+
 /// Whole milliseconds of a duration, for reports and JSON (saturating).
 pub fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -200,5 +215,17 @@ mod tests {
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
         assert_eq!(quote_bytes(b"hi\xff there\n", 40), "\"hi\u{fffd} there\"");
+    }
+
+    /// The tool filter's match: case-insensitive in ASCII without lowercasing the text, and
+    /// in other text as `to_lowercase` has it.
+    #[test]
+    fn finds_a_lowered_text_whatever_the_case() {
+        assert!(holds_lowered("Read_File", "d_f"));
+        assert!(holds_lowered("Read_File", ""));
+        assert!(!holds_lowered("Read_File", "write"));
+        assert!(!holds_lowered("ab", "abc"));
+        assert!(holds_lowered("ÜBERWEISUNG senden", "überweisung"));
+        assert!(!holds_lowered("Überweisung", "ueber"));
     }
 }

@@ -286,10 +286,8 @@ impl App {
 
     /// Tools shown under the current filter.
     pub(super) fn visible_tools(&self) -> Vec<&ToolRow> {
-        self.tools
-            .iter()
-            .filter(|t| t.matches(&self.panes.tools.filter))
-            .collect()
+        let lowered = self.panes.tools.filter.to_lowercase();
+        self.tools.iter().filter(|t| t.matches(&lowered)).collect()
     }
 
     pub(super) fn selected_server(&self) -> Option<&ServerRow> {

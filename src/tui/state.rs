@@ -256,12 +256,12 @@ impl ToolRow {
         }
     }
 
-    pub fn matches(&self, filter: &str) -> bool {
-        if filter.is_empty() {
-            return true;
-        }
-        let f = filter.to_lowercase();
-        self.name.to_lowercase().contains(&f) || self.description.to_lowercase().contains(&f)
+    /// Whether the tool's name or description holds `lowered`, a filter already lowercased
+    /// (once for the whole list, not once a tool).
+    pub fn matches(&self, lowered: &str) -> bool {
+        lowered.is_empty()
+            || crate::text::holds_lowered(&self.name, lowered)
+            || crate::text::holds_lowered(&self.description, lowered)
     }
 }
 

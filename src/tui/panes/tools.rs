@@ -18,6 +18,7 @@ use crate::tui::commands::{cmd, Command, Does::*, When::*};
 use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::pane_state::ToolsPane;
+use crate::tui::state::ToolRow;
 use crate::tui::widgets::{cell, fit, pane_block, scroll_offset, stepped, Rows};
 
 /// The Tools pane: every tool, filtered by its line (`/`).
@@ -146,12 +147,9 @@ impl Component for Tools {
         // drops DESTR, so that the effect shows whole.
         let width = usize::from(inner.width);
         let destr = wide || width >= 8 + 20;
-        let name_w = tools
-            .iter()
-            .map(|t| t.name.chars().count())
-            .max()
-            .unwrap_or(4)
-            .clamp(8, if wide { 36 } else { 30 })
+        let widest = if wide { 36 } else { 30 };
+        let name_w = longest_name(&tools, widest)
+            .clamp(8, widest)
             .min(width.saturating_sub(if destr { 20 } else { 13 }))
             .max(8);
         // Header, rows, and one line describing the selected tool.
@@ -307,4 +305,20 @@ fn filter_key(state: &mut ToolsPane, key: KeyEvent) {
         _ => {}
     }
     state.selected = 0;
+}
+
+/// The most characters of any tool's name, or `cap` once one has that many. A name's
+/// characters are counted only when its bytes could make it the longest so far (a character
+/// is at least a byte): with thousands of tools a frame counts a few names, not all.
+fn longest_name(tools: &[&ToolRow], cap: usize) -> usize {
+    let mut longest = 0;
+    for tool in tools {
+        if tool.name.len() > longest {
+            longest = longest.max(tool.name.chars().count());
+            if longest >= cap {
+                break;
+            }
+        }
+    }
+    longest
 }
