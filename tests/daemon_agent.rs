@@ -2,13 +2,13 @@
 //! mutating call asks every console and another console approves it; a console that detaches
 //! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the model
 //! endpoint is gone and the next daemon goes on with the session from its transcript; sessions
-//! share one endpoint, started again after it died.
+//! share one endpoint, started again after it died and kept after it refused a request.
 
 mod common;
 
 use std::path::Path;
 
-use common::daemon::{agent_config, daemon, daemon_at, is_event, Console};
+use common::daemon::{agent_config, daemon, daemon_at, is_event, notes_config, Console};
 use serde_json::{json, Value};
 
 fn agent_event(message: &Value, kind: &str) -> bool {
@@ -257,4 +257,43 @@ fn sessions_share_one_model_endpoint_and_one_that_died_is_started_again() {
     let again = started_by(daemon.0.id(), "demo-model");
     assert_eq!(again.len(), 1, "one endpoint again: {again:?}");
     assert_ne!(again, models);
+}
+
+/// A model server that refuses a request (an error status) but runs on is kept: the next
+/// prompt goes to the same process. Starting it again would load the model again, and this
+/// one refuses the first request of each process, so a new one would refuse again.
+#[test]
+fn a_model_endpoint_that_refused_a_request_is_kept() {
+    let bin = common::bin();
+    let config = notes_config(&format!(
+        "agent:
+  models:
+    demo:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes, --status, '400', --times, '1']
+      model: demo
+      request_timeout: 10s
+"
+    ));
+    let (daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let opened = a.call("open_session", json!({"model": "demo"}));
+    let session = opened["result"]["session"].as_str().unwrap().to_string();
+    let models = started_by(daemon.0.id(), "demo-model");
+    assert_eq!(models.len(), 1, "{models:?}");
+    let mut ask = || {
+        let done = a.call(
+            "prompt",
+            json!({"text": "what is 2 plus 3", "session": session}),
+        );
+        done["result"].clone()
+    };
+    let refused = ask();
+    assert_eq!(refused["outcome"], "model_failed", "{refused}");
+    assert_eq!(refused["error"]["class"], "http_status", "{refused}");
+    let answered = ask();
+    assert_eq!(answered["outcome"], "answered", "{answered}");
+    assert_eq!(started_by(daemon.0.id(), "demo-model"), models);
 }

@@ -36,6 +36,26 @@ impl Endpoint {
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().and_then(Child::id)
     }
+
+    /// Whether the process started for it has ended (it crashed, or was killed); never for an
+    /// endpoint the console did not start.
+    pub fn ended(&self) -> bool {
+        let Some(child) = &self.process else {
+            return false;
+        };
+        // No id: the child was waited for, so it has ended.
+        let Some(pid) = child.id() else {
+            return true;
+        };
+        // SAFETY: a zeroed `siginfo_t` is a valid value; `waitid` writes only into it, and with
+        // WNOWAIT leaves an ended child to be reaped where it would be.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        let asked = unsafe { libc::waitid(libc::P_PID, pid, &mut info, flags) };
+        // An error is no such child left to wait for: ended too.
+        // SAFETY: `si_pid` reads the field `waitid` filled (0 while the child runs).
+        asked != 0 || unsafe { info.si_pid() } != 0
+    }
 }
 
 impl Drop for Endpoint {

@@ -1,7 +1,9 @@
 //! The model endpoints the daemon started, one per profile, shared by every agent session and
 //! every `sample`: a `command:` profile's model server takes seconds to load and may hold a
 //! model in memory, so the daemon starts it once, at the first request that needs it, and keeps
-//! it until a request to it fails (the next request starts it again) or the daemon stops.
+//! it until a request finds it gone (the next request starts it again) or the daemon stops. A
+//! refusal (an error status, an answer that is not one) keeps it: a new process would load the
+//! model again and answer the same.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,7 +11,7 @@ use std::sync::Arc;
 use crate::agent::endpoint::Endpoint;
 use crate::agent::observe::observed;
 use crate::agent::start::start_model;
-use crate::agent::{ModelClient, ModelError};
+use crate::agent::{ModelClient, ModelError, ModelFailureClass};
 use crate::config::ModelProfile;
 use crate::runtime::AgentRuntime;
 
@@ -24,6 +26,15 @@ pub struct Started {
 }
 
 impl Started {
+    /// Whether a request that failed with `error` found the endpoint gone: its process ended,
+    /// nothing accepted the connection, or it went silent past `request_timeout`.
+    pub fn gone(&self, error: &ModelError) -> bool {
+        matches!(
+            error.class,
+            ModelFailureClass::ConnectRefused | ModelFailureClass::Timeout
+        ) || self.endpoint.ended()
+    }
+
     /// Its client, observed as every model request of the daemon is (telemetry).
     pub fn client(&self, runtime: &AgentRuntime, profile: &ModelProfile) -> Arc<dyn ModelClient> {
         observed(
@@ -56,7 +67,7 @@ impl Models {
     }
 
     /// Lets `failed` go, if it is still the one kept for `profile` (its process stops once
-    /// no session or request holds it).
+    /// no session or request holds it): one a request found [gone](Started::gone).
     pub async fn forget(&self, profile: &str, failed: &Arc<Started>) {
         let mut kept = self.0.lock().await;
         if kept.get(profile).is_some_and(|k| Arc::ptr_eq(k, failed)) {

@@ -60,8 +60,10 @@ pub async fn sample(hub: Arc<Hub>, params: Value) -> Reply {
     let sampled = match sampled {
         Ok(sampled) => sampled,
         Err(e) => {
-            // The next request starts the endpoint again (its process may have died).
-            hub.models.forget(&profile.name, &started).await;
+            if started.gone(&e) {
+                // The next request starts the endpoint again.
+                hub.models.forget(&profile.name, &started).await;
+            }
             return Err(said(e));
         }
     };

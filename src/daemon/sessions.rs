@@ -152,9 +152,11 @@ pub async fn prompt(hub: Arc<Hub>, params: Value, stop: CancellationToken) -> Re
     prompts().insert(open.id.clone(), cancel.clone());
     let report = open.conversation.prompt(&text, cancel).await;
     prompts().remove(&open.id);
-    if let PromptOutcome::ModelFailed(_) = report.outcome {
-        // Its process may have died: the next prompt or sample starts the endpoint again.
-        hub.models.forget(&open.profile.name, &open.model).await;
+    if let PromptOutcome::ModelFailed(error) = &report.outcome {
+        if open.model.gone(error) {
+            // The next prompt or sample starts the endpoint again.
+            hub.models.forget(&open.profile.name, &open.model).await;
+        }
     }
     let answer = match &report.outcome {
         PromptOutcome::Answered { text } => Some(text.as_str()),
