@@ -273,24 +273,34 @@ impl Transcript {
         profile: &str,
         model: &str,
     ) -> Result<Transcript, TranscriptError> {
-        let id = new_id();
-        let path = dir.join(format!("{id}.jsonl"));
-        let write = |source| TranscriptError::Write {
-            path: path.clone(),
-            source,
-        };
         // Owner only: a transcript holds what the model and the tools said.
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(write)?;
-        let file = OpenOptions::new()
-            .create_new(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(write)?;
+            .map_err(|source| TranscriptError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        // Two sessions begun in the same second may draw the same id (16 bits of it are
+        // random): the second takes another.
+        let mut attempts = 0;
+        let (id, path, file) = loop {
+            let id = new_id();
+            let path = dir.join(format!("{id}.jsonl"));
+            let opened = OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .mode(0o600)
+                .open(&path);
+            match opened {
+                Ok(file) => break (id, path, file),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempts < 16 => {
+                    attempts += 1;
+                }
+                Err(source) => return Err(TranscriptError::Write { path, source }),
+            }
+        };
         let mut transcript = Transcript {
             id,
             path,

@@ -271,6 +271,23 @@ fn lines_a_failed_flush_could_not_write_are_kept_for_the_next() {
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
 
+/// Sessions begun in the same second each get a transcript of their own: an id drawn twice
+/// (16 random bits a second) is drawn again, not refused (2,000 in a second or two draw about
+/// thirty ids twice).
+#[test]
+fn sessions_begun_at_once_each_get_their_own_transcript() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids: std::collections::HashSet<String> = (0..2_000)
+        .map(|_| {
+            Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo")
+                .unwrap()
+                .id()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2_000);
+}
+
 fn prompt(text: &str) -> Record {
     Record::Prompt {
         at_ms: 1,
