@@ -2,7 +2,9 @@
 //! mutating call asks every console and another console approves it; a console that detaches
 //! while a slow call runs finds it ended ok when it attaches again; after a SIGKILL, the model
 //! endpoint is gone and the next daemon goes on with the session from its transcript; sessions
-//! share one endpoint, started again after it died and kept after it refused a request.
+//! share one endpoint, started again after it died and kept after it refused a request; past
+//! the sessions it holds, the daemon lets the idle one used longest ago go, and a prompt naming
+//! it resumes it from its transcript.
 
 mod common;
 
@@ -296,4 +298,58 @@ fn a_model_endpoint_that_refused_a_request_is_kept() {
     let answered = ask();
     assert_eq!(answered["outcome"], "answered", "{answered}");
     assert_eq!(started_by(daemon.0.id(), "demo-model"), models);
+}
+
+/// The daemon holds at most `HELD_SESSIONS` sessions: one more, and the idle one used longest
+/// ago is let go; a prompt naming it goes on with it, read back from its transcript.
+#[test]
+fn past_the_sessions_held_the_oldest_idle_one_is_let_go_and_resumed_when_named() {
+    let held = aimon_console::daemon::HELD_SESSIONS;
+    let config = agent_config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let prompt = |a: &mut Console, session: Option<&str>| {
+        let mut params = json!({"text": "what is 2 plus 3"});
+        if let Some(session) = session {
+            params["session"] = json!(session);
+        }
+        let done = a.call("prompt", params);
+        assert_eq!(done["result"]["outcome"], "answered", "{done}");
+        done["result"]["session"].as_str().unwrap().to_string()
+    };
+    let first = prompt(&mut a, None);
+    let mut ids = vec![first.clone()];
+    for _ in 0..held {
+        let opened = a.call("open_session", json!({"model": "demo"}));
+        ids.push(opened["result"]["session"].as_str().unwrap().to_string());
+    }
+    let listed = |a: &mut Console| -> Vec<String> {
+        let listed = a.call("sessions", json!({}));
+        serde_json::from_value(listed["result"]["sessions"].clone()).unwrap()
+    };
+    let now = listed(&mut a);
+    assert_eq!(now.len(), held, "{now:?}");
+    assert!(!now.contains(&first), "the oldest is let go: {now:?}");
+    // Named again: resumed from its transcript, its history there (the model sees the answer
+    // before), and now held in place of the next oldest.
+    assert_eq!(prompt(&mut a, Some(&first)), first);
+    let kinds: Vec<Value> = records(&socket, &first)
+        .iter()
+        .map(|r| r["type"].clone())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "resumed").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "answer").count(),
+        2,
+        "{kinds:?}"
+    );
+    let now = listed(&mut a);
+    assert_eq!(now.len(), held, "{now:?}");
+    assert!(now.contains(&first) && !now.contains(&ids[1]), "{now:?}");
 }

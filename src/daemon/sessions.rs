@@ -1,8 +1,10 @@
 //! Agent sessions in the daemon: a console's `prompt` runs on the daemon's runtime, so the
 //! conversation goes on whoever watches it, and its tool calls ask every console. A session is
 //! recorded in its transcript as `run` records one; a prompt naming a session the daemon does
-//! not hold (another daemon's, one killed outright) resumes it from its transcript. One prompt
-//! at a time per session; the agent's events go to every console as `agent` notifications.
+//! not hold (another daemon's, one killed outright, one let go) resumes it from its transcript.
+//! One prompt at a time per session; the agent's events go to every console as `agent`
+//! notifications. The daemon holds at most [`HELD`] sessions in memory: past it, the one used
+//! longest ago that no prompt uses is let go, its transcript kept for the next prompt naming it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,10 +54,59 @@ fn model_error(e: crate::agent::ModelError) -> (i64, String) {
     )
 }
 
+/// The most sessions the daemon holds at once. A session holds its whole conversation, and a
+/// daemon may run for weeks for many consoles: past this, the idle one used longest ago is let
+/// go (a prompt naming it reads it back from its transcript, as after a restart).
+pub const HELD: usize = 32;
+
+/// The sessions held, by id, each with when it was last used (a count of uses, not a time).
+#[derive(Default)]
+struct Held {
+    sessions: HashMap<String, (Arc<tokio::sync::Mutex<Open>>, u64)>,
+    uses: u64,
+}
+
+impl Held {
+    /// Session `id`, marked used now.
+    fn take(&mut self, id: &str) -> Option<Arc<tokio::sync::Mutex<Open>>> {
+        self.uses += 1;
+        let (open, used) = self.sessions.get_mut(id)?;
+        *used = self.uses;
+        Some(open.clone())
+    }
+
+    /// Holds `open` as `id`, and returns the sessions let go to stay within [`HELD`]: those
+    /// used longest ago that nothing else holds (no prompt, no opening), to be dropped (their
+    /// transcripts written out) once the lock is let go.
+    fn hold(
+        &mut self,
+        id: String,
+        open: Arc<tokio::sync::Mutex<Open>>,
+    ) -> Vec<Arc<tokio::sync::Mutex<Open>>> {
+        self.uses += 1;
+        self.sessions.insert(id, (open, self.uses));
+        let mut gone = Vec::new();
+        while self.sessions.len() > HELD {
+            let idle = self
+                .sessions
+                .iter()
+                .filter(|(_, (open, _))| Arc::strong_count(open) == 1)
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(id, _)| id.clone());
+            match idle.and_then(|id| self.sessions.remove(&id)) {
+                Some((open, _)) => gone.push(open),
+                // Every one busy: they stay, and go later.
+                None => break,
+            }
+        }
+        gone
+    }
+}
+
 /// The daemon's open sessions, by id.
 #[derive(Default)]
 pub struct Sessions {
-    open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Open>>>>,
+    open: Mutex<Held>,
     /// Held while a session is opened: two prompts naming one session not held yet would
     /// otherwise both resume its transcript.
     opening: tokio::sync::Mutex<()>,
@@ -77,23 +128,22 @@ impl Drop for Running<'_> {
 type Reply = Result<Value, (i64, String)>;
 
 impl Sessions {
+    fn held(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Open>>> {
-        self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(id)
-            .cloned()
+        self.held().take(id)
     }
 
     /// Waits (at most `bound`) for every prompt running to end, after their cancel: each
     /// records how it stopped in its transcript.
     pub async fn settle(&self, bound: std::time::Duration) {
         let open: Vec<_> = self
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .held()
+            .sessions
             .values()
-            .cloned()
+            .map(|(open, _)| open.clone())
             .collect();
         let all = async {
             for session in open {
@@ -116,13 +166,7 @@ impl Sessions {
 
     /// The ids of the sessions held.
     pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self
-            .open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .keys()
-            .cloned()
-            .collect();
+        let mut ids: Vec<String> = self.held().sessions.keys().cloned().collect();
         ids.sort();
         ids
     }
@@ -254,10 +298,7 @@ async fn open_session(
         profile,
         model,
     }));
-    hub.sessions
-        .open
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, open.clone());
+    let gone = hub.sessions.held().hold(id, open.clone());
+    drop(gone);
     Ok(open)
 }
