@@ -301,11 +301,26 @@ fn a_model_endpoint_that_refused_a_request_is_kept() {
 }
 
 /// The daemon holds at most `HELD_SESSIONS` sessions: one more, and the idle one used longest
-/// ago is let go; a prompt naming it goes on with it, read back from its transcript.
+/// ago is let go; a prompt naming it goes on with it, read back from its transcript, with the
+/// profile it used (not the default one).
 #[test]
 fn past_the_sessions_held_the_oldest_idle_one_is_let_go_and_resumed_when_named() {
     let held = aimon_console::daemon::HELD_SESSIONS;
-    let config = agent_config();
+    let bin = common::bin();
+    let config = notes_config(&format!(
+        "agent:
+  default: demo
+  models:
+    demo:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes]
+      model: demo
+    second:
+      command: {bin}
+      args: [demo-model, --prefer-server, notes]
+      model: second
+"
+    ));
     let (_daemon, socket) = daemon(&config);
     let mut a = Console::connect(&socket);
     a.initialize("console-a");
@@ -319,7 +334,9 @@ fn past_the_sessions_held_the_oldest_idle_one_is_let_go_and_resumed_when_named()
         assert_eq!(done["result"]["outcome"], "answered", "{done}");
         done["result"]["session"].as_str().unwrap().to_string()
     };
-    let first = prompt(&mut a, None);
+    let opened = a.call("open_session", json!({"model": "second"}));
+    let first = opened["result"]["session"].as_str().unwrap().to_string();
+    assert_eq!(prompt(&mut a, Some(&first)), first);
     let mut ids = vec![first.clone()];
     for _ in 0..held {
         let opened = a.call("open_session", json!({"model": "demo"}));
@@ -335,17 +352,13 @@ fn past_the_sessions_held_the_oldest_idle_one_is_let_go_and_resumed_when_named()
     // Named again: resumed from its transcript, its history there (the model sees the answer
     // before), and now held in place of the next oldest.
     assert_eq!(prompt(&mut a, Some(&first)), first);
-    let kinds: Vec<Value> = records(&socket, &first)
-        .iter()
-        .map(|r| r["type"].clone())
-        .collect();
+    let written = records(&socket, &first);
+    let kinds: Vec<&Value> = written.iter().map(|r| &r["type"]).collect();
+    let resumed: Vec<&Value> = written.iter().filter(|r| r["type"] == "resumed").collect();
+    assert_eq!(resumed.len(), 1, "{kinds:?}");
+    assert_eq!(resumed[0]["profile"], "second", "{:?}", resumed[0]);
     assert_eq!(
-        kinds.iter().filter(|k| *k == "resumed").count(),
-        1,
-        "{kinds:?}"
-    );
-    assert_eq!(
-        kinds.iter().filter(|k| *k == "answer").count(),
+        kinds.iter().filter(|k| **k == "answer").count(),
         2,
         "{kinds:?}"
     );

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::output::safe_text;
-use crate::agent::transcript::{self, Record};
+use crate::agent::transcript;
 use crate::config::{AgentConfig, ModelProfile};
 
 /// The profile a run or the console uses, and what to tell the operator about it.
@@ -45,7 +45,7 @@ pub(super) fn profile_choice(
     let records = transcript::locate(dir, id)
         .and_then(|path| transcript::read(&path))
         .map_err(|e| e.to_string())?;
-    let last = last_profile(&records);
+    let last = transcript::last_profile(&records);
     let (profile, why) = match (model, last) {
         (Some(name), _) => (chosen(Some(name))?, "--model".to_string()),
         (None, Some(last)) if agent.profiles.contains_key(last) => {
@@ -63,22 +63,5 @@ pub(super) fn profile_choice(
     Ok(ProfileChoice {
         profile,
         why: Some(why),
-    })
-}
-
-/// The profile a session was last continued with (its `resumed` lines), else started with.
-fn last_profile(records: &[Record]) -> Option<&str> {
-    records.iter().rev().find_map(|r| match r {
-        Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
-        Record::Prompt { .. }
-        | Record::Compacted { .. }
-        | Record::Assistant { .. }
-        | Record::ToolCall { .. }
-        | Record::Approval { .. }
-        | Record::Allowed { .. }
-        | Record::Hook { .. }
-        | Record::ToolResult { .. }
-        | Record::Answer { .. }
-        | Record::Stopped { .. } => None,
     })
 }

@@ -261,12 +261,23 @@ async fn open_session(
             "the daemon's config has no agent: section".into(),
         ));
     };
+    let sessions = transcript::sessions_dir();
+    // A session resumed without `model` goes on with the profile it last used, as `run
+    // --resume` does (one let go to stay within `HELD` keeps its model), if the config still
+    // has it.
+    let model = model.map(str::to_string).or_else(|| {
+        let records = transcript::locate(&sessions, resume.as_deref()?)
+            .and_then(|path| transcript::read(&path))
+            .ok()?;
+        let last = transcript::last_profile(&records)?;
+        agent.profiles.contains_key(last).then(|| last.to_string())
+    });
     let profile = agent
-        .profile(model)
+        .profile(model.as_deref())
         .map_err(|e| (code::NOT_FOUND, e))?
         .clone();
     let plan = SessionPlan {
-        sessions: transcript::sessions_dir(),
+        sessions,
         config: hub.config.path.clone(),
         profile: profile.clone(),
         resume,
