@@ -307,9 +307,10 @@ fn filter_key(state: &mut ToolsPane, key: KeyEvent) {
     state.selected = 0;
 }
 
-/// The most characters of any tool's name, or `cap` once one has that many. A name's
-/// characters are counted only when its bytes could make it the longest so far (a character
-/// is at least a byte): with thousands of tools a frame counts a few names, not all.
+/// The most characters of any tool's name, or of the first name found with at least `cap`
+/// (the column is no wider). A name's characters are counted only when its bytes could make it
+/// the longest so far (a character is at least a byte): with thousands of tools a frame counts
+/// a few names, not all.
 fn longest_name(tools: &[&ToolRow], cap: usize) -> usize {
     let mut longest = 0;
     for tool in tools {
