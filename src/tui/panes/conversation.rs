@@ -27,7 +27,7 @@ use crate::tui::messages::Effect;
 use crate::tui::overlay::Layer;
 use crate::tui::state::approval_text;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::{fit, pane_block, spinner};
+use crate::tui::widgets::{fit, pane_block, spinner, Rows};
 
 /// The input box grows to this many rows, then scrolls.
 const INPUT_ROWS: usize = 5;
@@ -125,9 +125,9 @@ impl Component for Conversation {
                 transcript,
             );
         } else {
-            frame.render_widget(Paragraph::new(shown), transcript);
+            frame.render_widget(Rows(shown), transcript);
         }
-        frame.render_widget(Paragraph::new(status_line(app, scroll, width)), status);
+        frame.render_widget(Rows(vec![status_line(app, scroll, width)]), status);
 
         // The input: the rows around the cursor.
         let (cursor_row, cursor_x) = input.cursor;
@@ -141,7 +141,7 @@ impl Component for Conversation {
         } else {
             input.rows.into_iter().skip(top).take(visible).collect()
         };
-        frame.render_widget(Paragraph::new(lines), input_area);
+        frame.render_widget(Rows(lines), input_area);
         let modal_open = !app.overlays.approvals.is_empty()
             || app.overlays.modal.is_some()
             || chat.picker.is_some();
