@@ -16,6 +16,7 @@ pub mod failure;
 mod http;
 mod json;
 pub mod observe;
+pub mod profile;
 pub mod providers;
 pub mod sampling;
 pub mod session;

@@ -453,7 +453,7 @@ fn usage_any_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Usage
 
 #[path = "transcript_read.rs"]
 mod reading;
-pub use reading::{items, last_profile, list, read, SessionSummary};
+pub use reading::{items, list, read, SessionSummary};
 
 #[cfg(test)]
 #[path = "transcript_tests.rs"]

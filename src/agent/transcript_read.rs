@@ -194,20 +194,3 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
         })
         .collect()
 }
-
-/// The profile a session was last continued with (its `resumed` lines), else started with.
-pub fn last_profile(records: &[Record]) -> Option<&str> {
-    records.iter().rev().find_map(|r| match r {
-        Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
-        Record::Prompt { .. }
-        | Record::Compacted { .. }
-        | Record::Assistant { .. }
-        | Record::ToolCall { .. }
-        | Record::Approval { .. }
-        | Record::Allowed { .. }
-        | Record::Hook { .. }
-        | Record::ToolResult { .. }
-        | Record::Answer { .. }
-        | Record::Stopped { .. } => None,
-    })
-}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::output;
-use super::profile::profile_choice;
+use crate::agent::profile::profile_choice;
 use crate::agent::transcript;
 use crate::config::Config;
 use crate::tui::{ConsoleOptions, Serving};

@@ -20,7 +20,6 @@ pub mod import;
 pub mod login;
 pub mod logout;
 pub mod output;
-mod profile;
 pub mod prompts;
 pub mod resources;
 pub mod run;

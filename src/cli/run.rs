@@ -21,8 +21,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::output::{self, safe_text};
-use super::profile::profile_choice;
 use crate::agent::observe::observed;
+use crate::agent::profile::profile_choice;
 use crate::agent::session::{SessionPlan, Unavailable};
 use crate::agent::start::start_runtime;
 use crate::agent::transcript;

@@ -11,8 +11,8 @@ use serde_json::json;
 use super::asks::AskArgs;
 use super::check::start_runtime;
 use super::output;
-use super::profile::profile_choice;
 use crate::agent::context::breakdown;
+use crate::agent::profile::profile_choice;
 use crate::agent::transcript;
 use crate::config::Config;
 

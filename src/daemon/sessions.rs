@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::hub::Hub;
 use super::models::Started;
 use super::wire::{code, notification};
+use crate::agent::profile::profile_choice;
 use crate::agent::session::SessionPlan;
 use crate::agent::{agent_json, transcript, Conversation, PromptOutcome};
 use crate::config::ModelProfile;
@@ -263,19 +264,10 @@ async fn open_session(
     };
     let sessions = transcript::sessions_dir();
     // A session resumed without `model` goes on with the profile it last used, as `run
-    // --resume` does (one let go to stay within `HELD` keeps its model), if the config still
-    // has it.
-    let model = model.map(str::to_string).or_else(|| {
-        let records = transcript::locate(&sessions, resume.as_deref()?)
-            .and_then(|path| transcript::read(&path))
-            .ok()?;
-        let last = transcript::last_profile(&records)?;
-        agent.profiles.contains_key(last).then(|| last.to_string())
-    });
-    let profile = agent
-        .profile(model.as_deref())
+    // --resume` does (so one let go past `HELD` keeps its model).
+    let profile = profile_choice(agent, &sessions, model, resume.as_deref())
         .map_err(|e| (code::NOT_FOUND, e))?
-        .clone();
+        .profile;
     let plan = SessionPlan {
         sessions,
         config: hub.config.path.clone(),

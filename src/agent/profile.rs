@@ -1,14 +1,15 @@
-//! Which agent profile `run` and the console use: `--model` if given; else, for `--resume`,
-//! the profile the session last used (if the config still has it); else `agent.default`.
+//! Which agent profile `run`, the console and the daemon's sessions use: `--model` (`model`)
+//! if given; else, for a session resumed, the profile it last used (if the config still has
+//! it); else `agent.default`.
 
 use std::path::Path;
 
-use super::output::safe_text;
-use crate::agent::transcript;
+use super::transcript::{self, Record};
 use crate::config::{AgentConfig, ModelProfile};
+use crate::text::sanitize;
 
 /// The profile a run or the console uses, and what to tell the operator about it.
-pub(super) struct ProfileChoice {
+pub struct ProfileChoice {
     pub profile: ModelProfile,
     /// For `--resume`: why this profile continues the session (`the session's`, `--model`, …).
     pub why: Option<String>,
@@ -21,15 +22,15 @@ impl ProfileChoice {
         Some(format!(
             "continuing session {} with profile {} (model {}; {why})",
             crate::text::sanitize_line(id, 80),
-            safe_text(&self.profile.name),
-            safe_text(&self.profile.model)
+            sanitize(&self.profile.name, true),
+            sanitize(&self.profile.model, true)
         ))
     }
 }
 
 /// `--model` if given; else, for `--resume`, the profile the session last used (if the config
 /// still has it); else `agent.default`. An unknown `--model` or session is an error.
-pub(super) fn profile_choice(
+pub fn profile_choice(
     agent: &AgentConfig,
     dir: &Path,
     model: Option<&str>,
@@ -45,7 +46,7 @@ pub(super) fn profile_choice(
     let records = transcript::locate(dir, id)
         .and_then(|path| transcript::read(&path))
         .map_err(|e| e.to_string())?;
-    let last = transcript::last_profile(&records);
+    let last = last_profile(&records);
     let (profile, why) = match (model, last) {
         (Some(name), _) => (chosen(Some(name))?, "--model".to_string()),
         (None, Some(last)) if agent.profiles.contains_key(last) => {
@@ -55,7 +56,7 @@ pub(super) fn profile_choice(
             chosen(None)?,
             format!(
                 "agent.default: the session's profile {} is no longer in the config",
-                safe_text(last)
+                sanitize(last, true)
             ),
         ),
         (None, None) => (chosen(None)?, "agent.default".to_string()),
@@ -63,5 +64,22 @@ pub(super) fn profile_choice(
     Ok(ProfileChoice {
         profile,
         why: Some(why),
+    })
+}
+
+/// The profile a session was last continued with (its `resumed` lines), else started with.
+fn last_profile(records: &[Record]) -> Option<&str> {
+    records.iter().rev().find_map(|r| match r {
+        Record::Session { profile, .. } | Record::Resumed { profile, .. } => Some(profile.as_str()),
+        Record::Prompt { .. }
+        | Record::Compacted { .. }
+        | Record::Assistant { .. }
+        | Record::ToolCall { .. }
+        | Record::Approval { .. }
+        | Record::Allowed { .. }
+        | Record::Hook { .. }
+        | Record::ToolResult { .. }
+        | Record::Answer { .. }
+        | Record::Stopped { .. } => None,
     })
 }
