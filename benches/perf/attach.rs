@@ -4,7 +4,8 @@
 //! daemon from another console (each call's events reach it, and it draws), their median,
 //! 99th percentile and slowest against the 1 ms target, from the frame times in its log; and
 //! the CPU its thread spent on them (a frame's time also holds waiting for a core or for the
-//! terminal).
+//! terminal), with the slowest frame's own CPU and how many frames the kernel took off their
+//! core for another thread (`preempted` in the frame log).
 
 use std::path::Path;
 
@@ -12,21 +13,31 @@ use serde_json::json;
 
 use crate::report::Row;
 
-/// The frames in the console log at `log`, in the order drawn: each one's time and the CPU
-/// its thread spent on it (`cpu_us`), in ms.
-fn frames(log: &Path) -> Vec<(f64, f64)> {
+/// A frame as its log line tells it.
+#[derive(Clone, Copy)]
+struct Frame {
+    /// Its time, ms.
+    ms: f64,
+    /// The CPU its thread spent on it (`cpu_us`), ms.
+    cpu_ms: f64,
+    /// Times the kernel took its thread off its core for another (`preempted`).
+    preempted: u64,
+}
+
+/// The frames in the console log at `log`, in the order drawn.
+fn frames(log: &Path) -> Vec<Frame> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
         .filter_map(|line| {
             let (_, us) = crate::agent_stream::frame(line)?;
-            let cpu: f64 = line
-                .split("cpu_us=")
-                .nth(1)?
-                .split(' ')
-                .next()?
-                .parse()
-                .ok()?;
-            Some((us as f64 / 1000.0, cpu / 1000.0))
+            let field = |name: &str| -> Option<u64> {
+                line.split(name).nth(1)?.split(' ').next()?.parse().ok()
+            };
+            Some(Frame {
+                ms: us as f64 / 1000.0,
+                cpu_ms: field(" cpu_us=")? as f64 / 1000.0,
+                preempted: field(" preempted=")?,
+            })
         })
         .collect()
 }
@@ -55,13 +66,7 @@ pub fn rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
         driver.calls(calls, "mcp__notes__echo", &json!({"text": "hello"}));
         // The last events drawn.
         std::thread::sleep(std::time::Duration::from_millis(500));
-        let drawn = frames(&log).split_off(before);
-        let sorted = |pick: fn(&(f64, f64)) -> f64| {
-            let mut times: Vec<f64> = drawn.iter().map(pick).collect();
-            times.sort_by(f64::total_cmp);
-            times
-        };
-        (sorted(|f| f.0), sorted(|f| f.1))
+        frames(&log).split_off(before)
     });
     drop(daemon);
     let own = crate::tui::pane_cpu(
@@ -72,7 +77,14 @@ pub fn rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
         |_| {},
     )
     .0;
-    let (times, cpu) = drawn;
+    let sorted = |pick: fn(&Frame) -> f64| {
+        let mut values: Vec<f64> = drawn.iter().map(pick).collect();
+        values.sort_by(f64::total_cmp);
+        values
+    };
+    let (times, cpu) = (sorted(|f| f.ms), sorted(|f| f.cpu_ms));
+    let slowest = drawn.iter().copied().max_by(|a, b| a.ms.total_cmp(&b.ms));
+    let preempted = drawn.iter().filter(|f| f.preempted > 0).count();
     let count = times.len();
     let case = format!("frame over attach, {calls} calls through the daemon ({count} frames)");
     vec![
@@ -96,5 +108,19 @@ pub fn rows(binary: &str, dir: &Path, calls: usize) -> Vec<Row> {
             .at_most(1.0),
         Row::new("attach", &case, "p99 CPU ms", quantile(&cpu, 0.99))
             .against("the frame's p99 time, same frames", quantile(&times, 0.99)),
+        Row::new(
+            "attach",
+            &case,
+            "slowest frame's CPU ms",
+            slowest.map_or(f64::NAN, |f| f.cpu_ms),
+        )
+        .against("its time", slowest.map_or(f64::NAN, |f| f.ms)),
+        Row::new(
+            "attach",
+            &case,
+            "frames taken off their core",
+            preempted as f64,
+        )
+        .against("frames drawn", count as f64),
     ]
 }

@@ -87,6 +87,10 @@ pub struct ThreadUsage {
     pub cpu: Duration,
     pub faults: u64,
     pub major_faults: u64,
+    /// Times the thread gave up its core: to wait (for the terminal, a lock), and taken off
+    /// it (another thread's turn).
+    pub waits: u64,
+    pub preempted: u64,
 }
 
 impl ThreadUsage {
@@ -99,6 +103,8 @@ impl ThreadUsage {
                 cpu: Duration::ZERO,
                 faults: 0,
                 major_faults: 0,
+                waits: 0,
+                preempted: 0,
             };
         }
         let count = |n: libc::c_long| u64::try_from(n).unwrap_or(0);
@@ -117,6 +123,8 @@ impl ThreadUsage {
             cpu,
             faults: count(usage.ru_minflt),
             major_faults: count(usage.ru_majflt),
+            waits: count(usage.ru_nvcsw),
+            preempted: count(usage.ru_nivcsw),
         }
     }
 
@@ -126,6 +134,8 @@ impl ThreadUsage {
             cpu: self.cpu.saturating_sub(earlier.cpu),
             faults: self.faults.saturating_sub(earlier.faults),
             major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+            waits: self.waits.saturating_sub(earlier.waits),
+            preempted: self.preempted.saturating_sub(earlier.preempted),
         }
     }
 }

@@ -216,15 +216,17 @@ async fn event_loop(terminal: &mut Term, config: Config, options: ConsoleOptions
                 }
                 // `AIMON_LOG=aimon_console::tui::frame=debug`: each frame's time (the benches
                 // read it), of it the part spent writing to the terminal, the CPU this thread
-                // spent on it (the rest is waiting: for the terminal, for a core) and the page
-                // faults it took (code or data brought back into memory).
+                // spent on it (the rest is waiting: for the terminal, for a core), how often it
+                // gave up its core to wait and was taken off it for another thread (`waits`,
+                // `preempted`), and the page faults it took (code or data brought back).
                 if let Some(before) = logged {
                     let used = frame::ThreadUsage::now().since(before);
                     let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
                     let (write_us, us) = (micros(rendered.elapsed()), micros(drawing.elapsed()));
                     let (faults, major_faults) = (used.faults, used.major_faults);
+                    let (waits, preempted) = (used.waits, used.preempted);
                     let cpu_us = micros(used.cpu);
-                    tracing::debug!(target: FRAME_LOG, faults, major_faults, write_us, cpu_us, us, "frame drawn");
+                    tracing::debug!(target: FRAME_LOG, faults, major_faults, waits, preempted, write_us, cpu_us, us, "frame drawn");
                 }
                 if app.animating() {
                     frames.schedule_frame_in(ANIMATION);
