@@ -3,7 +3,7 @@
 //! writes a server's trust and starts it again with it; a file changed on disk since the
 //! daemon loaded it is not written. `ledger` lists the rules and the session approvals;
 //! `revoke` forgets a session approval and `remove_rule` takes a rule out of the file, and the
-//! next call is asked again.
+//! next call is asked again. `restart` starts a server from the file as it is now.
 
 mod common;
 
@@ -63,16 +63,7 @@ fn trust_from_a_console_is_written_and_applied_and_a_changed_file_is_left_alone(
     let mut a = Console::connect(&socket);
     a.initialize("console-a");
     a.ready("notes");
-    let echo = |a: &mut Console| {
-        let tools = a.call("tools", json!({}));
-        tools["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == "mcp__notes__echo")
-            .cloned()
-            .unwrap()
-    };
+    let echo = |a: &mut Console| tool(a, "mcp__notes__echo");
     assert_eq!(echo(&mut a)["side_effect"], "read_only");
     let set = a.call("trust", json!({"server": "notes", "trust": "ignore"}));
     assert_eq!(set["result"]["report"]["status"], "ready", "{set}");
@@ -149,4 +140,77 @@ fn the_ledger_lists_rules_and_session_approvals_and_each_is_revoked_in_the_daemo
     write_note(&mut a, "allow_once");
     let missing = a.call("remove_rule", json!({"index": 0}));
     assert_eq!(missing["error"]["code"], -32013, "{missing}");
+}
+
+/// The `tools` entry of `name` as the daemon lists it to `a`.
+fn tool(a: &mut Console, name: &str) -> serde_json::Value {
+    let tools = a.call("tools", json!({}));
+    tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} in {tools}"))
+}
+
+#[test]
+fn a_restart_from_a_console_starts_the_server_from_the_file_as_it_is_now() {
+    let config = config();
+    let (_daemon, socket) = daemon(&config);
+    let mut a = Console::connect(&socket);
+    a.initialize("console-a");
+    a.ready("notes");
+    let restart = |a: &mut Console| a.call("restart", json!({"server": "notes"}));
+
+    // A trust written from a console holds through the next restart.
+    let set = a.call("trust", json!({"server": "notes", "trust": "ignore"}));
+    assert_eq!(set["result"]["report"]["status"], "ready", "{set}");
+    let again = restart(&mut a);
+    assert_eq!(again["result"]["report"]["status"], "ready", "{again}");
+    assert_eq!(tool(&mut a, "mcp__notes__echo")["trust"], "ignore");
+
+    // The entry changed by hand: the restart takes it (no annotations now, trust as written).
+    let text = std::fs::read_to_string(&config.path).unwrap();
+    let edited = text
+        .replace(
+            "args: [demo-server]",
+            "args: [demo-server, --no-annotations]",
+        )
+        .replace("annotation_trust: ignore", "annotation_trust: trust");
+    assert_ne!(edited, text);
+    std::fs::write(&config.path, &edited).unwrap();
+    let again = restart(&mut a);
+    assert_eq!(again["result"]["report"]["status"], "ready", "{again}");
+    let echo = tool(&mut a, "mcp__notes__echo");
+    assert_eq!(echo["trust"], "trust", "{echo}");
+    assert_eq!(echo["side_effect"], "mutating", "{echo}");
+
+    // A file that does not load restarts nothing, and says where it is wrong.
+    let started = |a: &mut Console| {
+        let servers = a.call("servers", json!({}));
+        servers["result"]["servers"][0]["started_at_ms"].clone()
+    };
+    let running = started(&mut a);
+    assert!(running.as_u64().is_some(), "{running}");
+    std::fs::write(&config.path, edited.replace("mcp:", "mcp: [")).unwrap();
+    let refused = restart(&mut a);
+    assert_eq!(refused["error"]["code"], -32017, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    let place = format!("{}:", config.path.display());
+    assert!(message.contains(&place), "{message}");
+    assert_eq!(started(&mut a), running, "the server was left as it ran");
+
+    // A server gone from the file is not restarted either.
+    std::fs::write(&config.path, edited.replace("name: notes", "name: others")).unwrap();
+    let gone = restart(&mut a);
+    assert_eq!(gone["error"]["code"], -32012, "{gone}");
+    assert!(
+        gone["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no longer in"),
+        "{gone}"
+    );
+    assert_eq!(started(&mut a), running);
 }

@@ -1,9 +1,10 @@
-//! The daemon's config file written from a console: a server's trust (`trust`), a rule that
-//! always allows a tool (`approve` with `allow_always`) and a rule removed (`remove_rule`),
-//! with its comments kept, as the console writes its own (`config::set_server_trust`,
-//! `config::add_rule`, `config::remove_rule`). Each write is made against
-//! the file as the daemon last loaded or wrote it: one changed on disk since is not written,
-//! and the console is told why.
+//! The daemon's config file written and read from a console: a server's trust (`trust`), a
+//! rule that always allows a tool (`approve` with `allow_always`) and a rule removed
+//! (`remove_rule`), with its comments kept, as the console writes its own
+//! (`config::set_server_trust`, `config::add_rule`, `config::remove_rule`). Each write is made
+//! against the file as the daemon last loaded or wrote it: one changed on disk since is not
+//! written, and the console is told why. A server restarted (`restart`) starts from its entry
+//! as the file has it now, as the console's own `r` reads it.
 
 use std::sync::Arc;
 
@@ -81,6 +82,42 @@ pub async fn trust(hub: Arc<Hub>, params: Value) -> Reply {
     };
     let report = hub.runtime.restart_server(&entry).await;
     Ok(json!({"report": report}))
+}
+
+/// `restart {server}`: the server started again from its entry as the daemon's config file
+/// has it now (a command fixed, a trust written by hand or by `trust`); answered with its
+/// report once its new start ended. A file that does not load restarts nothing: the answer
+/// says where it is wrong (file, line and column).
+pub async fn restart(hub: Arc<Hub>, params: Value) -> Reply {
+    let name = params
+        .get("server")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !hub.config.mcp.servers.iter().any(|s| s.name == name) {
+        return Err((code::NOT_FOUND, format!("no server named {name:?}")));
+    }
+    let path = hub.config.path.clone();
+    let loaded = tokio::task::spawn_blocking(move || config::load(&path))
+        .await
+        .map_err(|e| (code::CONFIG_INVALID, e.to_string()))?
+        .map_err(|e| {
+            (
+                code::CONFIG_INVALID,
+                format!("the config file does not load: {}", e.report()),
+            )
+        })?;
+    let Some(entry) = loaded.mcp.servers.into_iter().find(|s| s.name == name) else {
+        return Err((
+            code::NOT_FOUND,
+            format!(
+                "{name:?} is no longer in {} (a daemon runs the servers of the file it started \
+                 with: restart the daemon for another set)",
+                hub.config.path.display()
+            ),
+        ));
+    };
+    Ok(json!({"report": hub.runtime.restart_server(&entry).await}))
 }
 
 /// `approve {id, decision: allow_always}`: the rule that always allows the tool (its pin

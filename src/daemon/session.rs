@@ -199,7 +199,11 @@ impl Session {
                     .await;
             }
             ("sessions", Some(_)) => Ok(json!({"sessions": self.hub.sessions.ids()})),
-            ("restart", Some(_)) => return self.restart(id, &params).await,
+            ("restart", Some(_)) => {
+                return self
+                    .spawned(id, |hub| super::edits::restart(hub, params))
+                    .await
+            }
             (method, Some(_)) => Err((code::METHOD_NOT_FOUND, format!("no method {method:?}"))),
         };
         self.send(reply_line(&id, reply)).await;
@@ -324,33 +328,6 @@ impl Session {
             let reply = job.await;
             let _ = answers.send(reply_line(&id, reply)).await;
         });
-    }
-
-    /// A server started again with its config; answered with its report once it is up.
-    async fn restart(&self, id: Value, params: &Value) {
-        let name = params
-            .get("server")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let Some(server) = self
-            .hub
-            .config
-            .mcp
-            .servers
-            .iter()
-            .find(|s| s.name == name)
-            .cloned()
-        else {
-            let line = reply_line(
-                &id,
-                Err((code::NOT_FOUND, format!("no server named {name:?}"))),
-            );
-            return self.send(line).await;
-        };
-        self.spawned(id, |hub| async move {
-            Ok(json!({"report": hub.runtime.restart_server(&server).await}))
-        })
-        .await;
     }
 }
 

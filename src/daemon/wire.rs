@@ -40,6 +40,9 @@ pub mod code {
     /// `sample`: the daemon's model could not answer (no `agent:`, its endpoint did not
     /// start, the request failed: the message says which, with the hint).
     pub const MODEL_FAILED: i64 = -32016;
+    /// `restart`: the daemon's config file does not load now (the message says where: file,
+    /// line and column); nothing was restarted.
+    pub const CONFIG_INVALID: i64 = -32017;
 }
 
 /// One message a console sent.

@@ -93,8 +93,9 @@ impl App {
     /// first, so that it ends at the cancel instead of asking its model again with the calls
     /// cut off and the tools gone.
     ///
-    /// Over `attach` every server of every daemon is restarted as `r` restarts one (the daemon
-    /// keeps the config it loaded; the console's own re-reads its file).
+    /// Over `attach` every server of every daemon is restarted as `r` restarts one: each from
+    /// its entry in its daemon's file as it is now (a daemon runs the servers of the file it
+    /// started with; the console's own runtime starts again from its whole file).
     pub(super) fn restart_all(&mut self) -> Vec<Effect> {
         let mut effects = if self.chat.busy() {
             self.cancel_turn()
