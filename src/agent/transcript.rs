@@ -329,9 +329,7 @@ impl Transcript {
     ) -> Result<(Transcript, Vec<Record>), TranscriptError> {
         let path = locate(dir, id)?;
         let records = read(&path)?;
-        let cut_short = std::fs::read(&path)
-            .map(|bytes| bytes.last().is_some_and(|b| *b != b'\n'))
-            .unwrap_or(false);
+        let cut_short = reading::cut_short(&path);
         let file = OpenOptions::new()
             .append(true)
             .open(&path)
@@ -453,7 +451,7 @@ fn usage_any_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Usage
 
 #[path = "transcript_read.rs"]
 mod reading;
-pub use reading::{items, list, read, SessionSummary};
+pub use reading::{items, list, read, read_where, SessionSummary};
 
 #[cfg(test)]
 #[path = "transcript_tests.rs"]

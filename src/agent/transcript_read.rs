@@ -28,6 +28,15 @@ pub struct SessionSummary {
 /// crash, possibly inside a character) are skipped, and bytes that are not UTF-8 are read as
 /// U+FFFD, so one bad line never hides the rest.
 pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
+    read_where(path, |_| true)
+}
+
+/// As [`read`], of the lines `keep` takes only: the others are not parsed (a long session's
+/// tool results are most of its bytes).
+pub fn read_where(
+    path: &Path,
+    keep: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<Record>, TranscriptError> {
     let file = File::open(path).map_err(|source| TranscriptError::Read {
         path: path.to_path_buf(),
         source,
@@ -38,11 +47,25 @@ pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
             path: path.to_path_buf(),
             source,
         })?;
+        if !keep(&line) {
+            continue;
+        }
         if let Ok(record) = serde_json::from_str(&String::from_utf8_lossy(&line)) {
             records.push(record);
         }
     }
     Ok(records)
+}
+
+/// Whether the file at `path` ends inside a line (a crash cut its last write short): its last
+/// byte is read, not the file.
+pub fn cut_short(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut file) = File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8];
+    file.seek(SeekFrom::End(-1)).is_ok() && file.read_exact(&mut last).is_ok() && last[0] != b'\n'
 }
 
 /// The conversation the records hold, as items for the model (without the system prompt).
