@@ -261,6 +261,7 @@ impl Session {
                 "version": env!("CARGO_PKG_VERSION"),
                 "pid": std::process::id(),
                 "config": self.hub.config.path,
+                "token_store": crate::runtime::token_store_dir(),
                 "consoles": self.hub.consoles(),
             },
             "you": who.json(),

@@ -46,11 +46,11 @@ pub use lifecycle::{
 pub use observe::{ModelRequest, Observer};
 pub use turn::{ChangeKind, ToolChange, ToolsDiff};
 
-/// What drivers (the console, `check`, `login`, the conformance client) need of OAuth: start a
-/// login, forget one, see a pending step-up.
+/// What drivers (the console, `check`, `login`, the conformance client, the daemon) need of
+/// OAuth: start a login, forget one, see a pending step-up, where the tokens are kept.
 pub use crate::mcp::auth::{
-    begin_login, logout as oauth_logout, step_up_pending, Login, LoginError, LoginSummary,
-    PendingLogin, Revocation, StoreError,
+    begin_login, logout as oauth_logout, step_up_pending, store_dir as token_store_dir, Login,
+    LoginError, LoginSummary, PendingLogin, Revocation, StoreError,
 };
 pub use crate::mcp::capabilities::{Capabilities, ListCapability, ResourceCapability};
 pub use crate::mcp::client::McpError;

@@ -1,6 +1,7 @@
 //! The console's OAuth login of one server (`o`): the same flow as `aimon-console login`
 //! (`runtime::begin_login`), its page opened with `xdg-open`, its progress on the notice line;
-//! once the token is stored the server is started again and its report comes back as for `r`.
+//! once the token is stored the server is started again and its report comes back as for `r`
+//! (by the console's own runtime here, by the daemon over `attach`: `attached/effects.rs`).
 //!
 //! Separate from `mod.rs`'s effect runner because it waits on the operator for minutes.
 
@@ -25,6 +26,27 @@ pub(super) async fn login(
     runtime: Option<Arc<AgentRuntime>>,
     tx: mpsc::Sender<AppEvent>,
 ) {
+    let Some(entry) = log_in(&server, path, &tx).await else {
+        return;
+    };
+    let Some(runtime) = runtime else { return };
+    let _ = tx
+        .send(AppEvent::Notice(
+            Level::Info,
+            format!("logged in to {server}; starting it…"),
+        ))
+        .await;
+    let report = runtime.restart_server(&entry).await;
+    let _ = tx.send(AppEvent::ServerRestarted(report)).await;
+}
+
+/// Logs in to `server` (its entry read from the config at `path`), its token stored in this
+/// process's token store; its entry once logged in (how it went is told on the way).
+pub(super) async fn log_in(
+    server: &str,
+    path: PathBuf,
+    tx: &mpsc::Sender<AppEvent>,
+) -> Option<config::ServerConfig> {
     let notice = |level, text: String| {
         let tx = tx.clone();
         async move {
@@ -40,7 +62,7 @@ pub(super) async fn login(
                 format!("cannot log in: the config does not load: {e}"),
             )
             .await;
-            return;
+            return None;
         }
         Err(_) => None,
     };
@@ -50,7 +72,7 @@ pub(super) async fn login(
             format!("cannot log in: {server} is not in the config any more"),
         )
         .await;
-        return;
+        return None;
     };
     let failed = |e: &dyn std::fmt::Display| {
         format!(
@@ -59,7 +81,10 @@ pub(super) async fn login(
         )
     };
     match begin_login(&entry).await {
-        Err(e) => return notice(Level::Error, failed(&e)).await,
+        Err(e) => {
+            notice(Level::Error, failed(&e)).await;
+            return None;
+        }
         Ok(Login::Done(_)) => {}
         Ok(Login::Interactive(pending)) => {
             let url = pending.authorization_url().to_string();
@@ -93,7 +118,8 @@ pub(super) async fn login(
             let redirected = tokio::select! {
                 redirected = pending.wait_for_redirect() => redirected,
                 () = tokio::time::sleep(LOGIN_TIMEOUT) => {
-                    return notice(Level::Warn, format!("login to {server}: no answer from the browser; press o to try again")).await;
+                    notice(Level::Warn, format!("login to {server}: no answer from the browser; press o to try again")).await;
+                    return None;
                 }
             };
             let finished = match redirected {
@@ -101,12 +127,10 @@ pub(super) async fn login(
                 Err(e) => Err(e),
             };
             if let Err(e) = finished {
-                return notice(Level::Error, failed(&e)).await;
+                notice(Level::Error, failed(&e)).await;
+                return None;
             }
         }
     }
-    let Some(runtime) = runtime else { return };
-    notice(Level::Info, format!("logged in to {server}; starting it…")).await;
-    let report = runtime.restart_server(&entry).await;
-    let _ = tx.send(AppEvent::ServerRestarted(report)).await;
+    Some(entry)
 }

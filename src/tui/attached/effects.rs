@@ -1,17 +1,20 @@
 //! The console's effects over `attach`: calls, cancels, restarts, the servers' resources
 //! and prompts (content.rs), the rules and session approvals (ledger.rs) and the model's
 //! answer to a sampling request become the daemon's requests; the agent's work goes to the
-//! daemon's sessions (chat.rs); saving and opening a URL stay on this machine; what a console
-//! over attach cannot do yet is said, not dropped.
+//! daemon's sessions (chat.rs); saving and opening a URL stay on this machine, and so does an
+//! OAuth login, for a daemon on this machine that keeps its tokens where this console does
+//! (another is told where to log in instead).
 
 use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use super::fleet::Names;
 use super::{content, ledger, Attachment};
 use crate::agent::sampling::Sampled;
 use crate::agent::turn::FinishReason;
+use crate::daemon::client::Link;
 use crate::tui::app::App;
 use crate::tui::chat::ChatEffect;
 use crate::tui::messages::{AppEvent, Effect, LedgerAsk, Level};
@@ -25,9 +28,37 @@ fn tell(tx: &Tx, level: Level, text: String) {
     });
 }
 
-/// What a console over attach does not do yet, said when it is asked for.
-fn not_yet(what: &str) -> String {
-    format!("{what} is not available in a console attached to a daemon yet (docs/daemon.md)")
+/// `server` (the daemon's `own`) started again by the daemon at `link`; its report, or why
+/// not, to the console.
+async fn restart(link: Arc<Link>, names: Names, (server, own): (String, String), tx: Tx) {
+    let answer = link.request("restart", json!({"server": own})).await;
+    let event = match answer.map(|a| report_of(a, &names)) {
+        Ok(Ok(report)) => AppEvent::ServerRestarted(report),
+        Ok(Err(why)) | Err((_, why)) => AppEvent::RestartRefused { server, why },
+    };
+    let _ = tx.send(event).await;
+}
+
+/// The daemon's config file, when a login made here reaches the daemon: it runs on this
+/// machine (its Unix socket) and keeps its tokens where this console keeps its own, so the
+/// token this console stores is the one its restart reads. Else why not.
+fn login_here(link: &Link) -> Result<std::path::PathBuf, String> {
+    let daemon = &link.hello["daemon"];
+    if link.address.starts_with("tls://") {
+        return Err(format!(
+            "the daemon at {} is on another machine",
+            link.address
+        ));
+    }
+    let ours = crate::runtime::token_store_dir();
+    match (daemon["token_store"].as_str(), daemon["config"].as_str()) {
+        (Some(theirs), Some(config)) if std::path::Path::new(theirs) == ours => Ok(config.into()),
+        (Some(theirs), _) if std::path::Path::new(theirs) != ours => Err(format!(
+            "the daemon keeps its tokens in {theirs}, this console in {}",
+            ours.display()
+        )),
+        _ => Err("the daemon does not say where it keeps its tokens and its config".into()),
+    }
 }
 
 /// The server report of a daemon's answer (`restart`, `trust`), named as the console shows it.
@@ -74,14 +105,7 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
             let Some((link, names, own)) = attachment.server_of(&server) else {
                 return;
             };
-            tokio::spawn(async move {
-                let answer = link.request("restart", json!({"server": own})).await;
-                let event = match answer.map(|a| report_of(a, &names)) {
-                    Ok(Ok(report)) => AppEvent::ServerRestarted(report),
-                    Ok(Err(why)) | Err((_, why)) => AppEvent::RestartRefused { server, why },
-                };
-                let _ = tx.send(event).await;
-            });
+            tokio::spawn(restart(link, names, (server, own), tx));
         }
         Effect::Agent(ChatEffect::Start {
             epoch,
@@ -135,7 +159,33 @@ pub(in crate::tui) fn run_effect(effect: Effect, app: &App, attachment: &Arc<Att
         Effect::RemoveRule { index, .. } => ledger::remove_rule(attachment, index, tx),
         Effect::Ledger(LedgerAsk::Load) => ledger::load(attachment, tx),
         Effect::Ledger(LedgerAsk::Revoke { tool }) => ledger::revoke(attachment, tool, tx),
-        Effect::Login { .. } => tell(&tx, Level::Warn, not_yet("logging in")),
+        Effect::Login { server } => {
+            let Some((link, names, own)) = attachment.server_of(&server) else {
+                return;
+            };
+            match login_here(&link) {
+                Ok(config) => {
+                    tokio::spawn(async move {
+                        if crate::tui::login::log_in(&own, config, &tx).await.is_some() {
+                            let text =
+                                format!("logged in to {server}; the daemon starts it again…");
+                            tell(&tx, Level::Info, text);
+                            restart(link, names, (server, own), tx).await;
+                        }
+                    });
+                }
+                Err(why) => {
+                    let config = link.hello["daemon"]["config"]
+                        .as_str()
+                        .unwrap_or("its config");
+                    let text = format!(
+                        "log in to {server} where the daemon runs, then press r: aimon-console \
+                         login {own} --config {config} ({why})"
+                    );
+                    tell(&tx, Level::Warn, text);
+                }
+            }
+        }
         Effect::Sample { id } => sample(attachment, id, tx),
     }
 }
