@@ -25,13 +25,19 @@ mcp:
     ))
 }
 
-#[test]
-fn allow_always_from_a_console_writes_the_rule_and_the_next_call_needs_no_question() {
+/// A daemon on [`config`] and a console attached to it once `notes` is ready.
+fn attached() -> (common::TempConfig, common::Background, Console) {
     let config = config();
-    let (_daemon, socket) = daemon(&config);
+    let (daemon, socket) = daemon(&config);
     let mut a = Console::connect(&socket);
     a.initialize("console-a");
     a.ready("notes");
+    (config, daemon, a)
+}
+
+#[test]
+fn allow_always_from_a_console_writes_the_rule_and_the_next_call_needs_no_question() {
+    let (config, _daemon, mut a) = attached();
     let write = json!({"tool": "mcp__notes__write_note", "arguments": {"title": "t", "body": "b"}});
     let call = a.send("call", write.clone());
     let asked = a.until("the approval", |m| is_event(m, "approval_requested"));
@@ -58,11 +64,7 @@ fn allow_always_from_a_console_writes_the_rule_and_the_next_call_needs_no_questi
 
 #[test]
 fn trust_from_a_console_is_written_and_applied_and_a_changed_file_is_left_alone() {
-    let config = config();
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
-    a.initialize("console-a");
-    a.ready("notes");
+    let (config, _daemon, mut a) = attached();
     let echo = |a: &mut Console| tool(a, "mcp__notes__echo");
     assert_eq!(echo(&mut a)["side_effect"], "read_only");
     let set = a.call("trust", json!({"server": "notes", "trust": "ignore"}));
@@ -104,11 +106,7 @@ fn write_note(a: &mut Console, decision: &str) {
 
 #[test]
 fn the_ledger_lists_rules_and_session_approvals_and_each_is_revoked_in_the_daemon() {
-    let config = config();
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
-    a.initialize("console-a");
-    a.ready("notes");
+    let (config, _daemon, mut a) = attached();
     let empty = a.call("ledger", json!({}));
     assert_eq!(empty["result"], json!({"rules": [], "session": []}));
 
@@ -156,11 +154,7 @@ fn tool(a: &mut Console, name: &str) -> serde_json::Value {
 
 #[test]
 fn a_restart_from_a_console_starts_the_server_from_the_file_as_it_is_now() {
-    let config = config();
-    let (_daemon, socket) = daemon(&config);
-    let mut a = Console::connect(&socket);
-    a.initialize("console-a");
-    a.ready("notes");
+    let (config, _daemon, mut a) = attached();
     let restart = |a: &mut Console| a.call("restart", json!({"server": "notes"}));
 
     // A trust written from a console holds through the next restart.
