@@ -300,15 +300,17 @@ fn a_model_endpoint_that_refused_a_request_is_kept() {
     assert_eq!(started_by(daemon.0.id(), "demo-model"), models);
 }
 
-/// The daemon holds at most `HELD_SESSIONS` sessions: one more, and the idle one used longest
-/// ago is let go; a prompt naming it goes on with it, read back from its transcript, with the
-/// profile it used (not the default one).
+/// The daemon holds at most `daemon.sessions` sessions: one more, and the idle one used
+/// longest ago is let go; a prompt naming it goes on with it, read back from its transcript,
+/// with the profile it used (not the default one).
 #[test]
 fn past_the_sessions_held_the_oldest_idle_one_is_let_go_and_resumed_when_named() {
-    let held = aimon_console::daemon::HELD_SESSIONS;
+    let held = 3;
     let bin = common::bin();
     let config = notes_config(&format!(
-        "agent:
+        "daemon:
+  sessions: {held}
+agent:
   default: demo
   models:
     demo:

@@ -370,9 +370,16 @@ fn telemetry_and_daemon_mistakes_are_located_and_a_secret_in_the_url_is_not_quot
             "daemon:\n  tls_key: k.pem\n",
             "/etc/aimon/cfg.yaml:2:12: daemon.tls_key is for daemon.listen, which is not set",
         ),
+        (
+            "daemon:\n  sessions: 0\n",
+            "/etc/aimon/cfg.yaml:2:13: daemon.sessions: must be at least 1",
+        ),
     ] {
         assert_eq!(load_text(text).expect_err(text).to_string(), message);
     }
+    let held = |text: &str| load_text(text).expect(text).daemon.sessions;
+    assert_eq!(held("daemon:\n  sessions: 5\n"), 5);
+    assert_eq!(held("daemon: {}\n"), 32);
     let config = load_text(
         "telemetry:\n  otlp_endpoint: http://127.0.0.1:4318\n  headers: {Authorization: Bearer t0ken-secret}\n",
     )

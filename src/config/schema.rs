@@ -248,10 +248,11 @@ static TELEMETRY_FIELDS: [Field; 3] = [
     opt("include_payloads", Shape::Bool),
 ];
 
-static DAEMON_FIELDS: [Field; 3] = [
+static DAEMON_FIELDS: [Field; 4] = [
     opt("listen", Shape::Str),
     opt("tls_cert", Shape::Str),
     opt("tls_key", Shape::Str),
+    opt("sessions", Shape::Count(1)),
 ];
 
 static ROOT_FIELDS: [Field; 8] = [

@@ -123,8 +123,8 @@ impl Hub {
         Hub {
             runtime,
             digest: tokio::sync::Mutex::new(config.source_digest),
+            sessions: super::sessions::Sessions::new(config.daemon.sessions),
             config,
-            sessions: Default::default(),
             boundary: tokio::sync::Mutex::new(()),
             questions: Default::default(),
             samplings: Default::default(),

@@ -39,7 +39,6 @@ use hub::Hub;
 pub use hub::{CONSOLE_QUEUE, HISTORY};
 use questions::{Asked, Asks};
 use session::Peer;
-pub use sessions::HELD as HELD_SESSIONS;
 use tcp::Tcp;
 use wire::notification;
 

@@ -3,8 +3,9 @@
 //! recorded in its transcript as `run` records one; a prompt naming a session the daemon does
 //! not hold (another daemon's, one killed outright, one let go) resumes it from its transcript.
 //! One prompt at a time per session; the agent's events go to every console as `agent`
-//! notifications. The daemon holds at most [`HELD`] sessions in memory: past it, the one used
-//! longest ago that no prompt uses is let go, its transcript kept for the next prompt naming it.
+//! notifications. The daemon holds at most `daemon.sessions` sessions in memory (32 unless the
+//! config says): past it, the one used longest ago that no prompt uses is let go, its
+//! transcript kept for the next prompt naming it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,16 +56,14 @@ fn model_error(e: crate::agent::ModelError) -> (i64, String) {
     )
 }
 
-/// The most sessions the daemon holds at once. A session holds its whole conversation, and a
-/// daemon may run for weeks for many consoles: past this, the idle one used longest ago is let
-/// go (a prompt naming it reads it back from its transcript, as after a restart).
-pub const HELD: usize = 32;
-
 /// The sessions held, by id, each with when it was last used (a count of uses, not a time).
-#[derive(Default)]
+/// A session holds its whole conversation, and a daemon may run for weeks for many consoles:
+/// past `most` (`daemon.sessions`), the idle one used longest ago is let go (a prompt naming it
+/// reads it back from its transcript, as after a restart).
 struct Held {
     sessions: HashMap<String, (Arc<tokio::sync::Mutex<Open>>, u64)>,
     uses: u64,
+    most: usize,
 }
 
 impl Held {
@@ -76,7 +75,7 @@ impl Held {
         Some(open.clone())
     }
 
-    /// Holds `open` as `id`, and returns the sessions let go to stay within [`HELD`]: those
+    /// Holds `open` as `id`, and returns the sessions let go to stay within `most`: those
     /// used longest ago that nothing else holds (no prompt, no opening), to be dropped (their
     /// transcripts written out) once the lock is let go.
     fn hold(
@@ -87,7 +86,7 @@ impl Held {
         self.uses += 1;
         self.sessions.insert(id, (open, self.uses));
         let mut gone = Vec::new();
-        while self.sessions.len() > HELD {
+        while self.sessions.len() > self.most {
             let idle = self
                 .sessions
                 .iter()
@@ -105,7 +104,6 @@ impl Held {
 }
 
 /// The daemon's open sessions, by id.
-#[derive(Default)]
 pub struct Sessions {
     open: Mutex<Held>,
     /// Held while a session is opened: two prompts naming one session not held yet would
@@ -129,6 +127,20 @@ impl Drop for Running<'_> {
 type Reply = Result<Value, (i64, String)>;
 
 impl Sessions {
+    /// Sessions of which the daemon holds at most `most` (`daemon.sessions`).
+    pub fn new(most: usize) -> Sessions {
+        Sessions {
+            open: Mutex::new(Held {
+                sessions: HashMap::new(),
+                uses: 0,
+                most,
+            }),
+            opening: tokio::sync::Mutex::new(()),
+            running: AtomicUsize::new(0),
+            prompts: Mutex::new(HashMap::new()),
+        }
+    }
+
     fn held(&self) -> std::sync::MutexGuard<'_, Held> {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -264,7 +276,7 @@ async fn open_session(
     };
     let sessions = transcript::sessions_dir();
     // A session resumed without `model` goes on with the profile it last used, as `run
-    // --resume` does (so one let go past `HELD` keeps its model).
+    // --resume` does (so one let go past `daemon.sessions` keeps its model).
     let profile = profile_choice(agent, &sessions, model, resume.as_deref())
         .map_err(|e| (code::NOT_FOUND, e))?
         .profile;
