@@ -44,7 +44,7 @@ pub fn profile_choice(
         });
     };
     let records = transcript::locate(dir, id)
-        .and_then(|path| transcript::read_where(&path, opens_or_resumes))
+        .and_then(|path| transcript::read_kinds(&path, &["session", "resumed"]))
         .map_err(|e| e.to_string())?;
     let last = last_profile(&records);
     let (profile, why) = match (model, last) {
@@ -65,12 +65,6 @@ pub fn profile_choice(
         profile,
         why: Some(why),
     })
-}
-
-/// Whether a transcript line is a `session` or a `resumed` record, the lines `last_profile`
-/// reads (a record is written with its `type` first).
-fn opens_or_resumes(line: &[u8]) -> bool {
-    line.starts_with(br#"{"type":"session","#) || line.starts_with(br#"{"type":"resumed","#)
 }
 
 /// The profile a session was last continued with (its `resumed` lines), else started with.

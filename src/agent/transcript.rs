@@ -451,7 +451,7 @@ fn usage_any_form<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Usage
 
 #[path = "transcript_read.rs"]
 mod reading;
-pub use reading::{items, list, read, read_where, SessionSummary};
+pub use reading::{items, list, read, read_kinds, SessionSummary};
 
 #[cfg(test)]
 #[path = "transcript_tests.rs"]

@@ -31,12 +31,21 @@ pub fn read(path: &Path) -> Result<Vec<Record>, TranscriptError> {
     read_where(path, |_| true)
 }
 
-/// As [`read`], of the lines `keep` takes only: the others are not parsed (a long session's
-/// tool results are most of its bytes).
-pub fn read_where(
-    path: &Path,
-    keep: impl Fn(&[u8]) -> bool,
-) -> Result<Vec<Record>, TranscriptError> {
+/// As [`read`], of the records of `kinds` only (their `type`: `session`, `prompt`, …): the
+/// other lines are not parsed (a long session's tool results are most of its bytes).
+pub fn read_kinds(path: &Path, kinds: &[&str]) -> Result<Vec<Record>, TranscriptError> {
+    read_where(path, |line| kinds.iter().any(|kind| of_kind(line, kind)))
+}
+
+/// Whether `line` is a record of `kind`: a record is written with its `type` first.
+fn of_kind(line: &[u8], kind: &str) -> bool {
+    line.strip_prefix(br#"{"type":""#)
+        .and_then(|rest| rest.strip_prefix(kind.as_bytes()))
+        .is_some_and(|rest| rest.starts_with(br#"","#))
+}
+
+/// As [`read`], of the lines `keep` takes only.
+fn read_where(path: &Path, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Record>, TranscriptError> {
     let file = File::open(path).map_err(|source| TranscriptError::Read {
         path: path.to_path_buf(),
         source,
@@ -169,7 +178,7 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
     paths
         .into_iter()
         .filter_map(|path| {
-            let records = read(&path).ok()?;
+            let records = read_kinds(&path, &["session", "prompt"]).ok()?;
             let id = path.file_stem()?.to_string_lossy().into_owned();
             let mut summary = SessionSummary {
                 id,

@@ -288,6 +288,36 @@ fn sessions_begun_at_once_each_get_their_own_transcript() {
     assert_eq!(ids.len(), 2_000);
 }
 
+#[test]
+fn records_of_some_kinds_are_read_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut t = Transcript::create(dir.path(), Path::new("/c.yaml"), "demo", "demo").unwrap();
+    t.append(prompt("first"));
+    t.flush().unwrap();
+    drop(t);
+    let id = list(dir.path())[0].id.clone();
+    let (mut t, _) = Transcript::resume(dir.path(), &id, "other", "other-model").unwrap();
+    t.append(prompt("second"));
+    t.flush().unwrap();
+    let kinds = |kinds: &[&str]| -> Vec<String> {
+        read_kinds(t.path(), kinds)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                serde_json::to_value(r).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&["session", "resumed"]), ["session", "resumed"]);
+    assert_eq!(kinds(&["prompt"]), ["prompt", "prompt"]);
+    // A kind is matched whole, not as the start of another.
+    assert!(kinds(&["prom", "sess"]).is_empty());
+    assert_eq!(read(t.path()).unwrap().len(), 4);
+}
+
 fn prompt(text: &str) -> Record {
     Record::Prompt {
         at_ms: 1,
